@@ -1,0 +1,35 @@
+# kzero — see README.md. `make run` starts a broker, `make test` runs every test.
+GO      ?= go
+PKGS    ?= ./...
+FUZZTIME ?= 30s
+
+.PHONY: build run test vet lint unit race bench fuzz clean
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+run: build
+	./bin/kzero
+
+# test: vet, gofmt, unit tests, then the race detector over every package.
+test: lint
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -count=3 ./log/ ./index/
+
+# fuzz runs every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

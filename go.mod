@@ -1,0 +1,22 @@
+module kzero
+
+go 1.26.8
+
+require (
+	github.com/klauspost/compress v1.20.4
+	github.com/panjf2000/gnet/v2 v2.9.7
+	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	github.com/valyala/bytebufferpool v1.0.0
+	golang.org/x/sys v0.50.0
+)
+
+require (
+	github.com/panjf2000/ants/v2 v2.11.3 // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.27.0 // indirect
+	golang.org/x/sync v0.11.0 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+)

@@ -1,0 +1,134 @@
+package log
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Checkpoint file names in a log dir, as Apache Kafka names them.
+const (
+	RecoveryPointCheckpoint  = "recovery-point-offset-checkpoint"
+	LogStartOffsetCheckpoint = "log-start-offset-checkpoint"
+	ReplicationCheckpoint    = "replication-offset-checkpoint"
+	CleanerCheckpoint        = "cleaner-offset-checkpoint"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string {
+	return tp.Topic + "-" + strconv.Itoa(int(tp.Partition))
+}
+
+// ParseTopicPartition splits a partition folder name, "<topic>-<partition>",
+// at its last dash (topic names may contain dashes).
+func ParseTopicPartition(name string) (TopicPartition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 || strconv.Itoa(int(p)) != name[i+1:] {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{Topic: name[:i], Partition: int32(p)}, true
+}
+
+// An offset checkpoint file is text:
+//
+//	0                     version
+//	2                     number of entries
+//	orders 0 1234         topic, partition, offset
+//	orders 1 998
+//
+// It is replaced atomically: written to a .tmp file, fsynced, renamed.
+
+// ReadCheckpoint reads an offset checkpoint file; a missing file is empty.
+func ReadCheckpoint(path string) (map[TopicPartition]int64, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return map[TopicPartition]int64{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return ParseCheckpoint(data)
+}
+
+// ParseCheckpoint decodes the bytes of an offset checkpoint file.
+func ParseCheckpoint(data []byte) (map[TopicPartition]int64, error) {
+	bad := func(what string) error { return fmt.Errorf("malformed checkpoint: %s", what) }
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	line := func() (string, bool) {
+		if !sc.Scan() {
+			return "", false
+		}
+		return sc.Text(), true
+	}
+	v, ok := line()
+	if !ok || v != "0" {
+		return nil, bad("version")
+	}
+	c, ok := line()
+	n, err := strconv.Atoi(c)
+	if !ok || err != nil || n < 0 {
+		return nil, bad("entry count")
+	}
+	out := make(map[TopicPartition]int64, min(n, 1<<16))
+	for i := 0; i < n; i++ {
+		l, ok := line()
+		if !ok {
+			return nil, bad("missing entries")
+		}
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			return nil, bad("entry " + strconv.Quote(l))
+		}
+		p, err1 := strconv.ParseInt(f[1], 10, 32)
+		o, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || p < 0 {
+			return nil, bad("entry " + strconv.Quote(l))
+		}
+		out[TopicPartition{f[0], int32(p)}] = o
+	}
+	if _, extra := line(); extra {
+		return nil, bad("entries past the count")
+	}
+	return out, nil
+}
+
+// WriteCheckpoint replaces the checkpoint file at path with offsets.
+func WriteCheckpoint(path string, offsets map[TopicPartition]int64) error {
+	tps := make([]TopicPartition, 0, len(offsets))
+	for tp := range offsets {
+		tps = append(tps, tp)
+	}
+	slices.SortFunc(tps, func(a, b TopicPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "0\n%d\n", len(tps))
+	for _, tp := range tps {
+		fmt.Fprintf(&buf, "%s %d %d\n", tp.Topic, tp.Partition, offsets[tp])
+	}
+	tmp := path + ".tmp"
+	if err := writeFileSync(tmp, buf.Bytes()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replace checkpoint: %w", err)
+	}
+	return syncDir(filepath.Dir(path))
+}

@@ -1,0 +1,274 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"golang.org/x/sys/unix"
+)
+
+// Log is one partition's log: a list of segments, the last one active.
+//
+// Ownership: appends, roll, truncation and deletion run under mu, one at a
+// time (appends through the group-commit queue in append.go). Reads take no
+// lock: they load the segment list, an immutable slice replaced on every
+// change, and the offsets, which are atomics published after the bytes
+// they cover are written.
+type Log struct {
+	dir    string
+	cfg    atomic.Pointer[Config]
+	logger *slog.Logger
+
+	segments       atomic.Pointer[[]*Segment]
+	logStartOffset atomic.Int64
+	logEndOffset   atomic.Int64
+	recoveryPoint  atomic.Int64 // offsets below it are fsynced
+	lastFlushMs    atomic.Int64
+
+	mu struct {
+		sync.Mutex
+		next       int64 // the writer's log end offset, published after writes
+		producers  *ProducerStates
+		iov        []unix.Iovec
+		unflushed  int64 // records appended since the last fsync
+		closed     bool
+		lastSnapAt int64 // offset of the newest producer snapshot
+	}
+
+	queue appendQueue
+}
+
+// OpenOptions carry what the log dir's checkpoint files say about a log.
+type OpenOptions struct {
+	RecoveryPoint  int64 // recovery-point-offset-checkpoint; 0 recovers everything
+	LogStartOffset int64 // log-start-offset-checkpoint
+	CleanShutdown  bool  // the log dir was closed cleanly: skip recovery
+	Logger         *slog.Logger
+}
+
+// Dir is the partition's folder.
+func (l *Log) Dir() string { return l.dir }
+
+// Config is the log's current configuration.
+func (l *Log) Config() Config { return *l.cfg.Load() }
+
+// SetConfig replaces the configuration; it applies to later appends, rolls
+// and retention passes.
+func (l *Log) SetConfig(c Config) { l.cfg.Store(&c) }
+
+// LogStartOffset is the first offset a reader may fetch.
+func (l *Log) LogStartOffset() int64 { return l.logStartOffset.Load() }
+
+// LogEndOffset is the offset the next appended record gets.
+func (l *Log) LogEndOffset() int64 { return l.logEndOffset.Load() }
+
+// RecoveryPoint is the offset below which the log is known to be on disk.
+func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }
+
+// Segments returns the current segment list; the caller must not modify it.
+func (l *Log) Segments() []*Segment { return *l.segments.Load() }
+
+func (l *Log) active() *Segment {
+	segs := *l.segments.Load()
+	return segs[len(segs)-1]
+}
+
+// Size is the total size of the log's segments in bytes.
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range l.Segments() {
+		n += s.Size()
+	}
+	return n
+}
+
+func (l *Log) setSegments(segs []*Segment) { l.segments.Store(&segs) }
+
+// segmentFor returns the last segment with a base offset at or below off,
+// acquired for reading, or nil when off lies below the first segment.
+func (l *Log) segmentFor(off int64) (*Segment, int) {
+	for {
+		segs := *l.segments.Load()
+		i, found := slices.BinarySearchFunc(segs, off, func(s *Segment, o int64) int {
+			switch {
+			case s.base < o:
+				return -1
+			case s.base > o:
+				return 1
+			}
+			return 0
+		})
+		if !found {
+			i--
+		}
+		if i < 0 {
+			return nil, -1
+		}
+		if segs[i].acquire() {
+			return segs[i], i
+		}
+		// Deleted after we loaded the list: load it again.
+	}
+}
+
+// roll seals the active segment and starts a new one at the log end
+// offset. Writer only.
+func (l *Log) rollLocked() error {
+	cfg := l.cfg.Load()
+	old := l.active()
+	next := l.mu.next
+	if old.size.Load() == 0 && old.base == next {
+		return nil
+	}
+	if err := old.seal(); err != nil {
+		return err
+	}
+	s, err := createSegment(l.dir, next, cfg)
+	if err != nil {
+		return err
+	}
+	segs := append(slices.Clone(l.Segments()), s)
+	l.setSegments(segs)
+	// Kafka snapshots producer state at each roll, so recovery replays
+	// at most the active segment.
+	if err := l.snapshotProducersLocked(next); err != nil {
+		l.logger.Warn("producer state snapshot failed", "dir", l.dir, "err", err)
+	}
+	// The sealed segment is flushed in the background, as Kafka does.
+	go func() {
+		if old.acquire() {
+			defer old.Release()
+			if err := old.Sync(); err == nil {
+				l.advanceRecoveryPoint(old.NextOffset())
+			}
+		}
+	}()
+	return nil
+}
+
+// Roll forces a new active segment (used by tests and by segment.ms when no
+// appends arrive).
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return errClosed
+	}
+	return l.rollLocked()
+}
+
+var errClosed = fmt.Errorf("log is closed: %w", kerr.KafkaStorageError)
+
+func (l *Log) advanceRecoveryPoint(off int64) {
+	for {
+		cur := l.recoveryPoint.Load()
+		if off <= cur || l.recoveryPoint.CompareAndSwap(cur, off) {
+			return
+		}
+	}
+}
+
+// Flush fsyncs every segment that holds unflushed data and advances the
+// recovery point to the log end offset.
+func (l *Log) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.flushLocked()
+}
+
+func (l *Log) flushLocked() error {
+	end := l.logEndOffset.Load()
+	rp := l.recoveryPoint.Load()
+	for _, s := range l.Segments() {
+		if s.NextOffset() > rp || s == l.active() {
+			if err := s.Sync(); err != nil {
+				return err
+			}
+		}
+	}
+	l.mu.unflushed = 0
+	l.lastFlushMs.Store(l.cfg.Load().nowMs())
+	l.advanceRecoveryPoint(end)
+	return nil
+}
+
+// Close flushes the log, snapshots producer state and closes its files.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return nil
+	}
+	err := l.flushLocked()
+	if serr := l.snapshotProducersLocked(l.logEndOffset.Load()); err == nil {
+		err = serr
+	}
+	if err2 := l.active().seal(); err == nil {
+		err = err2
+	}
+	l.mu.closed = true
+	for _, s := range l.Segments() {
+		s.Release()
+	}
+	return err
+}
+
+// Delete closes the log and removes its folder.
+func (l *Log) Delete() error {
+	l.mu.Lock()
+	l.mu.closed = true
+	for _, s := range l.Segments() {
+		s.deleted.Store(true)
+		s.Release()
+	}
+	l.mu.Unlock()
+	return os.RemoveAll(l.dir)
+}
+
+func (l *Log) snapshotProducersLocked(off int64) error {
+	if l.mu.lastSnapAt == off {
+		return nil
+	}
+	if err := WriteSnapshot(l.dir, off, l.mu.producers); err != nil {
+		return err
+	}
+	l.mu.lastSnapAt = off
+	return nil
+}
+
+// maybeFlushLocked applies flush.messages and flush.ms after an append.
+func (l *Log) maybeFlushLocked(records int64) error {
+	cfg := l.cfg.Load()
+	l.mu.unflushed += records
+	if l.mu.unflushed >= cfg.FlushMessages {
+		return l.flushLocked()
+	}
+	if cfg.FlushMs != 1<<63-1 && cfg.nowMs()-l.lastFlushMs.Load() >= cfg.FlushMs {
+		return l.flushLocked()
+	}
+	return nil
+}
+
+func durationMs(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+var errOffsetOutOfRange = kerr.OffsetOutOfRange
+
+// isOutOfRange reports whether err is OFFSET_OUT_OF_RANGE.
+func isOutOfRange(err error) bool { return errors.Is(err, errOffsetOutOfRange) }
+
+// ExpireProducers drops the state of producers idle for longer than
+// expirationMs (producer.id.expiration.ms), except those in a transaction.
+func (l *Log) ExpireProducers(nowMs, expirationMs int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.mu.closed {
+		l.mu.producers.RemoveExpired(nowMs, expirationMs)
+	}
+}

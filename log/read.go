@@ -1,0 +1,139 @@
+package log
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// FileRange is a byte range of one segment file, to be sent with
+// sendfile. It holds a reference on the segment: Release it once sent.
+type FileRange struct {
+	Segment  *Segment
+	Pos, Len int64
+}
+
+// Empty reports whether the range holds no bytes (and no reference).
+func (r FileRange) Empty() bool { return r.Segment == nil }
+
+// Release drops the range's reference on its segment.
+func (r FileRange) Release() {
+	if r.Segment != nil {
+		r.Segment.Release()
+	}
+}
+
+// Read returns the batches from the one holding offset onwards, below
+// maxOffset (the caller passes the high watermark or the last stable
+// offset), at most maxBytes of them except that with minOneBatch a first
+// batch larger than maxBytes is returned whole (KIP-74). The range may end
+// in the middle of a batch; clients drop the partial batch. An offset at
+// or past maxOffset, or at the log end, gives an empty range; one below the
+// log start offset or past the log end offset gives OFFSET_OUT_OF_RANGE.
+//
+// Read takes no lock and allocates nothing: Kafka's three steps, a binary
+// search over segment base offsets, a sparse index lookup and a short scan
+// of batch headers.
+func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (FileRange, error) {
+	if offset < l.logStartOffset.Load() || offset > l.logEndOffset.Load() {
+		return FileRange{}, fmt.Errorf("offset %d outside [%d, %d]: %w",
+			offset, l.logStartOffset.Load(), l.logEndOffset.Load(), kerr.OffsetOutOfRange)
+	}
+	if offset >= maxOffset {
+		return FileRange{}, nil
+	}
+	seg, _ := l.segmentFor(offset)
+	if seg == nil {
+		return FileRange{}, fmt.Errorf("offset %d below the first segment: %w", offset, kerr.OffsetOutOfRange)
+	}
+	for {
+		size := seg.size.Load()
+		start, batchLen, found, err := seg.translate(offset, 0, size)
+		if err != nil {
+			seg.Release()
+			return FileRange{}, err
+		}
+		if !found {
+			// The offset lies past this segment's batches (a gap left by
+			// compaction, or the end): go on with the next segment.
+			next := seg.NextOffset()
+			seg.Release()
+			if next >= l.logEndOffset.Load() || next >= maxOffset {
+				return FileRange{}, nil
+			}
+			if seg, _ = l.segmentFor(next); seg == nil {
+				return FileRange{}, nil
+			}
+			offset = next
+			continue
+		}
+		end := size
+		if maxOffset < seg.NextOffset() {
+			if p, _, ok, err := seg.translate(maxOffset, start, size); err != nil {
+				seg.Release()
+				return FileRange{}, err
+			} else if ok {
+				end = p
+			}
+		}
+		limit := int64(maxBytes)
+		if minOneBatch {
+			limit = max(limit, batchLen)
+		}
+		n := min(end-start, limit)
+		if n <= 0 {
+			seg.Release()
+			return FileRange{}, nil
+		}
+		return FileRange{Segment: seg, Pos: start, Len: n}, nil
+	}
+}
+
+// translate finds the first batch at or after file position from whose
+// last offset is at least offset, looking below size: its position and
+// length. found is false when no such batch is in the segment.
+func (s *Segment) translate(offset, from, size int64) (pos, length int64, found bool, err error) {
+	pos = max(s.index.Lookup(offset).Position, from)
+	var h [BatchHeaderSize]byte
+	for pos < size {
+		b, err := s.readHeader(&h, pos)
+		if err != nil {
+			return 0, 0, false, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+		}
+		length = LogOverhead + int64(b.Length())
+		if b.LastOffset() >= offset {
+			return pos, length, true, nil
+		}
+		pos += length
+	}
+	return 0, 0, false, nil
+}
+
+// AbortedTxns appends to dst the aborted transactions that overlap the
+// offsets [from, upperBound), for a read_committed fetch.
+func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTxn, error) {
+	seg, i := l.segmentFor(from)
+	if seg == nil {
+		i = 0
+	} else {
+		seg.Release()
+	}
+	segs := l.Segments()
+	for ; i < len(segs); i++ {
+		s := segs[i]
+		if s.base >= upperBound {
+			break
+		}
+		t := s.txn.Load()
+		if t == nil || !s.acquire() {
+			continue
+		}
+		var done bool
+		dst, done = t.Collect(dst, from, upperBound)
+		s.Release()
+		if done {
+			break
+		}
+	}
+	return dst, nil
+}

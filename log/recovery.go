@@ -1,0 +1,270 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Open opens the log in dir, creating it when missing. Unless the log dir
+// was shut down cleanly, segments from the one holding the recovery point
+// onwards are recovered: every batch's framing, offsets and CRC are
+// checked, the log is truncated at the first bad batch (a torn or corrupt
+// tail), later segments are dropped and the indexes rebuilt. Producer state
+// is loaded from the newest usable snapshot and the log replayed after it.
+func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create log dir: %w", err)
+	}
+	l := &Log{dir: dir, logger: opts.Logger}
+	l.cfg.Store(&cfg)
+	if err := completeSwaps(dir, &cfg); err != nil {
+		return nil, err
+	}
+	bases, err := l.cleanDir()
+	if err != nil {
+		return nil, err
+	}
+
+	var segs []*Segment
+	closeAll := func() {
+		for _, s := range segs {
+			s.Release()
+		}
+	}
+	recoverFrom := int64(-1) // index of the first segment to recover
+	for i, base := range bases {
+		if recoverFrom < 0 && !opts.CleanShutdown &&
+			(i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint) {
+			recoverFrom = int64(i)
+		}
+		indexBytes := 0 // sealed: the index keeps its own size
+		if recoverFrom >= 0 || i == len(bases)-1 {
+			indexBytes = cfg.SegmentIndexBytes
+		}
+		s, err := openSegment(dir, base, &cfg, recoverFrom >= 0, indexBytes)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		if s.needsRecovery && recoverFrom < 0 {
+			l.logger.Warn("rebuilding a corrupt index", "dir", dir, "segment", base)
+			recoverFrom = int64(i)
+		}
+		segs = append(segs, s)
+	}
+	if recoverFrom >= 0 {
+		if segs, err = l.recoverSegments(segs, int(recoverFrom)); err != nil {
+			closeAll()
+			return nil, err
+		}
+	}
+	if len(segs) == 0 {
+		s, err := createSegment(dir, opts.LogStartOffset, &cfg)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+	}
+	l.setSegments(segs)
+	end := segs[len(segs)-1].NextOffset()
+	l.mu.next = end
+	l.logEndOffset.Store(end)
+	l.logStartOffset.Store(min(max(opts.LogStartOffset, segs[0].base), end))
+	rp := end
+	if recoverFrom >= 0 {
+		rp = segs[min(int(recoverFrom), len(segs)-1)].base
+	}
+	l.recoveryPoint.Store(min(max(opts.RecoveryPoint, 0), rp))
+	l.lastFlushMs.Store(cfg.nowMs())
+
+	rebuildTxnFrom := int64(-1)
+	if recoverFrom >= 0 && int(recoverFrom) < len(segs) {
+		rebuildTxnFrom = segs[recoverFrom].base
+	}
+	if err := l.loadProducerState(rebuildTxnFrom); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if recoverFrom >= 0 {
+		// What recovery checked is now known good: flush it so the next
+		// crash starts from here.
+		if err := l.Flush(); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// cleanDir removes what an interrupted deletion or cleaning left behind and
+// returns the base offsets of the segments, in order.
+func (l *Log) cleanDir() ([]int64, error) {
+	ents, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("read log dir: %w", err)
+	}
+	var bases []int64
+	have := map[int64]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasSuffix(name, DeletedSuffix) || strings.HasSuffix(name, CleanedSuffix) ||
+			strings.HasSuffix(name, ".tmp") {
+			if err := os.Remove(l.path(name)); err != nil {
+				return nil, fmt.Errorf("remove leftover %s: %w", name, err)
+			}
+			continue
+		}
+		if base, sfx, ok := ParseFileName(name); ok && sfx == LogSuffix {
+			bases = append(bases, base)
+			have[base] = true
+		}
+	}
+	// Index files whose segment is gone are orphans.
+	for _, e := range ents {
+		base, sfx, ok := ParseFileName(e.Name())
+		if ok && !have[base] && (sfx == IndexSuffix || sfx == TimeIndexSuffix || sfx == TxnIndexSuffix) {
+			os.Remove(l.path(e.Name()))
+		}
+	}
+	slices.Sort(bases)
+	return bases, nil
+}
+
+func (l *Log) path(name string) string { return l.dir + string(os.PathSeparator) + name }
+
+// recoverSegments checks segs[from:] batch by batch. At the first damage it
+// truncates that segment and deletes every later one.
+func (l *Log) recoverSegments(segs []*Segment, from int) ([]*Segment, error) {
+	cfg := l.cfg.Load()
+	prevNext := int64(-1)
+	if from > 0 {
+		prevNext = segs[from-1].NextOffset()
+	}
+	for i := from; i < len(segs); i++ {
+		s := segs[i]
+		truncated, err := s.recover(cfg, prevNext)
+		if err != nil {
+			return segs, err
+		}
+		if truncated > 0 {
+			l.logger.Warn("recovery truncated a damaged log", "dir", l.dir, "segment", s.base,
+				"bytes", truncated, "next_offset", s.NextOffset())
+		}
+		if truncated > 0 && i < len(segs)-1 {
+			for _, later := range segs[i+1:] {
+				l.logger.Warn("recovery deleted a segment after damage", "dir", l.dir, "segment", later.base)
+				later.deleted.Store(true)
+				later.Release()
+			}
+			segs = segs[:i+1]
+		}
+		if i < len(segs)-1 {
+			if err := s.seal(); err != nil {
+				return segs, err
+			}
+		}
+		prevNext = s.NextOffset()
+	}
+	// A damaged segment may now be empty, with segments before it: keep it
+	// as the active segment; its base offset is the log end.
+	return segs, nil
+}
+
+// recover rebuilds the segment's indexes from its batches, truncating the
+// file at the first batch that is torn, fails its CRC, or does not follow
+// prevNext (the previous segment's next offset, -1 when first). It returns
+// the bytes truncated.
+func (s *Segment) recover(cfg *Config, prevNext int64) (int64, error) {
+	return s.rebuild(cfg, &prevNext)
+}
+
+// rebuild scans the segment from the start, rebuilding the offset and time
+// indexes. With prevNext it validates each batch and truncates at the first
+// bad one; without, it trusts the bytes (a missing or corrupt index only).
+func (s *Segment) rebuild(cfg *Config, prevNext *int64) (int64, error) {
+	s.index.Reset()
+	s.tindex.Reset()
+	if prevNext != nil {
+		if t := s.txn.Load(); t != nil {
+			t.Reset()
+		}
+	}
+	s.maxTs.Store(-1)
+	s.maxTsOffset.Store(s.base)
+	s.firstBatchTs.Store(-1)
+	s.bytesSinceIndex = 0
+	size := s.size.Load()
+	expect := s.base
+	if prevNext != nil && *prevNext > expect {
+		expect = *prevNext
+	}
+	var buf []byte
+	pos := int64(0)
+	next := s.base
+	for pos < size {
+		b, err := s.readBatch(&buf, pos, size, prevNext != nil)
+		if err == nil && prevNext != nil && b.BaseOffset() < expect {
+			err = fmt.Errorf("batch offset %d below expected %d", b.BaseOffset(), expect)
+		}
+		if err != nil {
+			if prevNext == nil {
+				return 0, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+			}
+			if terr := s.f.Truncate(pos); terr != nil {
+				return 0, fmt.Errorf("truncate damaged segment: %w", terr)
+			}
+			s.size.Store(pos)
+			s.next.Store(next)
+			return size - pos, nil
+		}
+		n := LogOverhead + int(b.Length())
+		if err := s.indexBatch(b, pos, n, cfg.IndexIntervalBytes); err != nil {
+			return 0, err
+		}
+		pos += int64(n)
+		next = b.NextOffset()
+		expect = next
+	}
+	s.next.Store(next)
+	return 0, nil
+}
+
+var errTruncated = errors.New("batch extends past the end of the segment")
+
+// readBatch reads the batch at pos: just its header, or with verify the
+// whole batch, checked.
+func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (Batch, error) {
+	if size-pos < BatchHeaderSize {
+		return nil, errTruncated
+	}
+	var h [BatchHeaderSize]byte
+	if err := preadFull(s.fd, h[:], pos); err != nil {
+		return nil, fmt.Errorf("read batch header: %w", err)
+	}
+	n := LogOverhead + int64(Batch(h[:]).Length())
+	if n < BatchHeaderSize || n > size-pos {
+		return nil, errTruncated
+	}
+	if !verify {
+		*buf = append((*buf)[:0], h[:]...)
+		return Batch(*buf), nil
+	}
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, n)
+	}
+	b := Batch((*buf)[:n])
+	if err := preadFull(s.fd, b, pos); err != nil {
+		return nil, fmt.Errorf("read batch: %w", err)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"log/slog"
+	"time"
+
+	"kzero/net/wire"
+)
+
+// Defaults, Kafka's.
+const (
+	// DefaultMaxRequestBytes is socket.request.max.bytes.
+	DefaultMaxRequestBytes = wire.DefaultMaxRequestBytes
+	// DefaultIdleTimeout is connections.max.idle.ms.
+	DefaultIdleTimeout = 600000 * time.Millisecond
+)
+
+// Config is the listener's configuration. The zero value of a field means
+// its default.
+type Config struct {
+	// Addr is the TCP address to listen on, host:port; port 0 picks a free
+	// port (Server.Addr tells which).
+	Addr string
+	// Loops is the number of event loops; 0 means one per CPU.
+	Loops int
+	// MaxRequestBytes is socket.request.max.bytes: a larger request frame
+	// closes its connection.
+	MaxRequestBytes int
+	// IdleTimeout is connections.max.idle.ms: a connection with no request
+	// in flight and no bytes read or written for this long is closed. A
+	// negative value never closes idle connections.
+	IdleTimeout time.Duration
+	// SocketSendBuffer and SocketRecvBuffer set SO_SNDBUF and SO_RCVBUF
+	// (socket.send.buffer.bytes, socket.receive.buffer.bytes); 0 leaves the
+	// kernel's default, which autotunes.
+	SocketSendBuffer, SocketRecvBuffer int
+	// Logger receives connection-level events; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxRequestBytes <= 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

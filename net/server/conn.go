@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"kzero/net/wire"
+)
+
+// This file is a connection's request pipeline: the event loop queues
+// requests (enqueue), one runner goroutine at a time serves them in order
+// (run), and completed responses queue for the loop (send, fail), which
+// writes them (writer.go).
+
+// enqueue queues a request read on the loop and starts a runner if none is
+// active. On the event loop.
+func (c *Conn) enqueue(r *Request) {
+	c.outstanding.Add(1)
+	c.srv.stats.requests.Add(1)
+	c.mu.Lock()
+	if c.mu.failed {
+		c.mu.Unlock()
+		r.free()
+		return
+	}
+	c.mu.inbox = append(c.mu.inbox, r)
+	start := !c.mu.active
+	if start {
+		c.mu.active = true
+		c.srv.runners.Add(1)
+	}
+	c.mu.Unlock()
+	if start {
+		go c.run()
+	}
+}
+
+// run serves queued requests one at a time until the inbox is empty or a
+// request completes later than its Serve call (then its completion starts
+// the next runner). Requests of one connection are therefore served in
+// order and never two at once, and no goroutine waits for a slow request.
+func (c *Conn) run() {
+	defer c.srv.runners.Done()
+	for {
+		r := c.next()
+		if r == nil {
+			return
+		}
+		c.serve(r)
+		if r.state.CompareAndSwap(stateServing, stateReturned) {
+			return // completes later
+		}
+		r.free()
+	}
+}
+
+// serve calls the handler; a panic fails the request (closing the
+// connection) instead of the broker.
+func (c *Conn) serve(r *Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.srv.log.Error("handler panic", "conn", c.id, "remote", c.remote,
+				"api_key", r.Header.APIKey, "panic", p, "stack", string(debug.Stack()))
+			if r.state.Load() == stateServing {
+				r.Fail(fmt.Errorf("handler panic: %v", p))
+			}
+		}
+	}()
+	c.srv.handler.Serve(r)
+}
+
+// next pops the next request to serve, or marks the connection inactive.
+func (c *Conn) next() *Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.mu.inbox) == 0 || c.mu.failed || c.mu.closed {
+		c.mu.active = false
+		return nil
+	}
+	r := c.mu.inbox[0]
+	n := copy(c.mu.inbox, c.mu.inbox[1:])
+	c.mu.inbox[n] = nil
+	c.mu.inbox = c.mu.inbox[:n]
+	r.state.Store(stateServing)
+	return r
+}
+
+// resume starts a runner after a request completed outside Serve.
+func (c *Conn) resume() {
+	c.mu.Lock()
+	if c.mu.closed || c.mu.failed {
+		c.mu.active = false
+		c.mu.Unlock()
+		return
+	}
+	c.srv.runners.Add(1)
+	c.mu.Unlock()
+	go c.run()
+}
+
+// send queues a sealed response for the loop. From any goroutine.
+func (c *Conn) send(resp *wire.Response) {
+	c.mu.Lock()
+	if c.mu.closed || c.mu.failed {
+		c.mu.Unlock()
+		resp.Release()
+		return
+	}
+	c.mu.outbox = append(c.mu.outbox, resp)
+	c.scheduleLocked()
+	c.mu.Unlock()
+}
+
+// fail stops the connection: no further request is served, and the loop
+// closes it after writing the responses already queued. From any goroutine.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.mu.closed || c.mu.failed {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.failed = true
+	c.mu.outbox = append(c.mu.outbox, nil)
+	c.scheduleLocked()
+	c.mu.Unlock()
+	c.srv.log.Info("closing connection: request failed", "conn", c.id, "remote", c.remote, "err", err)
+}
+
+// scheduleLocked queues one drain of the outbox on the loop, unless one is
+// queued already. The outbox, not gnet's task queues, orders responses:
+// gnet may run two Execute tasks out of order under load (a task queued
+// while its urgent queue is full goes to a second queue), and a drain
+// always takes the whole outbox in order. Execute runs under c.mu so it
+// cannot race OnClose: once closed is set, nothing is queued for the loop.
+func (c *Conn) scheduleLocked() {
+	if c.mu.scheduled {
+		return
+	}
+	c.mu.scheduled = true
+	if err := c.loop.el.Execute(context.Background(), c.loop.drainTask); err != nil {
+		// The engine is shutting down: OnClose will release the outbox.
+		c.srv.log.Debug("queue response drain", "conn", c.id, "err", err)
+	}
+}
+
+// onOpen sets up a new connection. On its event loop.
+func (s *Server) onOpen(gc gnet.Conn) *Conn {
+	c := &Conn{
+		id:     s.nextID.Add(1),
+		srv:    s,
+		remote: gc.RemoteAddr(),
+		local:  gc.LocalAddr(),
+	}
+	c.loop.gc, c.loop.el, c.loop.fd = gc, gc.EventLoop(), gc.Fd()
+	c.loop.reader.max = s.cfg.MaxRequestBytes
+	c.loop.drainTask = gnet.RunnableFunc(c.drain)
+	c.loop.wakeTask = gnet.RunnableFunc(c.writable)
+	c.lastActive.Store(s.now())
+	s.register(c)
+	s.stats.opened.Add(1)
+	return c
+}
+
+// onClose releases everything the connection holds. On its event loop,
+// from gnet's close, before gnet closes the socket; possibly from within
+// a write of this connection (gnet closes on a write error).
+func (c *Conn) onClose(err error) {
+	l := &c.loop
+	l.dead = true
+	c.srv.poller.forget(c)
+	l.reader.release()
+	c.mu.Lock()
+	c.mu.closed = true
+	inbox, outbox := c.mu.inbox, c.mu.outbox
+	c.mu.inbox, c.mu.outbox = nil, nil
+	c.mu.Unlock()
+	for _, r := range inbox {
+		r.free()
+	}
+	for _, resp := range outbox {
+		if resp != nil {
+			resp.Release()
+		}
+	}
+	if !l.writing {
+		c.releaseOutput()
+	}
+	c.srv.unregister(c)
+	c.srv.stats.closed.Add(1)
+	c.srv.log.Debug("connection closed", "conn", c.id, "remote", c.remote, "err", err)
+}

@@ -1,0 +1,73 @@
+// Package server is kzero's Kafka listener: gnet/v2 event loops that read
+// request frames, a per-connection ordered pipeline to a Handler, and a
+// response writer that sends encoded bytes and file ranges (sendfile) in
+// request order.
+//
+// # Contract
+//
+//   - Frames: a 4-byte size, then the request. A negative size, a size above
+//     Config.MaxRequestBytes (socket.request.max.bytes) or a request header
+//     that does not decode (wire.ParseRequestHeader: truncated, unknown API
+//     key) closes that connection and is logged; nothing else is affected.
+//   - Order: requests of one connection are served one at a time, in the
+//     order they arrived; Serve is called for a request only after the
+//     previous one completed (Respond, NoResponse or Fail), and responses
+//     are written in request order. This is Kafka's guarantee, which
+//     idempotent producers and pipelining clients rely on.
+//   - Completion: a handler completes a request from any goroutine, during
+//     Serve or later (acks=all, long-poll fetch: a purgatory completes it),
+//     so no goroutine blocks per waiting request. Respond hands the server a
+//     sealed wire.Response; NoResponse (acks=0) lets the next request go on;
+//     Fail closes the connection after the responses before it are written.
+//   - File ranges: a response's file ranges are sent with sendfile(2) on the
+//     socket, after the bytes before them are flushed. When the socket is
+//     full, the rest waits until it drains and is then sent with sendfile
+//     too; later responses queue behind it, so order holds. A file that
+//     sendfile cannot read (EINVAL, ENOSYS, EOPNOTSUPP) is copied through a
+//     pooled buffer instead. Stats counts both (ZeroCopyBytes, CopiedBytes).
+//     Each range's File is released once its bytes are sent, or when the
+//     connection dies. A range shorter on disk than promised closes the
+//     connection (the frame size cannot be honoured).
+//   - Idle: a connection with nothing in flight and no traffic for
+//     Config.IdleTimeout (connections.max.idle.ms) is closed.
+//   - Stop closes the listener and all connections, then waits for the
+//     loops and for running Serve calls.
+//
+// # Goroutines and ownership
+//
+// Event loop (gnet, one per core by default; a connection stays on one):
+// OnOpen, OnTraffic, OnClose, and the tasks queued with EventLoop.Execute.
+// It owns Conn.loop (loopState): the frame reader, and the write side: the
+// responses being written, gnet's outbound buffer, the socket. All socket
+// writes of a connection happen there, through gnet (Write, Writev, Flush)
+// or sendfile when gnet's outbound buffer is empty; AsyncWrite is never
+// used, because gnet runs it from a different queue than Execute and the
+// two can reorder.
+//
+// OnTraffic reads the size prefix (Peek, Discard), takes a pooled buffer of
+// the frame's size and fills it as bytes arrive (Read), so each byte is
+// copied once, out of gnet's read buffer, and a partial frame is never
+// copied again. A whole frame's header is decoded on the loop; the request
+// is queued in the connection's inbox (Conn.mu).
+//
+// Runner (one goroutine per connection while it has requests, started by
+// the loop or by a late completion): pops the inbox and calls Serve, one
+// request at a time. If Serve returns before the request completed, the
+// runner exits; the completion starts the next runner. Handler state kept
+// with Conn.SetValue is only touched by runners, one at a time.
+//
+// Completion (any goroutine): Respond appends the response to the
+// connection's outbox (Conn.mu) and, if no drain is queued, queues one on
+// the loop with Execute. The outbox, not gnet's task queues, orders the
+// responses: a drain takes all of it. The drain writes: byte parts of
+// consecutive responses are gathered into one writev; a file range first
+// flushes them, then sendfile. On EAGAIN the connection is armed in the
+// writable poller (a private epoll set and one goroutine: gnet has no
+// writable callback), which queues a resume on the loop when the socket
+// drains.
+//
+// Sweeper (one goroutine, when IdleTimeout > 0): closes idle connections
+// with gnet's concurrency-safe Conn.Close.
+//
+// Counters (Stats) are atomics, updated by all of the above.
+package server

@@ -1,0 +1,173 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/valyala/bytebufferpool"
+
+	"kzero/net/wire"
+)
+
+// Handler serves the requests of every connection. For each connection it
+// gets one request at a time, in the order they arrived: Serve is called
+// for the next request only after the previous one completed. Serve runs
+// off the event loops, on a goroutine of the connection's, and may block
+// briefly (a disk append), but a request that waits (acks=all, a long-poll
+// fetch) should return from Serve and complete later from whatever
+// goroutine ends the wait, so no goroutine blocks per waiting request.
+type Handler interface {
+	// Serve handles req. It, or whoever it hands req to, must complete req
+	// exactly once with Respond, NoResponse or Fail, now or later.
+	Serve(req *Request)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(req *Request)
+
+// Serve calls f(req).
+func (f HandlerFunc) Serve(req *Request) { f(req) }
+
+// Request states: a request is being served until Serve returns or it
+// completes, whichever comes first; the one that comes second recycles it.
+const (
+	stateServing int32 = iota
+	stateReturned
+	stateDone
+)
+
+// Request is one request frame, its header decoded. Header, Body and
+// anything aliasing Body (kmsg UnsafeReadFrom results, record bytes) are
+// valid until the request is completed; the Request itself must not be
+// used after Respond, NoResponse or Fail.
+type Request struct {
+	Header wire.RequestHeader
+	// Body is the request body after the header, in a pooled buffer.
+	Body []byte
+
+	conn  *Conn
+	frame *bytebufferpool.ByteBuffer
+	state atomic.Int32
+}
+
+var requestPool = sync.Pool{New: func() any { return new(Request) }}
+
+func newRequest(c *Conn, h wire.RequestHeader, body []byte, frame *bytebufferpool.ByteBuffer) *Request {
+	r := requestPool.Get().(*Request)
+	r.Header, r.Body, r.conn, r.frame = h, body, c, frame
+	r.state.Store(stateServing)
+	return r
+}
+
+// free returns the frame and the request to their pools.
+func (r *Request) free() {
+	r.dropFrame()
+	r.conn = nil
+	requestPool.Put(r)
+}
+
+func (r *Request) dropFrame() {
+	if r.frame != nil {
+		framePool.Put(r.frame)
+	}
+	r.Header, r.Body, r.frame = wire.RequestHeader{}, nil, nil
+}
+
+// Conn is the connection the request came on.
+func (r *Request) Conn() *Conn { return r.conn }
+
+// NewResponse returns a pooled response with this request's response
+// header written (v0, or v1 for flexible requests but ApiVersions).
+func (r *Request) NewResponse() *wire.Response { return wire.NewResponse(&r.Header) }
+
+// Respond completes the request with resp, which the server now owns: it
+// is written after the responses of earlier requests, then released. From
+// any goroutine.
+func (r *Request) Respond(resp *wire.Response) {
+	c := r.conn
+	if err := resp.Seal(); err != nil {
+		resp.Release()
+		c.fail(fmt.Errorf("api key %d: encode response: %w", r.Header.APIKey, err))
+	} else {
+		c.send(resp)
+	}
+	r.complete(c)
+}
+
+// NoResponse completes a request that gets no response (Produce with
+// acks=0); the next request of the connection proceeds.
+func (r *Request) NoResponse() {
+	c := r.conn
+	c.outstanding.Add(-1)
+	r.complete(c)
+}
+
+// Fail completes the request by closing its connection once the responses
+// of earlier requests are written: a Go error from a handler is not a Kafka
+// error code (those go in responses) but a broken connection.
+func (r *Request) Fail(err error) {
+	c := r.conn
+	c.fail(fmt.Errorf("api key %d: %w", r.Header.APIKey, err))
+	r.complete(c)
+}
+
+// complete drops the frame, then either lets the serving goroutine go on
+// with the next request (completed within Serve) or recycles r and starts
+// a goroutine for the next request (completed later).
+func (r *Request) complete(c *Conn) {
+	r.dropFrame()
+	if r.state.CompareAndSwap(stateServing, stateDone) {
+		return // within Serve: the runner recycles r and goes on
+	}
+	if !r.state.CompareAndSwap(stateReturned, stateDone) {
+		c.srv.log.Error("request completed twice; ignored", "conn", c.id)
+		return
+	}
+	r.conn = nil
+	requestPool.Put(r)
+	c.resume()
+}
+
+// Conn is a client connection as handlers see it.
+type Conn struct {
+	id            uint64
+	srv           *Server
+	remote, local net.Addr
+
+	// value is the handler's per-connection state. Requests of a
+	// connection are served one at a time, so the handler reads and writes
+	// it without a lock.
+	value any
+
+	loop loopState // owned by the event loop
+
+	lastActive  atomic.Int64 // monotonic ns since the server's epoch
+	outstanding atomic.Int32 // requests read whose response is not yet written
+
+	mu struct {
+		sync.Mutex
+		inbox     []*Request       // requests waiting to be served, in order
+		active    bool             // a runner goroutine exists, or a request is being served
+		outbox    []*wire.Response // completed responses for the loop; nil closes the connection
+		scheduled bool             // a drain of outbox is queued on the loop
+		failed    bool             // Fail was called: nothing more is served or queued
+		closed    bool             // the connection is gone
+	}
+}
+
+// ID is unique among the server's connections.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr is the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+// LocalAddr is the listener side's address.
+func (c *Conn) LocalAddr() net.Addr { return c.local }
+
+// Value returns the handler's per-connection state (nil at first).
+func (c *Conn) Value() any { return c.value }
+
+// SetValue sets the handler's per-connection state.
+func (c *Conn) SetValue(v any) { c.value = v }

@@ -1,0 +1,43 @@
+package server
+
+import "sync/atomic"
+
+// Stats is a snapshot of the server's counters, all totals since Start.
+type Stats struct {
+	ConnectionsOpened int64
+	ConnectionsClosed int64
+	// IdleClosed counts connections closed by IdleTimeout.
+	IdleClosed int64
+	// Rejected counts connections closed for a bad frame: a negative or
+	// oversize size, or a malformed request header.
+	Rejected int64
+	// Requests counts requests handed to the handler.
+	Requests int64
+	// ZeroCopyBytes counts file range bytes sent with sendfile; CopiedBytes
+	// those read and written through a buffer because sendfile could not
+	// be used on the file.
+	ZeroCopyBytes int64
+	CopiedBytes   int64
+	// SocketWaits counts the times a file range found the socket full and
+	// waited for it to drain.
+	SocketWaits int64
+}
+
+// counters are the live Stats, updated by event loops and handlers.
+type counters struct {
+	opened, closed, idleClosed, rejected, requests atomic.Int64
+	zeroCopy, copied, waits                        atomic.Int64
+}
+
+func (c *counters) snapshot() Stats {
+	return Stats{
+		ConnectionsOpened: c.opened.Load(),
+		ConnectionsClosed: c.closed.Load(),
+		IdleClosed:        c.idleClosed.Load(),
+		Rejected:          c.rejected.Load(),
+		Requests:          c.requests.Load(),
+		ZeroCopyBytes:     c.zeroCopy.Load(),
+		CopiedBytes:       c.copied.Load(),
+		SocketWaits:       c.waits.Load(),
+	}
+}

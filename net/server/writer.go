@@ -1,0 +1,271 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/valyala/bytebufferpool"
+	"golang.org/x/sys/unix"
+
+	"kzero/net/wire"
+)
+
+const (
+	// maxIov caps the byte slices gathered into one writev (the kernel
+	// takes at most 1024).
+	maxIov = 64
+	// sendfileChunk caps one sendfile call.
+	sendfileChunk = 4 << 20
+	// copyChunk is the buffer size for copying a range sendfile cannot send.
+	copyChunk = 256 << 10
+)
+
+// copyPool holds the buffers of the copy path.
+var copyPool bytebufferpool.Pool
+
+// loopState is the part of a connection its event loop owns: reading
+// frames and writing responses. Nothing else touches it.
+type loopState struct {
+	gc gnet.Conn
+	el gnet.EventLoop
+	fd int
+
+	reader frameReader
+
+	// pending holds responses taken from the outbox, in order;
+	// pending[head] is being written, from its part `part`, of which `sent`
+	// bytes are out (file ranges only).
+	pending []*wire.Response
+	head    int
+	part    int
+	sent    int64
+
+	iov   [][]byte         // byte parts gathered for one writev
+	batch []*wire.Response // responses all of whose parts are in iov or sent
+
+	waiting bool // a file range waits for the socket to drain (poller armed)
+	polled  bool // the socket is registered with the writable poller
+	writing bool // inside write: gnet may call OnClose re-entrantly
+	dead    bool // OnClose ran
+
+	drainTask gnet.Runnable // c.drain, made once
+	wakeTask  gnet.Runnable // c.writable, made once
+}
+
+// drain moves the outbox to pending and writes. On the loop, queued by
+// scheduleLocked.
+func (c *Conn) drain(context.Context) error {
+	l := &c.loop
+	c.mu.Lock()
+	l.pending = append(l.pending, c.mu.outbox...)
+	clear(c.mu.outbox)
+	c.mu.outbox = c.mu.outbox[:0]
+	c.mu.scheduled = false
+	c.mu.Unlock()
+	if !l.dead && !l.waiting {
+		c.write()
+	}
+	return nil
+}
+
+// writable resumes a write that waited for the socket. On the loop,
+// queued by the writable poller.
+func (c *Conn) writable(context.Context) error {
+	l := &c.loop
+	if l.dead || !l.waiting {
+		return nil
+	}
+	l.waiting = false
+	c.write()
+	return nil
+}
+
+// write writes pending responses in order until they are all out or a
+// file range must wait for the socket. Bytes go through gnet (which sends
+// what the socket takes and buffers the rest in order); a file range is
+// sent with sendfile once gnet's buffer is empty, so the range's bytes
+// follow the bytes before it. If the socket is full, the rest of the range
+// waits for the writable poller, and later responses wait behind it.
+func (c *Conn) write() {
+	l := &c.loop
+	l.writing = true
+	defer func() {
+		l.writing = false
+		if l.dead {
+			c.releaseOutput()
+		}
+	}()
+	for l.head < len(l.pending) && !l.dead {
+		resp := l.pending[l.head]
+		if resp == nil { // Fail's marker: close after what came before
+			if c.flush() {
+				_ = l.el.Close(l.gc)
+			}
+			return
+		}
+		for ; l.part < resp.Parts(); l.part++ {
+			b, fr := resp.Part(l.part)
+			if fr == nil {
+				if len(b) > 0 {
+					l.iov = append(l.iov, b)
+				}
+				continue
+			}
+			if !c.flush() || !c.sendRange(fr) {
+				return
+			}
+		}
+		l.pending[l.head] = nil
+		l.head++
+		l.part = 0
+		l.batch = append(l.batch, resp)
+		if len(l.iov) >= maxIov {
+			if !c.flush() {
+				return
+			}
+		}
+	}
+	c.flush()
+	if l.head == len(l.pending) {
+		l.pending, l.head = l.pending[:0], 0
+	}
+}
+
+// flush writes the gathered bytes with one writev and releases the
+// responses that are done. It reports whether the connection is alive.
+func (c *Conn) flush() bool {
+	l := &c.loop
+	if len(l.iov) > 0 {
+		// gnet writes now what the socket takes and keeps the rest, in
+		// order; on a write error it closes the connection (OnClose).
+		_, _ = l.gc.Writev(l.iov)
+		clear(l.iov)
+		l.iov = l.iov[:0]
+	}
+	if len(l.batch) > 0 {
+		for _, resp := range l.batch {
+			resp.Release()
+		}
+		c.outstanding.Add(-int32(len(l.batch)))
+		clear(l.batch)
+		l.batch = l.batch[:0]
+		c.lastActive.Store(c.srv.now())
+	}
+	return !l.dead
+}
+
+// sendRange sends the rest of a file range. It reports true once the
+// whole range is out (its File released), false when it must wait for the
+// socket or the connection died.
+func (c *Conn) sendRange(fr *wire.FileRange) bool {
+	l := &c.loop
+	for l.sent < fr.Len {
+		if l.gc.OutboundBuffered() > 0 {
+			// Bytes before the range are still in gnet's buffer.
+			_ = l.gc.Flush()
+			if l.dead {
+				return false
+			}
+			if l.gc.OutboundBuffered() > 0 {
+				c.wait()
+				return false
+			}
+		}
+		off := fr.Pos + l.sent
+		n, err := c.srv.sendfile(l.fd, fr.File.Fd(), &off, int(min(fr.Len-l.sent, sendfileChunk)))
+		if n > 0 {
+			l.sent += int64(n)
+			c.srv.stats.zeroCopy.Add(int64(n))
+		}
+		switch err {
+		case nil:
+			if n == 0 {
+				c.abort(fmt.Errorf("file range (pos %d, len %d) ended %d bytes early", fr.Pos, fr.Len, fr.Len-l.sent))
+				return false
+			}
+		case unix.EINTR:
+		case unix.EAGAIN:
+			c.wait()
+			return false
+		case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
+			// This file cannot be sent with sendfile.
+			return c.copyRange(fr)
+		default:
+			c.abort(fmt.Errorf("sendfile: %w", err))
+			return false
+		}
+	}
+	fr.File.Release()
+	fr.File = nil
+	l.sent = 0
+	return true
+}
+
+// copyRange sends the rest of a range by reading it into a pooled buffer
+// and writing through gnet, which buffers what the socket does not take,
+// in order.
+func (c *Conn) copyRange(fr *wire.FileRange) bool {
+	l := &c.loop
+	buf := copyPool.Get()
+	defer copyPool.Put(buf)
+	if cap(buf.B) < copyChunk {
+		buf.B = make([]byte, copyChunk)
+	}
+	for l.sent < fr.Len {
+		p := buf.B[:min(int64(cap(buf.B)), fr.Len-l.sent)]
+		n, err := unix.Pread(fr.File.Fd(), p, fr.Pos+l.sent)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			c.abort(fmt.Errorf("read file range (pos %d, len %d) at %d: %d bytes, %v", fr.Pos, fr.Len, l.sent, n, err))
+			return false
+		}
+		_, _ = l.gc.Write(p[:n])
+		if l.dead {
+			return false
+		}
+		l.sent += int64(n)
+		c.srv.stats.copied.Add(int64(n))
+	}
+	fr.File.Release()
+	fr.File = nil
+	l.sent = 0
+	return true
+}
+
+// wait parks the write until the socket can take more bytes.
+func (c *Conn) wait() {
+	c.srv.stats.waits.Add(1)
+	c.loop.waiting = true
+	if err := c.srv.poller.arm(c); err != nil {
+		c.abort(fmt.Errorf("wait for socket: %w", err))
+	}
+}
+
+// abort closes the connection now: its frame can no longer be completed.
+func (c *Conn) abort(err error) {
+	c.srv.log.Warn("closing connection: write failed", "conn", c.id, "remote", c.remote, "err", err)
+	_ = c.loop.el.Close(c.loop.gc)
+}
+
+// releaseOutput releases every response the loop holds. On the loop, once
+// the connection is dead.
+func (c *Conn) releaseOutput() {
+	l := &c.loop
+	for _, resp := range l.pending[l.head:] {
+		if resp != nil {
+			resp.Release()
+		}
+	}
+	clear(l.pending)
+	l.pending, l.head, l.part, l.sent = l.pending[:0], 0, 0, 0
+	for _, resp := range l.batch {
+		resp.Release()
+	}
+	clear(l.batch)
+	l.batch = l.batch[:0]
+	clear(l.iov)
+	l.iov = l.iov[:0]
+}
