@@ -14,9 +14,13 @@ require (
 
 require (
 	github.com/panjf2000/ants/v2 v2.11.3 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
+	github.com/twmb/franz-go/pkg/kadm v1.20.0 // indirect
+	go.etcd.io/raft/v3 v3.7.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/sync v0.11.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )

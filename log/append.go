@@ -149,6 +149,7 @@ func (l *Log) commit(group []*appendOp) {
 		l.failGroup(group, err)
 		return
 	}
+	l.publishUnstableLocked()
 	var n int64
 	for _, op := range group {
 		n += op.info.Records
@@ -223,6 +224,9 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 			}
 			if !b.IsControl() {
 				return fmt.Errorf("coordinator appends carry control batches only: %w", kerr.InvalidRecord)
+			}
+			if err := l.mu.producers.CheckMarker(b, 0); err != nil {
+				return err
 			}
 		case OriginReplication:
 			if err := b.Validate(); err != nil {
@@ -344,15 +348,11 @@ func (w *groupWriter) flush() error {
 
 // recordAbortLocked adds an aborted transaction to the segment's txn index.
 func (l *Log) recordAbortLocked(seg *Segment, t CompletedTxn) error {
-	lso := t.LastOffset + 1
-	if off, ok := l.mu.producers.FirstUnstableOffset(); ok {
-		lso = off
-	}
 	ti, err := seg.txnIndex()
 	if err != nil {
 		return err
 	}
-	return ti.Append(AbortedTxn{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, LastOffset: t.LastOffset, LastStableOffset: lso})
+	return ti.Append(t.AbortedTxn())
 }
 
 // pwritev writes all of iov at off, in calls of at most IOV_MAX buffers,

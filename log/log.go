@@ -1,7 +1,6 @@
 package log
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -31,6 +30,7 @@ type Log struct {
 	logEndOffset   atomic.Int64
 	recoveryPoint  atomic.Int64 // offsets below it are fsynced
 	lastFlushMs    atomic.Int64
+	firstUnstable  atomic.Int64 // first offset of the oldest open transaction, -1 when none
 
 	mu struct {
 		sync.Mutex
@@ -43,6 +43,8 @@ type Log struct {
 	}
 
 	queue appendQueue
+
+	cleaner cleanerState // compaction bookkeeping (cleaner.go)
 }
 
 // OpenOptions carry what the log dir's checkpoint files say about a log.
@@ -258,11 +260,6 @@ func (l *Log) maybeFlushLocked(records int64) error {
 
 func durationMs(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
-var errOffsetOutOfRange = kerr.OffsetOutOfRange
-
-// isOutOfRange reports whether err is OFFSET_OUT_OF_RANGE.
-func isOutOfRange(err error) bool { return errors.Is(err, errOffsetOutOfRange) }
-
 // ExpireProducers drops the state of producers idle for longer than
 // expirationMs (producer.id.expiration.ms), except those in a transaction.
 func (l *Log) ExpireProducers(nowMs, expirationMs int64) {
@@ -271,4 +268,40 @@ func (l *Log) ExpireProducers(nowMs, expirationMs int64) {
 	if !l.mu.closed {
 		l.mu.producers.RemoveExpired(nowMs, expirationMs)
 	}
+}
+
+// FirstUnstableOffset is the first offset of the oldest transaction not yet
+// decided (or decided but not yet below the high watermark): the last
+// stable offset is the smaller of it and the high watermark. ok is false
+// when there is none.
+func (l *Log) FirstUnstableOffset() (int64, bool) {
+	o := l.firstUnstable.Load()
+	return o, o >= 0
+}
+
+// OnHighWatermark tells the log its partition's high watermark moved, so
+// transactions whose markers it passed stop holding back the last stable
+// offset.
+func (l *Log) OnHighWatermark(hw int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.producers != nil {
+		l.mu.producers.OnHighWatermark(hw)
+		l.publishUnstableLocked()
+	}
+}
+
+func (l *Log) publishUnstableLocked() {
+	o, ok := l.mu.producers.FirstUnstableOffset()
+	if !ok {
+		o = -1
+	}
+	l.firstUnstable.Store(o)
+}
+
+// Producers lists the producers with state in this log (DescribeProducers).
+func (l *Log) Producers() []ProducerSnapshotEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.producers.Producers()
 }

@@ -606,3 +606,124 @@ func FuzzParseCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+func TestOffsetForTimestamp(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 2 << 10
+	cfg.IndexIntervalBytes = 1
+	l := openTestLog(t, t.TempDir(), cfg)
+	defer l.Close()
+	// Batch i holds records at timestamps 1000+10i, 1000+10i+1, ..., with
+	// a compressed batch every third one.
+	for i := 0; i < 30; i++ {
+		var b Builder
+		codec := CodecNone
+		if i%3 == 0 {
+			codec = CodecSnappy
+		}
+		b.Reset(BatchHeader{Codec: codec, BaseTimestamp: 1000 + 10*int64(i), LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
+		for j := 0; j < 5; j++ {
+			b.Add(&Record{OffsetDelta: int32(j), TimestampDelta: int64(j), Key: []byte("k"), Value: make([]byte, 100)})
+		}
+		rec, _ := b.AppendTo(nil)
+		if _, err := l.Append(rec, OriginClient, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l.Segments()) < 3 {
+		t.Fatalf("%d segments", len(l.Segments()))
+	}
+	for _, c := range []struct {
+		ts, off, at int64
+		found       bool
+	}{
+		{0, 0, 1000, true},
+		{1000, 0, 1000, true},
+		{1003, 3, 1003, true},
+		{1005, 5, 1010, true}, // between batches: the next record
+		{1152, 77, 1152, true},
+		{1294, 149, 1294, true},
+		{1295, 0, 0, false},
+	} {
+		p, found, err := l.OffsetForTimestamp(c.ts)
+		if err != nil || found != c.found || (found && (p.Offset != c.off || p.Timestamp != c.at || p.LeaderEpoch != 3)) {
+			t.Errorf("ts %d: %+v %v %v, want offset %d at %d", c.ts, p, found, err, c.off, c.at)
+		}
+	}
+	if p, ok, err := l.MaxTimestamp(); err != nil || !ok || p.Offset != 149 || p.Timestamp != 1294 {
+		t.Errorf("max timestamp: %+v %v %v", p, ok, err)
+	}
+}
+
+func txnBatch(t testing.TB, pid int64, seq int32, n int) []byte {
+	var b Builder
+	b.Reset(BatchHeader{LastOffsetDelta: -1, ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq, Transactional: true, BaseTimestamp: time.Now().UnixMilli()})
+	for i := 0; i < n; i++ {
+		b.Add(&Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("v")})
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestAbortedTransactionsIndexedAndRecovered(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig()
+	l := openTestLog(t, dir, cfg)
+	mustAppend(t, l, txnBatch(t, 1, 0, 3))   // 0-2, producer 1
+	mustAppend(t, l, txnBatch(t, 2, 0, 2))   // 3-4, producer 2
+	mustAppend(t, l, makeBatch(t, 1, 10, 0)) // 5
+	abort := AppendControlBatch(nil, 1, 0, 0, ControlAbort, time.Now().UnixMilli())
+	if _, err := l.Append(abort, OriginCoordinator, 0); err != nil { // 6
+		t.Fatal(err)
+	}
+	commit := AppendControlBatch(nil, 2, 0, 0, ControlCommit, time.Now().UnixMilli())
+	if _, err := l.Append(commit, OriginCoordinator, 0); err != nil { // 7
+		t.Fatal(err)
+	}
+	want := []AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 6, LastStableOffset: 3}}
+	check := func(l *Log) {
+		t.Helper()
+		got, err := l.AbortedTxns(nil, 0, l.LogEndOffset())
+		if err != nil || len(got) != 1 || got[0] != want[0] {
+			t.Fatalf("aborted txns %+v %v, want %+v", got, err, want)
+		}
+		if got, _ := l.AbortedTxns(nil, 7, l.LogEndOffset()); len(got) != 0 {
+			t.Fatalf("aborted txns from 7: %+v", got)
+		}
+	}
+	check(l)
+	if o, ok := l.FirstUnstableOffset(); !ok || o != 0 {
+		t.Fatalf("first unstable before HW moves: %d %v", o, ok)
+	}
+	l.OnHighWatermark(l.LogEndOffset())
+	if o, ok := l.FirstUnstableOffset(); ok {
+		t.Fatalf("first unstable after HW passed the markers: %d", o)
+	}
+	mustAppend(t, l, txnBatch(t, 1, 3, 1)) // 8: a new transaction
+	if o, ok := l.FirstUnstableOffset(); !ok || o != 8 {
+		t.Fatalf("first unstable with an open txn: %d %v", o, ok)
+	}
+	// A client cannot write markers; the coordinator cannot write data.
+	if _, err := l.Append(AppendControlBatch(nil, 1, 0, 0, ControlCommit, 0), OriginClient, 0); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("client marker: %v", err)
+	}
+	if _, err := l.Append(makeBatch(t, 1, 1, 0), OriginCoordinator, 0); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("coordinator data: %v", err)
+	}
+	l.Close()
+	// Lose the txn index and the snapshots, crash-style: recovery rebuilds both.
+	os.Remove(filepath.Join(dir, FileName(0, TxnIndexSuffix)))
+	snaps, _ := ListSnapshots(dir)
+	for _, s := range snaps {
+		os.Remove(SnapshotPath(dir, s))
+	}
+	l, err := Open(dir, cfg, OpenOptions{RecoveryPoint: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	check(l)
+}

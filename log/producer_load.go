@@ -58,6 +58,7 @@ func (l *Log) replayProducersLocked(limit, rebuildTxnFrom int64) error {
 	if err := l.replayLocked(from, rebuildTxnFrom); err != nil {
 		return fmt.Errorf("replay producer state: %w", err)
 	}
+	l.publishUnstableLocked()
 	return nil
 }
 

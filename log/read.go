@@ -1,7 +1,10 @@
 package log
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -55,16 +58,19 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		}
 		if !found {
 			// The offset lies past this segment's batches (a gap left by
-			// compaction, or the end): go on with the next segment.
-			next := seg.NextOffset()
+			// compaction, or the end): go on with the next segment. A
+			// compacted segment's next offset may lie below the next
+			// segment's base, so step by the list, not by offset.
+			after := l.segmentAfter(seg.base)
 			seg.Release()
-			if next >= l.logEndOffset.Load() || next >= maxOffset {
+			if after == nil {
 				return FileRange{}, nil
 			}
-			if seg, _ = l.segmentFor(next); seg == nil {
+			if after.base >= maxOffset {
+				after.Release()
 				return FileRange{}, nil
 			}
-			offset = next
+			seg = after
 			continue
 		}
 		end := size
@@ -137,3 +143,28 @@ func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTx
 	}
 	return dst, nil
 }
+
+// segmentAfter returns the first segment with a base offset above base,
+// acquired for reading, or nil when there is none (or the log is closed).
+func (l *Log) segmentAfter(base int64) *Segment {
+	for {
+		p := l.segments.Load()
+		segs := *p
+		i, found := slices.BinarySearchFunc(segs, base, func(s *Segment, o int64) int { return cmp.Compare(s.base, o) })
+		if found {
+			i++
+		}
+		if i == len(segs) {
+			return nil
+		}
+		if segs[i].acquire() {
+			return segs[i]
+		}
+		if l.segments.Load() == p {
+			return nil // released without a new list: the log is closed
+		}
+	}
+}
+
+// isOutOfRange reports whether err is OFFSET_OUT_OF_RANGE.
+func isOutOfRange(err error) bool { return errors.Is(err, kerr.OffsetOutOfRange) }

@@ -77,6 +77,7 @@ type Segment struct {
 
 	refs    atomic.Int32 // the log's reference plus in-flight reads
 	deleted atomic.Bool  // remove the files when refs reach zero
+	renamed bool         // markDeleted renamed the log file .deleted; set before deleted
 }
 
 func segmentPath(dir string, base int64, suffix string) string {
@@ -366,7 +367,13 @@ func (s *Segment) closeFiles() {
 }
 
 func (s *Segment) removeFiles() {
-	for _, p := range []string{s.f.Name(), s.index.Path(), s.tindex.Path()} {
+	// After markDeleted the log file's own name may already belong to a
+	// segment that replaced this one (a cleaned segment of the same base).
+	name := s.f.Name()
+	if s.renamed {
+		name += DeletedSuffix
+	}
+	for _, p := range []string{name, s.index.Path(), s.tindex.Path()} {
 		os.Remove(p)
 	}
 	if t := s.txn.Load(); t != nil {
@@ -386,6 +393,7 @@ func (s *Segment) markDeleted(delay time.Duration) error {
 	if t := s.txn.Load(); t != nil {
 		t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix))
 	}
+	s.renamed = true
 	s.deleted.Store(true)
 	if delay <= 0 {
 		s.Release()

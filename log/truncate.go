@@ -62,6 +62,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if l.logStartOffset.Load() > l.mu.next {
 		l.logStartOffset.Store(l.mu.next)
 	}
+	l.lowerFirstDirty(l.mu.next)
 	return l.reloadProducersLocked()
 }
 
@@ -93,6 +94,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.logEndOffset.Store(offset)
 	l.logStartOffset.Store(offset)
 	l.recoveryPoint.Store(offset)
+	l.SetFirstDirtyOffset(offset)
 	return l.reloadProducersLocked()
 }
 

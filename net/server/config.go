@@ -34,6 +34,14 @@ type Config struct {
 	// (socket.send.buffer.bytes, socket.receive.buffer.bytes); 0 leaves the
 	// kernel's default, which autotunes.
 	SocketSendBuffer, SocketRecvBuffer int
+	// CopyWhenBlocked changes what a file range does when the socket is
+	// full: by default it waits until the socket drains and goes on with
+	// sendfile (zero-copy for every byte, at the cost of a wake-up through
+	// the writable poller); with CopyWhenBlocked the rest of the range is
+	// read into gnet's write buffer at once, and so are later ranges until
+	// that buffer is empty (fewer wake-ups, more copies, and the buffer
+	// grows to the size of the response).
+	CopyWhenBlocked bool
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 }

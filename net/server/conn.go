@@ -18,14 +18,14 @@ import (
 // enqueue queues a request read on the loop and starts a runner if none is
 // active. On the event loop.
 func (c *Conn) enqueue(r *Request) {
-	c.outstanding.Add(1)
-	c.srv.stats.requests.Add(1)
 	c.mu.Lock()
 	if c.mu.failed {
 		c.mu.Unlock()
 		r.free()
 		return
 	}
+	c.outstanding.Add(1)
+	c.srv.stats.requests.Add(1)
 	c.mu.inbox = append(c.mu.inbox, r)
 	start := !c.mu.active
 	if start {
@@ -84,7 +84,6 @@ func (c *Conn) next() *Request {
 	n := copy(c.mu.inbox, c.mu.inbox[1:])
 	c.mu.inbox[n] = nil
 	c.mu.inbox = c.mu.inbox[:n]
-	r.state.Store(stateServing)
 	return r
 }
 

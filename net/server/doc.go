@@ -22,12 +22,14 @@
 //   - File ranges: a response's file ranges are sent with sendfile(2) on the
 //     socket, after the bytes before them are flushed. When the socket is
 //     full, the rest waits until it drains and is then sent with sendfile
-//     too; later responses queue behind it, so order holds. A file that
-//     sendfile cannot read (EINVAL, ENOSYS, EOPNOTSUPP) is copied through a
-//     pooled buffer instead. Stats counts both (ZeroCopyBytes, CopiedBytes).
-//     Each range's File is released once its bytes are sent, or when the
-//     connection dies. A range shorter on disk than promised closes the
-//     connection (the frame size cannot be honoured).
+//     too; later responses queue behind it, so order holds. (With
+//     Config.CopyWhenBlocked the rest is copied into gnet's write buffer
+//     instead.) A file that sendfile cannot read (EINVAL, ENOSYS,
+//     EOPNOTSUPP) is copied through a pooled buffer. Stats counts both
+//     (ZeroCopyBytes, CopiedBytes). Each range's File is released once its
+//     bytes are sent, or when the connection dies. A range shorter on disk
+//     than promised closes the connection (the frame size cannot be
+//     honoured); so does any other sendfile error.
 //   - Idle: a connection with nothing in flight and no traffic for
 //     Config.IdleTimeout (connections.max.idle.ms) is closed.
 //   - Stop closes the listener and all connections, then waits for the

@@ -335,3 +335,17 @@ func apiVersionsHandler() Handler {
 		}
 	})
 }
+
+// TestStartErrors: a busy address fails Start with an error; Stop of a
+// server that never started is a no-op.
+func TestStartErrors(t *testing.T) {
+	s := start(t, Config{}, echo)
+	busy := New(Config{Addr: s.Addr().String(), Loops: 1, Logger: discard()}, echo)
+	if err := busy.Start(); err == nil {
+		t.Fatal("second listener on the same address started")
+	}
+	if err := busy.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dial(t, s).roundTrip(1, "first server unaffected")
+}

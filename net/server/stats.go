@@ -14,19 +14,19 @@ type Stats struct {
 	// Requests counts requests handed to the handler.
 	Requests int64
 	// ZeroCopyBytes counts file range bytes sent with sendfile; CopiedBytes
-	// those read and written through a buffer because sendfile could not
-	// be used on the file.
+	// those read and written through a buffer (sendfile cannot read the
+	// file, or CopyWhenBlocked and the socket was full).
 	ZeroCopyBytes int64
 	CopiedBytes   int64
-	// SocketWaits counts the times a file range found the socket full and
-	// waited for it to drain.
-	SocketWaits int64
+	// SocketFull counts the times a file range found the socket full (and
+	// waited for it to drain, or was copied with CopyWhenBlocked).
+	SocketFull int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
 type counters struct {
 	opened, closed, idleClosed, rejected, requests atomic.Int64
-	zeroCopy, copied, waits                        atomic.Int64
+	zeroCopy, copied, socketFull                   atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -38,6 +38,6 @@ func (c *counters) snapshot() Stats {
 		Requests:          c.requests.Load(),
 		ZeroCopyBytes:     c.zeroCopy.Load(),
 		CopiedBytes:       c.copied.Load(),
-		SocketWaits:       c.waits.Load(),
+		SocketFull:        c.socketFull.Load(),
 	}
 }

@@ -94,6 +94,13 @@ func (c *Conn) write() {
 		l.writing = false
 		if l.dead {
 			c.releaseOutput()
+			return
+		}
+		// Drop the written prefix of pending once it is half of it.
+		if l.head > 0 && l.head >= len(l.pending)/2 {
+			n := copy(l.pending, l.pending[l.head:])
+			clear(l.pending[n:])
+			l.pending, l.head = l.pending[:n], 0
 		}
 	}()
 	for l.head < len(l.pending) && !l.dead {
@@ -127,9 +134,6 @@ func (c *Conn) write() {
 		}
 	}
 	c.flush()
-	if l.head == len(l.pending) {
-		l.pending, l.head = l.pending[:0], 0
-	}
 }
 
 // flush writes the gathered bytes with one writev and releases the
@@ -168,8 +172,7 @@ func (c *Conn) sendRange(fr *wire.FileRange) bool {
 				return false
 			}
 			if l.gc.OutboundBuffered() > 0 {
-				c.wait()
-				return false
+				return c.blocked(fr)
 			}
 		}
 		off := fr.Pos + l.sent
@@ -186,8 +189,7 @@ func (c *Conn) sendRange(fr *wire.FileRange) bool {
 			}
 		case unix.EINTR:
 		case unix.EAGAIN:
-			c.wait()
-			return false
+			return c.blocked(fr)
 		case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
 			// This file cannot be sent with sendfile.
 			return c.copyRange(fr)
@@ -204,7 +206,7 @@ func (c *Conn) sendRange(fr *wire.FileRange) bool {
 
 // copyRange sends the rest of a range by reading it into a pooled buffer
 // and writing through gnet, which buffers what the socket does not take,
-// in order.
+// in order (all of the rest, however large: the buffer grows).
 func (c *Conn) copyRange(fr *wire.FileRange) bool {
 	l := &c.loop
 	buf := copyPool.Get()
@@ -235,9 +237,21 @@ func (c *Conn) copyRange(fr *wire.FileRange) bool {
 	return true
 }
 
+// blocked handles a file range that found the socket full: by default it
+// waits for the socket to drain and goes on with sendfile; with
+// Config.CopyWhenBlocked it copies the rest of the range into gnet's
+// buffer instead.
+func (c *Conn) blocked(fr *wire.FileRange) bool {
+	c.srv.stats.socketFull.Add(1)
+	if c.srv.cfg.CopyWhenBlocked {
+		return c.copyRange(fr)
+	}
+	c.wait()
+	return false
+}
+
 // wait parks the write until the socket can take more bytes.
 func (c *Conn) wait() {
-	c.srv.stats.waits.Add(1)
 	c.loop.waiting = true
 	if err := c.srv.poller.arm(c); err != nil {
 		c.abort(fmt.Errorf("wait for socket: %w", err))

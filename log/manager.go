@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,14 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	cfg.Dirs = slices.Clone(cfg.Dirs)
+	for i, d := range cfg.Dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("log dir %s: %w", d, err)
+		}
+		cfg.Dirs[i] = abs
 	}
 	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{})}
 	m.mu.logs = map[TopicPartition]*Log{}
@@ -329,3 +338,6 @@ func (m *Manager) unlock() {
 	}
 	m.locks = nil
 }
+
+// Dirs are the log dirs (log.dirs).
+func (m *Manager) Dirs() []string { return m.cfg.Dirs }

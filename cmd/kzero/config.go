@@ -1,0 +1,365 @@
+package main
+
+import (
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"kzero/log"
+)
+
+//go:embed default.properties
+var defaultProperties string
+
+// kind is a config value's type, as Kafka's ConfigDef types them.
+type kind int
+
+const (
+	kString kind = iota
+	kInt
+	kLong
+	kBool
+	kDouble
+	kList
+)
+
+// key is a broker config key: Kafka's name, default and type. inert keys
+// are Kafka keys kzero accepts without acting on them yet; setting one is
+// logged.
+type key struct {
+	name  string
+	def   string
+	kind  kind
+	min   float64
+	inert bool
+}
+
+var keys = func() map[string]key {
+	m := map[string]key{}
+	add := func(k key) { m[k.name] = k }
+	i := func(name, def string, min float64) { add(key{name: name, def: def, kind: kInt, min: min}) }
+	l := func(name, def string, min float64) { add(key{name: name, def: def, kind: kLong, min: min}) }
+	s := func(name, def string) { add(key{name: name, def: def, kind: kString}) }
+	b := func(name, def string) { add(key{name: name, def: def, kind: kBool}) }
+
+	s("process.roles", "broker,controller")
+	i("node.id", "1", 0)
+	s("listeners", "PLAINTEXT://127.0.0.1:9092")
+	s("advertised.listeners", "")
+	s("log.dirs", "")
+	s("log.dir", "./data")
+	s("broker.rack", "")
+	s("admin.listener", "127.0.0.1:9644") // kzero: /metrics and /debug/pprof
+
+	i("num.partitions", "1", 1)
+	i("default.replication.factor", "1", 1)
+	b("auto.create.topics.enable", "true")
+	i("min.insync.replicas", "1", 1)
+	i("num.network.threads", "0", 0) // kzero: event loops; 0 = one per core
+	i("socket.request.max.bytes", "104857600", 1)
+	i("socket.send.buffer.bytes", "-1", -1)
+	i("socket.receive.buffer.bytes", "-1", -1)
+	l("connections.max.idle.ms", "600000", -1)
+
+	l("log.segment.bytes", "1073741824", 14)
+	l("log.roll.ms", "", 1)
+	i("log.roll.hours", "168", 1)
+	l("log.roll.jitter.ms", "", 0)
+	i("log.roll.jitter.hours", "0", 0)
+	l("log.retention.ms", "", -1)
+	i("log.retention.minutes", "", -1)
+	i("log.retention.hours", "168", -1)
+	l("log.retention.bytes", "-1", -1)
+	i("log.index.size.max.bytes", "10485760", 4)
+	i("log.index.interval.bytes", "4096", 0)
+	add(key{name: "log.cleanup.policy", def: "delete", kind: kList})
+	l("log.flush.interval.messages", strconv.FormatInt(math.MaxInt64, 10), 1)
+	l("log.flush.interval.ms", "", 0)
+	l("log.flush.scheduler.interval.ms", strconv.FormatInt(math.MaxInt64, 10), 0)
+	l("log.flush.offset.checkpoint.interval.ms", "60000", 0)
+	l("log.retention.check.interval.ms", "300000", 1)
+	l("log.segment.delete.delay.ms", "60000", 0)
+	i("message.max.bytes", "1048588", 0)
+	s("log.message.timestamp.type", "CreateTime")
+	l("log.message.timestamp.before.max.ms", strconv.FormatInt(math.MaxInt64, 10), 0)
+	l("log.message.timestamp.after.max.ms", strconv.FormatInt(math.MaxInt64, 10), 0)
+	add(key{name: "log.cleaner.min.cleanable.ratio", def: "0.5", kind: kDouble})
+	l("log.cleaner.delete.retention.ms", "86400000", 0)
+	l("log.cleaner.min.compaction.lag.ms", "0", 0)
+	l("log.cleaner.max.compaction.lag.ms", strconv.FormatInt(math.MaxInt64, 10), 1)
+	b("log.cleaner.enable", "true")
+	l("log.cleaner.backoff.ms", "15000", 0)
+	l("log.cleaner.dedupe.buffer.size", "134217728", 0)
+	l("producer.id.expiration.ms", "86400000", 1)
+	l("producer.id.expiration.check.interval.ms", "600000", 1)
+
+	// Kafka keys with no effect in a single-process kzero yet.
+	for _, k := range []string{
+		"controller.quorum.voters", "controller.quorum.bootstrap.servers", "controller.listener.names",
+		"listener.security.protocol.map", "inter.broker.listener.name", "num.io.threads",
+		"num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
+		"transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+		"group.initial.rebalance.delay.ms", "share.coordinator.state.topic.replication.factor",
+		"share.coordinator.state.topic.min.isr", "num.replica.fetchers", "replica.lag.time.max.ms",
+	} {
+		add(key{name: k, kind: kString, inert: true})
+	}
+	return m
+}()
+
+// brokerConfig is the broker's configuration: the embedded defaults, then
+// the --config file, then --override flags, each checked against keys.
+type brokerConfig struct {
+	props map[string]string
+}
+
+// loadConfig layers the sources and validates every value. Unknown keys
+// are warned about; a bad value is an error.
+func loadConfig(file map[string]string, overrides map[string]string, logger *slog.Logger) (*brokerConfig, error) {
+	c := &brokerConfig{props: map[string]string{}}
+	base, _, err := parseProperties(strings.NewReader(defaultProperties))
+	if err != nil {
+		return nil, fmt.Errorf("embedded default config: %w", err)
+	}
+	for _, src := range []map[string]string{base, file, overrides} {
+		for k, v := range src {
+			c.props[k] = v
+		}
+	}
+	names := make([]string, 0, len(c.props))
+	for k := range c.props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v := c.props[name]
+		k, ok := keys[name]
+		switch {
+		case !ok:
+			logger.Warn("unknown config key ignored", "key", name)
+			continue
+		case k.inert:
+			logger.Info("config key accepted but has no effect in kzero yet", "key", name)
+			continue
+		}
+		if err := k.check(v); err != nil {
+			return nil, fmt.Errorf("invalid value %q for %s: %w", v, name, err)
+		}
+	}
+	if err := c.checkCombined(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (k key) check(v string) error {
+	var n float64
+	switch k.kind {
+	case kInt:
+		x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil {
+			return fmt.Errorf("not an int")
+		}
+		n = float64(x)
+	case kLong:
+		x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("not a long")
+		}
+		n = float64(x)
+	case kDouble:
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return fmt.Errorf("not a number")
+		}
+		n = x
+	case kBool:
+		if _, err := strconv.ParseBool(strings.TrimSpace(v)); err != nil {
+			return fmt.Errorf("not true or false")
+		}
+		return nil
+	default:
+		return nil
+	}
+	if n < k.min {
+		return fmt.Errorf("below the minimum %v", k.min)
+	}
+	return nil
+}
+
+// has reports whether a key was set to a non-empty value.
+func (c *brokerConfig) has(name string) bool { return strings.TrimSpace(c.props[name]) != "" }
+
+func (c *brokerConfig) str(name string) string {
+	if v, ok := c.props[name]; ok {
+		return strings.TrimSpace(v)
+	}
+	return keys[name].def
+}
+
+func (c *brokerConfig) long(name string) int64 {
+	v, _ := strconv.ParseInt(c.str(name), 10, 64)
+	return v
+}
+
+func (c *brokerConfig) int(name string) int { return int(c.long(name)) }
+
+func (c *brokerConfig) bool(name string) bool {
+	v, _ := strconv.ParseBool(c.str(name))
+	return v
+}
+
+func (c *brokerConfig) float(name string) float64 {
+	v, _ := strconv.ParseFloat(c.str(name), 64)
+	return v
+}
+
+// ms reads a duration key in Kafka's style: the .ms key wins over
+// .minutes over .hours; with none set, the .hours default.
+func (c *brokerConfig) ms(prefix string) int64 {
+	for _, u := range []struct {
+		suffix string
+		scale  int64
+	}{{".ms", 1}, {".minutes", 60000}, {".hours", 3600000}} {
+		if c.has(prefix + u.suffix) {
+			v := c.long(prefix + u.suffix)
+			if v < 0 {
+				return -1
+			}
+			return v * u.scale
+		}
+	}
+	h, _ := strconv.ParseInt(keys[prefix+".hours"].def, 10, 64)
+	return h * 3600000
+}
+
+func (c *brokerConfig) logDirs() []string {
+	v := c.str("log.dirs")
+	if v == "" {
+		v = c.str("log.dir")
+	}
+	var dirs []string
+	for _, d := range strings.Split(v, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// listener is host:port of the PLAINTEXT listener.
+func (c *brokerConfig) listener() (string, error) { return parseListener(c.str("listeners")) }
+
+// advertised is the host and port clients are told to connect to.
+func (c *brokerConfig) advertised(bound net.Addr) (string, int32, error) {
+	addr := bound.String()
+	if c.has("advertised.listeners") {
+		a, err := parseListener(c.str("advertised.listeners"))
+		if err != nil {
+			return "", 0, fmt.Errorf("advertised.listeners: %w", err)
+		}
+		addr = a
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", 0, err
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return host, int32(p), nil
+}
+
+// parseListener accepts one PLAINTEXT://host:port listener.
+func parseListener(v string) (string, error) {
+	parts := strings.Split(v, ",")
+	if len(parts) != 1 {
+		return "", fmt.Errorf("kzero serves one listener, got %d", len(parts))
+	}
+	name, addr, ok := strings.Cut(strings.TrimSpace(parts[0]), "://")
+	if !ok {
+		return "", fmt.Errorf("listener %q is not NAME://host:port", v)
+	}
+	if name != "PLAINTEXT" {
+		return "", fmt.Errorf("listener %s: only PLAINTEXT is supported", name)
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", fmt.Errorf("listener %q: %w", v, err)
+	}
+	return addr, nil
+}
+
+func (c *brokerConfig) checkCombined() error {
+	roles := strings.Split(strings.ReplaceAll(c.str("process.roles"), " ", ""), ",")
+	slices.Sort(roles)
+	if !slices.Equal(roles, []string{"broker", "controller"}) {
+		return fmt.Errorf("process.roles=%s: kzero runs as broker,controller", c.str("process.roles"))
+	}
+	if _, err := c.listener(); err != nil {
+		return fmt.Errorf("listeners: %w", err)
+	}
+	if len(c.logDirs()) == 0 {
+		return fmt.Errorf("log.dirs is empty")
+	}
+	for _, p := range strings.Split(c.str("log.cleanup.policy"), ",") {
+		if p = strings.TrimSpace(p); p != "delete" && p != "compact" {
+			return fmt.Errorf("log.cleanup.policy: unknown policy %q", p)
+		}
+	}
+	if t := c.str("log.message.timestamp.type"); t != "CreateTime" && t != "LogAppendTime" {
+		return fmt.Errorf("log.message.timestamp.type: %q is not CreateTime or LogAppendTime", t)
+	}
+	return nil
+}
+
+// logDefaults is the topic config default every log starts from.
+func (c *brokerConfig) logDefaults() log.Config {
+	d := log.DefaultConfig()
+	d.SegmentBytes = c.long("log.segment.bytes")
+	d.SegmentMs = c.ms("log.roll")
+	d.SegmentJitterMs = c.ms("log.roll.jitter")
+	d.SegmentIndexBytes = c.int("log.index.size.max.bytes")
+	d.IndexIntervalBytes = c.int("log.index.interval.bytes")
+	d.MaxMessageBytes = c.int("message.max.bytes")
+	d.RetentionMs = c.ms("log.retention")
+	d.RetentionBytes = c.long("log.retention.bytes")
+	policy := c.str("log.cleanup.policy")
+	d.Compact = strings.Contains(policy, "compact")
+	d.Delete = strings.Contains(policy, "delete")
+	d.MinCleanableDirtyRatio = c.float("log.cleaner.min.cleanable.ratio")
+	d.DeleteRetentionMs = c.long("log.cleaner.delete.retention.ms")
+	d.MinCompactionLagMs = c.long("log.cleaner.min.compaction.lag.ms")
+	d.MaxCompactionLagMs = c.long("log.cleaner.max.compaction.lag.ms")
+	d.FileDeleteDelayMs = c.long("log.segment.delete.delay.ms")
+	d.FlushMessages = c.long("log.flush.interval.messages")
+	d.FlushMs = math.MaxInt64
+	if c.has("log.flush.interval.ms") {
+		d.FlushMs = c.long("log.flush.interval.ms")
+	}
+	d.LogAppendTime = c.str("log.message.timestamp.type") == "LogAppendTime"
+	d.TimestampBeforeMaxMs = c.long("log.message.timestamp.before.max.ms")
+	d.TimestampAfterMaxMs = c.long("log.message.timestamp.after.max.ms")
+	return d
+}
+
+// managerConfig is the log manager's configuration.
+func (c *brokerConfig) managerConfig(logger *slog.Logger) log.ManagerConfig {
+	m := log.DefaultManagerConfig(c.logDirs()...)
+	m.Defaults = c.logDefaults()
+	m.RetentionCheckInterval = time.Duration(c.long("log.retention.check.interval.ms")) * time.Millisecond
+	m.CheckpointInterval = time.Duration(c.long("log.flush.offset.checkpoint.interval.ms")) * time.Millisecond
+	m.ProducerIDExpiration = time.Duration(c.long("producer.id.expiration.ms")) * time.Millisecond
+	m.ProducerIDExpirationScan = time.Duration(c.long("producer.id.expiration.check.interval.ms")) * time.Millisecond
+	m.Logger = logger
+	return m
+}

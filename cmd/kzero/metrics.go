@@ -1,0 +1,40 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"kzero/net/server"
+)
+
+// metricsHandler serves /metrics: the network layer's counters, the logs'
+// sizes, and the Go runtime and process collectors.
+func (b *broker) metricsHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	counter := func(name, help string, f func(server.Stats) int64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
+			func() float64 { return float64(f(b.srv.Stats())) }))
+	}
+	counter("connections_opened_total", "Connections accepted.", func(s server.Stats) int64 { return s.ConnectionsOpened })
+	counter("connections_closed_total", "Connections closed.", func(s server.Stats) int64 { return s.ConnectionsClosed })
+	counter("connections_idle_closed_total", "Connections closed by connections.max.idle.ms.", func(s server.Stats) int64 { return s.IdleClosed })
+	counter("connections_rejected_total", "Connections closed for a malformed or oversize frame.", func(s server.Stats) int64 { return s.Rejected })
+	counter("requests_total", "Requests received.", func(s server.Stats) int64 { return s.Requests })
+	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
+	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "partitions", Help: "Partition logs on this broker."},
+		func() float64 { return float64(len(b.logs.Logs())) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "log_size_bytes", Help: "Bytes in all partition logs."},
+		func() float64 {
+			var n int64
+			for _, l := range b.logs.Logs() {
+				n += l.Size()
+			}
+			return float64(n)
+		}))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,350 @@
+package metadata
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// builder makes the next Image from a base one, copy on write: a map or a
+// topic is copied the first time a batch changes it, so an apply batch costs
+// what it changes, plus one copy of each map it touches.
+//
+// Applying a log entry is check, then apply, per group: check decides from
+// the builder's state alone (so every voter decides the same) whether the
+// whole group applies, and apply then cannot fail on it. Loading a snapshot
+// applies records without check.
+type builder struct {
+	img   *Image
+	owned struct {
+		features, brokers, topics, topicIDs, collisions, brokerConfigs bool
+	}
+	ownedTopics  map[*Topic]bool
+	ownedConfigs map[string]bool // broker config maps copied in this batch
+}
+
+func newBuilder(base *Image) *builder {
+	return &builder{img: base.withController(base.controllerID), ownedTopics: map[*Topic]bool{}, ownedConfigs: map[string]bool{}}
+}
+
+// finish returns the built image at offset; the builder is spent.
+func (b *builder) finish(offset int64) *Image {
+	img := b.img
+	img.offset = offset
+	b.img = nil
+	return img
+}
+
+func own[K comparable, V any](owned *bool, m *map[K]V) {
+	if !*owned {
+		*m = maps.Clone(*m)
+		if *m == nil {
+			*m = map[K]V{}
+		}
+		*owned = true
+	}
+}
+
+// mutTopic returns a copy of t that this batch may change, and puts it in
+// the image in t's place.
+func (b *builder) mutTopic(t *Topic) *Topic {
+	if b.ownedTopics[t] {
+		return t
+	}
+	c := &Topic{Name: t.Name, ID: t.ID, Partitions: slices.Clone(t.Partitions), Configs: maps.Clone(t.Configs)}
+	if c.Configs == nil {
+		c.Configs = map[string]string{}
+	}
+	own(&b.owned.topics, &b.img.topics)
+	own(&b.owned.topicIDs, &b.img.topicIDs)
+	b.img.topics[c.Name] = c
+	b.img.topicIDs[c.ID] = c
+	b.ownedTopics[c] = true
+	return c
+}
+
+// apply applies one record. It returns an error only for a record that
+// cannot apply to this image at all (from a damaged snapshot, or a check
+// that let it through): the image is then unchanged by it.
+func (b *builder) apply(rec Record, offset int64) error {
+	img := b.img
+	switch r := rec.(type) {
+	case *ClusterRecord:
+		if img.clusterID == "" {
+			img.clusterID = r.ID
+		}
+	case *FeatureLevel:
+		own(&b.owned.features, &img.features)
+		if r.Level <= 0 {
+			delete(img.features, r.Name)
+		} else {
+			img.features[r.Name] = r.Level
+		}
+	case *RegisterBroker:
+		if r.ID < 0 {
+			return fmt.Errorf("broker id %d", r.ID)
+		}
+		br := &Broker{ID: r.ID, Incarnation: r.Incarnation, Epoch: r.Epoch, Rack: r.Rack, Listeners: slices.Clone(r.Listeners)}
+		if br.Epoch < 0 {
+			br.Epoch = offset
+		}
+		own(&b.owned.brokers, &img.brokers)
+		img.brokers[r.ID] = br
+	case *TopicRecord:
+		if img.topics[r.Name] != nil || img.topicIDs[r.ID] != nil || r.ID == ([16]byte{}) || r.Name == "" {
+			return fmt.Errorf("topic %q (id %s) exists or is invalid", r.Name, TopicIDString(r.ID))
+		}
+		t := &Topic{Name: r.Name, ID: r.ID, Configs: map[string]string{}}
+		own(&b.owned.topics, &img.topics)
+		own(&b.owned.topicIDs, &img.topicIDs)
+		own(&b.owned.collisions, &img.collisions)
+		img.topics[t.Name] = t
+		img.topicIDs[t.ID] = t
+		img.collisions[collisionKey(t.Name)] = t.Name
+		b.ownedTopics[t] = true
+	case *PartitionRecord:
+		t := img.topicIDs[r.TopicID]
+		if t == nil {
+			return fmt.Errorf("partition %d of unknown topic id %s", r.Partition, TopicIDString(r.TopicID))
+		}
+		if r.Partition < 0 || int(r.Partition) > len(t.Partitions) {
+			return fmt.Errorf("partition %d of topic %q with %d partitions", r.Partition, t.Name, len(t.Partitions))
+		}
+		t = b.mutTopic(t)
+		p := Partition{Partition: r.Partition, Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR),
+			Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch}
+		if int(r.Partition) == len(t.Partitions) {
+			t.Partitions = append(t.Partitions, p)
+		} else {
+			t.Partitions[r.Partition] = p
+		}
+	case *RemoveTopic:
+		t := img.topicIDs[r.ID]
+		if t == nil {
+			return fmt.Errorf("remove of unknown topic id %s", TopicIDString(r.ID))
+		}
+		own(&b.owned.topics, &img.topics)
+		own(&b.owned.topicIDs, &img.topicIDs)
+		own(&b.owned.collisions, &img.collisions)
+		delete(img.topics, t.Name)
+		delete(img.topicIDs, t.ID)
+		delete(img.collisions, collisionKey(t.Name))
+	case *ConfigRecord:
+		switch r.ResourceType {
+		case ResourceTopic:
+			t := img.topics[r.Name]
+			if t == nil {
+				return fmt.Errorf("config of unknown topic %q", r.Name)
+			}
+			t = b.mutTopic(t)
+			if r.Delete {
+				delete(t.Configs, r.Key)
+			} else {
+				t.Configs[r.Key] = r.Value
+			}
+		case ResourceBroker:
+			if !validBrokerResource(r.Name) {
+				return fmt.Errorf("config of broker %q", r.Name)
+			}
+			own(&b.owned.brokerConfigs, &img.brokerConfigs)
+			if !b.ownedConfigs[r.Name] {
+				img.brokerConfigs[r.Name] = maps.Clone(img.brokerConfigs[r.Name])
+				if img.brokerConfigs[r.Name] == nil {
+					img.brokerConfigs[r.Name] = map[string]string{}
+				}
+				b.ownedConfigs[r.Name] = true
+			}
+			if r.Delete {
+				delete(img.brokerConfigs[r.Name], r.Key)
+				if len(img.brokerConfigs[r.Name]) == 0 {
+					delete(img.brokerConfigs, r.Name)
+					delete(b.ownedConfigs, r.Name)
+				}
+			} else {
+				img.brokerConfigs[r.Name][r.Key] = r.Value
+			}
+		default:
+			return fmt.Errorf("config resource type %d", r.ResourceType)
+		}
+	case *ProducerIDBlock:
+		if r.First < 0 || r.Size <= 0 || r.First > 1<<62 {
+			return fmt.Errorf("producer id block [%d, +%d)", r.First, r.Size)
+		}
+		img.nextProducerID = max(img.nextProducerID, r.First+int64(r.Size))
+		img.lastPIDBlock = *r
+	default:
+		return fmt.Errorf("record type %T", rec)
+	}
+	return nil
+}
+
+// validBrokerResource reports whether name names a broker config resource:
+// "" (the cluster default) or a broker id.
+func validBrokerResource(name string) bool {
+	if name == "" {
+		return true
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	return err == nil && id >= 0 && strconv.FormatInt(id, 10) == name
+}
+
+// rejection is why check refused a group: a Kafka error code and message.
+type rejection struct {
+	err *kerr.Error
+	msg string
+}
+
+func reject(err *kerr.Error, format string, args ...any) *rejection {
+	return &rejection{err: err, msg: fmt.Sprintf(format, args...)}
+}
+
+// check decides whether group applies as a whole to the builder's current
+// state: the conditions the proposer saw may no longer hold when the entry
+// commits (a concurrent create of the same topic, a producer id block
+// handed out meanwhile). Records earlier in the group count: a group may
+// create a topic and then its partitions and configs.
+func (b *builder) check(group []Record) *rejection {
+	img := b.img
+	type topicState struct {
+		name  string
+		parts int32
+	}
+	created := map[[16]byte]*topicState{} // topics the group created or grew so far
+	removed := map[[16]byte]bool{}
+	epochs := map[[16]byte]map[int32]int32{} // partition epochs the group set
+	nextPID := img.nextProducerID
+	clusterSet := img.clusterID != ""
+
+	topicByID := func(id [16]byte) (*topicState, bool) {
+		if ts := created[id]; ts != nil {
+			return ts, true
+		}
+		if t := img.topicIDs[id]; t != nil && !removed[id] {
+			return &topicState{name: t.Name, parts: int32(len(t.Partitions))}, true
+		}
+		return nil, false
+	}
+	nameTaken := func(name string) (*kerr.Error, string) {
+		for id, ts := range created {
+			if ts.name == name && !removed[id] {
+				return kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)
+			}
+			if collisionKey(ts.name) == collisionKey(name) {
+				return kerr.InvalidTopicException, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, ts.name)
+			}
+		}
+		if t := img.topics[name]; t != nil && !removed[t.ID] {
+			return kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)
+		}
+		if other, ok := img.collisions[collisionKey(name)]; ok {
+			if t := img.topics[other]; t != nil && !removed[t.ID] {
+				return kerr.InvalidTopicException, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)
+			}
+		}
+		return nil, ""
+	}
+
+	for _, rec := range group {
+		switch r := rec.(type) {
+		case *ClusterRecord:
+			if clusterSet || r.ID == "" {
+				return reject(kerr.InconsistentClusterID, "the cluster id is already set")
+			}
+			clusterSet = true
+		case *FeatureLevel:
+			if r.Name == "" || r.Level < 0 {
+				return reject(kerr.InvalidRequest, "bad feature level %q=%d", r.Name, r.Level)
+			}
+		case *RegisterBroker:
+			if r.ID < 0 {
+				return reject(kerr.InvalidRequest, "bad broker id %d", r.ID)
+			}
+		case *TopicRecord:
+			if err := ValidateTopicName(r.Name); err != nil {
+				return reject(kerr.InvalidTopicException, "%v", err)
+			}
+			if code, msg := nameTaken(r.Name); code != nil {
+				return reject(code, "%s", msg)
+			}
+			if _, ok := topicByID(r.ID); ok || r.ID == ([16]byte{}) || img.topicIDs[r.ID] != nil {
+				return reject(kerr.UnknownServerError, "topic id %s is taken", TopicIDString(r.ID))
+			}
+			created[r.ID] = &topicState{name: r.Name}
+		case *PartitionRecord:
+			ts, ok := topicByID(r.TopicID)
+			if !ok {
+				return reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.TopicID))
+			}
+			if len(r.Replicas) == 0 || len(r.Replicas) > 1<<15 {
+				return reject(kerr.InvalidReplicaAssignment, "partition %d has %d replicas", r.Partition, len(r.Replicas))
+			}
+			if r.PartitionEpoch == 0 { // a new partition: the topic's next
+				if r.Partition != ts.parts {
+					return reject(kerr.InvalidPartitions, "Topic '%s' has %d partitions, not %d.", ts.name, ts.parts, r.Partition)
+				}
+				ts.parts++
+				if c := created[r.TopicID]; c != nil {
+					c.parts = ts.parts
+				} else {
+					created[r.TopicID] = ts // track the count for later records
+				}
+				break
+			}
+			if r.Partition < 0 || r.Partition >= ts.parts {
+				return reject(kerr.UnknownTopicOrPartition, "topic '%s' has no partition %d", ts.name, r.Partition)
+			}
+			cur, seen := epochs[r.TopicID][r.Partition]
+			if !seen {
+				if t := img.topicIDs[r.TopicID]; t != nil && int(r.Partition) < len(t.Partitions) {
+					cur = t.Partitions[r.Partition].PartitionEpoch
+				}
+			}
+			if r.PartitionEpoch != cur+1 {
+				return reject(kerr.InvalidUpdateVersion, "partition %s-%d is at epoch %d, not %d", ts.name, r.Partition, cur, r.PartitionEpoch-1)
+			}
+			if epochs[r.TopicID] == nil {
+				epochs[r.TopicID] = map[int32]int32{}
+			}
+			epochs[r.TopicID][r.Partition] = r.PartitionEpoch
+		case *RemoveTopic:
+			if _, ok := topicByID(r.ID); !ok {
+				return reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.ID))
+			}
+			removed[r.ID] = true
+			delete(created, r.ID)
+		case *ConfigRecord:
+			switch r.ResourceType {
+			case ResourceTopic:
+				found := false
+				for id, ts := range created {
+					if ts.name == r.Name && !removed[id] {
+						found = true
+					}
+				}
+				if t := img.topics[r.Name]; t != nil && !removed[t.ID] {
+					found = true
+				}
+				if !found {
+					return reject(kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", r.Name)
+				}
+			case ResourceBroker:
+				if !validBrokerResource(r.Name) {
+					return reject(kerr.InvalidRequest, "bad broker config resource %q", r.Name)
+				}
+			default:
+				return reject(kerr.InvalidRequest, "config resource type %d", r.ResourceType)
+			}
+		case *ProducerIDBlock:
+			if r.First != nextPID || r.Size <= 0 {
+				return reject(kerr.InvalidUpdateVersion, "producer id block at %d, next is %d", r.First, nextPID)
+			}
+			nextPID += int64(r.Size)
+		default:
+			return reject(kerr.InvalidRequest, "record type %T", rec)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,413 @@
+package metadata
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/coord/wal"
+)
+
+// MetadataVersion is the metadata.version feature level a new cluster
+// finalizes: Kafka 4.1's latest production level, 4.1-IV1.
+const MetadataVersion int16 = 27
+
+// DefaultSnapshotEvery is how many applied entries separate two snapshots.
+const DefaultSnapshotEvery = 10000
+
+// Config configures a Controller.
+type Config struct {
+	NodeID    int32      // node.id; also this voter's identity in the quorum
+	Dir       string     // the metadata folder, e.g. <first log dir>/__cluster_metadata-0
+	Listeners []Listener // registered for this broker
+	Rack      string     // broker.rack
+
+	// ClusterID, when set, names a new cluster, and an existing one must
+	// carry it (Open fails otherwise). Empty: a new cluster gets a random id.
+	ClusterID string
+
+	// Peers are the other controller voters. Empty for a single node, the
+	// only mode this version runs: a quorum of several needs a Transport,
+	// which kzero does not have yet (Open refuses Peers without one).
+	Peers     []Peer
+	Transport Transport
+
+	SnapshotEvery            uint64           // default DefaultSnapshotEvery
+	DefaultPartitions        int32            // num.partitions, for NumPartitions -1; default 1
+	DefaultReplicationFactor int16            // default.replication.factor, for -1; default 1
+	Features                 map[string]int16 // finalized on a new cluster; default metadata.version=MetadataVersion
+
+	// ValidateBrokerConfig checks a dynamic broker config that is not a
+	// synonym of a topic config (those are checked here). Nil refuses them.
+	ValidateBrokerConfig func(key, value string) error
+
+	TickInterval time.Duration // raft tick; default 100ms
+	StartTimeout time.Duration // how long Open waits for the quorum; default 30s
+	Logger       *slog.Logger
+}
+
+// Peer is another controller voter.
+type Peer struct {
+	ID   int32
+	Addr string
+}
+
+// Transport carries raft messages to the other voters. Send must not block
+// for long and must not modify the messages; a lost message is fine (raft
+// retries). Incoming messages go to Controller.Step.
+type Transport interface {
+	Send(msgs []*pb.Message)
+}
+
+// ErrClosed is returned by calls on a closed (or failed) Controller.
+var ErrClosed = errors.New("metadata controller closed")
+
+// Controller is this node's member of the metadata quorum: it replicates
+// the metadata log with raft, applies it into Images, and turns admin
+// requests into records.
+//
+// Goroutines: the raft loop (run) owns the raft node, the storage, the
+// pending proposals and the building of images; the notifier calls
+// subscribers and wakes proposers, in apply order. Every exported method is
+// safe for concurrent use and never blocks the raft loop for long.
+type Controller struct {
+	cfg     Config
+	logger  *slog.Logger
+	image   atomic.Pointer[Image]
+	session uint64 // random per process: told apart from entries of earlier runs
+	seq     atomic.Uint64
+
+	proposec chan *pending
+	recvc    chan *pb.Message
+	stopc    chan struct{}
+	runDone  chan struct{}
+	notifyc  chan update
+	notDone  chan struct{}
+
+	subs struct {
+		sync.Mutex
+		fns  []func(prev, next *Image)
+		last *Image // the last image subscribers saw
+	}
+
+	failed    atomic.Pointer[error]
+	closeOnce sync.Once
+	store     *wal.Storage
+}
+
+// pending is a proposal waiting to apply.
+type pending struct {
+	seq  uint64
+	data []byte
+	ctx  context.Context
+	done chan []*rejection // buffered: the notifier never blocks on it
+}
+
+// update is one published image, for the notifier.
+type update struct {
+	prev, next *Image
+	done       []delivery
+}
+
+type delivery struct {
+	p       *pending
+	results []*rejection
+}
+
+func raftID(node int32) uint64 { return uint64(node) + 1 }
+
+func nodeID(raftID uint64) int32 {
+	if raftID == 0 {
+		return -1
+	}
+	return int32(raftID - 1)
+}
+
+func (cfg *Config) setDefaults() error {
+	if cfg.NodeID < 0 {
+		return fmt.Errorf("metadata: node id %d", cfg.NodeID)
+	}
+	if cfg.Dir == "" {
+		return errors.New("metadata: no folder")
+	}
+	if len(cfg.Peers) > 0 && cfg.Transport == nil {
+		return errors.New("metadata: a quorum of several voters needs a transport, which is not implemented yet")
+	}
+	for _, p := range cfg.Peers {
+		if p.ID < 0 || p.ID == cfg.NodeID {
+			return fmt.Errorf("metadata: bad peer id %d", p.ID)
+		}
+	}
+	if cfg.SnapshotEvery == 0 {
+		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if cfg.DefaultPartitions <= 0 {
+		cfg.DefaultPartitions = 1
+	}
+	if cfg.DefaultReplicationFactor <= 0 {
+		cfg.DefaultReplicationFactor = 1
+	}
+	if cfg.Features == nil {
+		cfg.Features = map[string]int16{"metadata.version": MetadataVersion}
+	}
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = 100 * time.Millisecond
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return nil
+}
+
+// Open opens (or creates) the metadata log in cfg.Dir, replays it, starts
+// the raft loop, waits for the quorum, names the cluster if it is new, and
+// registers this broker. The Image is current when Open returns.
+func Open(cfg Config) (*Controller, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger.With("component", "metadata")
+	st, err := wal.Open(cfg.Dir, logger)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	if st.Fresh() {
+		voters := []uint64{raftID(cfg.NodeID)}
+		for _, p := range cfg.Peers {
+			voters = append(voters, raftID(p.ID))
+		}
+		slices.Sort(voters)
+		if err := st.Bootstrap(&pb.ConfState{Voters: voters, AutoLeave: new(false)}, encodeImage(emptyImage())); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("metadata: bootstrap: %w", err)
+		}
+	}
+	snap, err := st.Snapshot()
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	snapIndex := snap.GetMetadata().GetIndex()
+	img, err := decodeImage(snap.GetData(), int64(snapIndex))
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:                       raftID(cfg.NodeID),
+		ElectionTick:             10,
+		HeartbeatTick:            1,
+		Storage:                  st,
+		Applied:                  snapIndex,
+		MaxSizePerMsg:            1 << 20,
+		MaxCommittedSizePerReady: 16 << 20,
+		MaxInflightMsgs:          256,
+		CheckQuorum:              true,
+		PreVote:                  true,
+		Logger:                   raftLogger{logger},
+	})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+
+	var sess [8]byte
+	rand.Read(sess[:])
+	c := &Controller{
+		cfg:      cfg,
+		logger:   logger,
+		session:  binary.LittleEndian.Uint64(sess[:]),
+		proposec: make(chan *pending, 256),
+		recvc:    make(chan *pb.Message, 256),
+		stopc:    make(chan struct{}),
+		runDone:  make(chan struct{}),
+		notifyc:  make(chan update, 256),
+		notDone:  make(chan struct{}),
+		store:    st,
+	}
+	c.image.Store(img)
+	c.subs.last = img
+	ld := &loop{c: c, rn: rn, st: st, confState: snap.GetMetadata().GetConfState(),
+		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}}
+	go ld.run()
+	go c.notify()
+
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
+	defer cancel()
+	if err := c.start(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// start names a new cluster and registers this broker, retrying while the
+// quorum has no leader yet.
+func (c *Controller) start(ctx context.Context) error {
+	clusterID := c.cfg.ClusterID
+	if clusterID == "" {
+		clusterID = TopicIDString(NewUUID())
+	}
+	boot := []Record{&ClusterRecord{ID: clusterID}}
+	for _, name := range slices.Sorted(maps.Keys(c.cfg.Features)) {
+		boot = append(boot, &FeatureLevel{Name: name, Level: c.cfg.Features[name]})
+	}
+	reg := &RegisterBroker{ID: c.cfg.NodeID, Incarnation: NewUUID(), Epoch: -1, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners}
+	groups := [][]Record{{reg}}
+	if c.Image().ClusterID() == "" {
+		// Rejected harmlessly if replay has yet to reach the cluster record.
+		groups = [][]Record{boot, {reg}}
+	}
+	for {
+		res, err := c.propose(ctx, groups)
+		if err != nil {
+			return fmt.Errorf("metadata: register broker %d: %w", c.cfg.NodeID, err)
+		}
+		last := res[len(res)-1]
+		if last == nil {
+			break
+		}
+		if last.err != kerr.NotController {
+			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, last.err.Message, last.msg)
+		}
+		select { // no leader elected yet
+		case <-ctx.Done():
+			return fmt.Errorf("metadata: no quorum leader: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if want, got := c.cfg.ClusterID, c.Image().ClusterID(); want != "" && got != want {
+		return fmt.Errorf("metadata: the metadata log in %s belongs to cluster %s, not %s", c.cfg.Dir, got, want)
+	}
+	return nil
+}
+
+// Image returns the current metadata image. It never blocks.
+func (c *Controller) Image() *Image { return c.image.Load() }
+
+// Subscribe registers fn to be called with each new image, in apply order,
+// after the image is published (Image returns it). fn is first called, before
+// Subscribe returns, with the empty image and the image current then, so that
+// diffing prev against next reaches every topic exactly once. Calls come from
+// one goroutine, one at a time; a slow fn delays later images' subscribers
+// and the proposers waiting on them, never the raft loop for long. fn must
+// not call Subscribe, and must not wait on a proposal (CreateTopics, ...):
+// its result is delivered after fn returns.
+func (c *Controller) Subscribe(fn func(prev, next *Image)) {
+	c.subs.Lock()
+	defer c.subs.Unlock()
+	fn(emptyImage(), c.subs.last)
+	c.subs.fns = append(c.subs.fns, fn)
+}
+
+// Step hands a raft message from another voter to the raft loop.
+func (c *Controller) Step(ctx context.Context, m *pb.Message) error {
+	select {
+	case c.recvc <- m:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.runDone:
+		return ErrClosed
+	}
+}
+
+// Close stops the raft loop and the notifier and closes the storage.
+// Proposals still waiting fail with ErrClosed.
+func (c *Controller) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.stopc)
+		<-c.runDone
+		close(c.notifyc)
+		<-c.notDone
+		err = c.store.Close()
+	})
+	return err
+}
+
+// Err returns why the controller stopped on its own (a storage failure),
+// nil while it runs.
+func (c *Controller) Err() error {
+	if p := c.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// notify is the notifier goroutine: it calls subscribers with each image,
+// then wakes the proposals the image's entries answered.
+func (c *Controller) notify() {
+	defer close(c.notDone)
+	for u := range c.notifyc {
+		c.subs.Lock()
+		for _, fn := range c.subs.fns {
+			fn(u.prev, u.next)
+		}
+		c.subs.last = u.next
+		c.subs.Unlock()
+		for _, d := range u.done {
+			d.p.done <- d.results
+		}
+	}
+}
+
+// propose proposes groups of records as one entry and waits until it
+// applies. It returns one result per group: nil when the group applied, or
+// why not. An error means the outcome is unknown (ctx ended, the controller
+// closed); the entry may still apply.
+func (c *Controller) propose(ctx context.Context, groups [][]Record) ([]*rejection, error) {
+	seq := c.seq.Add(1)
+	p := &pending{seq: seq, ctx: ctx, done: make(chan []*rejection, 1)}
+	p.data = appendProposal(nil, &proposal{proposer: c.cfg.NodeID, session: c.session, seq: seq, groups: groups})
+	select {
+	case c.proposec <- p:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.runDone:
+		return nil, c.closedErr()
+	}
+	select {
+	case res := <-p.done:
+		return res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.runDone:
+		select { // it may have applied just before the loop stopped
+		case res := <-p.done:
+			return res, nil
+		default:
+			return nil, c.closedErr()
+		}
+	}
+}
+
+func (c *Controller) closedErr() error {
+	if err := c.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return ErrClosed
+}
+
+// codeFor maps a Go error from propose to the Kafka error a response carries.
+func codeFor(err error) *kerr.Error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return kerr.RequestTimedOut
+	}
+	return kerr.NotController
+}

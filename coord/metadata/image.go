@@ -1,0 +1,178 @@
+package metadata
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Image is the cluster metadata as of one metadata offset: an immutable
+// value. The Controller publishes a new Image after each applied batch of
+// entries; readers load the current one with Controller.Image and read it
+// without locks for as long as they like. Nothing reachable from an Image
+// (topics, partitions, slices, maps) may be modified.
+type Image struct {
+	offset         int64
+	clusterID      string
+	controllerID   int32
+	features       map[string]int16
+	brokers        map[int32]*Broker
+	topics         map[string]*Topic
+	topicIDs       map[[16]byte]*Topic
+	collisions     map[string]string            // collisionKey(name) -> name
+	brokerConfigs  map[string]map[string]string // "" cluster default, "<id>" one broker
+	nextProducerID int64
+	lastPIDBlock   ProducerIDBlock
+
+	sorted struct {
+		once    sync.Once
+		topics  []*Topic
+		brokers []*Broker
+	}
+}
+
+// Topic is one topic. Partitions[i] is partition i.
+type Topic struct {
+	Name       string
+	ID         [16]byte
+	Partitions []Partition
+	Configs    map[string]string // dynamic topic configs (overrides only)
+}
+
+// Partition is one partition's replica assignment and leadership.
+type Partition struct {
+	Partition      int32
+	Replicas       []int32
+	ISR            []int32
+	Leader         int32 // -1 when there is none
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}
+
+// Broker is a registered broker.
+type Broker struct {
+	ID          int32
+	Incarnation [16]byte
+	Epoch       int64 // the metadata offset of its registration
+	Rack        string
+	Listeners   []Listener
+}
+
+// Internal reports whether the topic is one of Kafka's internal topics.
+func (t *Topic) Internal() bool {
+	return t.Name == "__consumer_offsets" || t.Name == "__transaction_state"
+}
+
+// ReplicationFactor is the replica count of partition 0.
+func (t *Topic) ReplicationFactor() int16 {
+	if len(t.Partitions) == 0 {
+		return 0
+	}
+	return int16(len(t.Partitions[0].Replicas))
+}
+
+func emptyImage() *Image {
+	return &Image{
+		controllerID:  -1,
+		features:      map[string]int16{},
+		brokers:       map[int32]*Broker{},
+		topics:        map[string]*Topic{},
+		topicIDs:      map[[16]byte]*Topic{},
+		collisions:    map[string]string{},
+		brokerConfigs: map[string]map[string]string{},
+	}
+}
+
+// Offset is the metadata offset (raft index) of the last entry applied.
+func (img *Image) Offset() int64 { return img.offset }
+
+// ClusterID is the cluster's id, a base64 UUID as Kafka's.
+func (img *Image) ClusterID() string { return img.clusterID }
+
+// ControllerID is the node id of the raft leader, -1 if none is known.
+func (img *Image) ControllerID() int32 { return img.controllerID }
+
+// Feature returns a finalized feature's level.
+func (img *Image) Feature(name string) (int16, bool) {
+	l, ok := img.features[name]
+	return l, ok
+}
+
+// Features returns the finalized features. Read only.
+func (img *Image) Features() map[string]int16 { return img.features }
+
+// Broker returns a registered broker.
+func (img *Image) Broker(id int32) (*Broker, bool) {
+	b, ok := img.brokers[id]
+	return b, ok
+}
+
+// Brokers returns the registered brokers by id. Read only.
+func (img *Image) Brokers() []*Broker {
+	img.sort()
+	return img.sorted.brokers
+}
+
+// Topic returns the topic with this name, nil if none.
+func (img *Image) Topic(name string) *Topic { return img.topics[name] }
+
+// TopicByID returns the topic with this id, nil if none.
+func (img *Image) TopicByID(id [16]byte) *Topic { return img.topicIDs[id] }
+
+// Topics returns every topic, by name. Read only.
+func (img *Image) Topics() []*Topic {
+	img.sort()
+	return img.sorted.topics
+}
+
+// TopicCount is the number of topics.
+func (img *Image) TopicCount() int { return len(img.topics) }
+
+// BrokerConfigs returns the dynamic configs of a broker ("<id>") or the
+// cluster-wide broker defaults (""), nil if none. Read only.
+func (img *Image) BrokerConfigs(name string) map[string]string { return img.brokerConfigs[name] }
+
+// NextProducerID is the first producer id not yet handed out.
+func (img *Image) NextProducerID() int64 { return img.nextProducerID }
+
+// CollidingTopic returns the existing topic whose name differs from name but
+// collides with it (Kafka forbids names that are equal once '.' is read as
+// '_', since metric names cannot tell them apart).
+func (img *Image) CollidingTopic(name string) (string, bool) {
+	other, ok := img.collisions[collisionKey(name)]
+	if !ok || other == name {
+		return "", false
+	}
+	return other, true
+}
+
+func collisionKey(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// sort builds the sorted views once per image, on first use.
+func (img *Image) sort() {
+	img.sorted.once.Do(func() {
+		ts := make([]*Topic, 0, len(img.topics))
+		for _, t := range img.topics {
+			ts = append(ts, t)
+		}
+		slices.SortFunc(ts, func(a, b *Topic) int { return strings.Compare(a.Name, b.Name) })
+		bs := make([]*Broker, 0, len(img.brokers))
+		for _, b := range img.brokers {
+			bs = append(bs, b)
+		}
+		slices.SortFunc(bs, func(a, b *Broker) int { return cmp.Compare(a.ID, b.ID) })
+		img.sorted.topics, img.sorted.brokers = ts, bs
+	})
+}
+
+// withController returns a copy of img with another controller id; the
+// sorted views are rebuilt on demand.
+func (img *Image) withController(id int32) *Image {
+	c := &Image{
+		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
+		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,
+		brokerConfigs: img.brokerConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
+	}
+	return c
+}

@@ -1,0 +1,242 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"kzero/coord/wal"
+)
+
+// loop is the raft loop's state; only its goroutine touches it.
+type loop struct {
+	c         *Controller
+	rn        *raft.RawNode
+	st        *wal.Storage
+	confState *pb.ConfState
+	applied   uint64 // index of the last entry applied to the image
+	snapIndex uint64 // index of the newest snapshot
+	lead      uint64 // raft id of the leader, 0 if unknown
+	pending   map[uint64]*pending
+}
+
+// run drives raft: ticks, proposals and incoming messages step the node;
+// each Ready is persisted, sent, applied and advanced, in that order.
+func (l *loop) run() {
+	c := l.c
+	defer close(c.runDone)
+	defer l.failPending()
+	ticker := time.NewTicker(c.cfg.TickInterval)
+	defer ticker.Stop()
+	if cs := l.confState; len(cs.GetVoters()) == 1 && cs.GetVoters()[0] == raftID(c.cfg.NodeID) {
+		// The only voter: no one to wait for, elect ourselves now.
+		if err := l.rn.Campaign(); err != nil {
+			c.logger.Warn("metadata: campaign", "err", err)
+		}
+	}
+	for {
+		for l.rn.HasReady() {
+			if err := l.handleReady(l.rn.Ready()); err != nil {
+				c.logger.Error("metadata: raft loop stops", "err", err)
+				c.failed.Store(&err)
+				return
+			}
+		}
+		select {
+		case <-ticker.C:
+			l.rn.Tick()
+			l.expire()
+		case p := <-c.proposec:
+			l.propose(p)
+			// Take whatever else is queued: one Ready, one fsync for all.
+			for more := true; more; {
+				select {
+				case p := <-c.proposec:
+					l.propose(p)
+				default:
+					more = false
+				}
+			}
+		case m := <-c.recvc:
+			if err := l.rn.Step(m); err != nil {
+				c.logger.Debug("metadata: step", "err", err)
+			}
+		case <-c.stopc:
+			return
+		}
+	}
+}
+
+func (l *loop) propose(p *pending) {
+	l.pending[p.seq] = p
+	if err := l.rn.Propose(p.data); err != nil {
+		// ErrProposalDropped: no leader, or a leader transfer under way.
+		delete(l.pending, p.seq)
+		res := make([]*rejection, countGroups(p.data))
+		for i := range res {
+			res[i] = reject(kerr.NotController, "no metadata quorum leader: %v", err)
+		}
+		p.done <- res
+	}
+}
+
+// countGroups reads the group count of an encoded proposal.
+func countGroups(data []byte) int {
+	p, err := decodeProposal(data)
+	if err != nil {
+		return 0
+	}
+	return len(p.groups)
+}
+
+// expire forgets proposals whose callers gave up: raft may have dropped
+// them (a follower forwarding to a leader that changed).
+func (l *loop) expire() {
+	for seq, p := range l.pending {
+		if p.ctx.Err() != nil {
+			delete(l.pending, seq)
+		}
+	}
+}
+
+func (l *loop) failPending() {
+	for seq := range l.pending {
+		delete(l.pending, seq) // their callers see runDone closed
+	}
+}
+
+func (l *loop) handleReady(rd raft.Ready) error {
+	c := l.c
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		// A leader sent us its state: replace ours.
+		if err := l.st.ApplySnapshot(rd.Snapshot); err != nil {
+			return err
+		}
+		meta := rd.Snapshot.GetMetadata()
+		img, err := decodeImage(rd.Snapshot.GetData(), int64(meta.GetIndex()))
+		if err != nil {
+			return fmt.Errorf("snapshot from leader: %w", err)
+		}
+		l.confState = meta.GetConfState()
+		l.applied, l.snapIndex = meta.GetIndex(), meta.GetIndex()
+		l.publish(img, nil)
+	}
+	if err := l.st.Save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
+		return err
+	}
+	if len(rd.Messages) > 0 && c.cfg.Transport != nil {
+		c.cfg.Transport.Send(rd.Messages)
+	}
+	if rd.SoftState != nil {
+		l.lead = rd.SoftState.Lead
+	}
+	next, done := l.applyEntries(rd.CommittedEntries)
+	if next == nil && nodeID(l.lead) != c.image.Load().controllerID {
+		next = c.image.Load()
+	}
+	if next != nil {
+		if id := nodeID(l.lead); next.controllerID != id {
+			next = next.withController(id)
+		}
+		l.publish(next, done)
+	}
+	l.rn.Advance(rd)
+	return l.maybeSnapshot()
+}
+
+// applyEntries applies committed entries to a new image. It returns nil
+// when none of them was a metadata entry.
+func (l *loop) applyEntries(ents []*pb.Entry) (*Image, []delivery) {
+	if len(ents) == 0 {
+		return nil, nil
+	}
+	c := l.c
+	b := newBuilder(c.image.Load())
+	var done []delivery
+	for _, e := range ents {
+		switch e.GetType() {
+		case pb.EntryConfChange:
+			var cc pb.ConfChange
+			if err := proto.Unmarshal(e.GetData(), &cc); err != nil {
+				c.logger.Error("metadata: undecodable conf change", "index", e.GetIndex(), "err", err)
+				continue
+			}
+			l.confState = l.rn.ApplyConfChange(&cc)
+		case pb.EntryConfChangeV2:
+			var cc pb.ConfChangeV2
+			if err := proto.Unmarshal(e.GetData(), &cc); err != nil {
+				c.logger.Error("metadata: undecodable conf change", "index", e.GetIndex(), "err", err)
+				continue
+			}
+			l.confState = l.rn.ApplyConfChange(&cc)
+		case pb.EntryNormal:
+			if len(e.GetData()) == 0 {
+				continue // a new leader's empty entry
+			}
+			p, err := decodeProposal(e.GetData())
+			if err != nil {
+				// Every voter skips it alike, so images stay equal.
+				c.logger.Error("metadata: skipping undecodable entry", "index", e.GetIndex(), "err", err)
+				continue
+			}
+			results := make([]*rejection, len(p.groups))
+			for gi, g := range p.groups {
+				if rej := b.check(g); rej != nil {
+					results[gi] = rej
+					continue
+				}
+				for _, rec := range g {
+					if err := b.apply(rec, int64(e.GetIndex())); err != nil {
+						c.logger.Error("metadata: record failed to apply after its check", "index", e.GetIndex(), "err", err)
+						results[gi] = reject(kerr.UnknownServerError, "%v", err)
+					}
+				}
+			}
+			if p.proposer == c.cfg.NodeID && p.session == c.session {
+				if w := l.pending[p.seq]; w != nil {
+					delete(l.pending, p.seq)
+					done = append(done, delivery{w, results})
+				}
+			}
+		}
+	}
+	l.applied = ents[len(ents)-1].GetIndex()
+	return b.finish(int64(l.applied)), done
+}
+
+// publish makes img current and queues it for the notifier.
+func (l *loop) publish(img *Image, done []delivery) {
+	c := l.c
+	prev := c.image.Swap(img)
+	c.notifyc <- update{prev: prev, next: img, done: done}
+}
+
+// maybeSnapshot snapshots the image every SnapshotEvery applied entries and
+// compacts the log behind it. A single voter keeps no entries; with peers,
+// some stay so that a follower a little behind catches up from the log.
+func (l *loop) maybeSnapshot() error {
+	c := l.c
+	if l.applied < l.snapIndex+c.cfg.SnapshotEvery {
+		return nil
+	}
+	img := c.image.Load()
+	if uint64(img.offset) != l.applied {
+		return errors.New("image offset and applied index disagree")
+	}
+	compact := l.applied
+	if len(l.confState.GetVoters()) > 1 {
+		const keep = 5000
+		compact = max(l.snapIndex, l.applied-min(l.applied, keep))
+	}
+	if err := l.st.CreateSnapshot(l.applied, l.confState, encodeImage(img), compact); err != nil {
+		return err
+	}
+	l.snapIndex = l.applied
+	c.logger.Debug("metadata: snapshot", "index", l.applied, "topics", img.TopicCount())
+	return nil
+}

@@ -1,0 +1,86 @@
+package metadata
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// A snapshot's data is the Image written as the records that rebuild it:
+//
+//	+---------+--------------------------------------------+
+//	| version | records: count (uvarint), then each record |
+//	|  byte   | as a length (uvarint) and its bytes        |
+//	+---------+--------------------------------------------+
+//
+// in this order: cluster, features, brokers (with their epochs), then per
+// topic its TopicRecord, PartitionRecords and ConfigRecords, then broker
+// configs, then the last producer id block. The metadata offset is the
+// snapshot's raft index, kept by raft beside the data.
+
+const snapshotVersion = 1
+
+// encodeImage returns img's snapshot data.
+func encodeImage(img *Image) []byte {
+	var recs []Record
+	if img.clusterID != "" {
+		recs = append(recs, &ClusterRecord{ID: img.clusterID})
+	}
+	for _, name := range slices.Sorted(maps.Keys(img.features)) {
+		recs = append(recs, &FeatureLevel{Name: name, Level: img.features[name]})
+	}
+	for _, b := range img.Brokers() {
+		recs = append(recs, &RegisterBroker{ID: b.ID, Incarnation: b.Incarnation, Epoch: b.Epoch, Rack: b.Rack, Listeners: b.Listeners})
+	}
+	for _, t := range img.Topics() {
+		recs = append(recs, &TopicRecord{Name: t.Name, ID: t.ID})
+		for _, p := range t.Partitions {
+			recs = append(recs, &PartitionRecord{TopicID: t.ID, Partition: p.Partition, Replicas: p.Replicas, ISR: p.ISR,
+				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch})
+		}
+		for _, k := range slices.Sorted(maps.Keys(t.Configs)) {
+			recs = append(recs, &ConfigRecord{ResourceType: ResourceTopic, Name: t.Name, Key: k, Value: t.Configs[k]})
+		}
+	}
+	names := slices.SortedFunc(maps.Keys(img.brokerConfigs), func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
+	})
+	for _, name := range names {
+		cfg := img.brokerConfigs[name]
+		for _, k := range slices.Sorted(maps.Keys(cfg)) {
+			recs = append(recs, &ConfigRecord{ResourceType: ResourceBroker, Name: name, Key: k, Value: cfg[k]})
+		}
+	}
+	if img.lastPIDBlock.Size > 0 {
+		blk := img.lastPIDBlock
+		recs = append(recs, &blk)
+	}
+	return appendRecords([]byte{snapshotVersion}, recs)
+}
+
+// decodeImage rebuilds the Image a snapshot holds, at offset.
+func decodeImage(data []byte, offset int64) (*Image, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("metadata snapshot: %w", errTruncated)
+	}
+	if data[0] != snapshotVersion {
+		return nil, fmt.Errorf("%w: snapshot version %d", ErrUnknownRecord, data[0])
+	}
+	r := &reader{b: data[1:]}
+	recs, err := r.records()
+	if err != nil {
+		return nil, fmt.Errorf("metadata snapshot: %w", err)
+	}
+	if len(r.b) != 0 {
+		return nil, fmt.Errorf("metadata snapshot: %d trailing bytes", len(r.b))
+	}
+	b := newBuilder(emptyImage())
+	for i, rec := range recs {
+		if err := b.apply(rec, offset); err != nil {
+			return nil, fmt.Errorf("metadata snapshot: record %d: %w", i, err)
+		}
+	}
+	return b.finish(offset), nil
+}

@@ -1,0 +1,218 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"kzero/index"
+)
+
+// cleanedSegment writes a cleaned segment: B.log.cleaned with its indexes
+// B.index.cleaned, B.timeindex.cleaned and, when an aborted transaction
+// stays in it, B.txnindex.cleaned. Its Segment is never published: the
+// swap opens the renamed files afresh.
+type cleanedSegment struct {
+	seg      *Segment
+	interval int
+	buf      []byte // batches not yet written
+	bufSize  int
+	flushed  int64 // file position of buf[0]
+	pos      int64 // file position after buf
+	next     int64
+	closed   bool
+}
+
+func cleanedPath(dir string, base int64, suffix string) string {
+	return segmentPath(dir, base, suffix+CleanedSuffix)
+}
+
+var segmentSuffixes = []string{IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, LogSuffix}
+
+// removeSwapFiles removes the .cleaned and .swap files of base, which a
+// pass leaves when it gives up before the swap commits.
+func removeSwapFiles(dir string, base int64) {
+	for _, sfx := range segmentSuffixes {
+		os.Remove(cleanedPath(dir, base, sfx))
+		os.Remove(segmentPath(dir, base, sfx+SwapSuffix))
+	}
+}
+
+func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int) (*cleanedSegment, error) {
+	removeSwapFiles(dir, base)
+	f, err := os.OpenFile(cleanedPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create cleaned segment: %w", err)
+	}
+	s := &Segment{base: base, dir: dir, f: f, fd: int(f.Fd()), created: cfg.now()}
+	s.refs.Store(1)
+	s.maxTs.Store(-1)
+	s.maxTsOffset.Store(base)
+	s.firstBatchTs.Store(-1)
+	s.next.Store(base)
+	fail := func(err error) (*cleanedSegment, error) {
+		if s.index != nil {
+			s.index.Close()
+		}
+		if s.tindex != nil {
+			s.tindex.Close()
+		}
+		f.Close()
+		removeSwapFiles(dir, base)
+		return nil, fmt.Errorf("create cleaned segment %d: %w", base, err)
+	}
+	if s.index, err = index.OpenOffsetIndex(cleanedPath(dir, base, IndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
+		return fail(err)
+	}
+	if s.tindex, err = index.OpenTimeIndex(cleanedPath(dir, base, TimeIndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
+		return fail(err)
+	}
+	t, err := OpenTxnIndex(cleanedPath(dir, base, TxnIndexSuffix))
+	if err != nil {
+		return fail(err)
+	}
+	s.txn.Store(t)
+	return &cleanedSegment{seg: s, interval: cfg.IndexIntervalBytes, buf: buf, bufSize: bufSize, next: base}, nil
+}
+
+// append adds a batch, copying it.
+func (w *cleanedSegment) append(b Batch) error {
+	// A full index only makes the index sparser: the segment stays right.
+	if err := w.seg.indexBatch(b, w.pos, len(b), w.interval); err != nil && !errors.Is(err, index.ErrFull) {
+		return err
+	}
+	w.buf = append(w.buf, b...)
+	w.pos += int64(len(b))
+	w.next = b.NextOffset()
+	if len(w.buf) >= w.bufSize {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *cleanedSegment) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.seg.f.WriteAt(w.buf, w.flushed); err != nil {
+		return fmt.Errorf("write cleaned segment %d: %w", w.seg.base, err)
+	}
+	w.flushed = w.pos
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// finish writes what is buffered, trims the indexes, fsyncs and closes
+// the files.
+func (w *cleanedSegment) finish() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	s := w.seg
+	s.size.Store(w.pos)
+	s.next.Store(w.next)
+	if err := s.seal(); err != nil {
+		return err
+	}
+	if err := s.Sync(); err != nil {
+		return err
+	}
+	w.closed = true
+	s.closeFiles()
+	return nil
+}
+
+// discard closes and removes the cleaned files.
+func (w *cleanedSegment) discard() {
+	if !w.closed {
+		w.closed = true
+		w.seg.closeFiles()
+	}
+	removeSwapFiles(w.seg.dir, w.seg.base)
+}
+
+// swapStep names the points a test may stop a swap at, as if the broker
+// crashed there.
+type swapStep int
+
+const (
+	swapComplete       swapStep = iota
+	swapStopCleaned             // the .cleaned files are written
+	swapStopSwapFiles           // renamed to .swap: the commit point
+	swapStopOldDeleted          // the replaced segments are renamed .deleted
+)
+
+var errSimulatedCrash = errors.New("simulated crash")
+
+// replaceSegmentsLocked replaces old, adjacent segments of the log whose
+// sizes were sizes when the cleaner read them, by the cleaned segment at
+// base, following swap.go's steps. When the log changed since (a segment
+// deleted, truncated or made active, the log closed) it removes the cleaned
+// files and returns errCleanAborted. A failure after the commit point
+// takes the log offline: the next Open completes the swap.
+func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, stop swapStep) error {
+	if stop == swapStopCleaned {
+		return errSimulatedCrash
+	}
+	segs := l.Segments()
+	i := slices.Index(segs, old[0])
+	ok := !l.mu.closed && i >= 0 && i+len(old) < len(segs)
+	for k := 0; ok && k < len(old); k++ {
+		ok = segs[i+k] == old[k] && old[k].size.Load() == sizes[k]
+	}
+	if !ok {
+		removeSwapFiles(l.dir, base)
+		return errCleanAborted
+	}
+
+	for _, sfx := range segmentSuffixes {
+		err := os.Rename(cleanedPath(l.dir, base, sfx), segmentPath(l.dir, base, sfx+SwapSuffix))
+		if err != nil && !(sfx == TxnIndexSuffix && errors.Is(err, os.ErrNotExist)) {
+			removeSwapFiles(l.dir, base)
+			return fmt.Errorf("rename cleaned segment to swap: %w", err)
+		}
+	}
+	offline := func(err error) error {
+		l.mu.closed = true
+		l.logger.Error("segment swap failed, log goes offline", "dir", l.dir, "segment", base, "err", err)
+		return fmt.Errorf("swap cleaned segment %d: %w", base, err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		return offline(err)
+	}
+	if stop == swapStopSwapFiles {
+		return errSimulatedCrash
+	}
+	delay := durationMs(l.cfg.Load().FileDeleteDelayMs)
+	for _, s := range old {
+		if err := s.markDeleted(delay); err != nil {
+			return offline(err)
+		}
+	}
+	if stop == swapStopOldDeleted {
+		return errSimulatedCrash
+	}
+	if err := renameSwapped(l.dir, base); err != nil {
+		return offline(err)
+	}
+	cfg := l.cfg.Load()
+	s, err := openSegment(l.dir, base, cfg, false, 0)
+	if err != nil {
+		return offline(err)
+	}
+	if s.needsRecovery {
+		// The indexes were just written and fsynced; rebuild them anyway.
+		if _, err := s.rebuild(cfg, nil); err == nil {
+			err = s.seal()
+		}
+		if err != nil {
+			s.Release()
+			return offline(err)
+		}
+	}
+	next := make([]*Segment, 0, len(segs)-len(old)+1)
+	next = append(append(append(next, segs[:i]...), s), segs[i+len(old):]...)
+	l.setSegments(next)
+	return nil
+}

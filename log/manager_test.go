@@ -1,0 +1,86 @@
+package log
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestManagerLifecycle(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	cfg := DefaultManagerConfig(dirs...)
+	cfg.Defaults = testConfig()
+	m, err := OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second broker on the same dirs is refused.
+	if _, err := OpenManager(cfg); err == nil {
+		t.Fatal("second manager opened locked log dirs")
+	}
+	tps := []TopicPartition{{"a", 0}, {"a", 1}, {"b-c", 0}, {"d", 7}}
+	for _, tp := range tps {
+		l, err := m.GetOrCreate(tp, testConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, makeBatch(t, 10, 10, CodecNone))
+	}
+	// New partitions spread over the dirs.
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		n := 0
+		for _, e := range ents {
+			if e.IsDir() {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Fatalf("dir %s holds %d partitions", d, n)
+		}
+	}
+	if err := m.Delete(TopicPartition{"d", 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		for _, f := range []string{RecoveryPointCheckpoint, LogStartOffsetCheckpoint, cleanShutdownFile} {
+			if _, err := os.Stat(filepath.Join(d, f)); err != nil {
+				t.Fatalf("after close: %v", err)
+			}
+		}
+	}
+	// Reopen after a clean shutdown, then "crash" (no Close) and reopen.
+	m, err = OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(m.Logs()); got != 3 {
+		t.Fatalf("%d logs after reopen", got)
+	}
+	l, _ := m.Get(TopicPartition{"b-c", 0})
+	if l.LogEndOffset() != 10 {
+		t.Fatalf("LEO %d", l.LogEndOffset())
+	}
+	mustAppend(t, l, makeBatch(t, 5, 10, CodecNone))
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, cleanShutdownFile)); !os.IsNotExist(err) {
+			t.Fatal("clean shutdown marker left while running")
+		}
+	}
+	m.unlock() // the process dies: locks go, nothing is flushed or checkpointed
+	m2, err := OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	l, _ = m2.Get(TopicPartition{"b-c", 0})
+	if l.LogEndOffset() != 15 {
+		t.Fatalf("LEO after crash %d", l.LogEndOffset())
+	}
+	if _, ok := m2.Get(TopicPartition{"d", 7}); ok {
+		t.Fatal("deleted partition came back")
+	}
+}

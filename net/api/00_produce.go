@@ -1,0 +1,96 @@
+package api
+
+// Produce: v3-v13, advertised from v0 (KAFKA-18659: librdkafka turns
+// compression off when v0 is missing) but v0-v2 are rejected, as Kafka 4.x
+// does. v13 names topics by id (KIP-516).
+//
+// Record bytes are appended as they came (no decompression, no
+// recompression): one copy, request buffer to page cache. acks=0 gets no
+// response; when any partition fails, the connection is closed instead so
+// the client refreshes its metadata, as Kafka does.
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/log"
+	"kzero/net/server"
+)
+
+func init() {
+	a := register(kmsg.Produce.Int16(), 3, 13, (*Handler).produce)
+	a.advertiseMin = 0
+}
+
+func (h *Handler) produce(req *server.Request) error {
+	r := kmsg.NewPtrProduceRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+	failed := false
+	for i := range r.Topics {
+		t := &r.Topics[i]
+		rt := &resp.Topics[i]
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		name, unknown := t.Topic, error(nil)
+		if r.Version >= 13 {
+			var ok bool
+			if name, ok = h.topicName(t.TopicID); !ok {
+				unknown = kerr.UnknownTopicID
+			}
+		}
+		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			rp := &rt.Partitions[j]
+			*rp = kmsg.NewProduceResponseTopicPartition()
+			rp.Partition = p.Partition
+			err := unknown
+			if err == nil {
+				err = h.appendPartition(log.TopicPartition{Topic: name, Partition: p.Partition}, p.Records, r.Acks, rp)
+			}
+			if err != nil {
+				failed = true
+				rp.ErrorCode = errCode(err)
+				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+				if r.Version >= 8 {
+					rp.ErrorMessage = errMessage(err)
+				}
+			}
+		}
+	}
+	if r.Acks == 0 {
+		if failed {
+			return fmt.Errorf("acks=0 produce failed on a partition: closing the connection")
+		}
+		req.NoResponse()
+		return nil
+	}
+	respond(req, resp)
+	return nil
+}
+
+func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, acks int16, rp *kmsg.ProduceResponseTopicPartition) error {
+	if acks != 0 && acks != 1 && acks != -1 {
+		return kerr.InvalidRequiredAcks
+	}
+	p, err := h.replicas.Get(tp)
+	if err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return kerr.CorruptMessage
+	}
+	info, err := p.Append(records, acks)
+	if err != nil {
+		return err
+	}
+	rp.BaseOffset = info.FirstOffset
+	rp.LogAppendTime = info.LogAppendTime
+	rp.LogStartOffset = info.LogStartOffset
+	return nil
+}

@@ -1,0 +1,92 @@
+package api
+
+// ListOffsets: v1-v10. Special timestamps: -1 latest (the high watermark,
+// or the last stable offset for read_committed), -2 earliest (the log
+// start offset), -3 the record with the largest timestamp (v7+, KIP-734),
+// -4 earliest local (v8+, KIP-405; the log start, nothing is tiered), -5
+// latest tiered (v9+; none, so -1). Any other timestamp finds the first
+// record at or after it through the time index, below the bound a fetch
+// would have.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/log"
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.ListOffsets.Int16(), 1, 10, (*Handler).listOffsets) }
+
+func (h *Handler) listOffsets(req *server.Request) error {
+	r := kmsg.NewPtrListOffsetsRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrListOffsetsResponse()
+	for i := range r.Topics {
+		t := &r.Topics[i]
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
+			if err := h.listOffset(log.TopicPartition{Topic: t.Topic, Partition: p.Partition}, p, r.IsolationLevel == 1, &rp); err != nil {
+				rp.ErrorCode = errCode(err)
+				rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	respond(req, resp)
+	return nil
+}
+
+func (h *Handler) listOffset(tp log.TopicPartition, p *kmsg.ListOffsetsRequestTopicPartition, committed bool, rp *kmsg.ListOffsetsResponseTopicPartition) error {
+	part, err := h.replicas.Get(tp)
+	if err != nil {
+		return err
+	}
+	if !part.IsLeader() {
+		return kerr.NotLeaderForPartition
+	}
+	if err := part.CheckLeaderEpoch(p.CurrentLeaderEpoch); err != nil {
+		return err
+	}
+	l := part.Log()
+	bound := part.HighWatermark()
+	if committed {
+		bound = part.LastStableOffset()
+	}
+	epoch := part.LeaderEpoch()
+	switch p.Timestamp {
+	case -1: // latest
+		rp.Offset, rp.LeaderEpoch = bound, epoch
+	case -2, -4: // earliest, earliest local
+		rp.Offset, rp.LeaderEpoch = l.LogStartOffset(), epoch
+	case -5: // latest tiered: nothing is tiered
+	case -3: // max timestamp
+		pos, ok, err := l.MaxTimestamp()
+		if err != nil {
+			return err
+		}
+		if ok && pos.Offset < bound {
+			rp.Offset, rp.Timestamp, rp.LeaderEpoch = pos.Offset, pos.Timestamp, pos.LeaderEpoch
+		}
+	default:
+		if p.Timestamp < 0 {
+			return kerr.InvalidRequest
+		}
+		pos, ok, err := l.OffsetForTimestamp(p.Timestamp)
+		if err != nil {
+			return err
+		}
+		if ok && pos.Offset < bound {
+			rp.Offset, rp.Timestamp, rp.LeaderEpoch = pos.Offset, pos.Timestamp, pos.LeaderEpoch
+		}
+	}
+	return nil
+}

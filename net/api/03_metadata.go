@@ -1,0 +1,130 @@
+package api
+
+// Metadata: v0-v13 (v0-v3 restored by KAFKA-18648 for kafka-python and
+// aiokafka). Topics by name, or by id from v10. A null topic list (or an
+// empty one in v0) asks for every topic. Missing topics are created when
+// the request allows it (always before v4) and auto.create.topics.enable
+// is set; creation goes through the metadata quorum and is complete when
+// the response is built, so the client sees the topic at once.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/metadata"
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.Metadata.Int16(), 0, 13, (*Handler).metadata) }
+
+// authorizedOperationsOmitted is what Kafka returns when the client did not
+// ask for authorized operations.
+const authorizedOperationsOmitted = -2147483648
+
+func (h *Handler) metadata(req *server.Request) error {
+	r := kmsg.NewPtrMetadataRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	img := h.cluster.Image()
+	resp := kmsg.NewPtrMetadataResponse()
+	for _, b := range img.Brokers() {
+		for _, l := range b.Listeners {
+			if l.Name != "PLAINTEXT" {
+				continue
+			}
+			mb := kmsg.NewMetadataResponseBroker()
+			mb.NodeID, mb.Host, mb.Port = b.ID, l.Host, l.Port
+			if b.Rack != "" {
+				rack := b.Rack
+				mb.Rack = &rack
+			}
+			resp.Brokers = append(resp.Brokers, mb)
+		}
+	}
+	cid := img.ClusterID()
+	resp.ClusterID = &cid
+	resp.ControllerID = img.ControllerID()
+	resp.AuthorizedOperations = authorizedOperationsOmitted
+
+	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	if all {
+		for _, t := range img.Topics() {
+			resp.Topics = append(resp.Topics, topicMetadata(t, r.Version))
+		}
+		respond(req, resp)
+		return nil
+	}
+	autoCreate := h.cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
+	for _, rt := range r.Topics {
+		var t *metadata.Topic
+		switch {
+		case rt.Topic != nil:
+			t = img.Topic(*rt.Topic)
+			if t == nil {
+				t, img = h.autoCreate(*rt.Topic, autoCreate, img)
+			}
+		default:
+			t = img.TopicByID(rt.TopicID)
+		}
+		if t != nil {
+			resp.Topics = append(resp.Topics, topicMetadata(t, r.Version))
+			continue
+		}
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		if rt.Topic == nil {
+			mt.ErrorCode = kerr.UnknownTopicID.Code
+		} else if metadata.ValidateTopicName(*rt.Topic) != nil {
+			mt.ErrorCode = kerr.InvalidTopicException.Code
+		}
+		mt.AuthorizedOperations = authorizedOperationsOmitted
+		resp.Topics = append(resp.Topics, mt)
+	}
+	respond(req, resp)
+	return nil
+}
+
+// autoCreate creates a missing topic when allowed and returns it with the
+// image that holds it; nil when it was not created.
+func (h *Handler) autoCreate(name string, allowed bool, img *metadata.Image) (*metadata.Topic, *metadata.Image) {
+	if !allowed || metadata.ValidateTopicName(name) != nil {
+		return nil, img
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.cluster.AutoCreateTopic(ctx, name); err != nil {
+		h.logger.Warn("auto topic creation failed", "topic", name, "err", err)
+		return nil, img
+	}
+	img = h.cluster.Image()
+	return img.Topic(name), img
+}
+
+func topicMetadata(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	mt.IsInternal = t.Internal()
+	mt.AuthorizedOperations = authorizedOperationsOmitted
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, len(t.Partitions))
+	for i, p := range t.Partitions {
+		mp := &mt.Partitions[i]
+		*mp = kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Partition
+		mp.Leader = p.Leader
+		mp.LeaderEpoch = p.LeaderEpoch
+		mp.Replicas = p.Replicas
+		mp.ISR = p.ISR
+		mp.OfflineReplicas = []int32{}
+		if p.Leader < 0 {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+	}
+	return mt
+}

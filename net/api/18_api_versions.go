@@ -1,0 +1,77 @@
+package api
+
+// ApiVersions: v0-v4 (KIP-35, KIP-511 client software name/version, KIP-584
+// features in tagged fields from v3). The response header is always v0.
+//
+// A request of a version above v4 is answered as v0 with
+// UNSUPPORTED_VERSION and the full list, so the client can retry (KIP-511).
+
+import (
+	"regexp"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.ApiVersions.Int16(), 0, 4, (*Handler).apiVersions) }
+
+// Finalized feature levels this broker runs at, as Kafka 4.1 reports them.
+// Only features whose behaviour is implemented are listed: clients turn on
+// KIP-848 groups (group.version) and transactions v2 (transaction.version)
+// only when the broker lists them.
+var features = []struct {
+	name     string
+	min, max int16
+}{
+	{"metadata.version", 7, 27}, // 27 is 4.1-IV1
+}
+
+// softwareName is the pattern KIP-511 requires of client software name and
+// version strings.
+var softwareName = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
+
+func (h *Handler) apiVersions(req *server.Request) error {
+	r := kmsg.NewPtrApiVersionsRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := apiVersionsResponse()
+	if r.Version >= 3 && (!softwareName.MatchString(r.ClientSoftwareName) || !softwareName.MatchString(r.ClientSoftwareVersion)) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+	}
+	respond(req, resp)
+	return nil
+}
+
+// unsupportedAPIVersions answers an ApiVersions request of a version this
+// broker does not serve: v0, UNSUPPORTED_VERSION, and the supported list.
+func (h *Handler) unsupportedAPIVersions(req *server.Request) {
+	resp := apiVersionsResponse()
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	resp.SetVersion(0)
+	out := req.NewResponse()
+	out.AppendMessage(resp)
+	req.Respond(out)
+}
+
+func apiVersionsResponse() *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	keys := make([]int16, 0, len(apis))
+	for k := range apis {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		a := apis[k]
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: a.advertiseMin, MaxVersion: a.max})
+	}
+	for _, f := range features {
+		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: f.name, MinVersion: f.min, MaxVersion: f.max})
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: f.name, MinVersionLevel: f.max, MaxVersionLevel: f.max})
+	}
+	resp.FinalizedFeaturesEpoch = 1
+	return resp
+}

@@ -1,0 +1,78 @@
+package api
+
+// DescribeLogDirs: v1-v4. Every log dir with the partitions in it and
+// their sizes; v4 adds the file system's total and usable bytes. A null
+// topic list means every partition.
+
+import (
+	"path/filepath"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
+
+	"kzero/log"
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.DescribeLogDirs.Int16(), 1, 4, (*Handler).describeLogDirs) }
+
+func (h *Handler) describeLogDirs(req *server.Request) error {
+	r := kmsg.NewPtrDescribeLogDirsRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	want := func(tp log.TopicPartition) bool {
+		if r.Topics == nil {
+			return true
+		}
+		for _, t := range r.Topics {
+			if t.Topic == tp.Topic && slices.Contains(t.Partitions, tp.Partition) {
+				return true
+			}
+		}
+		return false
+	}
+	logs := h.replicas.Logs()
+	byDir := map[string]map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
+	for _, d := range logs.Dirs() {
+		byDir[d] = map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
+	}
+	for tp, l := range logs.Logs() {
+		if !want(tp) {
+			continue
+		}
+		dir := filepath.Dir(l.Dir())
+		p := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+		p.Partition, p.Size = tp.Partition, l.Size()
+		if m, ok := byDir[dir]; ok {
+			m[tp.Topic] = append(m[tp.Topic], p)
+		}
+	}
+	resp := kmsg.NewPtrDescribeLogDirsResponse()
+	for _, d := range logs.Dirs() {
+		rd := kmsg.NewDescribeLogDirsResponseDir()
+		rd.Dir = d
+		var st unix.Statfs_t
+		if err := unix.Statfs(d, &st); err == nil {
+			rd.TotalBytes = int64(st.Blocks) * int64(st.Bsize)
+			rd.UsableBytes = int64(st.Bavail) * int64(st.Bsize)
+		}
+		topics := byDir[d]
+		names := make([]string, 0, len(topics))
+		for n := range topics {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			t := kmsg.NewDescribeLogDirsResponseDirTopic()
+			t.Topic = n
+			t.Partitions = topics[n]
+			slices.SortFunc(t.Partitions, func(a, b kmsg.DescribeLogDirsResponseDirTopicPartition) int { return int(a.Partition - b.Partition) })
+			rd.Topics = append(rd.Topics, t)
+		}
+		resp.Dirs = append(resp.Dirs, rd)
+	}
+	respond(req, resp)
+	return nil
+}

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/net/server"
+	"kzero/replica"
+)
+
+// Config is what the handlers need to know about this broker.
+type Config struct {
+	NodeID         int32
+	AdvertisedHost string
+	AdvertisedPort int32
+	Rack           string
+
+	AutoCreateTopics         bool  // auto.create.topics.enable
+	NumPartitions            int32 // num.partitions
+	DefaultReplicationFactor int16 // default.replication.factor
+
+	Logger *slog.Logger
+}
+
+// Handler serves every API this broker advertises.
+type Handler struct {
+	cfg      Config
+	cluster  Cluster
+	replicas *replica.Manager
+	logger   *slog.Logger
+}
+
+// New returns a Handler serving cluster metadata from cluster and data
+// from replicas.
+func New(cfg Config, cluster Cluster, replicas *replica.Manager) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handler{cfg: cfg, cluster: cluster, replicas: replicas, logger: cfg.Logger}
+}
+
+// api is one served API key: the versions it serves and its handler.
+type api struct {
+	min, max int16
+	// advertiseMin is the lowest version ApiVersions lists, when lower
+	// than min (Produce lists v0 and rejects v0-v2; see KAFKA-18659).
+	advertiseMin int16
+	serve        func(h *Handler, req *server.Request) error
+}
+
+// apis is filled by the per-key files' init functions.
+var apis = map[int16]*api{}
+
+func register(key int16, min, max int16, serve func(*Handler, *server.Request) error) *api {
+	a := &api{min: min, max: max, advertiseMin: min, serve: serve}
+	apis[key] = a
+	return a
+}
+
+// errUnsupportedVersion closes the connection: Kafka cannot parse a
+// request of a version it does not serve and drops the connection.
+var errUnsupportedVersion = errors.New("unsupported api version")
+
+// Serve dispatches a request to its API's handler.
+func (h *Handler) Serve(req *server.Request) {
+	key, v := req.Header.APIKey, req.Header.APIVersion
+	a, ok := apis[key]
+	if key == kmsg.ApiVersions.Int16() && (!ok || v > a.max) {
+		h.unsupportedAPIVersions(req)
+		return
+	}
+	if !ok || v < a.min || v > a.max {
+		req.Fail(fmt.Errorf("api key %d version %d: %w", key, v, errUnsupportedVersion))
+		return
+	}
+	if err := a.serve(h, req); err != nil {
+		req.Fail(err)
+	}
+}
+
+// decode reads the request body into r at the request's version. Record
+// bytes alias the request buffer (no copy).
+func decode(req *server.Request, r kmsg.Request) error {
+	r.SetVersion(req.Header.APIVersion)
+	if err := r.(interface{ UnsafeReadFrom([]byte) error }).UnsafeReadFrom(req.Body); err != nil {
+		return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(req.Header.APIKey), req.Header.APIVersion, err)
+	}
+	return nil
+}
+
+// respond encodes m at the request's version and sends it.
+func respond(req *server.Request, m kmsg.Response) {
+	m.SetVersion(req.Header.APIVersion)
+	resp := req.NewResponse()
+	resp.AppendMessage(m)
+	req.Respond(resp)
+}
+
+// errCode maps an error to its Kafka error code: 0 for nil, the code of a
+// wrapped kerr error, UNKNOWN_SERVER_ERROR otherwise.
+func errCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errMessage is the text for a response's ErrorMessage field.
+func errMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

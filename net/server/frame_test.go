@@ -1,0 +1,209 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/net/wire"
+)
+
+// memInbound is a connection's read side in memory: data[:avail] has
+// arrived, data[pos:avail] is buffered.
+type memInbound struct {
+	data       []byte
+	pos, avail int
+}
+
+func (m *memInbound) InboundBuffered() int { return m.avail - m.pos }
+
+func (m *memInbound) Peek(n int) ([]byte, error) {
+	if n > m.avail-m.pos {
+		return nil, io.ErrShortBuffer
+	}
+	return m.data[m.pos : m.pos+n], nil
+}
+
+func (m *memInbound) Discard(n int) (int, error) {
+	n = min(n, m.avail-m.pos)
+	m.pos += n
+	return n, nil
+}
+
+func (m *memInbound) Read(p []byte) (int, error) {
+	n := copy(p, m.data[m.pos:m.avail])
+	m.pos += n
+	return n, nil
+}
+
+// splitFrames is the reference: the frames of a whole stream, and whether
+// the stream ended with a bad size.
+func splitFrames(b []byte, max int) (frames [][]byte, bad bool) {
+	for len(b) >= wire.SizeLen {
+		size, err := wire.FrameSize(b, max)
+		if err != nil {
+			return frames, true
+		}
+		if len(b) < wire.SizeLen+size {
+			return frames, false
+		}
+		frames = append(frames, b[wire.SizeLen:wire.SizeLen+size])
+		b = b[wire.SizeLen+size:]
+	}
+	return frames, false
+}
+
+// FuzzFrameReader feeds a byte stream in arbitrary pieces: the frames cut
+// must be the stream's frames whatever the pieces, and a bad size must
+// stop the stream exactly where the reference stops.
+func FuzzFrameReader(f *testing.F) {
+	fm := kmsg.NewRequestFormatter(kmsg.FormatterClientID("fuzz"))
+	seed := fm.AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)
+	f.Add(append(append([]byte{}, seed...), seed...), []byte{1, 3, 200})
+	f.Add(produceStream(3), []byte{0, 0, 0, 255, 17})
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 9, 0xff, 0xff, 0xff, 0xff}, []byte{2})
+	f.Add([]byte{0, 0, 1, 0}, []byte{})
+	f.Fuzz(func(t *testing.T, stream, pieces []byte) {
+		const max = 64
+		want, wantBad := splitFrames(stream, max)
+		in := &memInbound{data: stream}
+		r := frameReader{max: max}
+		defer r.release()
+		var got [][]byte
+		bad := false
+		for i := 0; in.avail < len(stream) && !bad; i++ {
+			step := len(stream)
+			if i < len(pieces) {
+				step = int(pieces[i]) + 1
+			}
+			in.avail = min(len(stream), in.avail+step)
+			for {
+				frame, err := r.next(in)
+				if err != nil {
+					if !errors.Is(err, wire.ErrFrameTooLarge) && !errors.Is(err, wire.ErrNegativeSize) {
+						t.Fatalf("unexpected error %v", err)
+					}
+					bad = true
+					break
+				}
+				if frame == nil {
+					break
+				}
+				got = append(got, bytes.Clone(frame.B))
+				framePool.Put(frame)
+			}
+		}
+		if bad != wantBad || len(got) != len(want) {
+			t.Fatalf("got %d frames (bad %v), want %d (bad %v)", len(got), bad, len(want), wantBad)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("frame %d: %x, want %x", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// produceStream is n pipelined Produce v11 request frames.
+func produceStream(n int) []byte {
+	fm := kmsg.NewRequestFormatter(kmsg.FormatterClientID("producer-1"))
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(11)
+	req.Acks, req.TimeoutMillis = -1, 30000
+	topic := kmsg.NewProduceRequestTopic()
+	topic.Topic = "events"
+	part := kmsg.NewProduceRequestTopicPartition()
+	part.Records = bytes.Repeat([]byte{7}, 512)
+	topic.Partitions = append(topic.Partitions, part)
+	req.Topics = append(req.Topics, topic)
+	var b []byte
+	for i := range n {
+		// AppendRequest writes the size at dst[0:4]: give it a fresh slice.
+		b = append(b, fm.AppendRequest(nil, req, int32(i))...)
+	}
+	return b
+}
+
+// decodeOne cuts, decodes and recycles one request: the loop's work per
+// request up to the handoff.
+func decodeOne(tb testing.TB, r *frameReader, in *memInbound) {
+	frame, err := r.next(in)
+	if err != nil || frame == nil {
+		tb.Fatalf("frame %v %v", frame, err)
+	}
+	h, body, err := wire.ParseRequestHeader(frame.B)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	newRequest(nil, h, body, frame).free()
+}
+
+// TestFrameDecodeAllocs: cutting a frame out of the stream, decoding its
+// header and making its Request allocate nothing in steady state.
+func TestFrameDecodeAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	const n = 2000
+	stream := produceStream(n)
+	in := &memInbound{data: stream, avail: len(stream)}
+	r := frameReader{max: wire.DefaultMaxRequestBytes}
+	for range 100 { // warm the pools
+		decodeOne(t, &r, in)
+	}
+	allocs := testing.AllocsPerRun(n-200, func() { decodeOne(t, &r, in) })
+	if allocs != 0 {
+		t.Fatalf("%v allocations per request", allocs)
+	}
+}
+
+func BenchmarkFrameDecode(b *testing.B) {
+	const n = 4096
+	stream := produceStream(n)
+	in := &memInbound{data: stream, avail: len(stream)}
+	r := frameReader{max: wire.DefaultMaxRequestBytes}
+	b.SetBytes(int64(len(stream) / n))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i == n {
+			in.pos, i = 0, 0
+		}
+		decodeOne(b, &r, in)
+		i++
+	}
+}
+
+// TestFrameReaderStraddles: a frame arriving a byte at a time is cut once
+// whole, and the size prefix split across reads is handled.
+func TestFrameReaderStraddles(t *testing.T) {
+	stream := produceStream(3)
+	want, _ := splitFrames(stream, wire.DefaultMaxRequestBytes)
+	in := &memInbound{data: stream}
+	r := frameReader{max: wire.DefaultMaxRequestBytes}
+	var got int
+	for in.avail < len(stream) {
+		in.avail++
+		frame, err := r.next(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if frame != nil {
+			if !bytes.Equal(frame.B, want[got]) {
+				t.Fatalf("frame %d differs", got)
+			}
+			got++
+			framePool.Put(frame)
+		}
+	}
+	if got != 3 {
+		t.Fatalf("%d frames", got)
+	}
+	if binary.BigEndian.Uint32(stream) == 0 {
+		t.Fatal("empty stream")
+	}
+}

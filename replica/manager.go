@@ -1,0 +1,88 @@
+package replica
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/log"
+)
+
+// Manager holds this broker's partition replicas.
+type Manager struct {
+	nodeID int32
+	logs   *log.Manager
+
+	mu    sync.RWMutex
+	parts map[log.TopicPartition]*Partition
+}
+
+// NewManager serves the replicas whose logs live in logs.
+func NewManager(nodeID int32, logs *log.Manager) *Manager {
+	return &Manager{nodeID: nodeID, logs: logs, parts: map[log.TopicPartition]*Partition{}}
+}
+
+// Logs is the log manager behind the replicas.
+func (m *Manager) Logs() *log.Manager { return m.logs }
+
+// Partition returns a local replica.
+func (m *Manager) Partition(tp log.TopicPartition) (*Partition, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	p, ok := m.parts[tp]
+	return p, ok
+}
+
+// Get returns the local replica or UNKNOWN_TOPIC_OR_PARTITION.
+func (m *Manager) Get(tp log.TopicPartition) (*Partition, error) {
+	if p, ok := m.Partition(tp); ok {
+		return p, nil
+	}
+	return nil, kerr.UnknownTopicOrPartition
+}
+
+// LeaderSpec is what the controller says about a partition this broker leads.
+type LeaderSpec struct {
+	TP                log.TopicPartition
+	TopicID           [16]byte
+	LeaderEpoch       int32
+	ISR               []int32
+	MinInsyncReplicas int
+	Config            log.Config
+}
+
+// MakeLeader creates the replica's log if needed and makes this broker
+// its leader; a later epoch of a partition already led updates it.
+func (m *Manager) MakeLeader(s LeaderSpec) (*Partition, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.parts[s.TP]
+	if !ok {
+		l, err := m.logs.GetOrCreate(s.TP, s.Config)
+		if err != nil {
+			return nil, fmt.Errorf("create log %s: %w", s.TP, err)
+		}
+		p = newPartition(s.TP, s.TopicID, l, m.nodeID)
+		m.parts[s.TP] = p
+	}
+	p.log.SetConfig(s.Config)
+	p.makeLeader(s.LeaderEpoch, s.ISR, s.MinInsyncReplicas)
+	return p, nil
+}
+
+// Remove drops a replica; with deleteLog its log is deleted from disk.
+func (m *Manager) Remove(tp log.TopicPartition, deleteLog bool) error {
+	m.mu.Lock()
+	p, ok := m.parts[tp]
+	delete(m.parts, tp)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	p.leader.Store(false)
+	if deleteLog {
+		return m.logs.Delete(tp)
+	}
+	return nil
+}
