@@ -49,7 +49,7 @@ func BenchmarkAppend(b *testing.B) {
 			cfg := DefaultConfig()
 			cfg.MaxMessageBytes = 2 << 20
 			cfg.FileDeleteDelayMs = 0
-			cfg.SegmentBytes = 256 << 20
+			cfg.SegmentBytes = 1 << 30
 			l := openTestLog(b, b.TempDir(), cfg)
 			defer l.Close()
 			batch := makeBatch(b, size/1024, 1024-20, CodecNone)

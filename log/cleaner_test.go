@@ -104,7 +104,12 @@ func TestCleanKeepsLatestPerKey(t *testing.T) {
 	if l.LogStartOffset() != 0 || l.LogEndOffset() != 300 {
 		t.Fatalf("log start %d end %d", l.LogStartOffset(), l.LogEndOffset())
 	}
-	// No leftovers.
+	// No leftovers, once the replaced segments are released.
+	for _, s := range segs {
+		if !slices.Contains(now, s) {
+			waitReleased(s)
+		}
+	}
 	for _, pat := range []string{"*" + CleanedSuffix, "*" + SwapSuffix, "*" + DeletedSuffix} {
 		if m, _ := filepath.Glob(filepath.Join(l.Dir(), pat)); len(m) > 0 {
 			t.Fatalf("left over: %v", m)
@@ -185,7 +190,7 @@ func TestCleanTombstones(t *testing.T) {
 	cfg.DeleteRetentionMs = 3600_000
 	l := clOpen(t, t.TempDir(), cfg)
 	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "a", v: "1"}, kv{k: "b", v: "1"})) // 0-1
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms()+10, kv{k: "a", tomb: true}))            // 2
+	clAppend(t, l, clBatch(t, CodecNone, clk.Ms()+10, kv{k: "a", tomb: true}))              // 2
 	l.Roll()
 	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "c", v: "1"})) // 3
 	c := clCleaner(1 << 20)
@@ -294,6 +299,7 @@ func TestCleanReaderAcrossSwap(t *testing.T) {
 		t.Fatalf("pread of the replaced segment: %d %v, same %v", n, err, bytes.Equal(got, want))
 	}
 	fr.Release()
+	waitReleased(fr.Segment)
 	if _, err := os.Stat(deleted); !os.IsNotExist(err) {
 		t.Fatalf("replaced segment after release: %v", err)
 	}
@@ -337,7 +343,7 @@ func TestCleanReopen(t *testing.T) {
 		l2.SetFirstDirtyOffset(offs[tp])
 		got, _ := clReadAll(t, l2)
 		sameRecords(t, fmt.Sprintf("reopened (clean=%v)", clean), got, want)
-		if _, ok := clCleaner(1<<20).plan(l2); ok {
+		if _, ok := clCleaner(1 << 20).plan(l2); ok {
 			t.Fatal("reopened log has a dirty part")
 		}
 		// It keeps working: append, clean again.
@@ -527,7 +533,7 @@ func TestCleanActiveNeverCleaned(t *testing.T) {
 	if _, ok := clCleaner(1 << 20).plan(l); ok {
 		t.Fatal("a log with only its active segment is cleanable")
 	}
-	if cleaned, err := clCleaner(1<<20).CleanOnce([]*Log{l}); err != nil || cleaned {
+	if cleaned, err := clCleaner(1 << 20).CleanOnce([]*Log{l}); err != nil || cleaned {
 		t.Fatalf("CleanOnce: %v %v", cleaned, err)
 	}
 }
@@ -771,10 +777,10 @@ func TestCleanTransactions(t *testing.T) {
 	cfg := clConfig(clk)
 	cfg.DeleteRetentionMs = 3600_000
 	l := clOpen(t, t.TempDir(), cfg)
-	clAppend(t, l, txnData(t, clk, 1, 0, "a", "b"))  // 0-1 aborted
-	clAppend(t, l, txnData(t, clk, 2, 0, "c"))       // 2 committed
-	abort := txnMarker(t, l, clk, 1, ControlAbort)   // 3
-	commit := txnMarker(t, l, clk, 2, ControlCommit) // 4
+	clAppend(t, l, txnData(t, clk, 1, 0, "a", "b"))                                             // 0-1 aborted
+	clAppend(t, l, txnData(t, clk, 2, 0, "c"))                                                  // 2 committed
+	abort := txnMarker(t, l, clk, 1, ControlAbort)                                              // 3
+	commit := txnMarker(t, l, clk, 2, ControlCommit)                                            // 4
 	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "c", v: "later"}, kv{k: "z", v: "1"})) // 5-6
 	// Producers 1 and 2 write again, so their markers are not their last.
 	clAppend(t, l, txnData(t, clk, 1, 2, "q")) // 7

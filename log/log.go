@@ -31,6 +31,7 @@ type Log struct {
 	recoveryPoint  atomic.Int64 // offsets below it are fsynced
 	lastFlushMs    atomic.Int64
 	firstUnstable  atomic.Int64 // first offset of the oldest open transaction, -1 when none
+	highWatermark  atomic.Int64 // the partition's last high watermark (OnHighWatermark); the cleaner stays below it
 
 	mu struct {
 		sync.Mutex
@@ -283,6 +284,7 @@ func (l *Log) FirstUnstableOffset() (int64, bool) {
 // transactions whose markers it passed stop holding back the last stable
 // offset.
 func (l *Log) OnHighWatermark(hw int64) {
+	l.highWatermark.Store(hw)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.producers != nil {
@@ -305,3 +307,6 @@ func (l *Log) Producers() []ProducerSnapshotEntry {
 	defer l.mu.Unlock()
 	return l.mu.producers.Producers()
 }
+
+// HighWatermark is the high watermark the partition last reported.
+func (l *Log) HighWatermark() int64 { return l.highWatermark.Load() }

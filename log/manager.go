@@ -26,6 +26,9 @@ type ManagerConfig struct {
 	CheckpointInterval       time.Duration // log.flush.offset.checkpoint.interval.ms
 	ProducerIDExpiration     time.Duration // producer.id.expiration.ms
 	ProducerIDExpirationScan time.Duration // producer.id.expiration.check.interval.ms
+	CleanerEnable            bool          // log.cleaner.enable
+	CleanerBackoff           time.Duration // log.cleaner.backoff.ms
+	CleanerDedupeBufferSize  int64         // log.cleaner.dedupe.buffer.size
 	Logger                   *slog.Logger
 }
 
@@ -39,6 +42,9 @@ func DefaultManagerConfig(dirs ...string) ManagerConfig {
 		CheckpointInterval:       time.Minute,
 		ProducerIDExpiration:     24 * time.Hour,
 		ProducerIDExpirationScan: 10 * time.Minute,
+		CleanerEnable:            true,
+		CleanerBackoff:           15 * time.Second,
+		CleanerDedupeBufferSize:  128 << 20,
 	}
 }
 
@@ -116,6 +122,11 @@ func (m *Manager) openDir(dir string) error {
 		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
 		starts = map[TopicPartition]int64{}
 	}
+	dirty, err := ReadCheckpoint(filepath.Join(dir, CleanerCheckpoint))
+	if err != nil {
+		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
+		dirty = map[TopicPartition]int64{}
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("read log dir: %w", err)
@@ -140,6 +151,9 @@ func (m *Manager) openDir(dir string) error {
 		})
 		if err != nil {
 			return fmt.Errorf("open log %s: %w", tp, err)
+		}
+		if off, ok := dirty[tp]; ok {
+			l.SetFirstDirtyOffset(off)
 		}
 		m.mu.logs[tp] = l
 		m.mu.dirOf[tp] = dir
@@ -225,6 +239,9 @@ func (m *Manager) Start() {
 			m.logger.Error("checkpoint failed", "err", err)
 		}
 	})
+	if m.cfg.CleanerEnable {
+		m.startCleaner()
+	}
 	m.every(m.cfg.ProducerIDExpirationScan, func() {
 		now := time.Now().UnixMilli()
 		for _, l := range m.Logs() {
@@ -263,6 +280,39 @@ func (m *Manager) applyRetention() {
 	}
 }
 
+// startCleaner runs the log cleaner: it cleans the dirtiest compacted log
+// while there is one to clean, then waits log.cleaner.backoff.ms.
+func (m *Manager) startCleaner() {
+	cc := DefaultCleanerConfig()
+	cc.DedupeBufferSize = m.cfg.CleanerDedupeBufferSize
+	cc.HighWatermark = (*Log).HighWatermark
+	cc.Logger = m.logger
+	c := NewCleaner(cc)
+	m.every(m.cfg.CleanerBackoff, func() {
+		for {
+			select {
+			case <-m.stop:
+				return
+			default:
+			}
+			all := m.Logs()
+			logs := make([]*Log, 0, len(all))
+			for _, l := range all {
+				logs = append(logs, l)
+			}
+			cleaned, err := c.CleanOnce(logs)
+			if err != nil {
+				m.logger.Error("log cleaner", "err", err)
+			}
+			if !cleaned || err != nil {
+				return
+			}
+			st := c.LastStats()
+			m.logger.Info("cleaned log", "dir", st.Dir, "segments", st.Segments, "bytes_read", st.BytesRead, "bytes_written", st.BytesWritten)
+		}
+	})
+}
+
 // flushDue fsyncs the logs whose flush.ms has passed.
 func (m *Manager) flushDue() {
 	for tp, l := range m.Logs() {
@@ -280,23 +330,31 @@ func (m *Manager) flushDue() {
 // checkpoint files.
 func (m *Manager) Checkpoint() error {
 	m.mu.RLock()
-	rec := map[string]map[TopicPartition]int64{}
-	start := map[string]map[TopicPartition]int64{}
-	for _, d := range m.cfg.Dirs {
-		rec[d], start[d] = map[TopicPartition]int64{}, map[TopicPartition]int64{}
+	files := map[string]func(*Log) (int64, bool){
+		RecoveryPointCheckpoint:  func(l *Log) (int64, bool) { return l.RecoveryPoint(), true },
+		LogStartOffsetCheckpoint: func(l *Log) (int64, bool) { return l.LogStartOffset(), true },
+		CleanerCheckpoint: func(l *Log) (int64, bool) {
+			return l.FirstDirtyOffset(), l.Config().Compact
+		},
 	}
-	for tp, l := range m.mu.logs {
-		d := m.mu.dirOf[tp]
-		rec[d][tp] = l.RecoveryPoint()
-		start[d][tp] = l.LogStartOffset()
+	out := map[string]map[string]map[TopicPartition]int64{} // file, dir, partition
+	for name, get := range files {
+		out[name] = map[string]map[TopicPartition]int64{}
+		for _, d := range m.cfg.Dirs {
+			out[name][d] = map[TopicPartition]int64{}
+		}
+		for tp, l := range m.mu.logs {
+			if off, ok := get(l); ok {
+				out[name][m.mu.dirOf[tp]][tp] = off
+			}
+		}
 	}
 	m.mu.RUnlock()
-	for _, d := range m.cfg.Dirs {
-		if err := WriteCheckpoint(filepath.Join(d, RecoveryPointCheckpoint), rec[d]); err != nil {
-			return err
-		}
-		if err := WriteCheckpoint(filepath.Join(d, LogStartOffsetCheckpoint), start[d]); err != nil {
-			return err
+	for name, byDir := range out {
+		for d, offsets := range byDir {
+			if err := WriteCheckpoint(filepath.Join(d, name), offsets); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

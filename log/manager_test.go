@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestManagerLifecycle(t *testing.T) {
@@ -82,5 +83,47 @@ func TestManagerLifecycle(t *testing.T) {
 	}
 	if _, ok := m2.Get(TopicPartition{"d", 7}); ok {
 		t.Fatal("deleted partition came back")
+	}
+}
+
+// The manager's cleaner compacts a compacted log in the background and
+// checkpoints where it stopped.
+func TestManagerRunsCleaner(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultManagerConfig(dir)
+	cfg.Defaults = testConfig()
+	cfg.CleanerBackoff = 10 * time.Millisecond
+	cfg.CleanerDedupeBufferSize = 1 << 20
+	m, err := OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := testConfig()
+	lc.Compact, lc.Delete = true, false
+	lc.SegmentBytes = 4 << 10
+	l, err := m.GetOrCreate(TopicPartition{"compacted", 0}, lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 batches rewriting the same 10 keys.
+	for i := 0; i < 200; i++ {
+		mustAppend(t, l, makeBatch(t, 10, 50, CodecNone))
+	}
+	l.OnHighWatermark(l.LogEndOffset())
+	before := l.Size()
+	m.Start()
+	deadline := time.Now().Add(20 * time.Second)
+	for l.FirstDirtyOffset() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if l.FirstDirtyOffset() == 0 || l.Size() >= before {
+		t.Fatalf("not cleaned: first dirty %d, size %d of %d", l.FirstDirtyOffset(), l.Size(), before)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCheckpoint(filepath.Join(dir, CleanerCheckpoint))
+	if err != nil || got[TopicPartition{"compacted", 0}] == 0 {
+		t.Fatalf("cleaner checkpoint %v %v", got, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,14 @@ func retentionLog(t *testing.T, clk *clClock, nseg int, mutate func(*Config)) (*
 		t.Fatalf("%d segments, want %d", n, nseg)
 	}
 	return l, cfg
+}
+
+// waitReleased waits until no reference to s remains: a roll's background
+// fsync may hold one for a moment.
+func waitReleased(s *Segment) {
+	for s.refs.Load() > 0 {
+		runtime.Gosched()
+	}
 }
 
 func segmentBases(l *Log) []int64 {
@@ -227,6 +236,7 @@ func TestDeleteOldSegmentsReaderKeepsFile(t *testing.T) {
 		t.Fatalf("pread after delete: %d %v, same %v", n, err, bytes.Equal(got, want))
 	}
 	r.Release()
+	waitReleased(r.Segment)
 	if _, err := os.Stat(deleted); !os.IsNotExist(err) {
 		t.Fatalf("file after the last release: %v", err)
 	}

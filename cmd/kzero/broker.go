@@ -78,11 +78,14 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 	}
 
 	b.ctrl, err = coord.Open(coord.Config{
-		NodeID:    b.nodeID,
-		Dir:       filepath.Join(cfg.logDirs()[0], "__cluster_metadata-0"),
-		Listeners: []metadata.Listener{{Name: "PLAINTEXT", Host: host, Port: port}},
-		Rack:      cfg.str("broker.rack"),
-		Logger:    logger,
+		NodeID:                   b.nodeID,
+		Dir:                      filepath.Join(cfg.logDirs()[0], "__cluster_metadata-0"),
+		Listeners:                []metadata.Listener{{Name: "PLAINTEXT", Host: host, Port: port}},
+		Rack:                     cfg.str("broker.rack"),
+		DefaultPartitions:        int32(cfg.int("num.partitions")),
+		DefaultReplicationFactor: int16(cfg.int("default.replication.factor")),
+		ValidateBrokerConfig:     validateDynamicBrokerConfig,
+		Logger:                   logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open metadata: %w", err)
@@ -100,7 +103,7 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 		NumPartitions:            int32(cfg.int("num.partitions")),
 		DefaultReplicationFactor: int16(cfg.int("default.replication.factor")),
 		Logger:                   logger,
-	}, clusterView{b.ctrl, cfg}, b.replicas))
+	}, clusterView{b.ctrl, b}, b.replicas))
 
 	if err = b.startAdmin(); err != nil {
 		return nil, err

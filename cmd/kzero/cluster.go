@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -14,23 +14,21 @@ import (
 	"kzero/log"
 )
 
-// clusterView gives the API handlers the controller's image and topic
-// auto-creation with the broker's defaults.
+// clusterView is the controller as the API handlers see it, with topic
+// auto-creation by the broker's defaults and the broker's configs.
 type clusterView struct {
-	ctrl *coord.Controller
-	cfg  *brokerConfig
+	*coord.Controller
+	b *broker
 }
 
-func (c clusterView) Image() *metadata.Image { return c.ctrl.Image() }
+func (c clusterView) BrokerConfigs() topicconfig.BrokerConfigs {
+	return c.b.brokerConfigs(c.Image())
+}
 
 func (c clusterView) AutoCreateTopic(ctx context.Context, name string) error {
-	res := c.ctrl.CreateTopics(ctx, []coord.TopicSpec{{
-		Name:              name,
-		NumPartitions:     int32(c.cfg.int("num.partitions")),
-		ReplicationFactor: int16(c.cfg.int("default.replication.factor")),
-	}}, false)
-	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return err
+	res := c.CreateTopics(ctx, []coord.TopicSpec{{Name: name, NumPartitions: -1, ReplicationFactor: -1}}, false)
+	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
+		return fmt.Errorf("%s: %w", res[0].Message, err)
 	}
 	return nil
 }
@@ -60,3 +58,14 @@ func (b *broker) minInsync(t *metadata.Topic, img *metadata.Image) int {
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// validateDynamicBrokerConfig checks a broker config set at runtime
+// (AlterConfigs on a BROKER resource) that is not a topic config synonym:
+// it must be a key kzero knows, with a valid value.
+func validateDynamicBrokerConfig(name, value string) error {
+	k, ok := keys[name]
+	if !ok || k.inert {
+		return fmt.Errorf("%s cannot be set dynamically", name)
+	}
+	return k.check(value)
+}

@@ -9,15 +9,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// builder makes the next Image from a base one, copy on write: a map or a
+// Builder makes the next Image from a base one, copy on write: a map or a
 // topic is copied the first time a batch changes it, so an apply batch costs
 // what it changes, plus one copy of each map it touches.
 //
-// Applying a log entry is check, then apply, per group: check decides from
-// the builder's state alone (so every voter decides the same) whether the
-// whole group applies, and apply then cannot fail on it. Loading a snapshot
-// applies records without check.
-type builder struct {
+// Applying a log entry is Check, then Apply, per group (ApplyProposal):
+// Check decides from the Builder's state alone (so every voter decides the
+// same) whether the whole group applies, and Apply then cannot fail on it.
+// Loading a snapshot applies records without Check.
+//
+// A Builder is used by one goroutine; the Image it finishes is immutable.
+type Builder struct {
 	img   *Image
 	owned struct {
 		features, brokers, topics, topicIDs, collisions, brokerConfigs bool
@@ -26,12 +28,33 @@ type builder struct {
 	ownedConfigs map[string]bool // broker config maps copied in this batch
 }
 
-func newBuilder(base *Image) *builder {
-	return &builder{img: base.withController(base.controllerID), ownedTopics: map[*Topic]bool{}, ownedConfigs: map[string]bool{}}
+// NewBuilder starts the image that follows base.
+func NewBuilder(base *Image) *Builder {
+	return &Builder{img: base.WithController(base.controllerID), ownedTopics: map[*Topic]bool{}, ownedConfigs: map[string]bool{}}
 }
 
-// finish returns the built image at offset; the builder is spent.
-func (b *builder) finish(offset int64) *Image {
+// ApplyProposal applies an entry's groups at offset (the entry's raft
+// index): each group that passes Check applies whole. It returns one result
+// per group, nil where the group applied.
+func (b *Builder) ApplyProposal(p *Proposal, offset int64) []*Rejection {
+	results := make([]*Rejection, len(p.Groups))
+	for gi, g := range p.Groups {
+		if rej := b.Check(g); rej != nil {
+			results[gi] = rej
+			continue
+		}
+		for _, rec := range g {
+			if err := b.Apply(rec, offset); err != nil {
+				// Check and Apply disagree: a bug, reported, not hidden.
+				results[gi] = Reject(kerr.UnknownServerError, "record %T passed its check but did not apply: %v", rec, err)
+			}
+		}
+	}
+	return results
+}
+
+// Finish returns the built image at offset; the Builder is spent.
+func (b *Builder) Finish(offset int64) *Image {
 	img := b.img
 	img.offset = offset
 	b.img = nil
@@ -50,7 +73,7 @@ func own[K comparable, V any](owned *bool, m *map[K]V) {
 
 // mutTopic returns a copy of t that this batch may change, and puts it in
 // the image in t's place.
-func (b *builder) mutTopic(t *Topic) *Topic {
+func (b *Builder) mutTopic(t *Topic) *Topic {
 	if b.ownedTopics[t] {
 		return t
 	}
@@ -66,10 +89,10 @@ func (b *builder) mutTopic(t *Topic) *Topic {
 	return c
 }
 
-// apply applies one record. It returns an error only for a record that
+// Apply applies one record, unchecked. It returns an error only for a record that
 // cannot apply to this image at all (from a damaged snapshot, or a check
 // that let it through): the image is then unchanged by it.
-func (b *builder) apply(rec Record, offset int64) error {
+func (b *Builder) Apply(rec Record, offset int64) error {
 	img := b.img
 	switch r := rec.(type) {
 	case *ClusterRecord:
@@ -146,7 +169,7 @@ func (b *builder) apply(rec Record, offset int64) error {
 				t.Configs[r.Key] = r.Value
 			}
 		case ResourceBroker:
-			if !validBrokerResource(r.Name) {
+			if !ValidBrokerResource(r.Name) {
 				return fmt.Errorf("config of broker %q", r.Name)
 			}
 			own(&b.owned.brokerConfigs, &img.brokerConfigs)
@@ -173,17 +196,19 @@ func (b *builder) apply(rec Record, offset int64) error {
 		if r.First < 0 || r.Size <= 0 || r.First > 1<<62 {
 			return fmt.Errorf("producer id block [%d, +%d)", r.First, r.Size)
 		}
-		img.nextProducerID = max(img.nextProducerID, r.First+int64(r.Size))
-		img.lastPIDBlock = *r
+		if end := r.First + int64(r.Size); end >= img.nextProducerID {
+			img.nextProducerID = end
+			img.lastPIDBlock = *r // a snapshot keeps the block that ends at next
+		}
 	default:
 		return fmt.Errorf("record type %T", rec)
 	}
 	return nil
 }
 
-// validBrokerResource reports whether name names a broker config resource:
+// ValidBrokerResource reports whether name names a broker config resource:
 // "" (the cluster default) or a broker id.
-func validBrokerResource(name string) bool {
+func ValidBrokerResource(name string) bool {
 	if name == "" {
 		return true
 	}
@@ -191,22 +216,24 @@ func validBrokerResource(name string) bool {
 	return err == nil && id >= 0 && strconv.FormatInt(id, 10) == name
 }
 
-// rejection is why check refused a group: a Kafka error code and message.
-type rejection struct {
-	err *kerr.Error
-	msg string
+// Rejection is why a group of records did not apply: a Kafka error code
+// and a message for the response.
+type Rejection struct {
+	Err     *kerr.Error
+	Message string
 }
 
-func reject(err *kerr.Error, format string, args ...any) *rejection {
-	return &rejection{err: err, msg: fmt.Sprintf(format, args...)}
+// Reject makes a Rejection.
+func Reject(err *kerr.Error, format string, args ...any) *Rejection {
+	return &Rejection{Err: err, Message: fmt.Sprintf(format, args...)}
 }
 
-// check decides whether group applies as a whole to the builder's current
+// Check decides whether group applies as a whole to the Builder's current
 // state: the conditions the proposer saw may no longer hold when the entry
 // commits (a concurrent create of the same topic, a producer id block
 // handed out meanwhile). Records earlier in the group count: a group may
 // create a topic and then its partitions and configs.
-func (b *builder) check(group []Record) *rejection {
+func (b *Builder) Check(group []Record) *Rejection {
 	img := b.img
 	type topicState struct {
 		name  string
@@ -251,39 +278,39 @@ func (b *builder) check(group []Record) *rejection {
 		switch r := rec.(type) {
 		case *ClusterRecord:
 			if clusterSet || r.ID == "" {
-				return reject(kerr.InconsistentClusterID, "the cluster id is already set")
+				return Reject(kerr.InconsistentClusterID, "the cluster id is already set")
 			}
 			clusterSet = true
 		case *FeatureLevel:
 			if r.Name == "" || r.Level < 0 {
-				return reject(kerr.InvalidRequest, "bad feature level %q=%d", r.Name, r.Level)
+				return Reject(kerr.InvalidRequest, "bad feature level %q=%d", r.Name, r.Level)
 			}
 		case *RegisterBroker:
 			if r.ID < 0 {
-				return reject(kerr.InvalidRequest, "bad broker id %d", r.ID)
+				return Reject(kerr.InvalidRequest, "bad broker id %d", r.ID)
 			}
 		case *TopicRecord:
 			if err := ValidateTopicName(r.Name); err != nil {
-				return reject(kerr.InvalidTopicException, "%v", err)
+				return Reject(kerr.InvalidTopicException, "%v", err)
 			}
 			if code, msg := nameTaken(r.Name); code != nil {
-				return reject(code, "%s", msg)
+				return Reject(code, "%s", msg)
 			}
 			if _, ok := topicByID(r.ID); ok || r.ID == ([16]byte{}) || img.topicIDs[r.ID] != nil {
-				return reject(kerr.UnknownServerError, "topic id %s is taken", TopicIDString(r.ID))
+				return Reject(kerr.InvalidRequest, "topic id %s is taken", TopicIDString(r.ID))
 			}
 			created[r.ID] = &topicState{name: r.Name}
 		case *PartitionRecord:
 			ts, ok := topicByID(r.TopicID)
 			if !ok {
-				return reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.TopicID))
+				return Reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.TopicID))
 			}
 			if len(r.Replicas) == 0 || len(r.Replicas) > 1<<15 {
-				return reject(kerr.InvalidReplicaAssignment, "partition %d has %d replicas", r.Partition, len(r.Replicas))
+				return Reject(kerr.InvalidReplicaAssignment, "partition %d has %d replicas", r.Partition, len(r.Replicas))
 			}
 			if r.PartitionEpoch == 0 { // a new partition: the topic's next
 				if r.Partition != ts.parts {
-					return reject(kerr.InvalidPartitions, "Topic '%s' has %d partitions, not %d.", ts.name, ts.parts, r.Partition)
+					return Reject(kerr.InvalidPartitions, "Topic '%s' has %d partitions, not %d.", ts.name, ts.parts, r.Partition)
 				}
 				ts.parts++
 				if c := created[r.TopicID]; c != nil {
@@ -294,7 +321,7 @@ func (b *builder) check(group []Record) *rejection {
 				break
 			}
 			if r.Partition < 0 || r.Partition >= ts.parts {
-				return reject(kerr.UnknownTopicOrPartition, "topic '%s' has no partition %d", ts.name, r.Partition)
+				return Reject(kerr.UnknownTopicOrPartition, "topic '%s' has no partition %d", ts.name, r.Partition)
 			}
 			cur, seen := epochs[r.TopicID][r.Partition]
 			if !seen {
@@ -303,7 +330,7 @@ func (b *builder) check(group []Record) *rejection {
 				}
 			}
 			if r.PartitionEpoch != cur+1 {
-				return reject(kerr.InvalidUpdateVersion, "partition %s-%d is at epoch %d, not %d", ts.name, r.Partition, cur, r.PartitionEpoch-1)
+				return Reject(kerr.InvalidUpdateVersion, "partition %s-%d is at epoch %d, not %d", ts.name, r.Partition, cur, r.PartitionEpoch-1)
 			}
 			if epochs[r.TopicID] == nil {
 				epochs[r.TopicID] = map[int32]int32{}
@@ -311,7 +338,7 @@ func (b *builder) check(group []Record) *rejection {
 			epochs[r.TopicID][r.Partition] = r.PartitionEpoch
 		case *RemoveTopic:
 			if _, ok := topicByID(r.ID); !ok {
-				return reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.ID))
+				return Reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.ID))
 			}
 			removed[r.ID] = true
 			delete(created, r.ID)
@@ -328,22 +355,22 @@ func (b *builder) check(group []Record) *rejection {
 					found = true
 				}
 				if !found {
-					return reject(kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", r.Name)
+					return Reject(kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", r.Name)
 				}
 			case ResourceBroker:
-				if !validBrokerResource(r.Name) {
-					return reject(kerr.InvalidRequest, "bad broker config resource %q", r.Name)
+				if !ValidBrokerResource(r.Name) {
+					return Reject(kerr.InvalidRequest, "bad broker config resource %q", r.Name)
 				}
 			default:
-				return reject(kerr.InvalidRequest, "config resource type %d", r.ResourceType)
+				return Reject(kerr.InvalidRequest, "config resource type %d", r.ResourceType)
 			}
 		case *ProducerIDBlock:
 			if r.First != nextPID || r.Size <= 0 {
-				return reject(kerr.InvalidUpdateVersion, "producer id block at %d, next is %d", r.First, nextPID)
+				return Reject(kerr.InvalidUpdateVersion, "producer id block at %d, next is %d", r.First, nextPID)
 			}
 			nextPID += int64(r.Size)
 		default:
-			return reject(kerr.InvalidRequest, "record type %T", rec)
+			return Reject(kerr.InvalidRequest, "record type %T", rec)
 		}
 	}
 	return nil

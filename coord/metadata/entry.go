@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// A raft entry's data is one proposal: groups of records, each group applied
+// A raft entry's data is one Proposal: groups of records, each group applied
 // all or nothing (one topic's TopicRecord, PartitionRecords and
 // ConfigRecords, say), each with its own outcome. The proposer's identity
 // lets the proposing controller match the applied entry to its waiting
@@ -19,21 +19,22 @@ import (
 
 const entryVersion = 1
 
-// proposal is a decoded entry.
-type proposal struct {
-	proposer int32  // node id of the proposing controller
-	session  uint64 // random per controller process
-	seq      uint64 // per session
-	groups   [][]Record
+// Proposal is the content of one raft entry.
+type Proposal struct {
+	Proposer int32  // node id of the proposing controller
+	Session  uint64 // random per controller process
+	Seq      uint64 // per session
+	Groups   [][]Record
 }
 
-func appendProposal(b []byte, p *proposal) []byte {
+// AppendProposal appends p's encoding, a raft entry's data, to b.
+func AppendProposal(b []byte, p *Proposal) []byte {
 	b = append(b, entryVersion)
-	b = appendVarint(b, int64(p.proposer))
-	b = appendUvarint(b, p.session)
-	b = appendUvarint(b, p.seq)
-	b = appendUvarint(b, uint64(len(p.groups)))
-	for _, g := range p.groups {
+	b = appendVarint(b, int64(p.Proposer))
+	b = appendUvarint(b, p.Session)
+	b = appendUvarint(b, p.Seq)
+	b = appendUvarint(b, uint64(len(p.Groups)))
+	for _, g := range p.Groups {
 		b = appendRecords(b, g)
 	}
 	return b
@@ -71,7 +72,8 @@ func (r *reader) records() ([]Record, error) {
 	return recs, nil
 }
 
-func decodeProposal(b []byte) (*proposal, error) {
+// DecodeProposal decodes a raft entry's data. Nothing aliases b.
+func DecodeProposal(b []byte) (*Proposal, error) {
 	if len(b) == 0 {
 		return nil, errTruncated
 	}
@@ -79,18 +81,18 @@ func decodeProposal(b []byte) (*proposal, error) {
 		return nil, fmt.Errorf("%w: entry version %d", ErrUnknownRecord, b[0])
 	}
 	r := &reader{b: b[1:]}
-	p := &proposal{proposer: r.int32(), session: r.uvarint(), seq: r.uvarint()}
+	p := &Proposal{Proposer: r.int32(), Session: r.uvarint(), Seq: r.uvarint()}
 	n := r.count()
 	if r.err != nil {
 		return nil, r.err
 	}
-	p.groups = make([][]Record, 0, n)
+	p.Groups = make([][]Record, 0, n)
 	for range n {
 		g, err := r.records()
 		if err != nil {
 			return nil, err
 		}
-		p.groups = append(p.groups, g)
+		p.Groups = append(p.Groups, g)
 	}
 	if len(r.b) != 0 {
 		return nil, fmt.Errorf("metadata entry: %d trailing bytes", len(r.b))

@@ -72,7 +72,7 @@ func (t *Topic) ReplicationFactor() int16 {
 	return int16(len(t.Partitions[0].Replicas))
 }
 
-func emptyImage() *Image {
+func EmptyImage() *Image {
 	return &Image{
 		controllerID:  -1,
 		features:      map[string]int16{},
@@ -166,9 +166,9 @@ func (img *Image) sort() {
 	})
 }
 
-// withController returns a copy of img with another controller id; the
+// WithController returns a copy of img with another controller id; the
 // sorted views are rebuilt on demand.
-func (img *Image) withController(id int32) *Image {
+func (img *Image) WithController(id int32) *Image {
 	c := &Image{
 		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
 		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,

@@ -47,7 +47,7 @@ type Listener struct {
 
 // RegisterBroker registers (or re-registers, after a restart) a broker.
 // Incarnation is random per broker process. Epoch is the broker epoch: a
-// proposal leaves it -1 and the record's metadata offset becomes the epoch
+// Proposal leaves it -1 and the record's metadata offset becomes the epoch
 // when it applies, as in Kafka; snapshots carry the assigned epoch.
 type RegisterBroker struct {
 	ID          int32
@@ -113,6 +113,10 @@ type FeatureLevel struct {
 	Name  string
 	Level int16
 }
+
+// MetadataVersion is the metadata.version feature level a new cluster
+// finalizes: Kafka 4.1's latest production level, 4.1-IV1.
+const MetadataVersion int16 = 27
 
 // ClusterRecord names the cluster. It applies only to an image without a
 // cluster id: the first leader of a new cluster proposes it.

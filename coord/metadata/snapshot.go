@@ -22,8 +22,8 @@ import (
 
 const snapshotVersion = 1
 
-// encodeImage returns img's snapshot data.
-func encodeImage(img *Image) []byte {
+// EncodeImage returns img's snapshot data.
+func EncodeImage(img *Image) []byte {
 	var recs []Record
 	if img.clusterID != "" {
 		recs = append(recs, &ClusterRecord{ID: img.clusterID})
@@ -60,8 +60,8 @@ func encodeImage(img *Image) []byte {
 	return appendRecords([]byte{snapshotVersion}, recs)
 }
 
-// decodeImage rebuilds the Image a snapshot holds, at offset.
-func decodeImage(data []byte, offset int64) (*Image, error) {
+// DecodeImage rebuilds the Image a snapshot holds, at offset.
+func DecodeImage(data []byte, offset int64) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("metadata snapshot: %w", errTruncated)
 	}
@@ -76,11 +76,11 @@ func decodeImage(data []byte, offset int64) (*Image, error) {
 	if len(r.b) != 0 {
 		return nil, fmt.Errorf("metadata snapshot: %d trailing bytes", len(r.b))
 	}
-	b := newBuilder(emptyImage())
+	b := NewBuilder(EmptyImage())
 	for i, rec := range recs {
-		if err := b.apply(rec, offset); err != nil {
+		if err := b.Apply(rec, offset); err != nil {
 			return nil, fmt.Errorf("metadata snapshot: record %d: %w", i, err)
 		}
 	}
-	return b.finish(offset), nil
+	return b.Finish(offset), nil
 }

@@ -3,17 +3,28 @@ package api
 import (
 	"context"
 
+	"kzero/coord"
 	"kzero/coord/metadata"
+	"kzero/coord/topicconfig"
 )
 
 // Cluster is what the handlers need of the controller: the current
-// metadata image, and topic creation for Metadata's auto-create.
+// metadata image and the changes admin requests make. *coord.Controller
+// provides most of it; the broker adds auto-creation with its defaults and
+// its static configs.
 type Cluster interface {
 	Image() *metadata.Image
 	// AutoCreateTopic creates a topic with the broker's defaults
 	// (num.partitions, default.replication.factor) and returns once the
 	// image holds it; nil when it exists already.
 	AutoCreateTopic(ctx context.Context, name string) error
+	CreateTopics(ctx context.Context, specs []coord.TopicSpec, validateOnly bool) []coord.TopicResult
+	DeleteTopics(ctx context.Context, names []string, ids [][16]byte) []coord.DeleteResult
+	CreatePartitions(ctx context.Context, specs []coord.PartitionSpec, validateOnly bool) []coord.Result
+	AlterConfigs(ctx context.Context, alters []coord.ConfigAlter, validateOnly bool) []coord.Result
+	// BrokerConfigs are where a topic config without its own value comes
+	// from, for DescribeConfigs and CreateTopics' response.
+	BrokerConfigs() topicconfig.BrokerConfigs
 }
 
 // topicName resolves a topic id (Produce v13, Fetch v13+).

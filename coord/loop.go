@@ -1,4 +1,4 @@
-package metadata
+package coord
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"kzero/coord/metadata"
 	"kzero/coord/wal"
 )
 
@@ -77,21 +78,21 @@ func (l *loop) propose(p *pending) {
 	if err := l.rn.Propose(p.data); err != nil {
 		// ErrProposalDropped: no leader, or a leader transfer under way.
 		delete(l.pending, p.seq)
-		res := make([]*rejection, countGroups(p.data))
+		res := make([]*metadata.Rejection, countGroups(p.data))
 		for i := range res {
-			res[i] = reject(kerr.NotController, "no metadata quorum leader: %v", err)
+			res[i] = metadata.Reject(kerr.NotController, "no metadata quorum leader: %v", err)
 		}
 		p.done <- res
 	}
 }
 
-// countGroups reads the group count of an encoded proposal.
+// countGroups reads the group count of an encoded Proposal.
 func countGroups(data []byte) int {
-	p, err := decodeProposal(data)
+	p, err := metadata.DecodeProposal(data)
 	if err != nil {
 		return 0
 	}
-	return len(p.groups)
+	return len(p.Groups)
 }
 
 // expire forgets proposals whose callers gave up: raft may have dropped
@@ -118,7 +119,7 @@ func (l *loop) handleReady(rd raft.Ready) error {
 			return err
 		}
 		meta := rd.Snapshot.GetMetadata()
-		img, err := decodeImage(rd.Snapshot.GetData(), int64(meta.GetIndex()))
+		img, err := metadata.DecodeImage(rd.Snapshot.GetData(), int64(meta.GetIndex()))
 		if err != nil {
 			return fmt.Errorf("snapshot from leader: %w", err)
 		}
@@ -136,12 +137,12 @@ func (l *loop) handleReady(rd raft.Ready) error {
 		l.lead = rd.SoftState.Lead
 	}
 	next, done := l.applyEntries(rd.CommittedEntries)
-	if next == nil && nodeID(l.lead) != c.image.Load().controllerID {
+	if next == nil && nodeID(l.lead) != c.image.Load().ControllerID() {
 		next = c.image.Load()
 	}
 	if next != nil {
-		if id := nodeID(l.lead); next.controllerID != id {
-			next = next.withController(id)
+		if id := nodeID(l.lead); next.ControllerID() != id {
+			next = next.WithController(id)
 		}
 		l.publish(next, done)
 	}
@@ -151,12 +152,12 @@ func (l *loop) handleReady(rd raft.Ready) error {
 
 // applyEntries applies committed entries to a new image. It returns nil
 // when none of them was a metadata entry.
-func (l *loop) applyEntries(ents []*pb.Entry) (*Image, []delivery) {
+func (l *loop) applyEntries(ents []*pb.Entry) (*metadata.Image, []delivery) {
 	if len(ents) == 0 {
 		return nil, nil
 	}
 	c := l.c
-	b := newBuilder(c.image.Load())
+	b := metadata.NewBuilder(c.image.Load())
 	var done []delivery
 	for _, e := range ents {
 		switch e.GetType() {
@@ -178,39 +179,32 @@ func (l *loop) applyEntries(ents []*pb.Entry) (*Image, []delivery) {
 			if len(e.GetData()) == 0 {
 				continue // a new leader's empty entry
 			}
-			p, err := decodeProposal(e.GetData())
+			p, err := metadata.DecodeProposal(e.GetData())
 			if err != nil {
 				// Every voter skips it alike, so images stay equal.
 				c.logger.Error("metadata: skipping undecodable entry", "index", e.GetIndex(), "err", err)
 				continue
 			}
-			results := make([]*rejection, len(p.groups))
-			for gi, g := range p.groups {
-				if rej := b.check(g); rej != nil {
-					results[gi] = rej
-					continue
-				}
-				for _, rec := range g {
-					if err := b.apply(rec, int64(e.GetIndex())); err != nil {
-						c.logger.Error("metadata: record failed to apply after its check", "index", e.GetIndex(), "err", err)
-						results[gi] = reject(kerr.UnknownServerError, "%v", err)
-					}
+			results := b.ApplyProposal(p, int64(e.GetIndex()))
+			for _, rej := range results {
+				if rej != nil && rej.Err == kerr.UnknownServerError {
+					c.logger.Error("metadata: group failed to apply", "index", e.GetIndex(), "err", rej.Message)
 				}
 			}
-			if p.proposer == c.cfg.NodeID && p.session == c.session {
-				if w := l.pending[p.seq]; w != nil {
-					delete(l.pending, p.seq)
+			if p.Proposer == c.cfg.NodeID && p.Session == c.session {
+				if w := l.pending[p.Seq]; w != nil {
+					delete(l.pending, p.Seq)
 					done = append(done, delivery{w, results})
 				}
 			}
 		}
 	}
 	l.applied = ents[len(ents)-1].GetIndex()
-	return b.finish(int64(l.applied)), done
+	return b.Finish(int64(l.applied)), done
 }
 
 // publish makes img current and queues it for the notifier.
-func (l *loop) publish(img *Image, done []delivery) {
+func (l *loop) publish(img *metadata.Image, done []delivery) {
 	c := l.c
 	prev := c.image.Swap(img)
 	c.notifyc <- update{prev: prev, next: img, done: done}
@@ -225,7 +219,7 @@ func (l *loop) maybeSnapshot() error {
 		return nil
 	}
 	img := c.image.Load()
-	if uint64(img.offset) != l.applied {
+	if uint64(img.Offset()) != l.applied {
 		return errors.New("image offset and applied index disagree")
 	}
 	compact := l.applied
@@ -233,7 +227,7 @@ func (l *loop) maybeSnapshot() error {
 		const keep = 5000
 		compact = max(l.snapIndex, l.applied-min(l.applied, keep))
 	}
-	if err := l.st.CreateSnapshot(l.applied, l.confState, encodeImage(img), compact); err != nil {
+	if err := l.st.CreateSnapshot(l.applied, l.confState, metadata.EncodeImage(img), compact); err != nil {
 		return err
 	}
 	l.snapIndex = l.applied

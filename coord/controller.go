@@ -1,4 +1,4 @@
-package metadata
+package coord
 
 import (
 	"context"
@@ -17,22 +17,19 @@ import (
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 
+	"kzero/coord/metadata"
 	"kzero/coord/wal"
 )
-
-// MetadataVersion is the metadata.version feature level a new cluster
-// finalizes: Kafka 4.1's latest production level, 4.1-IV1.
-const MetadataVersion int16 = 27
 
 // DefaultSnapshotEvery is how many applied entries separate two snapshots.
 const DefaultSnapshotEvery = 10000
 
 // Config configures a Controller.
 type Config struct {
-	NodeID    int32      // node.id; also this voter's identity in the quorum
-	Dir       string     // the metadata folder, e.g. <first log dir>/__cluster_metadata-0
-	Listeners []Listener // registered for this broker
-	Rack      string     // broker.rack
+	NodeID    int32               // node.id; also this voter's identity in the quorum
+	Dir       string              // the metadata folder, e.g. <first log dir>/__cluster_metadata-0
+	Listeners []metadata.Listener // registered for this broker
+	Rack      string              // broker.rack
 
 	// ClusterID, when set, names a new cluster, and an existing one must
 	// carry it (Open fails otherwise). Empty: a new cluster gets a random id.
@@ -85,7 +82,7 @@ var ErrClosed = errors.New("metadata controller closed")
 type Controller struct {
 	cfg     Config
 	logger  *slog.Logger
-	image   atomic.Pointer[Image]
+	image   atomic.Pointer[metadata.Image]
 	session uint64 // random per process: told apart from entries of earlier runs
 	seq     atomic.Uint64
 
@@ -98,8 +95,8 @@ type Controller struct {
 
 	subs struct {
 		sync.Mutex
-		fns  []func(prev, next *Image)
-		last *Image // the last image subscribers saw
+		fns  []func(prev, next *metadata.Image)
+		last *metadata.Image // the last image subscribers saw
 	}
 
 	failed    atomic.Pointer[error]
@@ -107,23 +104,23 @@ type Controller struct {
 	store     *wal.Storage
 }
 
-// pending is a proposal waiting to apply.
+// pending is a Proposal waiting to apply.
 type pending struct {
 	seq  uint64
 	data []byte
 	ctx  context.Context
-	done chan []*rejection // buffered: the notifier never blocks on it
+	done chan []*metadata.Rejection // buffered: the notifier never blocks on it
 }
 
 // update is one published image, for the notifier.
 type update struct {
-	prev, next *Image
+	prev, next *metadata.Image
 	done       []delivery
 }
 
 type delivery struct {
 	p       *pending
-	results []*rejection
+	results []*metadata.Rejection
 }
 
 func raftID(node int32) uint64 { return uint64(node) + 1 }
@@ -160,7 +157,7 @@ func (cfg *Config) setDefaults() error {
 		cfg.DefaultReplicationFactor = 1
 	}
 	if cfg.Features == nil {
-		cfg.Features = map[string]int16{"metadata.version": MetadataVersion}
+		cfg.Features = map[string]int16{"metadata.version": metadata.MetadataVersion}
 	}
 	if cfg.TickInterval <= 0 {
 		cfg.TickInterval = 100 * time.Millisecond
@@ -192,7 +189,7 @@ func Open(cfg Config) (*Controller, error) {
 			voters = append(voters, raftID(p.ID))
 		}
 		slices.Sort(voters)
-		if err := st.Bootstrap(&pb.ConfState{Voters: voters, AutoLeave: new(false)}, encodeImage(emptyImage())); err != nil {
+		if err := st.Bootstrap(&pb.ConfState{Voters: voters, AutoLeave: new(false)}, metadata.EncodeImage(metadata.EmptyImage())); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("metadata: bootstrap: %w", err)
 		}
@@ -203,7 +200,7 @@ func Open(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	snapIndex := snap.GetMetadata().GetIndex()
-	img, err := decodeImage(snap.GetData(), int64(snapIndex))
+	img, err := metadata.DecodeImage(snap.GetData(), int64(snapIndex))
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("metadata: %w", err)
@@ -261,17 +258,17 @@ func Open(cfg Config) (*Controller, error) {
 func (c *Controller) start(ctx context.Context) error {
 	clusterID := c.cfg.ClusterID
 	if clusterID == "" {
-		clusterID = TopicIDString(NewUUID())
+		clusterID = metadata.TopicIDString(metadata.NewUUID())
 	}
-	boot := []Record{&ClusterRecord{ID: clusterID}}
+	boot := []metadata.Record{&metadata.ClusterRecord{ID: clusterID}}
 	for _, name := range slices.Sorted(maps.Keys(c.cfg.Features)) {
-		boot = append(boot, &FeatureLevel{Name: name, Level: c.cfg.Features[name]})
+		boot = append(boot, &metadata.FeatureLevel{Name: name, Level: c.cfg.Features[name]})
 	}
-	reg := &RegisterBroker{ID: c.cfg.NodeID, Incarnation: NewUUID(), Epoch: -1, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners}
-	groups := [][]Record{{reg}}
+	reg := &metadata.RegisterBroker{ID: c.cfg.NodeID, Incarnation: metadata.NewUUID(), Epoch: -1, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners}
+	groups := [][]metadata.Record{{reg}}
 	if c.Image().ClusterID() == "" {
 		// Rejected harmlessly if replay has yet to reach the cluster record.
-		groups = [][]Record{boot, {reg}}
+		groups = [][]metadata.Record{boot, {reg}}
 	}
 	for {
 		res, err := c.propose(ctx, groups)
@@ -282,8 +279,8 @@ func (c *Controller) start(ctx context.Context) error {
 		if last == nil {
 			break
 		}
-		if last.err != kerr.NotController {
-			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, last.err.Message, last.msg)
+		if last.Err != kerr.NotController {
+			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, last.Err.Message, last.Message)
 		}
 		select { // no leader elected yet
 		case <-ctx.Done():
@@ -298,7 +295,7 @@ func (c *Controller) start(ctx context.Context) error {
 }
 
 // Image returns the current metadata image. It never blocks.
-func (c *Controller) Image() *Image { return c.image.Load() }
+func (c *Controller) Image() *metadata.Image { return c.image.Load() }
 
 // Subscribe registers fn to be called with each new image, in apply order,
 // after the image is published (Image returns it). fn is first called, before
@@ -306,12 +303,12 @@ func (c *Controller) Image() *Image { return c.image.Load() }
 // diffing prev against next reaches every topic exactly once. Calls come from
 // one goroutine, one at a time; a slow fn delays later images' subscribers
 // and the proposers waiting on them, never the raft loop for long. fn must
-// not call Subscribe, and must not wait on a proposal (CreateTopics, ...):
+// not call Subscribe, and must not wait on a Proposal (CreateTopics, ...):
 // its result is delivered after fn returns.
-func (c *Controller) Subscribe(fn func(prev, next *Image)) {
+func (c *Controller) Subscribe(fn func(prev, next *metadata.Image)) {
 	c.subs.Lock()
 	defer c.subs.Unlock()
-	fn(emptyImage(), c.subs.last)
+	fn(metadata.EmptyImage(), c.subs.last)
 	c.subs.fns = append(c.subs.fns, fn)
 }
 
@@ -371,10 +368,10 @@ func (c *Controller) notify() {
 // applies. It returns one result per group: nil when the group applied, or
 // why not. An error means the outcome is unknown (ctx ended, the controller
 // closed); the entry may still apply.
-func (c *Controller) propose(ctx context.Context, groups [][]Record) ([]*rejection, error) {
+func (c *Controller) propose(ctx context.Context, groups [][]metadata.Record) ([]*metadata.Rejection, error) {
 	seq := c.seq.Add(1)
-	p := &pending{seq: seq, ctx: ctx, done: make(chan []*rejection, 1)}
-	p.data = appendProposal(nil, &proposal{proposer: c.cfg.NodeID, session: c.session, seq: seq, groups: groups})
+	p := &pending{seq: seq, ctx: ctx, done: make(chan []*metadata.Rejection, 1)}
+	p.data = metadata.AppendProposal(nil, &metadata.Proposal{Proposer: c.cfg.NodeID, Session: c.session, Seq: seq, Groups: groups})
 	select {
 	case c.proposec <- p:
 	case <-ctx.Done():

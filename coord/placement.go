@@ -1,9 +1,11 @@
-package metadata
+package coord
 
 import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
+
+	"kzero/coord/metadata"
 )
 
 // placer assigns replicas to brokers the way Kafka spreads them: brokers in
@@ -13,13 +15,13 @@ import (
 // ring, so leaders and followers both spread evenly. start and shift are
 // random per topic, so topics do not all lead on the same broker.
 type placer struct {
-	ring  []*Broker
+	ring  []*metadata.Broker
 	racks int
 	start int
 	shift int
 }
 
-func newPlacer(brokers []*Broker, rng *rand.Rand) *placer {
+func newPlacer(brokers []*metadata.Broker, rng *rand.Rand) *placer {
 	pl := &placer{ring: rackAlternated(brokers)}
 	seen := map[string]bool{}
 	for _, b := range brokers {
@@ -36,18 +38,18 @@ func newPlacer(brokers []*Broker, rng *rand.Rand) *placer {
 // rackAlternated orders brokers so that consecutive ones sit on different
 // racks where possible: rack by rack in turn, each rack's brokers by id.
 // Brokers without a rack form one rack of their own.
-func rackAlternated(brokers []*Broker) []*Broker {
-	byRack := map[string][]*Broker{}
+func rackAlternated(brokers []*metadata.Broker) []*metadata.Broker {
+	byRack := map[string][]*metadata.Broker{}
 	for _, b := range brokers {
 		byRack[b.Rack] = append(byRack[b.Rack], b)
 	}
 	racks := make([]string, 0, len(byRack))
 	for r, bs := range byRack {
-		slices.SortFunc(bs, func(a, b *Broker) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(bs, func(a, b *metadata.Broker) int { return cmp.Compare(a.ID, b.ID) })
 		racks = append(racks, r)
 	}
 	slices.Sort(racks)
-	ring := make([]*Broker, 0, len(brokers))
+	ring := make([]*metadata.Broker, 0, len(brokers))
 	for i := 0; len(ring) < len(brokers); i++ {
 		for _, r := range racks {
 			if i < len(byRack[r]) {

@@ -1,4 +1,4 @@
-package metadata
+package coord
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kzero/coord/metadata"
 	"kzero/coord/topicconfig"
 )
 
@@ -40,9 +41,9 @@ type Result struct {
 	Message string
 }
 
-func (r *Result) set(rej *rejection) {
+func (r *Result) set(rej *metadata.Rejection) {
 	if rej != nil {
-		r.Err, r.Message = rej.err, rej.msg
+		r.Err, r.Message = rej.Err, rej.Message
 	}
 }
 
@@ -62,7 +63,7 @@ func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, valida
 		names[s.Name]++
 	}
 	rng := newRNG()
-	var groups [][]Record
+	var groups [][]metadata.Record
 	var owners []int
 	for i, s := range specs {
 		r := &results[i]
@@ -73,14 +74,14 @@ func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, valida
 		}
 		recs, parts, rf, rej := c.planTopic(img, s, rng)
 		if rej != nil {
-			r.Err, r.Message = rej.err, rej.msg
+			r.Err, r.Message = rej.Err, rej.Message
 			continue
 		}
 		r.NumPartitions, r.ReplicationFactor = parts, rf
 		if validateOnly {
 			continue
 		}
-		r.ID = recs[0].(*TopicRecord).ID
+		r.ID = recs[0].(*metadata.TopicRecord).ID
 		groups = append(groups, recs)
 		owners = append(owners, i)
 	}
@@ -94,7 +95,7 @@ func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, valida
 		case err != nil:
 			r.Err, r.Message = codeFor(err), err.Error()
 		case res[gi] != nil:
-			r.Err, r.Message = res[gi].err, res[gi].msg
+			r.Err, r.Message = res[gi].Err, res[gi].Message
 		}
 		if r.Err != nil {
 			r.ID = [16]byte{}
@@ -105,28 +106,28 @@ func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, valida
 
 // planTopic validates a spec against img and returns the records that
 // create it.
-func (c *Controller) planTopic(img *Image, s TopicSpec, rng *rand.Rand) ([]Record, int32, int16, *rejection) {
-	if err := ValidateTopicName(s.Name); err != nil {
-		return nil, 0, 0, reject(kerr.InvalidTopicException, "%v", err)
+func (c *Controller) planTopic(img *metadata.Image, s TopicSpec, rng *rand.Rand) ([]metadata.Record, int32, int16, *metadata.Rejection) {
+	if err := metadata.ValidateTopicName(s.Name); err != nil {
+		return nil, 0, 0, metadata.Reject(kerr.InvalidTopicException, "%v", err)
 	}
 	if img.Topic(s.Name) != nil {
-		return nil, 0, 0, reject(kerr.TopicAlreadyExists, "Topic '%s' already exists.", s.Name)
+		return nil, 0, 0, metadata.Reject(kerr.TopicAlreadyExists, "Topic '%s' already exists.", s.Name)
 	}
 	if other, ok := img.CollidingTopic(s.Name); ok {
-		return nil, 0, 0, reject(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", s.Name, other)
+		return nil, 0, 0, metadata.Reject(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", s.Name, other)
 	}
 	var assign [][]int32
 	if len(s.Assignments) > 0 {
 		if s.NumPartitions != -1 || s.ReplicationFactor != -1 {
-			return nil, 0, 0, reject(kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+			return nil, 0, 0, metadata.Reject(kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
 		}
 		if len(s.Assignments) > MaxPartitionsPerRequest {
-			return nil, 0, 0, reject(kerr.InvalidPartitions, "A topic may be created with at most %d partitions.", MaxPartitionsPerRequest)
+			return nil, 0, 0, metadata.Reject(kerr.InvalidPartitions, "A topic may be created with at most %d partitions.", MaxPartitionsPerRequest)
 		}
 		assign = make([][]int32, len(s.Assignments))
 		for p, replicas := range s.Assignments {
 			if p < 0 || int(p) >= len(assign) {
-				return nil, 0, 0, reject(kerr.InvalidReplicaAssignment, "Partitions should be a consecutive 0-based integer sequence, but got %v.", slices.Sorted(maps.Keys(s.Assignments)))
+				return nil, 0, 0, metadata.Reject(kerr.InvalidReplicaAssignment, "Partitions should be a consecutive 0-based integer sequence, but got %v.", slices.Sorted(maps.Keys(s.Assignments)))
 			}
 			assign[p] = replicas
 		}
@@ -144,17 +145,17 @@ func (c *Controller) planTopic(img *Image, s TopicSpec, rng *rand.Rand) ([]Recor
 			rf = c.cfg.DefaultReplicationFactor
 		}
 		if parts <= 0 {
-			return nil, 0, 0, reject(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
+			return nil, 0, 0, metadata.Reject(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
 		}
 		if parts > MaxPartitionsPerRequest {
-			return nil, 0, 0, reject(kerr.InvalidPartitions, "A topic may be created with at most %d partitions.", MaxPartitionsPerRequest)
+			return nil, 0, 0, metadata.Reject(kerr.InvalidPartitions, "A topic may be created with at most %d partitions.", MaxPartitionsPerRequest)
 		}
 		if rf <= 0 {
-			return nil, 0, 0, reject(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
+			return nil, 0, 0, metadata.Reject(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 		}
 		brokers := img.Brokers()
 		if int(rf) > len(brokers) {
-			return nil, 0, 0, reject(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+			return nil, 0, 0, metadata.Reject(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
 		}
 		pl := newPlacer(brokers, rng)
 		assign = make([][]int32, parts)
@@ -163,45 +164,45 @@ func (c *Controller) planTopic(img *Image, s TopicSpec, rng *rand.Rand) ([]Recor
 		}
 	}
 	if err := topicconfig.ValidateAll(s.Configs); err != nil {
-		return nil, 0, 0, reject(kerr.InvalidConfig, "%v", err)
+		return nil, 0, 0, metadata.Reject(kerr.InvalidConfig, "%v", err)
 	}
 
-	id := NewUUID()
+	id := metadata.NewUUID()
 	for img.TopicByID(id) != nil {
-		id = NewUUID()
+		id = metadata.NewUUID()
 	}
-	recs := make([]Record, 0, 1+len(assign)+len(s.Configs))
-	recs = append(recs, &TopicRecord{Name: s.Name, ID: id})
+	recs := make([]metadata.Record, 0, 1+len(assign)+len(s.Configs))
+	recs = append(recs, &metadata.TopicRecord{Name: s.Name, ID: id})
 	for p, replicas := range assign {
 		recs = append(recs, newPartition(id, int32(p), replicas))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Configs)) {
-		recs = append(recs, &ConfigRecord{ResourceType: ResourceTopic, Name: s.Name, Key: k, Value: s.Configs[k]})
+		recs = append(recs, &metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, Name: s.Name, Key: k, Value: s.Configs[k]})
 	}
 	return recs, int32(len(assign)), int16(len(assign[0])), nil
 }
 
-func newPartition(id [16]byte, p int32, replicas []int32) *PartitionRecord {
-	return &PartitionRecord{TopicID: id, Partition: p, Replicas: replicas, ISR: slices.Clone(replicas), Leader: replicas[0]}
+func newPartition(id [16]byte, p int32, replicas []int32) *metadata.PartitionRecord {
+	return &metadata.PartitionRecord{TopicID: id, Partition: p, Replicas: replicas, ISR: slices.Clone(replicas), Leader: replicas[0]}
 }
 
 // checkAssignment checks a manual replica assignment: replicas non-empty,
 // as many as the other partitions', distinct, on registered brokers.
-func checkAssignment(img *Image, p int32, replicas []int32, rf int) *rejection {
+func checkAssignment(img *metadata.Image, p int32, replicas []int32, rf int) *metadata.Rejection {
 	if len(replicas) == 0 {
-		return reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list for partition %d.", p)
+		return metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list for partition %d.", p)
 	}
 	if len(replicas) != rf {
-		return reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(replicas), rf)
+		return metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(replicas), rf)
 	}
 	seen := map[int32]bool{}
 	for _, b := range replicas {
 		if seen[b] {
-			return reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once for partition %d.", b, p)
+			return metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once for partition %d.", b, p)
 		}
 		seen[b] = true
 		if _, ok := img.Broker(b); !ok {
-			return reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
+			return metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
 		}
 	}
 	return nil
@@ -221,15 +222,15 @@ func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids [][16
 	img := c.Image()
 	results := make([]DeleteResult, len(names)+len(ids))
 	group := map[[16]byte]int{} // topic id -> its group
-	var groups [][]Record
+	var groups [][]metadata.Record
 	owners := make([]int, len(results)) // result -> group, -1 none
-	add := func(i int, t *Topic) {
+	add := func(i int, t *metadata.Topic) {
 		results[i].Name, results[i].ID = t.Name, t.ID
 		g, ok := group[t.ID]
 		if !ok {
 			g = len(groups)
 			group[t.ID] = g
-			groups = append(groups, []Record{&RemoveTopic{ID: t.ID}})
+			groups = append(groups, []metadata.Record{&metadata.RemoveTopic{ID: t.ID}})
 		}
 		owners[i] = g
 	}
@@ -268,7 +269,7 @@ func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids [][16
 			r.Err, r.Message = codeFor(err), err.Error()
 		case res[g] != nil:
 			// Deleted meanwhile by someone else.
-			r.Err, r.Message = kerr.UnknownTopicOrPartition, res[g].msg
+			r.Err, r.Message = kerr.UnknownTopicOrPartition, res[g].Message
 			if i >= len(names) {
 				r.Err = kerr.UnknownTopicID
 			}
@@ -296,7 +297,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, specs []PartitionSpec
 		names[s.Topic]++
 	}
 	rng := newRNG()
-	var groups [][]Record
+	var groups [][]metadata.Record
 	var owners []int
 	for i, s := range specs {
 		if names[s.Topic] > 1 {
@@ -327,26 +328,26 @@ func (c *Controller) CreatePartitions(ctx context.Context, specs []PartitionSpec
 	return results
 }
 
-func planPartitions(img *Image, s PartitionSpec, rng *rand.Rand) ([]Record, *rejection) {
+func planPartitions(img *metadata.Image, s PartitionSpec, rng *rand.Rand) ([]metadata.Record, *metadata.Rejection) {
 	t := img.Topic(s.Topic)
 	if t == nil {
-		return nil, reject(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", s.Topic)
+		return nil, metadata.Reject(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", s.Topic)
 	}
 	cur := int32(len(t.Partitions))
 	switch {
 	case s.Count < cur:
-		return nil, reject(kerr.InvalidPartitions, "The topic %s currently has %d partition(s); %d would not be an increase.", s.Topic, cur, s.Count)
+		return nil, metadata.Reject(kerr.InvalidPartitions, "The topic %s currently has %d partition(s); %d would not be an increase.", s.Topic, cur, s.Count)
 	case s.Count == cur:
-		return nil, reject(kerr.InvalidPartitions, "Topic already has %d partition(s).", cur)
+		return nil, metadata.Reject(kerr.InvalidPartitions, "Topic already has %d partition(s).", cur)
 	case s.Count-cur > MaxPartitionsPerRequest:
-		return nil, reject(kerr.InvalidPartitions, "At most %d partitions may be added at once.", MaxPartitionsPerRequest)
+		return nil, metadata.Reject(kerr.InvalidPartitions, "At most %d partitions may be added at once.", MaxPartitionsPerRequest)
 	}
 	add := int(s.Count - cur)
 	rf := int(t.ReplicationFactor())
 	var assign [][]int32
 	if s.Assignments != nil {
 		if len(s.Assignments) != add {
-			return nil, reject(kerr.InvalidReplicaAssignment, "Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(s.Assignments))
+			return nil, metadata.Reject(kerr.InvalidReplicaAssignment, "Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(s.Assignments))
 		}
 		for i, replicas := range s.Assignments {
 			if rej := checkAssignment(img, cur+int32(i), replicas, rf); rej != nil {
@@ -357,14 +358,14 @@ func planPartitions(img *Image, s PartitionSpec, rng *rand.Rand) ([]Record, *rej
 	} else {
 		brokers := img.Brokers()
 		if rf > len(brokers) {
-			return nil, reject(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+			return nil, metadata.Reject(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
 		}
 		pl := newPlacer(brokers, rng)
 		for p := cur; p < s.Count; p++ {
 			assign = append(assign, pl.replicas(p, rf))
 		}
 	}
-	recs := make([]Record, 0, add)
+	recs := make([]metadata.Record, 0, add)
 	for i, replicas := range assign {
 		recs = append(recs, newPartition(t.ID, cur+int32(i), slices.Clone(replicas)))
 	}

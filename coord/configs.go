@@ -1,4 +1,4 @@
-package metadata
+package coord
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/metadata"
 	"kzero/coord/topicconfig"
 )
 
@@ -60,22 +61,22 @@ func (c *Controller) AlterConfigs(ctx context.Context, alters []ConfigAlter, val
 	for _, a := range alters {
 		seen[res{a.ResourceType, a.Name}]++
 	}
-	var groups [][]Record
+	var groups [][]metadata.Record
 	var owners []int
 	for i, a := range alters {
 		if seen[res{a.ResourceType, a.Name}] > 1 {
 			results[i] = Result{kerr.InvalidRequest, "Duplicate resource in request."}
 			continue
 		}
-		var recs []Record
-		var rej *rejection
+		var recs []metadata.Record
+		var rej *metadata.Rejection
 		switch a.ResourceType {
-		case ResourceTopic:
+		case metadata.ResourceTopic:
 			recs, rej = planTopicConfigs(img, a)
-		case ResourceBroker:
+		case metadata.ResourceBroker:
 			recs, rej = c.planBrokerConfigs(img, a)
 		default:
-			rej = reject(kerr.InvalidRequest, "Unsupported resource type %d.", a.ResourceType)
+			rej = metadata.Reject(kerr.InvalidRequest, "Unsupported resource type %d.", a.ResourceType)
 		}
 		if rej != nil {
 			results[i].set(rej)
@@ -103,7 +104,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, alters []ConfigAlter, val
 // applyChanges computes a resource's new configs from its current ones.
 // listDefault gives the value APPEND and SUBTRACT start from when the key
 // is not set; isList says whether a key is a LIST config.
-func applyChanges(cur map[string]string, a ConfigAlter, isList func(string) bool, listDefault func(string) string) (map[string]string, *rejection) {
+func applyChanges(cur map[string]string, a ConfigAlter, isList func(string) bool, listDefault func(string) string) (map[string]string, *metadata.Rejection) {
 	next := maps.Clone(cur)
 	if next == nil || a.Replace {
 		next = map[string]string{}
@@ -111,7 +112,7 @@ func applyChanges(cur map[string]string, a ConfigAlter, isList func(string) bool
 	keys := map[string]bool{}
 	for _, ch := range a.Changes {
 		if keys[ch.Key] {
-			return nil, reject(kerr.InvalidRequest, "Error due to duplicate config keys: %s", ch.Key)
+			return nil, metadata.Reject(kerr.InvalidRequest, "Error due to duplicate config keys: %s", ch.Key)
 		}
 		keys[ch.Key] = true
 		switch ch.Op {
@@ -121,7 +122,7 @@ func applyChanges(cur map[string]string, a ConfigAlter, isList func(string) bool
 			delete(next, ch.Key)
 		case OpAppend, OpSubtract:
 			if !isList(ch.Key) {
-				return nil, reject(kerr.InvalidConfig, "Config value append is not allowed for config key %s because its type is not LIST.", ch.Key)
+				return nil, metadata.Reject(kerr.InvalidConfig, "Config value append is not allowed for config key %s because its type is not LIST.", ch.Key)
 			}
 			base, ok := next[ch.Key]
 			if !ok {
@@ -139,7 +140,7 @@ func applyChanges(cur map[string]string, a ConfigAlter, isList func(string) bool
 			}
 			next[ch.Key] = strings.Join(items, ",")
 		default:
-			return nil, reject(kerr.InvalidRequest, "Unknown config operation %d.", ch.Op)
+			return nil, metadata.Reject(kerr.InvalidRequest, "Unknown config operation %d.", ch.Op)
 		}
 	}
 	return next, nil
@@ -155,14 +156,14 @@ func splitItems(v string) []string {
 	return out
 }
 
-func planTopicConfigs(img *Image, a ConfigAlter) ([]Record, *rejection) {
+func planTopicConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *metadata.Rejection) {
 	t := img.Topic(a.Name)
 	if t == nil {
-		return nil, reject(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", a.Name)
+		return nil, metadata.Reject(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", a.Name)
 	}
 	for _, ch := range a.Changes {
 		if _, ok := topicconfig.Lookup(ch.Key); !ok && ch.Op != OpDelete {
-			return nil, reject(kerr.InvalidConfig, "Unknown topic config name: %s", ch.Key)
+			return nil, metadata.Reject(kerr.InvalidConfig, "Unknown topic config name: %s", ch.Key)
 		}
 	}
 	isList := func(k string) bool {
@@ -178,14 +179,14 @@ func planTopicConfigs(img *Image, a ConfigAlter) ([]Record, *rejection) {
 		return nil, rej
 	}
 	if err := topicconfig.ValidateAll(next); err != nil {
-		return nil, reject(kerr.InvalidConfig, "%v", err)
+		return nil, metadata.Reject(kerr.InvalidConfig, "%v", err)
 	}
-	return configDiff(ResourceTopic, a.Name, t.Configs, next), nil
+	return configDiff(metadata.ResourceTopic, a.Name, t.Configs, next), nil
 }
 
-func (c *Controller) planBrokerConfigs(img *Image, a ConfigAlter) ([]Record, *rejection) {
-	if !validBrokerResource(a.Name) {
-		return nil, reject(kerr.InvalidRequest, "Invalid broker resource name %q: a broker id or empty.", a.Name)
+func (c *Controller) planBrokerConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *metadata.Rejection) {
+	if !metadata.ValidBrokerResource(a.Name) {
+		return nil, metadata.Reject(kerr.InvalidRequest, "Invalid broker resource name %q: a broker id or empty.", a.Name)
 	}
 	isList := func(k string) bool {
 		_, s, ok := topicconfig.BrokerSynonym(k)
@@ -207,7 +208,7 @@ func (c *Controller) planBrokerConfigs(img *Image, a ConfigAlter) ([]Record, *re
 		}
 		known, err := topicconfig.ValidateBroker(k, next[k])
 		if known && err != nil {
-			return nil, reject(kerr.InvalidConfig, "%v", err)
+			return nil, metadata.Reject(kerr.InvalidConfig, "%v", err)
 		}
 		if !known {
 			if c.cfg.ValidateBrokerConfig == nil {
@@ -215,38 +216,28 @@ func (c *Controller) planBrokerConfigs(img *Image, a ConfigAlter) ([]Record, *re
 				continue
 			}
 			if err := c.cfg.ValidateBrokerConfig(k, next[k]); err != nil {
-				return nil, reject(kerr.InvalidRequest, "%v", err)
+				return nil, metadata.Reject(kerr.InvalidRequest, "%v", err)
 			}
 		}
 	}
 	if len(refused) > 0 {
-		return nil, reject(kerr.InvalidRequest, "Cannot update these configs dynamically: %s", fmt.Sprint(refused))
+		return nil, metadata.Reject(kerr.InvalidRequest, "Cannot update these configs dynamically: %s", fmt.Sprint(refused))
 	}
-	return configDiff(ResourceBroker, a.Name, cur, next), nil
+	return configDiff(metadata.ResourceBroker, a.Name, cur, next), nil
 }
 
 // configDiff returns the records that turn configs cur into next.
-func configDiff(typ int8, name string, cur, next map[string]string) []Record {
-	var recs []Record
+func configDiff(typ int8, name string, cur, next map[string]string) []metadata.Record {
+	var recs []metadata.Record
 	for _, k := range slices.Sorted(maps.Keys(next)) {
 		if old, ok := cur[k]; !ok || old != next[k] {
-			recs = append(recs, &ConfigRecord{ResourceType: typ, Name: name, Key: k, Value: next[k]})
+			recs = append(recs, &metadata.ConfigRecord{ResourceType: typ, Name: name, Key: k, Value: next[k]})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cur)) {
 		if _, ok := next[k]; !ok {
-			recs = append(recs, &ConfigRecord{ResourceType: typ, Name: name, Key: k, Delete: true})
+			recs = append(recs, &metadata.ConfigRecord{ResourceType: typ, Name: name, Key: k, Delete: true})
 		}
 	}
 	return recs
-}
-
-// TopicConfigLayers returns the dynamic broker layers of topicconfig for broker
-// id, from this image; static is the broker's server.properties.
-func (img *Image) TopicConfigLayers(brokerID int32, static map[string]string) topicconfig.BrokerConfigs {
-	return topicconfig.BrokerConfigs{
-		Dynamic:        img.BrokerConfigs(fmt.Sprint(brokerID)),
-		ClusterDefault: img.BrokerConfigs(""),
-		Static:         static,
-	}
 }

@@ -1,0 +1,103 @@
+package api
+
+// CreateTopics: v2-v7. NumPartitions / ReplicationFactor -1 take the
+// broker defaults (KIP-464); explicit replica assignments; configs checked
+// against Kafka's topic config definitions; validate only. From v5 the
+// response carries the created topic's partitions, replication factor and
+// every config with its value and source (KIP-525); v7 the topic id. A
+// topic named twice in one request fails with INVALID_REQUEST.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord"
+	"kzero/coord/topicconfig"
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.CreateTopics.Int16(), 2, 7, (*Handler).createTopics) }
+
+func (h *Handler) createTopics(req *server.Request) error {
+	r := kmsg.NewPtrCreateTopicsRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	count := map[string]int{}
+	for _, t := range r.Topics {
+		count[t.Topic]++
+	}
+	var specs []coord.TopicSpec
+	var index []int // request topic -> spec, -1 for a duplicate
+	for _, t := range r.Topics {
+		if count[t.Topic] > 1 {
+			index = append(index, -1)
+			continue
+		}
+		s := coord.TopicSpec{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor}
+		if len(t.ReplicaAssignment) > 0 {
+			s.Assignments = map[int32][]int32{}
+			for _, a := range t.ReplicaAssignment {
+				s.Assignments[a.Partition] = a.Replicas
+			}
+		}
+		if len(t.Configs) > 0 {
+			s.Configs = map[string]string{}
+			for _, c := range t.Configs {
+				if c.Value != nil {
+					s.Configs[c.Name] = *c.Value
+				}
+			}
+		}
+		index = append(index, len(specs))
+		specs = append(specs, s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout(r.TimeoutMillis))
+	defer cancel()
+	results := h.cluster.CreateTopics(ctx, specs, r.ValidateOnly)
+	resp := kmsg.NewPtrCreateTopicsResponse()
+	broker := h.cluster.BrokerConfigs()
+	for i, t := range r.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		if index[i] < 0 {
+			rt.ErrorCode = kerr.InvalidRequest.Code
+			msg := "Create topics request from client contains duplicate topic " + t.Topic
+			rt.ErrorMessage = &msg
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		res := results[index[i]]
+		rt.TopicID = res.ID
+		if res.Err != nil {
+			rt.ErrorCode = res.Err.Code
+			if res.Message != "" {
+				msg := res.Message
+				rt.ErrorMessage = &msg
+			}
+		} else {
+			rt.NumPartitions, rt.ReplicationFactor = res.NumPartitions, res.ReplicationFactor
+			for _, e := range topicconfig.Describe(specs[index[i]].Configs, broker) {
+				c := kmsg.NewCreateTopicsResponseTopicConfig()
+				c.Name, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.ReadOnly, int8(e.Source), e.Sensitive
+				if !e.Sensitive {
+					v := e.Value
+					c.Value = &v
+				}
+				rt.Configs = append(rt.Configs, c)
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	respond(req, resp)
+	return nil
+}
+
+// timeout turns a request's timeout into a duration, with a floor so a
+// zero timeout still lets a local quorum commit.
+func timeout(ms int32) time.Duration {
+	return max(time.Duration(ms)*time.Millisecond, 5*time.Second)
+}
