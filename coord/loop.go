@@ -150,8 +150,9 @@ func (l *loop) handleReady(rd raft.Ready) error {
 	return l.maybeSnapshot()
 }
 
-// applyEntries applies committed entries to a new image. It returns nil
-// when none of them was a metadata entry.
+// applyEntries applies committed entries to a new image, and collects the
+// answers to this controller's proposals among them. It returns nil for no
+// entries.
 func (l *loop) applyEntries(ents []*pb.Entry) (*metadata.Image, []delivery) {
 	if len(ents) == 0 {
 		return nil, nil

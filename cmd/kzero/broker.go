@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 
 	"kzero/coord"
@@ -117,6 +118,9 @@ func (b *broker) Addr() net.Addr { return b.srv.Addr() }
 // applyImage makes the local replicas follow the metadata: partitions this
 // broker leads are opened and led, deleted topics' logs removed.
 func (b *broker) applyImage(prev, next *metadata.Image) {
+	// A change of dynamic broker configs may change every topic's log config.
+	brokerChanged := prev == nil || !sameConfigs(prev.BrokerConfigs(""), next.BrokerConfigs("")) ||
+		!sameConfigs(prev.BrokerConfigs(strconv.Itoa(int(b.nodeID))), next.BrokerConfigs(strconv.Itoa(int(b.nodeID))))
 	for _, t := range next.Topics() {
 		var old *metadata.Topic
 		if prev != nil {
@@ -127,7 +131,7 @@ func (b *broker) applyImage(prev, next *metadata.Image) {
 			if p.Leader != b.nodeID {
 				continue
 			}
-			if old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
+			if !brokerChanged && old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
 				old.Partitions[p.Partition].LeaderEpoch == p.LeaderEpoch && sameConfigs(old.Configs, t.Configs) {
 				continue
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"kzero/coord/topicconfig"
 	"kzero/log"
 )
 
@@ -322,44 +323,19 @@ func (c *brokerConfig) checkCombined() error {
 	return nil
 }
 
-// logDefaults is the topic config default every log starts from.
-func (c *brokerConfig) logDefaults() log.Config {
-	d := log.DefaultConfig()
-	d.SegmentBytes = c.long("log.segment.bytes")
-	d.SegmentMs = c.ms("log.roll")
-	d.SegmentJitterMs = c.ms("log.roll.jitter")
-	d.SegmentIndexBytes = c.int("log.index.size.max.bytes")
-	d.IndexIntervalBytes = c.int("log.index.interval.bytes")
-	d.MaxMessageBytes = c.int("message.max.bytes")
-	d.RetentionMs = c.ms("log.retention")
-	d.RetentionBytes = c.long("log.retention.bytes")
-	policy := c.str("log.cleanup.policy")
-	d.Compact = strings.Contains(policy, "compact")
-	d.Delete = strings.Contains(policy, "delete")
-	d.MinCleanableDirtyRatio = c.float("log.cleaner.min.cleanable.ratio")
-	d.DeleteRetentionMs = c.long("log.cleaner.delete.retention.ms")
-	d.MinCompactionLagMs = c.long("log.cleaner.min.compaction.lag.ms")
-	d.MaxCompactionLagMs = c.long("log.cleaner.max.compaction.lag.ms")
-	d.FileDeleteDelayMs = c.long("log.segment.delete.delay.ms")
-	d.FlushMessages = c.long("log.flush.interval.messages")
-	d.FlushMs = math.MaxInt64
-	if c.has("log.flush.interval.ms") {
-		d.FlushMs = c.long("log.flush.interval.ms")
-	}
-	d.LogAppendTime = c.str("log.message.timestamp.type") == "LogAppendTime"
-	d.TimestampBeforeMaxMs = c.long("log.message.timestamp.before.max.ms")
-	d.TimestampAfterMaxMs = c.long("log.message.timestamp.after.max.ms")
-	return d
-}
-
 // managerConfig is the log manager's configuration.
 func (c *brokerConfig) managerConfig(logger *slog.Logger) log.ManagerConfig {
 	m := log.DefaultManagerConfig(c.logDirs()...)
-	m.Defaults = c.logDefaults()
+	// Logs opened at start take the broker's topic config defaults until
+	// the metadata image gives each its own.
+	m.Defaults = topicconfig.LogConfig(nil, topicconfig.BrokerConfigs{Static: c.props})
 	m.RetentionCheckInterval = time.Duration(c.long("log.retention.check.interval.ms")) * time.Millisecond
 	m.CheckpointInterval = time.Duration(c.long("log.flush.offset.checkpoint.interval.ms")) * time.Millisecond
 	m.ProducerIDExpiration = time.Duration(c.long("producer.id.expiration.ms")) * time.Millisecond
 	m.ProducerIDExpirationScan = time.Duration(c.long("producer.id.expiration.check.interval.ms")) * time.Millisecond
+	m.CleanerEnable = c.bool("log.cleaner.enable")
+	m.CleanerBackoff = time.Duration(c.long("log.cleaner.backoff.ms")) * time.Millisecond
+	m.CleanerDedupeBufferSize = c.long("log.cleaner.dedupe.buffer.size")
 	m.Logger = logger
 	return m
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestParseProperties(t *testing.T) {
+	in := `# comment
+! another comment
+listeners = PLAINTEXT://127.0.0.1:9092
+log.dirs:/var/lib/kzero
+node.id 3
+long.value=a,\
+    b,\
+    c
+escaped\=key=tab\there
+unicode=caf\u00e9
+empty=
+`
+	got, order, err := parseProperties(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"listeners":   "PLAINTEXT://127.0.0.1:9092",
+		"log.dirs":    "/var/lib/kzero",
+		"node.id":     "3",
+		"long.value":  "a,b,c",
+		"escaped=key": "tab\there",
+		"unicode":     "café",
+		"empty":       "",
+	}
+	if len(got) != len(want) || len(order) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if _, _, err := parseProperties(strings.NewReader("bad=\\u12")); err == nil {
+		t.Error("short unicode escape accepted")
+	}
+}
+
+func FuzzParseProperties(f *testing.F) {
+	f.Add([]byte("a=b\nc: d\\\n e\n# x\nf\\u0041=1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		props, order, err := parseProperties(strings.NewReader(string(data)))
+		if err == nil && len(props) != len(order) {
+			t.Fatalf("%d props, %d in order", len(props), len(order))
+		}
+	})
+}
+
+func TestLoadConfig(t *testing.T) {
+	c, err := loadConfig(nil, nil, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr, _ := c.listener(); addr != "127.0.0.1:9092" {
+		t.Errorf("default listener %s", addr)
+	}
+	if d := c.logDirs(); len(d) != 1 || d[0] != "./data" {
+		t.Errorf("default log dirs %v", d)
+	}
+	if ms := c.ms("log.retention"); ms != 168*3600000 {
+		t.Errorf("default retention %d", ms)
+	}
+	c, err = loadConfig(map[string]string{"log.retention.hours": "1", "log.retention.minutes": "5"}, map[string]string{"log.dirs": "/a, /b"}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := c.ms("log.retention"); ms != 5*60000 {
+		t.Errorf("minutes win over hours: %d", ms)
+	}
+	if d := c.logDirs(); len(d) != 2 || d[1] != "/b" {
+		t.Errorf("log dirs %v", d)
+	}
+	for _, bad := range []map[string]string{
+		{"num.partitions": "abc"},
+		{"num.partitions": "0"},
+		{"auto.create.topics.enable": "maybe"},
+		{"listeners": "SSL://127.0.0.1:9093"},
+		{"listeners": "127.0.0.1:9092"},
+		{"process.roles": "broker"},
+		{"log.cleanup.policy": "shred"},
+		{"log.message.timestamp.type": "Now"},
+	} {
+		if _, err := loadConfig(nil, bad, quiet); err == nil {
+			t.Errorf("accepted %v", bad)
+		}
+	}
+	// Unknown keys are warned about, not fatal.
+	if _, err := loadConfig(nil, map[string]string{"no.such.key": "1"}, quiet); err != nil {
+		t.Errorf("unknown key refused: %v", err)
+	}
+}
