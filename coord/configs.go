@@ -32,9 +32,10 @@ type ConfigChange struct {
 	Value string
 }
 
-// ConfigAlter changes one resource's configs: a topic (ResourceTopic,
-// Name the topic) or a broker (ResourceBroker, Name a broker id or "" for
-// the cluster-wide default). With Replace the changes are the resource's
+// ConfigAlter changes one resource's configs: a topic
+// (metadata.ResourceTopic, Name the topic) or a broker
+// (metadata.ResourceBroker, Name a broker id or "" for the cluster-wide
+// default). With Replace the changes are the resource's
 // whole new config, as the legacy AlterConfigs API sends it: keys not set
 // by a change are removed.
 type ConfigAlter struct {

@@ -11,9 +11,8 @@ import (
 // expires, whichever comes first. It holds no goroutine while waiting.
 type Waiter struct {
 	need  atomic.Int64 // bytes still wanted
-	fired atomic.Bool
 	fire  func()
-	timer *time.Timer
+	timer atomic.Pointer[time.Timer]
 	parts []*Partition
 	once  sync.Once
 }
@@ -28,15 +27,16 @@ func Wait(parts []*Partition, minBytes int64, maxWait time.Duration, fire func()
 		p.mu.watchers[w] = struct{}{}
 		p.mu.Unlock()
 	}
-	w.timer = time.AfterFunc(maxWait, w.trigger)
+	// An append may fire the waiter before the timer exists; the timer
+	// then fires into a spent Once.
+	w.timer.Store(time.AfterFunc(maxWait, w.trigger))
 	return w
 }
 
 // trigger fires the waiter once and unregisters it.
 func (w *Waiter) trigger() {
 	w.once.Do(func() {
-		w.fired.Store(true)
-		w.timer.Stop()
+		w.stopTimer()
 		for _, p := range w.parts {
 			p.mu.Lock()
 			delete(p.mu.watchers, w)
@@ -49,13 +49,19 @@ func (w *Waiter) trigger() {
 // Cancel unregisters the waiter without firing it.
 func (w *Waiter) Cancel() {
 	w.once.Do(func() {
-		w.timer.Stop()
+		w.stopTimer()
 		for _, p := range w.parts {
 			p.mu.Lock()
 			delete(p.mu.watchers, w)
 			p.mu.Unlock()
 		}
 	})
+}
+
+func (w *Waiter) stopTimer() {
+	if t := w.timer.Load(); t != nil {
+		t.Stop()
+	}
 }
 
 // notify tells the partition's waiters its high watermark moved over

@@ -8,7 +8,7 @@ import (
 )
 
 // Image is the cluster metadata as of one metadata offset: an immutable
-// value. The Controller publishes a new Image after each applied batch of
+// value. coord.Controller publishes a new Image after each applied batch of
 // entries; readers load the current one with Controller.Image and read it
 // without locks for as long as they like. Nothing reachable from an Image
 // (topics, partitions, slices, maps) may be modified.

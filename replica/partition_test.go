@@ -1,0 +1,138 @@
+package replica
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/log"
+)
+
+func batch(t *testing.T, n int) []byte {
+	t.Helper()
+	var b log.Builder
+	b.Reset(log.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
+	for i := 0; i < n; i++ {
+		b.Add(&log.Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("value")})
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func newManager(t *testing.T) *Manager {
+	t.Helper()
+	cfg := log.DefaultManagerConfig(t.TempDir())
+	cfg.Defaults.SegmentIndexBytes = 1 << 16
+	logs, err := log.OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	return NewManager(1, logs)
+}
+
+func lead(t *testing.T, m *Manager, name string, minISR int) *Partition {
+	t.Helper()
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	p, err := m.MakeLeader(LeaderSpec{TP: log.TopicPartition{Topic: name}, ISR: []int32{1}, MinInsyncReplicas: minISR, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestAppendAdvancesHighWatermarkAndReads(t *testing.T) {
+	m := newManager(t)
+	p := lead(t, m, "t", 1)
+	for i := 0; i < 3; i++ {
+		info, err := p.Append(batch(t, 4), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.FirstOffset != int64(i*4) {
+			t.Fatalf("first offset %d", info.FirstOffset)
+		}
+	}
+	if p.HighWatermark() != 12 || p.LastStableOffset() != 12 {
+		t.Fatalf("hw %d lso %d", p.HighWatermark(), p.LastStableOffset())
+	}
+	res, err := p.Read(4, 1<<20, false, true, -1, nil)
+	if err != nil || res.Range.Empty() || res.HighWatermark != 12 || res.LogStartOffset != 0 {
+		t.Fatalf("read: %+v %v", res, err)
+	}
+	res.Range.Release()
+	if _, err := p.Read(13, 1<<20, false, true, -1, nil); !errors.Is(err, kerr.OffsetOutOfRange) {
+		t.Fatalf("read past end: %v", err)
+	}
+	// KIP-320 epoch checks.
+	if _, err := p.Read(0, 100, false, true, 1, nil); !errors.Is(err, kerr.UnknownLeaderEpoch) {
+		t.Fatalf("newer epoch: %v", err)
+	}
+	if low, err := p.DeleteRecordsBefore(-1); err != nil || low != 12 {
+		t.Fatalf("delete records to hw: %d %v", low, err)
+	}
+	if _, err := p.DeleteRecordsBefore(13); !errors.Is(err, kerr.OffsetOutOfRange) {
+		t.Fatalf("delete records past hw: %v", err)
+	}
+}
+
+func TestMinInsyncAndLeadership(t *testing.T) {
+	m := newManager(t)
+	p := lead(t, m, "t", 2) // one replica in the ISR, two required
+	if _, err := p.Append(batch(t, 1), -1); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("acks=all below min.insync.replicas: %v", err)
+	}
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatalf("acks=1 is not bound by min.insync.replicas: %v", err)
+	}
+	if err := m.Remove(p.TP, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(batch(t, 1), 1); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("append after removal: %v", err)
+	}
+	if _, err := m.Get(p.TP); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("get removed: %v", err)
+	}
+}
+
+func TestWaiterFiresOnAppendOrTimeout(t *testing.T) {
+	m := newManager(t)
+	a, b := lead(t, m, "a", 1), lead(t, m, "b", 1)
+	fired := make(chan string, 4)
+	Wait([]*Partition{a, b}, 1, time.Hour, func() { fired <- "data" })
+	if _, err := b.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-fired; got != "data" {
+		t.Fatal(got)
+	}
+	// A waiter wanting more bytes than arrive fires at its timeout.
+	Wait([]*Partition{a}, 1<<30, 50*time.Millisecond, func() { fired <- "timeout" })
+	a.Append(batch(t, 1), 1)
+	if got := <-fired; got != "timeout" {
+		t.Fatal(got)
+	}
+	// A cancelled waiter never fires; the partitions forget it.
+	var n atomic.Int32
+	w := Wait([]*Partition{a, b}, 1, 20*time.Millisecond, func() { n.Add(1) })
+	w.Cancel()
+	a.Append(batch(t, 1), 1)
+	time.Sleep(50 * time.Millisecond)
+	if n.Load() != 0 {
+		t.Fatal("cancelled waiter fired")
+	}
+	a.mu.Lock()
+	left := len(a.mu.watchers)
+	a.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d watchers left", left)
+	}
+}
