@@ -42,6 +42,7 @@ func clConfig(clk *clClock) Config {
 	c.Delete = false
 	c.MinCleanableDirtyRatio = 0.01
 	c.Now = clk.Now
+	c.TimestampAfterMaxMs = -1 // records are stamped ahead of the fake clock
 	return c
 }
 

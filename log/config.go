@@ -57,7 +57,7 @@ func DefaultConfig() Config {
 		FlushMessages:          math.MaxInt64,
 		FlushMs:                math.MaxInt64,
 		TimestampBeforeMaxMs:   math.MaxInt64,
-		TimestampAfterMaxMs:    math.MaxInt64,
+		TimestampAfterMaxMs:    3600000,
 	}
 }
 

@@ -14,6 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// metadataLogDir is the metadata quorum's folder in the first log dir, as
+// Kafka names it; the manager leaves it alone.
+const metadataLogDir = "__cluster_metadata-0"
+
 // cleanShutdownFile marks a log dir closed cleanly (Kafka's name).
 const cleanShutdownFile = ".kafka_cleanshutdown"
 
@@ -134,6 +138,9 @@ func (m *Manager) openDir(dir string) error {
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
+		}
+		if e.Name() == metadataLogDir {
+			continue // the metadata quorum's own folder, not a partition
 		}
 		if strings.HasSuffix(e.Name(), "-delete") {
 			os.RemoveAll(filepath.Join(dir, e.Name()))

@@ -92,8 +92,7 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.replicas = replica.NewManager(b.nodeID, b.logs)
-	b.ctrl.Subscribe(b.applyImage)
-	b.applyImage(nil, b.ctrl.Image())
+	b.ctrl.Subscribe(b.applyImage) // called at once with the current image
 
 	ready.h.Store(api.New(api.Config{
 		NodeID:                   b.nodeID,

@@ -89,7 +89,7 @@ var keys = func() map[string]key {
 	i("message.max.bytes", "1048588", 0)
 	s("log.message.timestamp.type", "CreateTime")
 	l("log.message.timestamp.before.max.ms", strconv.FormatInt(math.MaxInt64, 10), 0)
-	l("log.message.timestamp.after.max.ms", strconv.FormatInt(math.MaxInt64, 10), 0)
+	l("log.message.timestamp.after.max.ms", "3600000", 0)
 	add(key{name: "log.cleaner.min.cleanable.ratio", def: "0.5", kind: kDouble})
 	l("log.cleaner.delete.retention.ms", "86400000", 0)
 	l("log.cleaner.min.compaction.lag.ms", "0", 0)
