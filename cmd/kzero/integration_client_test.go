@@ -122,16 +122,27 @@ func readFrame(c io.Reader) ([]byte, error) {
 // encodeBatch encodes an uncompressed RecordBatch v2 holding one record per
 // value, all stamped ts, with offsets from 0 and a valid CRC32C.
 func encodeBatch(ts int64, values ...[]byte) []byte {
+	tss := make([]int64, len(values))
+	for i := range tss {
+		tss[i] = ts
+	}
+	return encodeTimedBatch(tss, values)
+}
+
+// encodeTimedBatch is encodeBatch with a timestamp per record.
+func encodeTimedBatch(tss []int64, values [][]byte) []byte {
 	var recs []byte
+	maxTs := tss[0]
 	for i, v := range values {
-		recs = appendRecord(recs, kmsg.Record{OffsetDelta: int32(i), Value: v})
+		recs = appendRecord(recs, kmsg.Record{OffsetDelta: int32(i), TimestampDelta64: tss[i] - tss[0], Value: v})
+		maxTs = max(maxTs, tss[i])
 	}
 	b := kmsg.RecordBatch{
 		PartitionLeaderEpoch: -1,
 		Magic:                2,
 		LastOffsetDelta:      int32(len(values) - 1),
-		FirstTimestamp:       ts,
-		MaxTimestamp:         ts,
+		FirstTimestamp:       tss[0],
+		MaxTimestamp:         maxTs,
 		ProducerID:           -1,
 		ProducerEpoch:        -1,
 		FirstSequence:        -1,

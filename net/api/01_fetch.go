@@ -1,8 +1,7 @@
 package api
 
-// Fetch: v4-v17. Sessionless (KIP-227 allows a broker to answer every
-// fetch with session id 0; clients then send full fetches). Topic ids from
-// v13. MaxBytes, per-partition MaxBytes and KIP-74 (the first batch of the
+// Fetch: v4-v17. Fetch sessions (KIP-227) from v7, topic ids from v13.
+// MaxBytes, per-partition MaxBytes and KIP-74 (the first batch of the
 // first non-empty partition is returned whole even past the limits).
 // read_committed stops at the last stable offset and lists the aborted
 // transactions in range.
@@ -24,12 +23,26 @@ import (
 
 func init() { register(kmsg.Fetch.Int16(), 4, 17, (*Handler).fetch) }
 
+// fetchTarget is one partition to read.
+type fetchTarget struct {
+	topic        string
+	id           [16]byte
+	partition    int32
+	offset       int64
+	maxBytes     int32
+	currentEpoch int32
+	session      *sessionPartition // nil for a sessionless fetch
+}
+
 type fetchOp struct {
-	h      *Handler
-	req    *server.Request
-	r      *kmsg.FetchRequest
-	topics []fetchTopic
-	parts  []*replica.Partition // partitions found, to wait on
+	h       *Handler
+	req     *server.Request
+	r       *kmsg.FetchRequest
+	session *fetchSession
+	full    bool // every partition goes in the response
+	targets []fetchTarget
+	topics  []fetchTopic
+	parts   []*replica.Partition // partitions found, to wait on
 }
 
 func (h *Handler) fetch(req *server.Request) error {
@@ -38,6 +51,21 @@ func (h *Handler) fetch(req *server.Request) error {
 		return err
 	}
 	f := &fetchOp{h: h, req: req, r: r}
+	var code int16
+	f.session, f.full, code = h.sessions.sessionFor(r)
+	if code != 0 {
+		resp := req.NewResponse()
+		e := enc{b: resp.B, flexible: r.Version >= 12}
+		e.i32(0)
+		e.i16(code)
+		e.i32(0)
+		e.arrayLen(0)
+		e.noTags()
+		resp.B = e.b
+		req.Respond(resp)
+		return nil
+	}
+	f.collectTargets()
 	bytes, errored := f.read()
 	if bytes >= int64(r.MinBytes) || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 {
 		f.respond()
@@ -51,6 +79,26 @@ func (h *Handler) fetch(req *server.Request) error {
 	return nil
 }
 
+// collectTargets lists the partitions to read: the request's, or the
+// session's after the request updated it.
+func (f *fetchOp) collectTargets() {
+	if s := f.session; s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, sp := range s.parts {
+			f.targets = append(f.targets, fetchTarget{topic: sp.key.topic, id: sp.key.id, partition: sp.key.partition,
+				offset: sp.fetchOffset, maxBytes: sp.maxBytes, currentEpoch: sp.currentEpoch, session: sp})
+		}
+		return
+	}
+	for _, t := range f.r.Topics {
+		for _, p := range t.Partitions {
+			f.targets = append(f.targets, fetchTarget{topic: t.Topic, id: t.TopicID, partition: p.Partition,
+				offset: p.FetchOffset, maxBytes: p.PartitionMaxBytes, currentEpoch: p.CurrentLeaderEpoch})
+		}
+	}
+}
+
 // read fills f.topics from the replicas; it returns the bytes found and
 // whether any partition failed.
 func (f *fetchOp) read() (total int64, errored bool) {
@@ -62,42 +110,41 @@ func (f *fetchOp) read() (total int64, errored bool) {
 	}
 	f.topics = f.topics[:0]
 	f.parts = f.parts[:0]
-	for i := range r.Topics {
-		t := &r.Topics[i]
-		ft := fetchTopic{name: t.Topic, id: t.TopicID, parts: make([]fetchPartition, len(t.Partitions))}
-		name, known := t.Topic, true
+	for i := range f.targets {
+		tg := &f.targets[i]
+		if n := len(f.topics); n == 0 || f.topics[n-1].name != tg.topic || f.topics[n-1].id != tg.id {
+			f.topics = append(f.topics, fetchTopic{name: tg.topic, id: tg.id})
+		}
+		ft := &f.topics[len(f.topics)-1]
+		ft.parts = append(ft.parts, fetchPartition{partition: tg.partition, hw: -1, lso: -1, logStart: -1, committed: committed, session: tg.session})
+		fp := &ft.parts[len(ft.parts)-1]
+		name, known := tg.topic, true
 		if r.Version >= 13 {
-			name, known = f.h.topicName(t.TopicID)
+			name, known = f.h.topicName(tg.id)
 		}
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			fp := &ft.parts[j]
-			*fp = fetchPartition{partition: p.Partition, hw: -1, lso: -1, logStart: -1, committed: committed}
-			if !known {
-				fp.err = kerr.UnknownTopicID.Code
-				errored = true
-				continue
-			}
-			part, err := f.h.replicas.Get(log.TopicPartition{Topic: name, Partition: p.Partition})
-			if err != nil {
-				fp.err = errCode(err)
-				errored = true
-				continue
-			}
-			f.parts = append(f.parts, part)
-			limit := min(int64(p.PartitionMaxBytes), remaining)
-			res, err := part.Read(p.FetchOffset, int(max(limit, 0)), committed, total == 0, p.CurrentLeaderEpoch, nil)
-			if err != nil {
-				fp.err = errCode(err)
-				errored = true
-				continue
-			}
-			fp.hw, fp.lso, fp.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
-			fp.aborted, fp.records = res.Aborted, res.Range
-			total += res.Range.Len
-			remaining -= res.Range.Len
+		if !known {
+			fp.err = kerr.UnknownTopicID.Code
+			errored = true
+			continue
 		}
-		f.topics = append(f.topics, ft)
+		part, err := f.h.replicas.Get(log.TopicPartition{Topic: name, Partition: tg.partition})
+		if err != nil {
+			fp.err = errCode(err)
+			errored = true
+			continue
+		}
+		f.parts = append(f.parts, part)
+		limit := min(int64(tg.maxBytes), remaining)
+		res, err := part.Read(tg.offset, int(max(limit, 0)), committed, total == 0, tg.currentEpoch, nil)
+		if err != nil {
+			fp.err = errCode(err)
+			errored = true
+			continue
+		}
+		fp.hw, fp.lso, fp.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+		fp.aborted, fp.records = res.Aborted, res.Range
+		total += res.Range.Len
+		remaining -= res.Range.Len
 	}
 	return total, errored
 }
@@ -113,7 +160,37 @@ func (f *fetchOp) release() {
 }
 
 func (f *fetchOp) respond() {
+	var id int32
+	if s := f.session; s != nil {
+		id = s.id
+		s.mu.Lock()
+		f.trimToChanges()
+		s.mu.Unlock()
+	}
 	resp := f.req.NewResponse()
-	appendFetchResponse(resp, f.r.Version, 0, f.topics)
+	appendFetchResponse(resp, f.r.Version, id, f.topics)
 	f.req.Respond(resp)
+}
+
+// trimToChanges records what the session's partitions were told and, for
+// an incremental response, drops the partitions with nothing new. Caller
+// holds the session's lock.
+func (f *fetchOp) trimToChanges() {
+	kept := f.topics[:0]
+	for _, t := range f.topics {
+		parts := t.parts[:0]
+		for _, p := range t.parts {
+			sp := p.session
+			changed := !sp.sent || !p.records.Empty() || p.err != 0 || p.hw != sp.hw || p.lso != sp.lso || p.logStart != sp.logStart
+			sp.sent, sp.hw, sp.lso, sp.logStart = true, p.hw, p.lso, p.logStart
+			if f.full || changed {
+				parts = append(parts, p)
+			}
+		}
+		if len(parts) > 0 {
+			t.parts = parts
+			kept = append(kept, t)
+		}
+	}
+	f.topics = kept
 }

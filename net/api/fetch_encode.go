@@ -27,6 +27,7 @@ type fetchPartition struct {
 	committed bool // read_committed: AbortedTransactions is an array, not null
 	aborted   []log.AbortedTxn
 	records   log.FileRange
+	session   *sessionPartition // the session's state of it, nil when sessionless
 }
 
 // enc appends Kafka primitives; flexible selects compact encodings.

@@ -31,6 +31,7 @@ type Handler struct {
 	cfg      Config
 	cluster  Cluster
 	replicas *replica.Manager
+	sessions fetchSessions
 	logger   *slog.Logger
 }
 

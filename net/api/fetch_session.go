@@ -1,0 +1,185 @@
+package api
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Fetch sessions (KIP-227): a client that fetches the same partitions
+// over and over creates a session, then sends only what changed (new fetch
+// offsets, partitions added or forgotten), and gets back only partitions
+// with news: records, a moved high watermark, last stable offset or log
+// start offset, or an error.
+//
+// Epochs, as FetchMetadata defines them: a request with session id 0 and
+// epoch 0 opens a session; epoch -1 is sessionless (closing the named
+// session, if any); otherwise the epoch must be the session's next one,
+// which wraps from MaxInt32 to 1.
+
+// maxFetchSessions is max.incremental.fetch.session.cache.slots.
+const maxFetchSessions = 1000
+
+// sessionKey names a partition in a session: by topic name before Fetch
+// v13, by topic id after.
+type sessionKey struct {
+	topic     string
+	id        [16]byte
+	partition int32
+}
+
+// sessionPartition is a partition of a session: what the client last asked
+// for and what it was last told.
+type sessionPartition struct {
+	key          sessionKey
+	fetchOffset  int64
+	maxBytes     int32
+	currentEpoch int32
+	sent         bool // told at least once
+	hw, lso      int64
+	logStart     int64
+}
+
+type fetchSession struct {
+	mu       sync.Mutex
+	id       int32
+	epoch    int32 // the epoch the next request must carry
+	parts    []*sessionPartition
+	index    map[sessionKey]*sessionPartition
+	lastUsed time.Time
+}
+
+// fetchSessions is the broker's session cache.
+type fetchSessions struct {
+	mu       sync.Mutex
+	sessions map[int32]*fetchSession
+}
+
+func nextEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
+
+// open creates a session, evicting the least recently used one when the
+// cache is full. It returns nil when no id could be found.
+func (c *fetchSessions) open() *fetchSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessions == nil {
+		c.sessions = map[int32]*fetchSession{}
+	}
+	if len(c.sessions) >= maxFetchSessions {
+		var oldest *fetchSession
+		for _, s := range c.sessions {
+			if oldest == nil || s.lastUsed.Before(oldest.lastUsed) {
+				oldest = s
+			}
+		}
+		delete(c.sessions, oldest.id)
+	}
+	for try := 0; try < 8; try++ {
+		id := rand.Int32()
+		if _, taken := c.sessions[id]; id != 0 && !taken {
+			s := &fetchSession{id: id, index: map[sessionKey]*sessionPartition{}, lastUsed: time.Now()}
+			c.sessions[id] = s
+			return s
+		}
+	}
+	return nil
+}
+
+func (c *fetchSessions) get(id int32) *fetchSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[id]
+}
+
+func (c *fetchSessions) close(id int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.sessions, id)
+}
+
+// sessionFor applies a fetch request's session fields. It returns the
+// session (nil for a sessionless fetch), whether the response is full (all
+// partitions) or incremental, and a top-level error code.
+func (c *fetchSessions) sessionFor(r *kmsg.FetchRequest) (s *fetchSession, full bool, errCode int16) {
+	if r.Version < 7 {
+		return nil, true, 0
+	}
+	switch {
+	case r.SessionEpoch == -1:
+		if r.SessionID != 0 {
+			c.close(r.SessionID)
+		}
+		return nil, true, 0
+	case r.SessionEpoch == 0:
+		if r.SessionID != 0 {
+			c.close(r.SessionID)
+		}
+		s = c.open()
+		if s != nil {
+			s.mu.Lock()
+			s.update(r)
+			s.mu.Unlock()
+		}
+		return s, true, 0
+	}
+	s = c.get(r.SessionID)
+	if s == nil {
+		return nil, true, kerr.FetchSessionIDNotFound.Code
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.SessionEpoch != s.epoch {
+		return nil, true, kerr.InvalidFetchSessionEpoch.Code
+	}
+	s.update(r)
+	return s, false, 0
+}
+
+// update adds or changes the request's partitions and drops the forgotten
+// ones, and moves to the next epoch. Caller holds s.mu.
+func (s *fetchSession) update(r *kmsg.FetchRequest) {
+	s.lastUsed = time.Now()
+	s.epoch = nextEpoch(s.epoch)
+	key := func(topic string, id [16]byte, p int32) sessionKey {
+		if r.Version >= 13 {
+			return sessionKey{id: id, partition: p}
+		}
+		return sessionKey{topic: topic, partition: p}
+	}
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			k := key(t.Topic, t.TopicID, p.Partition)
+			sp := s.index[k]
+			if sp == nil {
+				sp = &sessionPartition{key: k}
+				s.index[k] = sp
+				s.parts = append(s.parts, sp)
+			}
+			sp.fetchOffset, sp.maxBytes, sp.currentEpoch = p.FetchOffset, p.PartitionMaxBytes, p.CurrentLeaderEpoch
+		}
+	}
+	if len(r.ForgottenTopics) == 0 {
+		return
+	}
+	for _, t := range r.ForgottenTopics {
+		for _, p := range t.Partitions {
+			delete(s.index, key(t.Topic, t.TopicID, p))
+		}
+	}
+	kept := s.parts[:0]
+	for _, sp := range s.parts {
+		if s.index[sp.key] == sp {
+			kept = append(kept, sp)
+		}
+	}
+	clear(s.parts[len(kept):])
+	s.parts = kept
+}
