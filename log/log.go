@@ -44,6 +44,7 @@ type Log struct {
 	}
 
 	queue appendQueue
+	bg    sync.WaitGroup // flushes of sealed segments in flight
 
 	cleaner cleanerState // compaction bookkeeping (cleaner.go)
 }
@@ -145,7 +146,9 @@ func (l *Log) rollLocked() error {
 		l.logger.Warn("producer state snapshot failed", "dir", l.dir, "err", err)
 	}
 	// The sealed segment is flushed in the background, as Kafka does.
+	l.bg.Add(1)
 	go func() {
+		defer l.bg.Done()
 		if old.acquire() {
 			defer old.Release()
 			if err := old.Sync(); err == nil {
@@ -204,6 +207,7 @@ func (l *Log) flushLocked() error {
 
 // Close flushes the log, snapshots producer state and closes its files.
 func (l *Log) Close() error {
+	l.bg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {

@@ -198,10 +198,37 @@ func consumeN(t testing.TB, ctx context.Context, cl *kgo.Client, n int) []*kgo.R
 	return out
 }
 
+// consumeThrough polls cl until a record at offset last arrived (cl
+// consumes one partition) or ctx ends, and returns every record polled.
+func consumeThrough(t testing.TB, ctx context.Context, cl *kgo.Client, last int64) []*kgo.Record {
+	t.Helper()
+	var out []*kgo.Record
+	for len(out) == 0 || out[len(out)-1].Offset < last {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d records, not through offset %d, before %v", len(out), last, ctx.Err())
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			t.Fatalf("fetch %s[%d]: %v", topic, p, err)
+		})
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
 // fetchOnce sends one Fetch (v12, topic names) for a partition from offset
 // and returns the partition's response and its records.
 func fetchOnce(t testing.TB, conn *rawConn, topic string, partition int32, offset int64, maxWait time.Duration) (kmsg.FetchResponseTopicPartition, []*kgo.Record) {
 	t.Helper()
+	p, recs, err := conn.fetch(topic, partition, offset, maxWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, recs
+}
+
+// fetch is fetchOnce for any goroutine: it returns what fails.
+func (r *rawConn) fetch(topic string, partition int32, offset int64, maxWait time.Duration) (kmsg.FetchResponseTopicPartition, []*kgo.Record, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(12)
 	req.ReplicaID = -1
@@ -216,29 +243,38 @@ func fetchOnce(t testing.TB, conn *rawConn, topic string, partition int32, offse
 	rp.PartitionMaxBytes = 10 << 20
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := conn.request(req)
+	resp, err := r.request(req)
 	if err != nil {
-		t.Fatal(err)
+		return kmsg.FetchResponseTopicPartition{}, nil, err
 	}
 	fr := resp.(*kmsg.FetchResponse)
 	if err := kerr.ErrorForCode(fr.ErrorCode); err != nil {
-		t.Fatalf("fetch: %v", err)
+		return kmsg.FetchResponseTopicPartition{}, nil, fmt.Errorf("fetch: %w", err)
 	}
 	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
-		t.Fatalf("fetch response has %d topics", len(fr.Topics))
+		return kmsg.FetchResponseTopicPartition{}, nil, fmt.Errorf("fetch response has %d topics", len(fr.Topics))
 	}
 	p := fr.Topics[0].Partitions[0]
 	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: offset, Topic: topic, Partition: partition}, &p, kgo.DefaultDecompressor(), nil)
 	if fp.Err != nil && !errors.Is(fp.Err, kerr.ErrorForCode(p.ErrorCode)) {
-		t.Fatalf("decode fetched records: %v", fp.Err)
+		return p, nil, fmt.Errorf("decode fetched records: %w", fp.Err)
 	}
-	return p, fp.Records
+	return p, fp.Records, nil
 }
 
-// produceRaw produces one uncompressed batch with acks=1 over conn and
-// returns the partition's response.
+// produceRaw produces one batch with acks=1 over conn and returns the
+// partition's response.
 func produceRaw(t testing.TB, conn *rawConn, topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
+	p, err := conn.produce(topic, partition, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// produce is produceRaw for any goroutine: it returns what fails.
+func (r *rawConn) produce(topic string, partition int32, batch []byte) (kmsg.ProduceResponseTopicPartition, error) {
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(9)
 	req.Acks = 1
@@ -250,13 +286,13 @@ func produceRaw(t testing.TB, conn *rawConn, topic string, partition int32, batc
 	rp.Records = batch
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := conn.request(req)
+	resp, err := r.request(req)
 	if err != nil {
-		t.Fatal(err)
+		return kmsg.ProduceResponseTopicPartition{}, err
 	}
 	pr := resp.(*kmsg.ProduceResponse)
 	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
-		t.Fatalf("produce response has %d topics", len(pr.Topics))
+		return kmsg.ProduceResponseTopicPartition{}, fmt.Errorf("produce response has %d topics", len(pr.Topics))
 	}
-	return pr.Topics[0].Partitions[0]
+	return pr.Topics[0].Partitions[0], nil
 }

@@ -1,0 +1,173 @@
+package main
+
+// Produce and consume through the real network path with kgo, against an
+// in-process kzero and, in the same run, franz-go's kfake (the reference
+// peer of PERFORMANCE-GOALS.md): 1 KiB records, 8 partitions, acks=1, no
+// compression. The consume benchmark also reports the share of fetched
+// record bytes kzero sent with sendfile.
+//
+//	go test -run='^$' -bench=. -benchtime=100000x -count=3 ./cmd/kzero/
+//
+// The client shares the machine with the broker, so these figures bound
+// the broker's speed from below; compare the two brokers within one run.
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/net/server"
+)
+
+const (
+	benchRecordBytes = 1 << 10
+	benchPartitions  = 8
+	benchTopic       = "bench"
+)
+
+// benchBroker starts one broker for a benchmark: its address, its server
+// statistics (nil for kfake) and how to stop it.
+type benchBroker struct {
+	name  string
+	start func(b *testing.B) (addr string, stats func() server.Stats, stop func())
+}
+
+var benchBrokers = []benchBroker{
+	{"kzero", func(b *testing.B) (string, func() server.Stats, func()) {
+		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg, err := loadConfig(nil, map[string]string{
+			"listeners":      "PLAINTEXT://127.0.0.1:0",
+			"log.dirs":       b.TempDir(),
+			"admin.listener": "",
+		}, logger)
+		if err != nil {
+			b.Fatal(err)
+		}
+		br, err := startBroker(cfg, logger)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return br.Addr().String(), br.srv.Stats, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := br.Stop(ctx); err != nil {
+				b.Error(err)
+			}
+		}
+	}},
+	{"kfake", func(b *testing.B) (string, func() server.Stats, func()) {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c.ListenAddrs()[0], nil, c.Close
+	}},
+}
+
+// benchProducer is a kgo producer as the benchmarks use it: acks=1, no
+// idempotence, no compression, to the bench topic (created on first use).
+func benchProducer(b *testing.B, ctx context.Context, addr string) *kgo.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(benchTopic),
+		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, benchPartitions, 1, nil, benchTopic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		cl.Close()
+		b.Fatal(err)
+	}
+	return cl
+}
+
+// produceN produces n records of benchRecordBytes and waits for them all.
+func produceN(b *testing.B, ctx context.Context, cl *kgo.Client, n int) {
+	value := make([]byte, benchRecordBytes)
+	rand.Read(value)
+	var failed atomic.Pointer[error]
+	done := func(_ *kgo.Record, err error) {
+		if err != nil {
+			failed.CompareAndSwap(nil, &err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		cl.Produce(ctx, &kgo.Record{Value: value}, done)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := failed.Load(); err != nil {
+		b.Fatal(*err)
+	}
+}
+
+func BenchmarkProduce(b *testing.B) {
+	for _, br := range benchBrokers {
+		b.Run("broker="+br.name, func(b *testing.B) {
+			addr, _, stop := br.start(b)
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			cl := benchProducer(b, ctx, addr)
+			defer cl.Close()
+			b.SetBytes(benchRecordBytes)
+			b.ResetTimer()
+			produceN(b, ctx, cl, b.N)
+		})
+	}
+}
+
+func BenchmarkConsume(b *testing.B) {
+	for _, br := range benchBrokers {
+		b.Run("broker="+br.name, func(b *testing.B) {
+			addr, stats, stop := br.start(b)
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			prod := benchProducer(b, ctx, addr)
+			produceN(b, ctx, prod, b.N)
+			prod.Close()
+
+			cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(benchTopic),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cl.Close()
+			var before server.Stats
+			if stats != nil {
+				before = stats()
+			}
+			b.SetBytes(benchRecordBytes)
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				fs := cl.PollFetches(ctx)
+				if err := fs.Err(); err != nil {
+					b.Fatal(err)
+				}
+				n += fs.NumRecords()
+			}
+			b.StopTimer()
+			if stats != nil {
+				after := stats()
+				zero, copied := after.ZeroCopyBytes-before.ZeroCopyBytes, after.CopiedBytes-before.CopiedBytes
+				if zero+copied == 0 {
+					b.Fatal("no file bytes were sent")
+				}
+				b.ReportMetric(100*float64(zero)/float64(zero+copied), "%sendfile")
+			}
+		})
+	}
+}

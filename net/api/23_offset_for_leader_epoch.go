@@ -1,0 +1,93 @@
+package api
+
+// OffsetForLeaderEpoch: v2-v4 (v4 flexible). KIP-101 (followers truncate
+// to the end of their last epoch) and KIP-320 (consumers detect a log
+// truncated under them): for each partition, the end offset of the
+// requested leader epoch, that is the start of the next epoch, or the log
+// end offset when the requested epoch is the current one (for consumers
+// too: their positions are below the high watermark, so the log end
+// offset never reports a false truncation; Kafka answers the same). The
+// partition must be led here, after the CurrentLeaderEpoch check
+// (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH). A requested epoch newer
+// than the current one, or -1, has no end: epoch and offset -1, no error.
+//
+// kzero keeps no leader-epoch cache yet (leader-epoch-checkpoint): the
+// answers are those of a cache holding one entry, the current epoch
+// starting at the log start offset. That is exact while a partition has
+// only ever had one leader epoch, which holds for every partition of a
+// single node today (epoch 0). Once leadership moves, an older epoch
+// needs the real cache: this answer would then report the end of every
+// older epoch at the log start offset.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/log"
+	"kzero/net/server"
+	"kzero/replica"
+)
+
+func init() {
+	register(kmsg.OffsetForLeaderEpoch.Int16(), 2, 4, (*Handler).offsetForLeaderEpoch)
+}
+
+func (h *Handler) offsetForLeaderEpoch(req *server.Request) error {
+	r := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
+	for _, t := range r.Topics {
+		rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			rp.Partition = p.Partition
+			part, err := h.localPartition(log.TopicPartition{Topic: t.Topic, Partition: p.Partition})
+			if err == nil {
+				err = part.CheckLeaderEpoch(p.CurrentLeaderEpoch)
+			}
+			if err == nil && !part.IsLeader() {
+				err = kerr.NotLeaderForPartition
+			}
+			if err != nil {
+				rp.ErrorCode = errCode(err)
+			} else {
+				rp.LeaderEpoch, rp.EndOffset = epochEnd(part, p.LeaderEpoch)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	respond(req, resp)
+	return nil
+}
+
+// epochEnd answers as Kafka's LeaderEpochFileCache.endOffsetFor would from
+// a cache with the one entry (current epoch, log start offset).
+func epochEnd(p *replica.Partition, requested int32) (epoch int32, end int64) {
+	current := p.LeaderEpoch()
+	switch {
+	case requested == -1 || requested > current:
+		return -1, -1
+	case requested == current:
+		return current, p.Log().LogEndOffset()
+	default:
+		// Older than every epoch in the cache: the start of the first.
+		return requested, p.Log().LogStartOffset()
+	}
+}
+
+// localPartition returns the local replica of a partition; a partition
+// the image has but this broker does not host is NOT_LEADER_OR_FOLLOWER,
+// one the image lacks UNKNOWN_TOPIC_OR_PARTITION.
+func (h *Handler) localPartition(tp log.TopicPartition) (*replica.Partition, error) {
+	if p, ok := h.replicas.Partition(tp); ok {
+		return p, nil
+	}
+	if t := h.cluster.Image().Topic(tp.Topic); t != nil && tp.Partition >= 0 && int(tp.Partition) < len(t.Partitions) {
+		return nil, kerr.NotLeaderForPartition
+	}
+	return nil, kerr.UnknownTopicOrPartition
+}
