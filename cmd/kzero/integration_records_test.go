@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Keys, headers, null values (tombstones), empty values and explicit
@@ -191,4 +192,68 @@ func TestAcksLevels(t *testing.T) {
 		}
 		delete(want, string(r.Value))
 	}
+}
+
+// Produce errors are per partition, as Kafka reports them; with acks=0 a
+// failed partition closes the connection instead (the client has no other
+// way to learn it must refresh its metadata), and a good acks=0 produce
+// gets no response at all.
+func TestProduceErrors(t *testing.T) {
+	b := startTestBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createTopic(t, ctx, newClient(t, b), "errs", 1, nil)
+	conn := dialRaw(t, b.Addr().String())
+	good := encodeBatch(time.Now().UnixMilli(), []byte("ok"))
+	corrupt := append([]byte(nil), good...)
+	corrupt[len(corrupt)-1] ^= 0xff // the CRC covers the records
+
+	for _, c := range []struct {
+		name      string
+		topic     string
+		partition int32
+		batch     []byte
+		want      error
+	}{
+		{"stored", "errs", 0, good, nil},
+		{"unknown partition", "errs", 5, good, kerr.UnknownTopicOrPartition},
+		{"unknown topic", "no-such-topic", 0, good, kerr.UnknownTopicOrPartition},
+		{"bad crc", "errs", 0, corrupt, kerr.CorruptMessage},
+	} {
+		p := produceRaw(t, conn, c.topic, c.partition, c.batch)
+		if err := kerr.ErrorForCode(p.ErrorCode); !errors.Is(err, c.want) && err != c.want {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if c.want == nil && (p.BaseOffset != 0 || p.LogAppendTime != -1 || p.LogStartOffset != 0) {
+			t.Errorf("%s: base offset %d, log append time %d, log start %d; want 0, -1 (CreateTime), 0",
+				c.name, p.BaseOffset, p.LogAppendTime, p.LogStartOffset)
+		}
+	}
+
+	// acks=0: no response; the next request's answer is the next frame.
+	zero := func(topic string) []byte {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(9)
+		req.Acks = 0
+		req.TimeoutMillis = 30000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = good
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		conn.corrID++
+		return conn.f.AppendRequest(nil, req, conn.corrID)
+	}
+	if err := conn.write(zero("errs")); err != nil {
+		t.Fatal(err)
+	}
+	if p := produceRaw(t, conn, "errs", 0, good); p.ErrorCode != 0 || p.BaseOffset != 2 {
+		t.Fatalf("after an acks=0 produce: base offset %d, %v; want 2", p.BaseOffset, kerr.ErrorForCode(p.ErrorCode))
+	}
+	if err := conn.write(zero("no-such-topic")); err != nil {
+		t.Fatal(err)
+	}
+	conn.waitClosed(t)
 }
