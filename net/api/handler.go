@@ -28,11 +28,12 @@ type Config struct {
 
 // Handler serves every API this broker advertises.
 type Handler struct {
-	cfg      Config
-	cluster  Cluster
-	replicas *replica.Manager
-	sessions fetchSessions
-	logger   *slog.Logger
+	cfg         Config
+	cluster     Cluster
+	replicas    *replica.Manager
+	sessions    fetchSessions
+	producerIDs producerIDs
+	logger      *slog.Logger
 }
 
 // New returns a Handler serving cluster metadata from cluster and data

@@ -1,0 +1,35 @@
+// Package tools holds the commands of kzctl, the operator CLI: topics,
+// produce, consume, offsets and cluster information over the Kafka protocol
+// (franz-go kgo and kadm, so they work against kzero and Apache Kafka alike),
+// and dump-log, which reads segment, index, transaction index and producer
+// snapshot files straight from disk through the log package.
+//
+// # Contract
+//
+// Every command is a function that takes an Env (brokers, output writer,
+// output format, timeout) and an options struct, writes its result to
+// Env.Out and returns an error. Flag parsing lives in cmd/kzctl; nothing here
+// reads os.Args, the environment or os.Stdout, so tests drive the commands
+// directly.
+//
+//   - Listings print a human table (text/tabwriter) in Text format and one
+//     indented JSON document in JSON format. Streams (consumed records,
+//     dump-log output) print one line per item: a line of text, or one
+//     compact JSON object (JSON lines).
+//   - Errors are one line each, naming what failed; a Kafka error keeps its
+//     name (TOPIC_ALREADY_EXISTS: ...) because kerr errors are wrapped, never
+//     flattened. When a command fails for some items and not others (three
+//     topics, one exists) it reports the others and returns the failures
+//     joined with errors.Join, one per line.
+//   - An error that wraps ErrUsage is the caller's mistake (a bad flag
+//     value); cmd/kzctl exits 2 for it and 1 for any other error.
+//   - dump-log never writes to the files it reads: it opens them read-only
+//     and decodes the bytes itself (the index package would extend a
+//     preallocated index). Damaged input is an error naming the file and the
+//     byte position, never a panic.
+//
+// # Layers
+//
+// tools is layer 4: it imports log and index (types and decoders only) and
+// client libraries, nothing from net, replica or coord.
+package tools
