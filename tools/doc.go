@@ -23,13 +23,16 @@
 //     joined with errors.Join, one per line.
 //   - An error that wraps ErrUsage is the caller's mistake (a bad flag
 //     value); cmd/kzctl exits 2 for it and 1 for any other error.
-//   - dump-log never writes to the files it reads: it opens them read-only
-//     and decodes the bytes itself (the index package would extend a
-//     preallocated index). Damaged input is an error naming the file and the
-//     byte position, never a panic.
+//   - dump-log never writes to the files it reads: it opens them read-only.
+//     Damaged input is an error naming the file and the byte position, never
+//     a panic; a batch that fails its CRC is still shown (isvalid: false)
+//     and makes the command fail at the end.
 //
 // # Layers
 //
-// tools is layer 4: it imports log and index (types and decoders only) and
-// client libraries, nothing from net, replica or coord.
+// tools is layer 4: it imports log (batch views, record reader, decoders of
+// the transaction index and producer snapshot) and client libraries, nothing
+// from net, replica or coord. The 8- and 12-byte index entries are decoded
+// here (dumpindex.go) rather than through index, whose Open maps the file
+// read-write and extends a preallocated one.
 package tools

@@ -77,28 +77,44 @@ func (e *Env) withTimeout(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, e.timeout())
 }
 
-// ErrorLines renders err for the terminal: one line per joined error, each
-// with no newline inside.
+// ErrorLines renders err for the terminal: one line per joined error (joins
+// inside joins included), each with no newline inside.
 func ErrorLines(err error) []string {
 	if err == nil {
 		return nil
 	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
+	if errs := joined(err); errs != nil {
+		var lines []string
+		for _, e := range errs {
+			lines = append(lines, ErrorLines(e)...)
+		}
+		return lines
 	}
-	var lines []string
+	if s := oneLine(err.Error()); s != "" {
+		return []string{s}
+	}
+	return nil
+}
+
+// joined returns the errors errors.Join joined into err, nil if err is not
+// such a join. fmt.Errorf with several %w also unwraps to a list, but its
+// message is its own, not its parts' one per line.
+func joined(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	errs := j.Unwrap()
+	msgs := make([]string, 0, len(errs))
 	for _, e := range errs {
-		if e == nil {
-			continue
-		}
-		if s := oneLine(e.Error()); s != "" {
-			lines = append(lines, s)
+		if e != nil {
+			msgs = append(msgs, e.Error())
 		}
 	}
-	return lines
+	if err.Error() != strings.Join(msgs, "\n") {
+		return nil
+	}
+	return errs
 }
 
 // deadline turns a context error into one that says what timed out.

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -61,11 +62,17 @@ func kafkaErr(err error, msg string) error {
 	return fmt.Errorf("%w (%s)", err, msg)
 }
 
-// table writes aligned columns: a header row, then rows, flushed by flush.
-type table struct{ tw *tabwriter.Writer }
+// table writes aligned columns: a header row, then rows, written out by
+// flush with no trailing blanks on a line (an empty last cell leaves none).
+type table struct {
+	w   io.Writer
+	buf bytes.Buffer
+	tw  *tabwriter.Writer
+}
 
 func newTable(w io.Writer, header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)}
+	t := &table{w: w}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 8, 2, ' ', 0)
 	if len(header) > 0 {
 		t.row(strAny(header)...)
 	}
@@ -90,12 +97,32 @@ func (t *table) row(cells ...any) {
 	io.WriteString(t.tw, "\n")
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+func (t *table) flush() error {
+	if err := t.tw.Flush(); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	for line := range bytes.Lines(t.buf.Bytes()) {
+		out.Write(bytes.TrimRight(line, " \n"))
+		out.WriteByte('\n')
+	}
+	t.buf.Reset()
+	_, err := t.w.Write(out.Bytes())
+	return err
+}
 
 // writeJSON writes v as one indented JSON document.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeJSONLine writes v as one compact JSON line.
+func writeJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 

@@ -136,7 +136,7 @@ func Produce(ctx context.Context, env *Env, opts ProduceOptions) error {
 		maxLine = 16 << 20
 	}
 	sc := bufio.NewScanner(opts.Input)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine)
 	var line int64
 	for sc.Scan() && p.failed() == nil {
 		line++

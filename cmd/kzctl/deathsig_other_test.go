@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "os/exec"
+
+// dieWithParent does nothing where there is no Pdeathsig.
+func dieWithParent(*exec.Cmd) {}

@@ -1,0 +1,470 @@
+// Command kzctl is the operator CLI for kzero and any Kafka-protocol
+// cluster: topics, produce, consume, offsets, cluster info, and dump-log for
+// segment files on disk. The commands live in package tools; this file
+// parses flags and dispatches.
+//
+//	kzctl [--brokers host:port,...] [-o text|json] COMMAND [ARGS] [FLAGS]
+//
+// Flags may come before or after arguments. Exit status: 0 success, 1 an
+// error (one line each on stderr), 2 a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"kzero/tools"
+)
+
+const usage = `kzctl: operator CLI for kzero (and any Kafka-protocol cluster)
+
+Usage: kzctl [common flags] COMMAND [ARGS] [FLAGS]
+
+Commands:
+  topic create NAME... [--partitions N] [--replication-factor N] [--config k=v]...
+  topic list [--internal]
+  topic describe [NAME...]
+  topic delete NAME...
+  topic alter-config NAME... [--set k=v]... [--delete k]...
+  topic add-partitions NAME... (--num N | --total N)
+  produce TOPIC [--file F] [--key-separator S] [--header k=v]... [--partition N]
+                [--compression none|gzip|snappy|lz4|zstd] [--acks all|1|0]
+                [--idempotent] [--transactional-id ID]
+  consume TOPIC [--from-beginning | --offset N|earliest|latest | --timestamp MS]
+                [--partition N]... [--count N] [--to-end] [--timeout-ms MS]
+                [--isolation read_committed|read_uncommitted] [--group G] [--value-only]
+  offsets [TOPIC...] [--time earliest|latest|max-timestamp|MS] [--isolation ...]
+  cluster info
+  dump-log FILE|DIR... [--files a,b] [--print-data-log] [--deep-iteration]
+                [--index-sanity-check]
+
+Common flags (anywhere on the line):
+  --brokers host:port,...   seed brokers (alias --bootstrap-server; env KZERO_BROKERS;
+                            default 127.0.0.1:9092)
+  -o text|json              output format (default text)
+  --timeout DURATION        bound on administrative requests (default 30s)
+
+Run 'kzctl COMMAND -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// errHelp is a -h the usage was printed for: exit 0.
+var errHelp = errors.New("help")
+
+// run is main without the process: it returns the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	err := c.dispatch(ctx, args)
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.Is(err, tools.ErrUsage), errors.As(err, new(flagError)):
+		for _, l := range tools.ErrorLines(err) {
+			fmt.Fprintln(stderr, "kzctl:", strings.TrimSuffix(l, ": "+tools.ErrUsage.Error()))
+		}
+		fmt.Fprintln(stderr, "Run 'kzctl -h' for usage.")
+		return 2
+	}
+	for _, l := range tools.ErrorLines(err) {
+		fmt.Fprintln(stderr, "kzctl:", l)
+	}
+	return 1
+}
+
+// flagError is a flag the flag package refused: a usage error.
+type flagError struct{ error }
+
+// cli holds the common flags, shared by every command's flag set.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	brokers string
+	output  string
+	timeout time.Duration
+}
+
+// flags returns a flag set for a command with the common flags on it.
+func (c *cli) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("kzctl "+name, flag.ContinueOnError)
+	// The flag package would print each error and the whole usage; run
+	// prints the error in one line, and -h prints the usage (parse).
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&c.brokers, "brokers", c.brokers, "seed brokers, host:port,...")
+	fs.StringVar(&c.brokers, "bootstrap-server", c.brokers, "alias of --brokers")
+	fs.StringVar(&c.output, "o", c.output, "output format: text or json")
+	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on administrative requests")
+	return fs
+}
+
+// parse parses args with flags allowed between the arguments, and returns
+// the arguments. Everything after "--" is an argument.
+func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(c.stderr, "Usage of %s:\n", fs.Name())
+				fs.SetOutput(c.stderr)
+				fs.PrintDefaults()
+				return nil, errHelp
+			}
+			return nil, flagError{err}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+func (c *cli) env() (*tools.Env, error) {
+	f, err := tools.ParseFormat(c.output)
+	if err != nil {
+		return nil, err
+	}
+	brokers := c.brokers
+	if brokers == "" {
+		brokers = os.Getenv("KZERO_BROKERS")
+	}
+	if brokers == "" {
+		brokers = tools.DefaultBrokers
+	}
+	return &tools.Env{Brokers: tools.ParseBrokers(brokers), Out: c.stdout, Format: f, Timeout: c.timeout}, nil
+}
+
+func (c *cli) dispatch(ctx context.Context, args []string) error {
+	// Common flags may come before the command.
+	fs := c.flags("")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.stderr, usage)
+			return errHelp
+		}
+		return flagError{err}
+	}
+	args = fs.Args()
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usage)
+		return fmt.Errorf("no command: %w", tools.ErrUsage)
+	}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "topic", "topics":
+		return c.topic(ctx, args)
+	case "produce":
+		return c.produce(ctx, args)
+	case "consume":
+		return c.consume(ctx, args)
+	case "offsets":
+		return c.offsets(ctx, args)
+	case "cluster":
+		return c.cluster(ctx, args)
+	case "dump-log":
+		return c.dumpLog(args)
+	case "help":
+		fmt.Fprint(c.stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q: %w", cmd, tools.ErrUsage)
+}
+
+func (c *cli) topic(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("topic: want create, list, describe, delete, alter-config or add-partitions: %w", tools.ErrUsage)
+	}
+	sub, args := args[0], args[1:]
+	fs := c.flags("topic " + sub)
+	switch sub {
+	case "create":
+		partitions := fs.Int("partitions", -1, "partitions (-1: the broker's num.partitions)")
+		rf := fs.Int("replication-factor", -1, "replicas of each partition (-1: the broker's default)")
+		configs := keyValues{}
+		fs.Var(configs, "config", "topic config key=value (repeatable)")
+		names, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.TopicCreate(ctx, env, tools.TopicSpec{Names: names, Partitions: int32(*partitions),
+			ReplicationFactor: int16(*rf), Configs: configs})
+	case "list":
+		internal := fs.Bool("internal", false, "include internal topics")
+		if err := c.noArgs(fs, args); err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.TopicList(ctx, env, *internal)
+	case "describe":
+		names, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.TopicDescribe(ctx, env, names)
+	case "delete":
+		names, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.TopicDelete(ctx, env, names)
+	case "alter-config":
+		set := keyValues{}
+		fs.Var(set, "set", "config key=value to set (repeatable)")
+		var del stringList
+		fs.Var(&del, "delete", "config key to reset to its default (repeatable)")
+		names, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.TopicAlterConfig(ctx, env, names, set, del)
+	case "add-partitions":
+		num := fs.Int("num", 0, "partitions to add")
+		total := fs.Int("total", 0, "new partition count")
+		names, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.TopicAddPartitions(ctx, env, names, *num, *total)
+	}
+	return fmt.Errorf("topic %s: unknown subcommand: %w", sub, tools.ErrUsage)
+}
+
+func (c *cli) produce(ctx context.Context, args []string) error {
+	fs := c.flags("produce")
+	file := fs.String("file", "", "read records from this file instead of stdin")
+	opts := tools.ProduceOptions{}
+	fs.StringVar(&opts.KeySeparator, "key-separator", "", "split each line into key and value at this string")
+	var headers stringList
+	fs.Var(&headers, "header", "header key=value added to every record (repeatable)")
+	partition := fs.Int("partition", -1, "partition to write to (-1: the partitioner picks)")
+	fs.StringVar(&opts.Compression, "compression", "none", "none, gzip, snappy, lz4 or zstd")
+	fs.StringVar(&opts.Acks, "acks", "all", "all (-1), 1 or 0")
+	fs.BoolVar(&opts.Idempotent, "idempotent", false, "idempotent producer (acks all)")
+	fs.StringVar(&opts.TransactionalID, "transactional-id", "", "send all records in one transaction")
+	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", 16<<20, "longest line accepted")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("produce: want one topic, got %d arguments: %w", len(pos), tools.ErrUsage)
+	}
+	opts.Topic, opts.Partition, opts.Input = pos[0], int32(*partition), c.stdin
+	opts.KeySeparator = unescape(opts.KeySeparator)
+	for _, h := range headers {
+		rh, err := tools.ParseHeader(h)
+		if err != nil {
+			return err
+		}
+		opts.Headers = append(opts.Headers, rh)
+	}
+	if *file != "" {
+		f, err := os.Open(*file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opts.Input = f
+	}
+	env, err := c.env()
+	if err != nil {
+		return err
+	}
+	return tools.Produce(ctx, env, opts)
+}
+
+func (c *cli) consume(ctx context.Context, args []string) error {
+	fs := c.flags("consume")
+	opts := tools.ConsumeOptions{}
+	fs.BoolVar(&opts.FromBeginning, "from-beginning", false, "start at the earliest offset")
+	fs.StringVar(&opts.Offset, "offset", "", "start at this offset, or earliest or latest")
+	fs.Int64Var(&opts.Timestamp, "timestamp", -1, "start at the first record at or after this millisecond")
+	fs.IntVar(&opts.Count, "count", 0, "stop after this many records (0: never)")
+	fs.IntVar(&opts.Count, "max-messages", 0, "alias of --count")
+	fs.BoolVar(&opts.ToEnd, "to-end", false, "stop at the end offsets as of the start")
+	timeoutMs := fs.Int("timeout-ms", 0, "stop after this long without a record (0: never)")
+	var parts intList
+	fs.Var(&parts, "partition", "consume only this partition (repeatable)")
+	fs.StringVar(&opts.Isolation, "isolation", "read_uncommitted", "read_uncommitted or read_committed")
+	fs.StringVar(&opts.Group, "group", "", "consume as a member of this group")
+	fs.BoolVar(&opts.ValueOnly, "value-only", false, "print only values, one per line")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("consume: want one topic, got %d arguments: %w", len(pos), tools.ErrUsage)
+	}
+	opts.Topic, opts.Partitions = pos[0], parts
+	opts.IdleTimeout = time.Duration(*timeoutMs) * time.Millisecond
+	env, err := c.env()
+	if err != nil {
+		return err
+	}
+	return tools.Consume(ctx, env, opts)
+}
+
+func (c *cli) offsets(ctx context.Context, args []string) error {
+	fs := c.flags("offsets")
+	opts := tools.OffsetsOptions{}
+	fs.StringVar(&opts.Time, "time", "", "earliest, latest, max-timestamp or a millisecond timestamp")
+	fs.StringVar(&opts.Isolation, "isolation", "read_uncommitted", "read_uncommitted or read_committed (end = last stable offset)")
+	topics, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	opts.Topics = topics
+	env, err := c.env()
+	if err != nil {
+		return err
+	}
+	return tools.Offsets(ctx, env, opts)
+}
+
+func (c *cli) cluster(ctx context.Context, args []string) error {
+	fs := c.flags("cluster info")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || pos[0] != "info" {
+		return fmt.Errorf("cluster: want 'cluster info': %w", tools.ErrUsage)
+	}
+	env, err := c.env()
+	if err != nil {
+		return err
+	}
+	return tools.ClusterInfo(ctx, env)
+}
+
+func (c *cli) dumpLog(args []string) error {
+	fs := c.flags("dump-log")
+	opts := tools.DumpOptions{}
+	files := fs.String("files", "", "comma-separated files, as kafka-dump-log.sh takes them")
+	fs.BoolVar(&opts.PrintDataLog, "print-data-log", false, "print record keys, values and headers")
+	fs.BoolVar(&opts.DeepIteration, "deep-iteration", false, "decode the records of every batch")
+	fs.BoolVar(&opts.IndexSanityCheck, "index-sanity-check", false, "check index entries against the .log instead of printing them")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *files != "" {
+		for _, f := range strings.Split(*files, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				pos = append(pos, f)
+			}
+		}
+	}
+	env, err := c.env()
+	if err != nil {
+		return err
+	}
+	return tools.DumpLog(env, pos, opts)
+}
+
+func (c *cli) noArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%s: unexpected arguments %q: %w", fs.Name(), pos, tools.ErrUsage)
+	}
+	return nil
+}
+
+// unescape reads Go escapes such as \t in a flag value, so a tab
+// separator can be typed as --key-separator '\t'; a value that is not a
+// valid escaped string is taken as it is.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	if u, err := strconv.Unquote(`"` + s + `"`); err == nil {
+		return u
+	}
+	return s
+}
+
+// keyValues collects repeated key=value flags.
+type keyValues map[string]string
+
+func (m keyValues) String() string { return fmt.Sprint(map[string]string(m)) }
+
+func (m keyValues) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not key=value", s)
+	}
+	m[k] = v
+	return nil
+}
+
+// stringList collects a repeated flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// intList collects a repeated integer flag; a value may also be a comma
+// list.
+type intList []int32
+
+func (l *intList) String() string { return fmt.Sprint([]int32(*l)) }
+
+func (l *intList) Set(s string) error {
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a partition number", f)
+		}
+		*l = append(*l, int32(n))
+	}
+	return nil
+}

@@ -1,0 +1,224 @@
+package main
+
+// kzctl's flag parsing and dispatch, end to end through run: exit codes,
+// flags between arguments, the environment, and one pass of every broker
+// command against a real kzero built from this module.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"kzero/log"
+)
+
+// kzctl runs the CLI with args and stdin, returning the exit status and
+// what it wrote.
+func kzctl(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code = run(ctx, args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"topic"},
+		{"topic", "rename", "x"},
+		{"topic", "create", "x", "--partitions", "three"},
+		{"topic", "list", "extra"},
+		{"-o", "yaml", "topic", "list"},
+		{"produce"},
+		{"produce", "a", "b"},
+		{"consume", "t", "--partition", "-1"},
+		{"cluster"},
+		{"cluster", "status"},
+		{"dump-log"},
+		{"--no-such-flag"},
+	} {
+		code, _, stderr := kzctl(t, "", args...)
+		if code != 2 {
+			t.Errorf("kzctl %q: exit %d, want 2 (stderr %q)", args, code, stderr)
+		}
+		if !strings.Contains(stderr, "kzctl -h") && !strings.Contains(stderr, "Usage") {
+			t.Errorf("kzctl %q: stderr %q points to no usage", args, stderr)
+		}
+	}
+	for _, args := range [][]string{{"-h"}, {"help"}, {"topic", "create", "-h"}} {
+		if code, stdout, stderr := kzctl(t, "", args...); code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-partitions") {
+			t.Errorf("kzctl %q: exit %d, output %q %q", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestDumpLogCommand(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, log.FileName(0, log.LogSuffix))
+	batch := log.AppendControlBatch(nil, 7, 1, 3, log.ControlCommit, 1700000000000)
+	if err := os.WriteFile(good, batch, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Flags after the files, and --files as kafka-dump-log.sh takes them.
+	for _, args := range [][]string{
+		{"dump-log", good, "--print-data-log"},
+		{"dump-log", "--print-data-log", "--files", good},
+	} {
+		code, stdout, stderr := kzctl(t, "", args...)
+		if code != 0 || !strings.Contains(stdout, "| offset: 0 CreateTime: 1700000000000 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: COMMIT coordinatorEpoch: 3") {
+			t.Fatalf("kzctl %q: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	code, stdout, _ := kzctl(t, "", "-o", "json", "dump-log", good)
+	var line map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &line) != nil || line["type"] != "batch" || line["is_control"] != true {
+		t.Fatalf("dump-log -o json: exit %d, %q", code, stdout)
+	}
+
+	bad := filepath.Join(dir, log.FileName(100, log.LogSuffix))
+	if err := os.WriteFile(bad, batch[:40], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := kzctl(t, "", "dump-log", bad)
+	want := fmt.Sprintf("kzctl: %s: position 0: batch of %d bytes runs past the end of the file, 40 bytes left: truncated\n", bad, len(batch))
+	if code != 1 || stderr != want {
+		t.Fatalf("truncated file: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}
+
+func TestCommandsAgainstBroker(t *testing.T) {
+	addr := startKzero(t)
+	t.Setenv("KZERO_BROKERS", addr)
+
+	ok := func(stdin string, args ...string) string {
+		t.Helper()
+		code, stdout, stderr := kzctl(t, stdin, args...)
+		if code != 0 {
+			t.Fatalf("kzctl %q: exit %d: %s", args, code, stderr)
+		}
+		return stdout
+	}
+	if out := ok("", "topic", "create", "cli", "--partitions", "2", "--config", "retention.ms=60000", "--replication-factor", "1"); out != "Created topic cli.\n" {
+		t.Fatalf("create: %q", out)
+	}
+	code, _, stderr := kzctl(t, "", "topic", "create", "cli")
+	if code != 1 || !strings.HasPrefix(stderr, "kzctl: create topic cli: TOPIC_ALREADY_EXISTS: ") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("create twice: exit %d, stderr %q", code, stderr)
+	}
+	if out := ok("", "topic", "describe", "cli"); !strings.Contains(out, "CONFIGS     retention.ms=60000\n") {
+		t.Fatalf("describe:\n%s", out)
+	}
+	ok("", "topic", "alter-config", "cli", "--set", "retention.ms=120000", "--set", "cleanup.policy=delete")
+	ok("", "topic", "add-partitions", "--num", "1", "cli")
+	if out := ok("", "-o", "json", "topic", "list"); !strings.Contains(out, `"name": "cli"`) || !strings.Contains(out, `"partitions": 3`) {
+		t.Fatalf("list:\n%s", out)
+	}
+
+	// '\t' as typed in a shell is a tab.
+	ok("k1\tv1\nk2\tv2\n", "produce", "cli", "--partition", "1", `--key-separator`, `\t`, "--header", "h=1", "--compression", "lz4")
+	out := ok("", "consume", "cli", "--from-beginning", "--to-end", "-o", "json")
+	var keys []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var r struct {
+			Partition int32
+			Key       string
+			Value     string
+			Headers   []struct{ Key, Value string }
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Partition != 1 || len(r.Headers) != 1 || r.Headers[0].Value != "1" || r.Value != "v"+r.Key[1:] {
+			t.Fatalf("consumed %+v", r)
+		}
+		keys = append(keys, r.Key)
+	}
+	if strings.Join(keys, ",") != "k1,k2" {
+		t.Fatalf("consumed keys %v", keys)
+	}
+	if out := ok("", "consume", "cli", "--offset", "1", "--partition", "1", "--count", "1", "--value-only"); out != "v2\n" {
+		t.Fatalf("consume --offset 1: %q", out)
+	}
+	if out := ok("", "offsets", "cli"); !strings.Contains(out, "cli    1          0      2\n") {
+		t.Fatalf("offsets:\n%s", out)
+	}
+	if out := ok("", "cluster", "info", "--brokers", addr); !strings.Contains(out, "CONTROLLER  1\n") {
+		t.Fatalf("cluster info:\n%s", out)
+	}
+	ok("", "topic", "delete", "cli")
+
+	// Nobody listening: an error, not a hang.
+	code, _, stderr = kzctl(t, "", "--brokers", "127.0.0.1:1", "--timeout", "1s", "topic", "list")
+	if code != 1 || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("no broker: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// startKzero builds and runs the broker on a loopback port, stopped with
+// SIGTERM when the test ends.
+func startKzero(t *testing.T) string {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "kzero")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kzero")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build kzero: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+		"--override", "log.dirs="+filepath.Join(tmp, "data"), "--override", "admin.listener=127.0.0.1:0")
+	dieWithParent(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "kzero ready on "); ok {
+				ready <- addr
+			}
+		}
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("kzero still running 30s after SIGTERM")
+		}
+	})
+	select {
+	case addr := <-ready:
+		return addr
+	case err := <-exited:
+		t.Fatalf("kzero exited before it was ready: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("kzero not ready after 60s")
+	}
+	return ""
+}
