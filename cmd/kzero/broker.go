@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"kzero/coord"
+	"kzero/coord/group"
 	"kzero/coord/metadata"
 	"kzero/log"
 	"kzero/net/api"
@@ -28,6 +29,7 @@ type broker struct {
 	logs     *log.Manager
 	ctrl     *coord.Controller
 	replicas *replica.Manager
+	groups   *group.Coordinator
 	srv      *server.Server
 	admin    *http.Server
 	nodeID   int32
@@ -92,6 +94,7 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	b.replicas = replica.NewManager(b.nodeID, b.logs)
+	b.groups = group.New(cfg.groupConfig(logger))
 	b.ctrl.Subscribe(b.applyImage) // called at once with the current image
 
 	ready.h.Store(api.New(api.Config{
@@ -103,7 +106,7 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 		NumPartitions:            int32(cfg.int("num.partitions")),
 		DefaultReplicationFactor: int16(cfg.int("default.replication.factor")),
 		Logger:                   logger,
-	}, clusterView{b.ctrl, b}, b.replicas))
+	}, clusterView{b.ctrl, b}, b.replicas, b.groups))
 
 	if err = b.startAdmin(); err != nil {
 		return nil, err
@@ -117,6 +120,9 @@ func (b *broker) Addr() net.Addr { return b.srv.Addr() }
 // applyImage makes the local replicas follow the metadata: partitions this
 // broker leads are opened and led, deleted topics' logs removed.
 func (b *broker) applyImage(prev, next *metadata.Image) {
+	// Once the partitions are opened and removed: the group coordinator
+	// loads the __consumer_offsets partitions led here.
+	defer b.applyGroupImage(next)
 	// A change of dynamic broker configs may change every topic's log config.
 	brokerChanged := prev == nil || !sameConfigs(prev.BrokerConfigs(""), next.BrokerConfigs("")) ||
 		!sameConfigs(prev.BrokerConfigs(strconv.Itoa(int(b.nodeID))), next.BrokerConfigs(strconv.Itoa(int(b.nodeID))))
@@ -175,8 +181,8 @@ func sameConfigs(a, b map[string]string) bool {
 	return true
 }
 
-// Stop closes the listener, then the controller, then the logs (flushing
-// them and writing their checkpoints).
+// Stop closes the listener, then the group coordinator, the controller,
+// and the logs (flushing them and writing their checkpoints).
 func (b *broker) Stop(ctx context.Context) error {
 	var errs []error
 	if b.admin != nil {
@@ -184,6 +190,9 @@ func (b *broker) Stop(ctx context.Context) error {
 	}
 	if b.srv != nil {
 		errs = append(errs, b.srv.Stop(ctx))
+	}
+	if b.groups != nil {
+		b.groups.Close()
 	}
 	if b.ctrl != nil {
 		errs = append(errs, b.ctrl.Close())

@@ -100,13 +100,24 @@ var keys = func() map[string]key {
 	l("producer.id.expiration.ms", "86400000", 1)
 	l("producer.id.expiration.check.interval.ms", "600000", 1)
 
+	// The group coordinator (coord/group).
+	i("offsets.topic.num.partitions", "50", 1)
+	i("offsets.topic.replication.factor", "3", 1)
+	i("group.initial.rebalance.delay.ms", "3000", 0)
+	i("group.min.session.timeout.ms", "6000", 0)
+	i("group.max.session.timeout.ms", "1800000", 0)
+	i("group.max.size", strconv.Itoa(math.MaxInt32), 1)
+	i("offsets.retention.minutes", "10080", 1)
+	l("offsets.retention.check.interval.ms", "600000", 1)
+	i("offset.metadata.max.bytes", "4096", 0)
+
 	// Kafka keys with no effect in a single-process kzero yet.
 	for _, k := range []string{
 		"controller.quorum.voters", "controller.quorum.bootstrap.servers", "controller.listener.names",
 		"listener.security.protocol.map", "inter.broker.listener.name", "num.io.threads",
-		"num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
+		"num.recovery.threads.per.data.dir",
 		"transaction.state.log.replication.factor", "transaction.state.log.min.isr",
-		"group.initial.rebalance.delay.ms", "share.coordinator.state.topic.replication.factor",
+		"share.coordinator.state.topic.replication.factor",
 		"share.coordinator.state.topic.min.isr", "num.replica.fetchers", "replica.lag.time.max.ms",
 	} {
 		add(key{name: k, kind: kString, inert: true})

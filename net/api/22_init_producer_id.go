@@ -6,9 +6,10 @@ package api
 // metadata quorum records (so ids are never reused, across restarts too).
 //
 // A request with a transactional id belongs to that id's transaction
-// coordinator. This broker coordinates no transactional ids yet (it does
-// not advertise FindCoordinator), so it answers NOT_COORDINATOR, as any
-// Kafka broker that is not the id's coordinator does.
+// coordinator. This broker coordinates no transactional ids yet
+// (FindCoordinator answers COORDINATOR_NOT_AVAILABLE for them), so it
+// answers NOT_COORDINATOR, as a Kafka broker that is not the id's
+// coordinator does.
 
 import (
 	"context"

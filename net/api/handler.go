@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/group"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -31,18 +32,19 @@ type Handler struct {
 	cfg         Config
 	cluster     Cluster
 	replicas    *replica.Manager
+	groups      *group.Coordinator
 	sessions    fetchSessions
 	producerIDs producerIDs
 	logger      *slog.Logger
 }
 
-// New returns a Handler serving cluster metadata from cluster and data
-// from replicas.
-func New(cfg Config, cluster Cluster, replicas *replica.Manager) *Handler {
+// New returns a Handler serving cluster metadata from cluster, data from
+// replicas and consumer groups from groups.
+func New(cfg Config, cluster Cluster, replicas *replica.Manager, groups *group.Coordinator) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{cfg: cfg, cluster: cluster, replicas: replicas, logger: cfg.Logger}
+	return &Handler{cfg: cfg, cluster: cluster, replicas: replicas, groups: groups, logger: cfg.Logger}
 }
 
 // api is one served API key: the versions it serves and its handler.

@@ -1,0 +1,628 @@
+package group
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/replica"
+)
+
+// Config is the broker's group coordinator configuration, with Kafka's
+// keys and defaults.
+type Config struct {
+	NumPartitions          int32         // offsets.topic.num.partitions (50)
+	ReplicationFactor      int16         // offsets.topic.replication.factor (3), capped by the live brokers
+	InitialRebalanceDelay  time.Duration // group.initial.rebalance.delay.ms (3s)
+	MinSessionTimeout      time.Duration // group.min.session.timeout.ms (6s)
+	MaxSessionTimeout      time.Duration // group.max.session.timeout.ms (30m)
+	MaxSize                int           // group.max.size (unbounded)
+	OffsetsRetention       time.Duration // offsets.retention.minutes (7 days)
+	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms (10m)
+	OffsetMetadataMaxBytes int           // offset.metadata.max.bytes (4096)
+	Logger                 *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.NumPartitions <= 0 {
+		c.NumPartitions = 50
+	}
+	if c.ReplicationFactor <= 0 {
+		c.ReplicationFactor = 3
+	}
+	if c.InitialRebalanceDelay < 0 {
+		c.InitialRebalanceDelay = 0
+	}
+	if c.MinSessionTimeout <= 0 {
+		c.MinSessionTimeout = 6 * time.Second
+	}
+	if c.MaxSessionTimeout <= 0 {
+		c.MaxSessionTimeout = 30 * time.Minute
+	}
+	if c.MaxSize <= 0 {
+		c.MaxSize = math.MaxInt32
+	}
+	if c.OffsetsRetention <= 0 {
+		c.OffsetsRetention = 7 * 24 * time.Hour
+	}
+	if c.RetentionCheckInterval <= 0 {
+		c.RetentionCheckInterval = 10 * time.Minute
+	}
+	if c.OffsetMetadataMaxBytes <= 0 {
+		c.OffsetMetadataMaxBytes = 4096
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Coordinator is this broker's group coordinator: the shards of the
+// __consumer_offsets partitions it leads. Its methods are safe for
+// concurrent use; JoinGroup and SyncGroup answer through callbacks, maybe
+// later and from another goroutine.
+type Coordinator struct {
+	cfg        Config
+	policy     Policy
+	logger     *slog.Logger
+	now        func() int64 // ms
+	partitions atomic.Int32
+
+	mu     sync.RWMutex
+	shards map[int32]*shard
+	closed bool
+	expiry *time.Timer
+}
+
+// New returns a coordinator leading no partition yet.
+func New(cfg Config) *Coordinator {
+	cfg.setDefaults()
+	c := &Coordinator{
+		cfg:    cfg,
+		logger: cfg.Logger,
+		now:    func() int64 { return time.Now().UnixMilli() },
+		shards: map[int32]*shard{},
+		policy: Policy{
+			InitialRebalanceDelay: cfg.InitialRebalanceDelay.Milliseconds(),
+			MinSessionTimeout:     int32(min(cfg.MinSessionTimeout.Milliseconds(), math.MaxInt32)),
+			MaxSessionTimeout:     int32(min(cfg.MaxSessionTimeout.Milliseconds(), math.MaxInt32)),
+			MaxSize:               cfg.MaxSize,
+			NewID:                 newUUID,
+		},
+	}
+	c.partitions.Store(cfg.NumPartitions)
+	c.expiry = time.AfterFunc(cfg.RetentionCheckInterval, c.expireOffsets)
+	return c
+}
+
+// newUUID is a random UUID in Java's UUID.toString form, the suffix of
+// Kafka's member ids.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// TopicSpec is how __consumer_offsets is created: its partition count,
+// its replication factor for this many live brokers, and its configs.
+func (c *Coordinator) TopicSpec(liveBrokers int) (partitions int32, replicationFactor int16, configs map[string]string) {
+	rf := c.cfg.ReplicationFactor
+	if liveBrokers > 0 && int(rf) > liveBrokers {
+		rf = int16(liveBrokers)
+	}
+	return c.cfg.NumPartitions, rf, map[string]string{
+		"cleanup.policy":   "compact",
+		"compression.type": "producer",
+		"segment.bytes":    "104857600",
+	}
+}
+
+// SetPartitionCount tells the coordinator how many partitions
+// __consumer_offsets has, once it exists (offsets.topic.num.partitions
+// until then): groups hash over them.
+func (c *Coordinator) SetPartitionCount(n int32) {
+	if n > 0 {
+		c.partitions.Store(n)
+	}
+}
+
+// PartitionFor is the __consumer_offsets partition of a group.
+func (c *Coordinator) PartitionFor(group string) int32 {
+	return PartitionFor(group, c.partitions.Load())
+}
+
+// Lead makes this broker the coordinator of the groups of p, a
+// __consumer_offsets partition it now leads: their state is read from p
+// in the background; until it is, their requests get
+// COORDINATOR_LOAD_IN_PROGRESS. Leading a partition already led is a
+// no-op. It returns a channel closed once the load ended.
+func (c *Coordinator) Lead(p *replica.Partition) <-chan struct{} {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	old := c.shards[p.TP.Partition]
+	if old != nil && old.part == p {
+		c.mu.Unlock()
+		return old.loaded
+	}
+	s := newShard(c, p)
+	c.shards[p.TP.Partition] = s
+	c.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	go s.load()
+	return s.loaded
+}
+
+// Resign drops the groups of a partition this broker no longer leads;
+// requests waiting on them get NOT_COORDINATOR.
+func (c *Coordinator) Resign(partition int32) {
+	c.mu.Lock()
+	s := c.shards[partition]
+	delete(c.shards, partition)
+	c.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+}
+
+// Leading lists the partitions this broker coordinates (loaded or not).
+func (c *Coordinator) Leading() []int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]int32, 0, len(c.shards))
+	for p := range c.shards {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Close resigns every partition and stops the offsets expiry.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.expiry.Stop()
+	shards := c.shards
+	c.shards = map[int32]*shard{}
+	c.mu.Unlock()
+	for _, s := range shards {
+		s.close()
+	}
+}
+
+// lock returns the group's shard, locked, or the error code for a group
+// this broker cannot serve now.
+func (c *Coordinator) lock(group string) (*shard, int16) {
+	c.mu.RLock()
+	s := c.shards[c.PartitionFor(group)]
+	c.mu.RUnlock()
+	if s == nil {
+		return nil, kerr.NotCoordinator.Code
+	}
+	s.mu.Lock()
+	switch s.mu.state {
+	case shardLoading:
+		s.mu.Unlock()
+		return nil, kerr.CoordinatorLoadInProgress.Code
+	case shardClosed:
+		s.mu.Unlock()
+		return nil, kerr.NotCoordinator.Code
+	}
+	return s, 0
+}
+
+// JoinGroup handles a JoinGroup; done gets the response once the
+// rebalance lets it, from whichever goroutine completes it.
+func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
+	if r.Group == "" {
+		done(joinError(kerr.InvalidGroupID.Code, r.MemberID))
+		return
+	}
+	s, code := c.lock(r.Group)
+	if code != 0 {
+		done(joinError(code, r.MemberID))
+		return
+	}
+	now := c.now()
+	e := s.mu.groups[r.Group]
+	created := false
+	if e == nil {
+		if r.MemberID != "" {
+			s.mu.Unlock()
+			done(joinError(kerr.UnknownMemberID.Code, r.MemberID))
+			return
+		}
+		e, created = s.addLocked(r.Group, now), true
+	}
+	e.g.Join(now, r, done)
+	if created && e.g.deletable() && e.g.Size() == 0 {
+		// The join failed (a bad session timeout, no protocols): leave
+		// no trace of a group that never was.
+		e.g.markDead(now, kerr.UnknownMemberID.Code)
+	}
+	s.finishLocked(e, now)
+}
+
+// SyncGroup handles a SyncGroup; done gets the member's assignment once
+// the leader's is stored.
+func (c *Coordinator) SyncGroup(r *SyncRequest, done func(SyncResult)) {
+	if r.Group == "" {
+		done(SyncResult{Err: kerr.InvalidGroupID.Code})
+		return
+	}
+	s, code := c.lock(r.Group)
+	if code == kerr.CoordinatorLoadInProgress.Code {
+		// The rebalance in flight is lost with the old coordinator:
+		// rejoin (older clients do not expect LOAD_IN_PROGRESS here).
+		code = kerr.RebalanceInProgress.Code
+	}
+	if code != 0 {
+		done(SyncResult{Err: code})
+		return
+	}
+	now := c.now()
+	e := s.mu.groups[r.Group]
+	if e == nil {
+		s.mu.Unlock()
+		done(SyncResult{Err: kerr.UnknownMemberID.Code})
+		return
+	}
+	e.g.Sync(now, r, done)
+	s.finishLocked(e, now)
+}
+
+// Heartbeat handles a Heartbeat.
+func (c *Coordinator) Heartbeat(r *HeartbeatRequest) int16 {
+	if r.Group == "" {
+		return kerr.InvalidGroupID.Code
+	}
+	s, code := c.lock(r.Group)
+	if code == kerr.CoordinatorLoadInProgress.Code {
+		return 0 // as Kafka: the member is not told to rejoin while loading
+	}
+	if code != 0 {
+		return code
+	}
+	now := c.now()
+	e := s.mu.groups[r.Group]
+	if e == nil {
+		s.mu.Unlock()
+		return kerr.UnknownMemberID.Code
+	}
+	code = e.g.Heartbeat(now, r)
+	s.finishLocked(e, now)
+	return code
+}
+
+// LeaveGroup handles a LeaveGroup: a group-level code, or one per member.
+func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (int16, []int16) {
+	if group == "" {
+		return kerr.InvalidGroupID.Code, nil
+	}
+	s, code := c.lock(group)
+	if code != 0 {
+		return code, nil
+	}
+	now := c.now()
+	e := s.mu.groups[group]
+	if e == nil {
+		s.mu.Unlock()
+		codes := make([]int16, len(members))
+		for i := range codes {
+			codes[i] = kerr.UnknownMemberID.Code
+		}
+		return 0, codes
+	}
+	code, codes := e.g.Leave(now, members)
+	s.finishLocked(e, now)
+	return code, codes
+}
+
+// CommitOffsets handles an OffsetCommit: a code per offset, in order.
+func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
+	codes := make([]int16, len(r.Offsets))
+	all := func(code int16) []int16 {
+		for i := range codes {
+			codes[i] = code
+		}
+		return codes
+	}
+	s, code := c.lock(r.Group)
+	if code != 0 {
+		return all(code)
+	}
+	now := c.now()
+	e := s.mu.groups[r.Group]
+	if e == nil {
+		if r.Generation >= 0 {
+			s.mu.Unlock()
+			if r.UnknownGroupIsNotFound {
+				return all(kerr.GroupIDNotFound.Code)
+			}
+			return all(kerr.IllegalGeneration.Code)
+		}
+		e = s.addLocked(r.Group, now)
+	}
+	if code := e.g.validateCommit(r); code != 0 {
+		s.finishLocked(e, now)
+		return all(code)
+	}
+	s.mu.scratch = s.mu.scratch[:0]
+	recs := make([]kv, 0, len(r.Offsets))
+	idx := make([]int, 0, len(r.Offsets))
+	vals := make([]Offset, 0, len(r.Offsets))
+	for i, o := range r.Offsets {
+		if len(o.Metadata) > c.cfg.OffsetMetadataMaxBytes {
+			codes[i] = kerr.OffsetMetadataTooLarge.Code
+			continue
+		}
+		v := Offset{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: strings.Clone(o.Metadata), CommitTime: now, ExpireTime: -1}
+		if r.RetentionMs >= 0 {
+			v.ExpireTime = now + r.RetentionMs
+		}
+		var rec kv
+		rec.k0 = len(s.mu.scratch)
+		s.mu.scratch = appendOffsetKey(s.mu.scratch, e.g.id, o.TopicPartition)
+		rec.k1, rec.v0 = len(s.mu.scratch), len(s.mu.scratch)
+		s.mu.scratch = appendOffsetValue(s.mu.scratch, v)
+		rec.v1 = len(s.mu.scratch)
+		recs, idx, vals = append(recs, rec), append(idx, i), append(vals, v)
+	}
+	if len(recs) > 0 {
+		if err := s.appendLocked(recs); err != nil {
+			c.logger.Warn("cannot store offsets", "group", e.g.id, "partition", s.id, "err", err)
+			code := offsetStoreCode(err)
+			for _, i := range idx {
+				codes[i] = code
+			}
+		} else {
+			for k, i := range idx {
+				tp := r.Offsets[i].TopicPartition
+				e.g.setOffset(TopicPartition{strings.Clone(tp.Topic), tp.Partition}, vals[k])
+			}
+		}
+	}
+	s.finishLocked(e, now)
+	return codes
+}
+
+// FetchOffsets handles one group of an OffsetFetch: the partitions asked
+// for, or all the group has when topics is nil. A group that does not
+// exist has no offsets.
+func (c *Coordinator) FetchOffsets(group string, topics []FetchTopic) ([]FetchedTopic, int16) {
+	s, code := c.lock(group)
+	if code != 0 {
+		return nil, code
+	}
+	e := s.mu.groups[group]
+	if e == nil {
+		s.mu.Unlock()
+		return newGroup(group, &c.policy, 0).fetchOffsets(topics), 0
+	}
+	out := e.g.fetchOffsets(topics)
+	s.mu.Unlock()
+	return out, 0
+}
+
+// DeleteOffsets handles an OffsetDelete: a group-level code, or one per
+// partition.
+func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, []int16) {
+	s, code := c.lock(group)
+	if code != 0 {
+		return code, nil
+	}
+	now := c.now()
+	e := s.mu.groups[group]
+	if e == nil {
+		s.mu.Unlock()
+		return kerr.GroupIDNotFound.Code, nil
+	}
+	if code := e.g.validateDeleteOffsets(); code != 0 {
+		s.finishLocked(e, now)
+		return code, nil
+	}
+	codes := make([]int16, len(tps))
+	var del []TopicPartition
+	var idx []int
+	for i, tp := range tps {
+		if e.g.subscribedTo(tp.Topic) {
+			codes[i] = kerr.GroupSubscribedToTopic.Code
+			continue
+		}
+		if _, ok := e.g.offsets[tp]; ok {
+			del, idx = append(del, tp), append(idx, i)
+		}
+	}
+	if len(del) > 0 {
+		if err := s.appendTombstonesLocked(e.g.id, del, false); err != nil {
+			c.logger.Warn("cannot delete offsets", "group", e.g.id, "partition", s.id, "err", err)
+			code := offsetStoreCode(err)
+			for _, i := range idx {
+				codes[i] = code
+			}
+		} else {
+			for _, tp := range del {
+				delete(e.g.offsets, tp)
+			}
+		}
+	}
+	s.finishLocked(e, now)
+	return 0, codes
+}
+
+// appendTombstonesLocked deletes offsets and, with groupToo, the group's
+// metadata, in one batch.
+func (s *shard) appendTombstonesLocked(group string, tps []TopicPartition, groupToo bool) error {
+	s.mu.scratch = s.mu.scratch[:0]
+	recs := make([]kv, 0, len(tps)+1)
+	for _, tp := range tps {
+		var r kv
+		r.k0 = len(s.mu.scratch)
+		s.mu.scratch = appendOffsetKey(s.mu.scratch, group, tp)
+		r.k1, r.v1 = len(s.mu.scratch), -1
+		recs = append(recs, r)
+	}
+	if groupToo {
+		var r kv
+		r.k0 = len(s.mu.scratch)
+		s.mu.scratch = appendGroupKey(s.mu.scratch, group)
+		r.k1, r.v1 = len(s.mu.scratch), -1
+		recs = append(recs, r)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	return s.appendLocked(recs)
+}
+
+// DeleteGroups handles a DeleteGroups: a code per group. Only empty groups
+// are deleted, with their offsets.
+func (c *Coordinator) DeleteGroups(groups []string) []int16 {
+	codes := make([]int16, len(groups))
+	for i, id := range groups {
+		s, code := c.lock(id)
+		if code != 0 {
+			codes[i] = code
+			continue
+		}
+		now := c.now()
+		e := s.mu.groups[id]
+		if e == nil {
+			s.mu.Unlock()
+			codes[i] = kerr.GroupIDNotFound.Code
+			continue
+		}
+		if codes[i] = e.g.validateDelete(); codes[i] != 0 {
+			s.finishLocked(e, now)
+			continue
+		}
+		if err := s.appendTombstonesLocked(e.g.id, e.g.sortedPartitions(), true); err != nil {
+			c.logger.Warn("cannot delete group", "group", e.g.id, "partition", s.id, "err", err)
+			codes[i] = groupStoreCode(err)
+		} else {
+			clear(e.g.offsets)
+			e.g.markDead(now, kerr.GroupIDNotFound.Code)
+		}
+		s.finishLocked(e, now)
+	}
+	return codes
+}
+
+// ListGroups lists the groups of every loaded partition, with
+// COORDINATOR_LOAD_IN_PROGRESS when some partition is still loading.
+func (c *Coordinator) ListGroups() ([]Listing, int16) {
+	c.mu.RLock()
+	shards := make([]*shard, 0, len(c.shards))
+	for _, s := range c.shards {
+		shards = append(shards, s)
+	}
+	c.mu.RUnlock()
+	var out []Listing
+	var code int16
+	for _, s := range shards {
+		s.mu.Lock()
+		switch s.mu.state {
+		case shardLoading:
+			code = kerr.CoordinatorLoadInProgress.Code
+		case shardActive:
+			for _, e := range s.mu.groups {
+				out = append(out, e.g.Listing())
+			}
+		}
+		s.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b Listing) int { return strings.Compare(a.Group, b.Group) })
+	return out, code
+}
+
+// DescribeGroup describes a group; found is false when it does not exist.
+func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, code int16) {
+	s, code := c.lock(group)
+	if code != 0 {
+		return Description{}, false, code
+	}
+	defer s.mu.Unlock()
+	e := s.mu.groups[group]
+	if e == nil {
+		return Description{State: Dead}, false, 0
+	}
+	return e.g.Describe(), true, 0
+}
+
+// expireOffsets drops offsets past offsets.retention.minutes, and the
+// empty groups left without offsets, in every loaded partition; then
+// schedules itself again.
+func (c *Coordinator) expireOffsets() {
+	c.mu.RLock()
+	shards := make([]*shard, 0, len(c.shards))
+	for _, s := range c.shards {
+		shards = append(shards, s)
+	}
+	closed := c.closed
+	c.mu.RUnlock()
+	if closed {
+		return
+	}
+	for _, s := range shards {
+		s.expire(c.now(), c.cfg.OffsetsRetention.Milliseconds())
+	}
+	c.mu.Lock()
+	if !c.closed {
+		c.expiry.Reset(c.cfg.RetentionCheckInterval)
+	}
+	c.mu.Unlock()
+}
+
+// expire runs the offsets expiry over the shard's groups.
+func (s *shard) expire(now, retention int64) {
+	s.mu.Lock()
+	if s.mu.state != shardActive {
+		s.mu.Unlock()
+		return
+	}
+	var ready []func()
+	for _, e := range s.mu.groups {
+		expired := e.g.expireOffsets(now, retention)
+		dead := e.g.deletable()
+		if len(expired) == 0 && !dead {
+			continue
+		}
+		if err := s.appendTombstonesLocked(e.g.id, expired, dead); err != nil {
+			s.c.logger.Warn("cannot write expired offsets' tombstones", "group", e.g.id, "partition", s.id, "err", err)
+			continue
+		}
+		if dead {
+			e.g.markDead(now, kerr.GroupIDNotFound.Code)
+			ready = append(ready, s.settleLocked(e, now)...)
+		}
+	}
+	s.mu.Unlock()
+	for _, f := range ready {
+		f()
+	}
+}

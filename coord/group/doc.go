@@ -1,0 +1,54 @@
+// Package group is the group coordinator for Kafka's classic consumer group
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and for committed
+// offsets (OffsetCommit, OffsetFetch, OffsetDelete), kept in the internal
+// compacted topic __consumer_offsets.
+//
+// # Partitioning
+//
+// A group belongs to partition abs(hash(group id)) % partitions of
+// __consumer_offsets, hash being Java's String.hashCode (see PartitionFor),
+// so that Kafka tools and clients agree on where a group lives. The broker
+// leading that partition is the group's coordinator.
+//
+// # State and persistence
+//
+// Each partition this broker leads is a shard: the groups that hash to it,
+// their members and generations and their committed offsets. Every change
+// that must survive a restart is written to the partition first, as
+// records in Kafka's own format (kmsg's OffsetCommitKey/Value and
+// GroupMetadataKey/Value; a null value is a tombstone), through
+// replica.Partition.Append with acks=-1, and applied once the append
+// returned. When the broker becomes a partition's leader (at start-up,
+// after a failover) the shard is rebuilt by reading the partition from its
+// log start; until then requests for its groups get
+// COORDINATOR_LOAD_IN_PROGRESS (but SyncGroup REBALANCE_IN_PROGRESS and
+// Heartbeat no error, as Kafka answers them), and requests for groups of
+// partitions led elsewhere get NOT_COORDINATOR.
+//
+// # The state machine
+//
+// Group is Kafka's classic group state machine (Empty, PreparingRebalance,
+// CompletingRebalance, Stable, Dead) with no I/O and no clock: every input
+// carries the time in milliseconds, timers are deadlines the group reports
+// (NextDeadline) and the owner drives with Tick, writes are requests the
+// owner takes (takeStores), performs and reports back (stored), and
+// responses are callbacks the group queues (takeReady) for the owner to run
+// once it released its locks. Tests drive it deterministically.
+//
+// A JoinGroup or SyncGroup that must wait for the rest of the group holds
+// no goroutine: its completion callback is kept on the member and called
+// when the group moves on.
+//
+// # Goroutines
+//
+// A shard's mutex guards its groups. Requests run on the callers'
+// goroutines; each group has one timer (time.AfterFunc) armed at its next
+// deadline; a shard loads on a goroutine of its own; one timer expires
+// offsets every offsets.retention.check.interval.ms. Callbacks run after
+// the shard's mutex is released, on whichever goroutine moved the group.
+//
+// Not implemented: KIP-848 consumer groups (ConsumerGroupHeartbeat), and
+// transactional offset commits (TxnOffsetCommit): transactional batches
+// in the partition are skipped on load, and OffsetFetch never reports
+// UNSTABLE_OFFSET_COMMIT.
+package group

@@ -1,0 +1,56 @@
+package group
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// FuzzDecodeRecord feeds arbitrary key and value bytes to the decoder of
+// __consumer_offsets records and rebuilds a group from whatever metadata
+// decodes: never a panic, and a decoded record's key encodes back to the
+// bytes it was read from (bytes after the key are ignored, as Kafka does).
+func FuzzDecodeRecord(f *testing.F) {
+	offsetKey := appendOffsetKey(nil, "g", TopicPartition{"t", 3})
+	f.Add(offsetKey, appendOffsetValue(nil, Offset{Offset: 5, LeaderEpoch: 1, Metadata: "m", CommitTime: 9, ExpireTime: -1}))
+	f.Add(offsetKey, appendOffsetValue(nil, Offset{Offset: 5, ExpireTime: 100}))
+	f.Add(offsetKey, []byte(nil))
+	p, l, inst := "range", "m1", "i1"
+	meta := &kmsg.GroupMetadataValue{ProtocolType: "consumer", Generation: 3, Protocol: &p, Leader: &l, Members: []kmsg.GroupMetadataValueMember{
+		{MemberID: "m1", InstanceID: &inst, ClientID: "c", SessionTimeoutMillis: 10, Subscription: []byte{1}, Assignment: []byte{2}},
+		{MemberID: "m2", InstanceID: &inst, SessionTimeoutMillis: 10},
+	}}
+	f.Add(appendGroupKey(nil, "g"), appendGroupValue(nil, meta))
+	meta.Version = 4
+	f.Add(appendGroupKey(nil, "g"), meta.AppendTo(nil))
+	f.Add([]byte{0, 3, 0, 0}, []byte{1})
+	f.Add([]byte{0}, []byte{})
+	policy := &Policy{MinSessionTimeout: 1, MaxSessionTimeout: 1 << 30, MaxSize: 10, NewID: func() string { return "x" }}
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		r, err := decodeRecord(key, value)
+		if err != nil {
+			return
+		}
+		switch r.kind {
+		case recordOffset:
+			var k kmsg.OffsetCommitKey
+			if k.ReadFrom(key) == nil && k.Version == offsetKeyVersion {
+				if got := appendOffsetKey(nil, r.group, r.tp); !bytes.HasPrefix(key, got) {
+					t.Fatalf("offset key %x re-encodes as %x", key, got)
+				}
+			}
+		case recordGroup:
+			if got := appendGroupKey(nil, r.group); !bytes.HasPrefix(key, got) {
+				t.Fatalf("group key %x re-encodes as %x", key, got)
+			}
+			if r.meta != nil {
+				g := loadGroup(r.group, policy, r.meta, 1000)
+				_ = appendGroupValue(nil, g.metadataValue(nil))
+				g.Describe()
+				g.Tick(1 << 40)
+				_ = g.NextDeadline()
+			}
+		}
+	})
+}

@@ -1,0 +1,435 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
+
+	"kzero/log"
+	"kzero/replica"
+)
+
+// shardState is a shard's lifecycle: loading from its partition, serving,
+// closed (this broker no longer leads the partition).
+type shardState int8
+
+const (
+	shardLoading shardState = iota
+	shardActive
+	shardClosed
+)
+
+// readChunk is how much of the partition a load reads at a time (at
+// least one whole batch).
+const readChunk = 1 << 20
+
+// shard is the groups of one __consumer_offsets partition this broker
+// leads. Its mutex guards every group in it and the partition's writes, so
+// the order of records in the partition is the order of changes.
+type shard struct {
+	c      *Coordinator
+	id     int32
+	part   *replica.Partition
+	loaded chan struct{} // closed when the load ends
+
+	mu struct {
+		sync.Mutex
+		state  shardState
+		groups map[string]*entry
+		// build holds the batch being built and its records' bytes.
+		build   log.Builder
+		batch   []byte
+		scratch []byte
+	}
+}
+
+// entry is a group with its timer.
+type entry struct {
+	g     *Group
+	timer *time.Timer
+	at    int64 // the deadline the timer is armed for; 0 none
+}
+
+// kv is one record to write: offsets into the shard's scratch bytes; a
+// value end of -1 is a null value (tombstone).
+type kv struct{ k0, k1, v0, v1 int }
+
+func newShard(c *Coordinator, p *replica.Partition) *shard {
+	s := &shard{c: c, id: p.TP.Partition, part: p, loaded: make(chan struct{})}
+	s.mu.groups = map[string]*entry{}
+	return s
+}
+
+// addLocked creates an empty group.
+func (s *shard) addLocked(id string, now int64) *entry {
+	id = strings.Clone(id)
+	e := &entry{g: newGroup(id, &s.c.policy, now)}
+	s.mu.groups[id] = e
+	return e
+}
+
+// finishLocked settles the group after a change, unlocks the shard and
+// runs the responses the change completed.
+func (s *shard) finishLocked(e *entry, now int64) {
+	ready := s.settleLocked(e, now)
+	s.mu.Unlock()
+	for _, f := range ready {
+		f()
+	}
+}
+
+// settleLocked makes the group's pending writes, runs its timers that are
+// already due (a zero initial rebalance delay), removes it if dead and arms
+// its timer; it returns the responses to send.
+func (s *shard) settleLocked(e *entry, now int64) []func() {
+	g := e.g
+	for range 64 {
+		stores := g.takeStores()
+		for i := range stores {
+			g.stored(now, stores[i], s.storeGroupLocked(g, &stores[i]))
+		}
+		if d := g.NextDeadline(); d != 0 && d <= now {
+			g.Tick(now)
+			continue
+		}
+		if len(stores) == 0 {
+			break
+		}
+	}
+	ready := g.takeReady()
+	if g.state == Dead {
+		if s.mu.groups[g.id] == e {
+			delete(s.mu.groups, g.id)
+		}
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+		return ready
+	}
+	s.armLocked(e, now)
+	return ready
+}
+
+// armLocked points the group's timer at its next deadline.
+func (s *shard) armLocked(e *entry, now int64) {
+	d := e.g.NextDeadline()
+	if d == e.at {
+		return
+	}
+	e.at = d
+	if d == 0 {
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+		return
+	}
+	wait := time.Duration(max(d-now, 1)) * time.Millisecond
+	if e.timer == nil {
+		e.timer = time.AfterFunc(wait, func() { s.fire(e) })
+		return
+	}
+	e.timer.Reset(wait)
+}
+
+// fire runs a group's due timers.
+func (s *shard) fire(e *entry) {
+	s.mu.Lock()
+	if s.mu.state != shardActive || s.mu.groups[e.g.id] != e {
+		s.mu.Unlock()
+		return
+	}
+	now := s.c.now()
+	e.at = 0 // re-arm even if nothing was due yet
+	e.g.Tick(now)
+	s.finishLocked(e, now)
+}
+
+// storeGroupLocked writes a group's metadata record (a tombstone for a
+// deleted group) and returns the error code for whoever waits on it.
+func (s *shard) storeGroupLocked(g *Group, st *store) int16 {
+	s.mu.scratch = s.mu.scratch[:0]
+	var r kv
+	r.k0 = len(s.mu.scratch)
+	s.mu.scratch = appendGroupKey(s.mu.scratch, g.id)
+	r.k1, r.v0 = len(s.mu.scratch), len(s.mu.scratch)
+	if st.kind == storeTombstone {
+		r.v1 = -1
+	} else {
+		s.mu.scratch = appendGroupValue(s.mu.scratch, g.metadataValue(st))
+		r.v1 = len(s.mu.scratch)
+	}
+	if err := s.appendLocked([]kv{r}); err != nil {
+		s.c.logger.Warn("cannot store group metadata", "group", g.id, "partition", s.id, "err", err)
+		return groupStoreCode(err)
+	}
+	return 0
+}
+
+// appendLocked writes records (their bytes in scratch) as one batch to the
+// partition, acks=-1. The batch is stamped with the wall clock, whatever
+// the coordinator's clock says.
+func (s *shard) appendLocked(recs []kv) error {
+	b := &s.mu.build
+	b.Reset(log.BatchHeader{
+		BaseTimestamp:   time.Now().UnixMilli(),
+		LastOffsetDelta: -1,
+		ProducerID:      log.NoProducerID,
+		ProducerEpoch:   log.NoProducerEpoch,
+		BaseSequence:    log.NoSequence,
+	})
+	for i, r := range recs {
+		rec := log.Record{OffsetDelta: int32(i), Key: s.mu.scratch[r.k0:r.k1]}
+		if r.v1 >= 0 {
+			rec.Value = s.mu.scratch[r.v0:r.v1]
+		}
+		b.Add(&rec)
+	}
+	batch, err := b.AppendTo(s.mu.batch[:0])
+	if err != nil {
+		return fmt.Errorf("build a __consumer_offsets batch: %w", err)
+	}
+	s.mu.batch = batch[:0]
+	if _, err := s.part.Append(batch, -1); err != nil {
+		return fmt.Errorf("append to %s: %w", s.part.TP, err)
+	}
+	return nil
+}
+
+// groupStoreCode is the error a group metadata write failure gives the
+// members waiting on it (Kafka's mapping).
+func groupStoreCode(err error) int16 {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return kerr.NotCoordinator.Code // a storage error: the partition is lost
+	}
+	switch ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return kerr.NotCoordinator.Code
+	case kerr.RequestTimedOut:
+		return kerr.RebalanceInProgress.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// offsetStoreCode is the error an offset write failure gives the commit.
+func offsetStoreCode(err error) int16 {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return kerr.NotCoordinator.Code
+	}
+	switch ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return kerr.NotCoordinator.Code
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		return kerr.InvalidCommitOffsetSize.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// close ends the shard: its groups are dropped and waiting requests told
+// NOT_COORDINATOR.
+func (s *shard) close() {
+	s.mu.Lock()
+	s.mu.state = shardClosed
+	now := s.c.now()
+	var ready []func()
+	for id, e := range s.mu.groups {
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+		e.g.markDead(now, kerr.NotCoordinator.Code)
+		ready = append(ready, e.g.takeReady()...)
+		delete(s.mu.groups, id)
+	}
+	s.mu.Unlock()
+	for _, f := range ready {
+		f()
+	}
+}
+
+// load rebuilds the shard's groups from the partition, then serves them.
+func (s *shard) load() {
+	defer close(s.loaded)
+	start := time.Now()
+	ld := newLoader()
+	err := s.read(ld)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.state != shardLoading {
+		return
+	}
+	if err != nil {
+		// The records before the error are kept: serving them beats
+		// serving nothing.
+		s.c.logger.Error("cannot read all of __consumer_offsets partition; groups after the error are lost", "partition", s.id, "err", err)
+	}
+	if ld.skipped > 0 {
+		s.c.logger.Warn("skipped undecodable __consumer_offsets records", "partition", s.id, "records", ld.skipped, "first_err", ld.firstErr)
+	}
+	now := s.c.now()
+	for id, g := range ld.groups(&s.c.policy, now) {
+		e := &entry{g: g}
+		s.mu.groups[id] = e
+		s.armLocked(e, now)
+	}
+	s.mu.state = shardActive
+	s.c.logger.Info("loaded group coordinator partition", "partition", s.id, "groups", len(s.mu.groups), "took", time.Since(start))
+}
+
+// read feeds every record of the partition, from its log start to its
+// end, to ld. Control and transactional batches are skipped (no
+// transactional offset commits yet).
+func (s *shard) read(ld *loader) error {
+	l := s.part.Log()
+	end := l.LogEndOffset()
+	off := l.LogStartOffset()
+	var buf []byte
+	var rr log.RecordReader
+	defer rr.Release()
+	for off < end {
+		fr, err := l.Read(off, readChunk, end, true)
+		if err != nil {
+			return fmt.Errorf("read at offset %d: %w", off, err)
+		}
+		if fr.Empty() {
+			return nil
+		}
+		if int64(cap(buf)) < fr.Len {
+			buf = make([]byte, fr.Len)
+		}
+		data := buf[:fr.Len]
+		err = preadFull(fr.Segment.Fd(), data, fr.Pos)
+		fr.Release()
+		if err != nil {
+			return fmt.Errorf("read at offset %d: %w", off, err)
+		}
+		before := off
+		for {
+			b, rest, err := log.ParseBatch(data)
+			if errors.Is(err, log.ErrShortBatch) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("batch after offset %d: %w", off, err)
+			}
+			data = rest
+			if err := b.Validate(); err != nil {
+				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
+			}
+			if b.NextOffset() <= off {
+				continue
+			}
+			off = b.NextOffset()
+			if b.IsControl() || b.IsTransactional() {
+				continue
+			}
+			if err := rr.Reset(b, 0); err != nil {
+				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
+			}
+			for rr.Next() {
+				rec := rr.Record()
+				ld.apply(rec.Key, rec.Value)
+			}
+			if err := rr.Err(); err != nil {
+				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
+			}
+		}
+		if off == before {
+			return fmt.Errorf("no whole batch at offset %d", off)
+		}
+	}
+	return nil
+}
+
+// preadFull reads len(p) bytes at pos.
+func preadFull(fd int, p []byte, pos int64) error {
+	for len(p) > 0 {
+		n, err := unix.Pread(fd, p, pos)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("unexpected end of segment file")
+		}
+		p, pos = p[n:], pos+int64(n)
+	}
+	return nil
+}
+
+// loader gathers a partition's records: the last one of each key wins,
+// as compaction would leave it.
+type loader struct {
+	meta     map[string]*kmsg.GroupMetadataValue
+	offsets  map[string]map[TopicPartition]Offset
+	skipped  int
+	firstErr error
+}
+
+func newLoader() *loader {
+	return &loader{meta: map[string]*kmsg.GroupMetadataValue{}, offsets: map[string]map[TopicPartition]Offset{}}
+}
+
+// apply takes one record; an undecodable one is counted and skipped.
+func (ld *loader) apply(key, value []byte) {
+	r, err := decodeRecord(key, value)
+	if err != nil {
+		if ld.skipped == 0 {
+			ld.firstErr = err
+		}
+		ld.skipped++
+		return
+	}
+	switch r.kind {
+	case recordOffset:
+		offs := ld.offsets[r.group]
+		if value == nil {
+			delete(offs, r.tp)
+			return
+		}
+		if offs == nil {
+			offs = map[TopicPartition]Offset{}
+			ld.offsets[r.group] = offs
+		}
+		offs[r.tp] = r.offset
+	case recordGroup:
+		if r.meta == nil {
+			delete(ld.meta, r.group)
+			return
+		}
+		ld.meta[r.group] = r.meta
+	}
+}
+
+// groups builds the loaded groups: those with metadata, and those with
+// only offsets (as empty groups).
+func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
+	out := make(map[string]*Group, len(ld.meta))
+	for id, v := range ld.meta {
+		out[id] = loadGroup(id, policy, v, now)
+	}
+	for id, offs := range ld.offsets {
+		if len(offs) == 0 {
+			continue
+		}
+		g := out[id]
+		if g == nil {
+			g = newGroup(id, policy, now)
+			out[id] = g
+		}
+		g.offsets = offs
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package api
+
+// OffsetCommit: v2-v9 (v0/v1 removed by KIP-896). v2-v4 carry a retention
+// time that sets the offsets' expiry (KIP-211 dropped it in v5); v6 adds
+// the leader epoch (KIP-320), v7 group.instance.id (KIP-345), v8 is
+// flexible. A commit with generation -1 and no member is outside group
+// management and allowed only while the group has no members; otherwise
+// the generation and member must be the group's (ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS). From v9 a
+// commit with a generation to a group that does not exist gets
+// GROUP_ID_NOT_FOUND. Partitions of topics that do not exist get
+// UNKNOWN_TOPIC_OR_PARTITION; metadata beyond offset.metadata.max.bytes
+// OFFSET_METADATA_TOO_LARGE. The offsets are written to __consumer_offsets
+// (acks=-1) before the response.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/group"
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.OffsetCommit.Int16(), 2, 9, (*Handler).offsetCommit) }
+
+func (h *Handler) offsetCommit(req *server.Request) error {
+	r := kmsg.NewPtrOffsetCommitRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	img := h.cluster.Image()
+	cr := &group.CommitRequest{Group: r.Group, Generation: r.Generation, MemberID: r.MemberID,
+		RetentionMs: -1, UnknownGroupIsNotFound: r.Version >= 9}
+	if r.InstanceID != nil {
+		cr.InstanceID = *r.InstanceID
+	}
+	if r.Version <= 4 {
+		cr.RetentionMs = r.RetentionTimeMillis
+	}
+	resp := kmsg.NewPtrOffsetCommitResponse()
+	// where[i] is the response partition of cr.Offsets[i].
+	var where []*kmsg.OffsetCommitResponseTopicPartition
+	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, len(r.Topics))
+	for i, t := range r.Topics {
+		rt := &resp.Topics[i]
+		*rt = kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
+		topic := img.Topic(t.Topic)
+		for j, p := range t.Partitions {
+			rp := &rt.Partitions[j]
+			*rp = kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			if topic == nil || p.Partition < 0 || int(p.Partition) >= len(topic.Partitions) {
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			o := group.CommitOffset{TopicPartition: group.TopicPartition{Topic: t.Topic, Partition: p.Partition},
+				Offset: p.Offset, LeaderEpoch: -1}
+			if r.Version >= 6 {
+				o.LeaderEpoch = p.LeaderEpoch
+			}
+			if p.Metadata != nil {
+				o.Metadata = *p.Metadata
+			}
+			cr.Offsets = append(cr.Offsets, o)
+			where = append(where, rp)
+		}
+	}
+	if len(cr.Offsets) > 0 {
+		for i, code := range h.groups.CommitOffsets(cr) {
+			where[i].ErrorCode = code
+		}
+	}
+	respond(req, resp)
+	return nil
+}

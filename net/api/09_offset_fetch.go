@@ -1,0 +1,92 @@
+package api
+
+// OffsetFetch: v1-v9 (v0 removed by KIP-896). v1 names its partitions;
+// from v2 a null topic list asks for every committed offset of the group
+// and errors about the group are top-level; v5 returns leader epochs
+// (KIP-320); v6 is flexible; v7 adds require_stable (KIP-447: kzero has no
+// transactional offset commits, so nothing is ever pending and
+// UNSTABLE_OFFSET_COMMIT is never returned); v8 batches groups (KIP-709);
+// v9 names the member (KIP-848 groups only; classic groups ignore it). A
+// partition without a committed offset, or of a group that does not
+// exist, gets offset -1.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/group"
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.OffsetFetch.Int16(), 1, 9, (*Handler).offsetFetch) }
+
+func (h *Handler) offsetFetch(req *server.Request) error {
+	r := kmsg.NewPtrOffsetFetchRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	if r.Version >= 8 {
+		for _, g := range r.Groups {
+			var topics []group.FetchTopic
+			if g.Topics != nil {
+				topics = make([]group.FetchTopic, len(g.Topics))
+				for i, t := range g.Topics {
+					topics[i] = group.FetchTopic{Topic: t.Topic, Partitions: t.Partitions}
+				}
+			}
+			fetched, code := h.groups.FetchOffsets(g.Group, topics)
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, code
+			for _, t := range fetched {
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Err
+					rp.Metadata = &p.Metadata
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				rg.Topics = append(rg.Topics, rt)
+			}
+			resp.Groups = append(resp.Groups, rg)
+		}
+		respond(req, resp)
+		return nil
+	}
+	var topics []group.FetchTopic
+	if r.Topics != nil || r.Version < 2 {
+		topics = make([]group.FetchTopic, len(r.Topics))
+		for i, t := range r.Topics {
+			topics[i] = group.FetchTopic{Topic: t.Topic, Partitions: t.Partitions}
+		}
+	}
+	fetched, code := h.groups.FetchOffsets(r.Group, topics)
+	if code != 0 {
+		if r.Version >= 2 {
+			resp.ErrorCode = code
+			respond(req, resp)
+			return nil
+		}
+		// v1 has no top-level error: every partition carries it.
+		fetched = make([]group.FetchedTopic, len(topics))
+		for i, t := range topics {
+			fetched[i].Topic = t.Topic
+			for _, p := range t.Partitions {
+				fetched[i].Partitions = append(fetched[i].Partitions, group.FetchedPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Err: code})
+			}
+		}
+	}
+	for _, t := range fetched {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Err
+			rp.Metadata = &p.Metadata
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	respond(req, resp)
+	return nil
+}

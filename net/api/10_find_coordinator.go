@@ -1,0 +1,123 @@
+package api
+
+// FindCoordinator: v0-v6. Key type GROUP (0): the broker leading the
+// group's __consumer_offsets partition (Kafka's hash of the group id, see
+// group.PartitionFor). The topic is created on first use with
+// offsets.topic.num.partitions partitions, replication factor
+// min(offsets.topic.replication.factor, registered brokers), compacted;
+// Kafka answers COORDINATOR_NOT_AVAILABLE while it creates it, kzero
+// creates it first and answers. Batched keys from v4 (KIP-699).
+//
+// Key type TRANSACTION (1): kzero has no transaction coordinator yet, so
+// every transactional id gets COORDINATOR_NOT_AVAILABLE (clients retry,
+// then fail the transactional producer's init). SHARE (2, v6, KIP-932):
+// no share groups, same answer. Other key types are INVALID_REQUEST.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord"
+	"kzero/coord/group"
+	"kzero/coord/metadata"
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.FindCoordinator.Int16(), 0, 6, (*Handler).findCoordinator) }
+
+// Coordinator key types.
+const (
+	keyGroup       = 0
+	keyTransaction = 1
+	keyShare       = 2
+)
+
+func (h *Handler) findCoordinator(req *server.Request) error {
+	r := kmsg.NewPtrFindCoordinatorRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrFindCoordinatorResponse()
+	keys := r.CoordinatorKeys
+	if r.Version < 4 {
+		keys = []string{r.CoordinatorKey}
+	}
+	for _, key := range keys {
+		c := h.coordinatorFor(key, r.CoordinatorType)
+		c.Key = key
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	if r.Version < 4 && len(resp.Coordinators) == 1 {
+		c := resp.Coordinators[0]
+		resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+		resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
+		resp.Coordinators = nil
+	}
+	respond(req, resp)
+	return nil
+}
+
+// coordinatorFor finds the coordinator of one key.
+func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorResponseCoordinator {
+	c := kmsg.NewFindCoordinatorResponseCoordinator()
+	c.NodeID, c.Port = -1, -1
+	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
+		c.ErrorCode, c.ErrorMessage = code, &msg
+		return c
+	}
+	switch keyType {
+	case keyGroup:
+	case keyTransaction:
+		return fail(kerr.CoordinatorNotAvailable.Code, "kzero has no transaction coordinator")
+	case keyShare:
+		return fail(kerr.CoordinatorNotAvailable.Code, "kzero has no share group coordinator")
+	default:
+		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type")
+	}
+	t, img := h.offsetsTopic()
+	if t == nil || len(t.Partitions) == 0 {
+		return fail(kerr.CoordinatorNotAvailable.Code, "the offsets topic is not available")
+	}
+	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	host, port, ok := endpoint(img, p.Leader)
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable.Code, "the offsets topic partition has no leader")
+	}
+	c.NodeID, c.Host, c.Port = p.Leader, host, port
+	return c
+}
+
+// offsetsTopic returns __consumer_offsets, creating it if it does not exist
+// yet; nil if it cannot be created.
+func (h *Handler) offsetsTopic() (*metadata.Topic, *metadata.Image) {
+	img := h.cluster.Image()
+	if t := img.Topic(group.TopicName); t != nil {
+		return t, img
+	}
+	parts, rf, configs := h.groups.TopicSpec(len(img.Brokers()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res := h.cluster.CreateTopics(ctx, []coord.TopicSpec{{Name: group.TopicName, NumPartitions: parts, ReplicationFactor: rf, Configs: configs}}, false)
+	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
+		h.logger.Warn("cannot create the offsets topic", "err", err, "message", res[0].Message)
+	}
+	img = h.cluster.Image()
+	return img.Topic(group.TopicName), img
+}
+
+// endpoint is a broker's PLAINTEXT listener.
+func endpoint(img *metadata.Image, id int32) (string, int32, bool) {
+	b, ok := img.Broker(id)
+	if !ok {
+		return "", 0, false
+	}
+	for _, l := range b.Listeners {
+		if l.Name == "PLAINTEXT" {
+			return l.Host, l.Port, true
+		}
+	}
+	return "", 0, false
+}

@@ -1,0 +1,54 @@
+package api
+
+// ListGroups: v0-v5. The groups this broker coordinates; v4 adds their
+// state and a states filter (KIP-518), v5 their type and a types filter
+// (KIP-848; every kzero group is "classic"). Filters ignore case. While a
+// partition of __consumer_offsets is loading, its groups are missing and
+// the response carries COORDINATOR_LOAD_IN_PROGRESS.
+
+import (
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.ListGroups.Int16(), 0, 5, (*Handler).listGroups) }
+
+// classicGroupType is the type of classic-protocol groups.
+const classicGroupType = "classic"
+
+func (h *Handler) listGroups(req *server.Request) error {
+	r := kmsg.NewPtrListGroupsRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrListGroupsResponse()
+	groups, code := h.groups.ListGroups()
+	resp.ErrorCode = code
+	for _, g := range groups {
+		if !matchesAny(g.State.String(), r.StatesFilter) || !matchesAny(classicGroupType, r.TypesFilter) {
+			continue
+		}
+		rg := kmsg.NewListGroupsResponseGroup()
+		rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.Group, g.ProtocolType, g.State.String(), classicGroupType
+		resp.Groups = append(resp.Groups, rg)
+	}
+	respond(req, resp)
+	return nil
+}
+
+// matchesAny reports whether v is in filter, ignoring case; an empty
+// filter matches everything.
+func matchesAny(v string, filter []string) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	for _, f := range filter {
+		if strings.EqualFold(v, f) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,29 @@
+package api
+
+// DeleteGroups: v0-v2 (v0 restored by KAFKA-18352 for Sarama). Each group
+// is deleted with its committed offsets (tombstones in
+// __consumer_offsets) if it has no members; else NON_EMPTY_GROUP, and
+// GROUP_ID_NOT_FOUND for a group that does not exist.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/net/server"
+)
+
+func init() { register(kmsg.DeleteGroups.Int16(), 0, 2, (*Handler).deleteGroups) }
+
+func (h *Handler) deleteGroups(req *server.Request) error {
+	r := kmsg.NewPtrDeleteGroupsRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrDeleteGroupsResponse()
+	for i, code := range h.groups.DeleteGroups(r.Groups) {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group, rg.ErrorCode = r.Groups[i], code
+		resp.Groups = append(resp.Groups, rg)
+	}
+	respond(req, resp)
+	return nil
+}
