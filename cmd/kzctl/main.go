@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"kzero/bench"
 	"kzero/tools"
 )
 
@@ -46,6 +47,10 @@ Commands:
   cluster info
   dump-log FILE|DIR... [--files a,b] [--print-data-log] [--deep-iteration]
                 [--index-sanity-check]
+  bench run WORKLOAD... [--start kzero|kfake | --compare A,B] [--reps N]
+                [--scale F] [--out DIR [--pprof]] [--kzero-bin PATH]
+                (WORKLOAD: a .json file, a shipped workload's name, or all;
+                 A, B: host:port, kzero or kfake)
 
 Common flags (anywhere on the line):
   --brokers host:port,...   seed brokers (alias --bootstrap-server; env KZERO_BROKERS;
@@ -182,6 +187,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.cluster(ctx, args)
 	case "dump-log":
 		return c.dumpLog(args)
+	case "bench":
+		return c.bench(ctx, args)
 	case "help":
 		fmt.Fprint(c.stdout, usage)
 		return nil
@@ -402,6 +409,66 @@ func (c *cli) dumpLog(args []string) error {
 		return err
 	}
 	return tools.DumpLog(env, pos, opts)
+}
+
+func (c *cli) bench(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "run" {
+		return fmt.Errorf("bench: want 'bench run WORKLOAD...': %w", tools.ErrUsage)
+	}
+	fs := c.flags("bench run")
+	opts := bench.Options{Out: c.stdout, Progress: c.stderr}
+	start := fs.String("start", "", "start this broker on loopback and run against it: kzero or kfake")
+	compare := fs.String("compare", "", "A,B: run against both, alternating; each host:port, kzero or kfake")
+	fs.IntVar(&opts.Reps, "reps", 1, "repetitions of each workload on each broker")
+	fs.Float64Var(&opts.Scale, "scale", 1, "multiply record counts and durations (0.01 for a smoke run)")
+	fs.StringVar(&opts.OutDir, "out", "", "write results.jsonl and summary.txt to this folder")
+	fs.StringVar(&opts.KzeroBin, "kzero-bin", "", "the kzero binary --start runs (default: build it)")
+	fs.BoolVar(&opts.Profile, "pprof", false, "save CPU and allocation profiles of a started kzero into --out")
+	names, err := c.parse(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("bench run: no workload: %w", tools.ErrUsage)
+	}
+	if opts.Reps < 1 || opts.Scale <= 0 || opts.Scale > 1000 {
+		return fmt.Errorf("bench run: --reps ≥ 1 and 0 < --scale ≤ 1000: %w", tools.ErrUsage)
+	}
+	env, err := c.env()
+	if err != nil {
+		return err
+	}
+	opts.JSON = env.Format == tools.JSON
+	switch {
+	case *start != "" && *compare != "":
+		return fmt.Errorf("bench run: --start or --compare, not both: %w", tools.ErrUsage)
+	case *start != "":
+		if *start != "kzero" && *start != "kfake" {
+			return fmt.Errorf("bench run: --start %q: want kzero or kfake: %w", *start, tools.ErrUsage)
+		}
+		opts.Targets = []bench.Target{{Label: *start, Start: *start}}
+	case *compare != "":
+		parts := strings.Split(*compare, ",")
+		if len(parts) != 2 {
+			return fmt.Errorf("bench run: --compare %q: want A,B: %w", *compare, tools.ErrUsage)
+		}
+		for _, p := range parts {
+			t, err := bench.ParseTarget(p)
+			if err != nil {
+				return fmt.Errorf("bench run: --compare: %w: %w", err, tools.ErrUsage)
+			}
+			opts.Targets = append(opts.Targets, t)
+		}
+	default:
+		addr := strings.Join(env.Brokers, ",")
+		opts.Targets = []bench.Target{{Label: addr, Addr: addr}}
+	}
+	workloads, err := bench.ResolveWorkloads(names)
+	if err != nil {
+		return err
+	}
+	_, err = bench.Run(ctx, workloads, opts)
+	return err
 }
 
 func (c *cli) noArgs(fs *flag.FlagSet, args []string) error {

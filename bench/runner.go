@@ -1,0 +1,450 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// stampBytes is the send time, Unix nanoseconds big-endian, at the start of
+// each value of a latency workload.
+const stampBytes = 8
+
+// stallTimeout ends a consume phase that has received nothing for this
+// long: the broker lost records or stopped answering.
+const stallTimeout = 30 * time.Second
+
+// RunWorkload runs w once against the broker at addr and returns what it
+// measured. proc, when not nil, is the broker's process, sampled around the
+// measured phase.
+func RunWorkload(ctx context.Context, w Workload, addr string, proc *Process) (Result, error) {
+	res := Result{Workload: w.Name, Kind: w.Kind, Addr: addr, Start: time.Now().UTC()}
+	r := &run{w: w, addr: addr, payload: newPayload(w.Payload, w.RecordBytes)}
+	var suffix [4]byte
+	rand.Read(suffix[:])
+	r.topic = "bench-" + w.Name + "-" + hex.EncodeToString(suffix[:])
+
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds(addr)...), kgo.ClientID("kzctl-bench"))
+	if err != nil {
+		return res, fmt.Errorf("client: %w", err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	rf := int16(-1) // the broker's default.replication.factor
+	if w.Replication > 0 {
+		rf = int16(w.Replication)
+	}
+	ct, err := adm.CreateTopic(cctx, int32(w.Partitions), rf, nil, r.topic)
+	cancel()
+	if err == nil {
+		err = ct.Err
+	}
+	if err != nil {
+		return res, fmt.Errorf("create topic %s: %w", r.topic, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		adm.DeleteTopics(dctx, r.topic) // best effort: a broker that cannot delete keeps the topic
+	}()
+
+	var before Sample
+	sample := func() error {
+		if proc == nil {
+			return nil
+		}
+		proc.ResetPeak()
+		before, err = proc.Sample()
+		return err
+	}
+	switch w.Kind {
+	case KindProduce:
+		if err := sample(); err != nil {
+			return res, err
+		}
+		res.Produce, _, err = r.produce(ctx, w.total(), w.Duration.D(), w.Rate, false)
+	case KindConsume:
+		// The fill is not measured: flat out, then read from earliest.
+		if _, _, err := r.produce(ctx, w.total(), 0, 0, false); err != nil {
+			return res, fmt.Errorf("fill: %w", err)
+		}
+		if err := sample(); err != nil {
+			return res, err
+		}
+		res.Consume, _, err = r.consume(ctx, func() (int64, error) { return w.total(), nil })
+	case KindLatency, KindMixed:
+		if err := sample(); err != nil {
+			return res, err
+		}
+		var lat []time.Duration
+		res.Consume, lat, err = r.consume(ctx, func() (int64, error) {
+			var err error
+			var acked int64
+			res.Produce, acked, err = r.produce(ctx, w.total(), w.Duration.D(), w.Rate, true)
+			return acked, err
+		})
+		if err == nil {
+			p := Summarize(lat)
+			res.Latency = &p
+		}
+	}
+	if err != nil {
+		return res, err
+	}
+	if proc != nil {
+		after, err := proc.Sample()
+		if err != nil {
+			return res, err
+		}
+		res.Broker = usage(before, after, res.Produce, res.Consume, w.RecordBytes)
+	}
+	return res, nil
+}
+
+// closeAll closes the clients (nil ones skipped) at once: a client's
+// Close waits for its goroutines, and a hundred of them one after the other
+// would add seconds to a run.
+func closeAll(clients []*kgo.Client) {
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		if c != nil {
+			wg.Go(c.Close)
+		}
+	}
+	wg.Wait()
+}
+
+// seeds splits a comma-separated address list.
+func seeds(addr string) []string {
+	var out []string
+	for _, a := range strings.Split(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// run is one workload's execution against one broker.
+type run struct {
+	w       Workload
+	addr    string
+	topic   string
+	payload []byte // record values are windows onto it
+}
+
+// newPayload returns the source of record values: 1 MiB (at least two
+// records) of random bytes, or of English-like text that compresses about
+// as well as log lines do. Values are taken at rotating offsets, so no two
+// neighbours are equal and compression cannot cheat.
+func newPayload(kind string, recordBytes int) []byte {
+	b := make([]byte, max(1<<20, 2*recordBytes))
+	if kind != "text" {
+		rand.Read(b)
+		return b
+	}
+	words := []string{"the", "broker", "appends", "a", "record", "batch", "to", "segment",
+		"of", "partition", "leader", "offset", "fetch", "consumer", "group", "commit",
+		"and", "replica", "index", "timestamp", "produce", "request", "ok", "latency"}
+	var rnd [4]byte
+	for i := 0; i < len(b); {
+		rand.Read(rnd[:])
+		w := words[int(binary.BigEndian.Uint32(rnd[:]))%len(words)]
+		i += copy(b[i:], w)
+		if i < len(b) {
+			b[i] = ' '
+			i++
+		}
+	}
+	return b
+}
+
+// value returns the i-th record value: a window onto the payload, or with
+// stamp a fresh copy carrying the send time.
+func (r *run) value(i int64, stamp bool) []byte {
+	n := r.w.RecordBytes
+	off := int(i*7919) % (len(r.payload) - n + 1)
+	v := r.payload[off : off+n]
+	if stamp {
+		v = append([]byte(nil), v...)
+		binary.BigEndian.PutUint64(v, uint64(time.Now().UnixNano()))
+	}
+	return v
+}
+
+func (r *run) producerOpts() []kgo.Opt {
+	w := r.w
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(seeds(r.addr)...),
+		kgo.ClientID("kzctl-bench"),
+		kgo.DefaultProduceTopic(r.topic),
+	}
+	switch w.Acks {
+	case "all":
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case "1":
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()))
+	case "0":
+		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()))
+	}
+	if !w.Idempotent {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	if w.Linger != nil {
+		opts = append(opts, kgo.ProducerLinger(w.Linger.D()))
+	}
+	if w.MaxBuffered > 0 {
+		opts = append(opts, kgo.MaxBufferedRecords(w.MaxBuffered))
+	}
+	if w.BatchBytes > 0 {
+		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(w.BatchBytes)))
+	}
+	var c kgo.CompressionCodec
+	switch w.Compression {
+	case "none":
+		c = kgo.NoCompression()
+	case "gzip":
+		c = kgo.GzipCompression()
+	case "snappy":
+		c = kgo.SnappyCompression()
+	case "lz4":
+		c = kgo.Lz4Compression()
+	case "zstd":
+		c = kgo.ZstdCompression()
+	}
+	return append(opts, kgo.ProducerBatchCompression(c))
+}
+
+// produce runs the workload's producers until total records are sent (total
+// > 0) or for d, at rate records/s over all of them (0: flat out).
+//
+// With a record count, every record is acknowledged and the time runs from
+// the first send to the last acknowledgement. With a duration the
+// throughput is what was acknowledged after the warmup and before the
+// deadline, over that window: a flat-out client
+// holds many megabytes of records in its buffer at the deadline, and
+// waiting for them would stretch the run by their flush. Those records are
+// then flushed too when the run measures latency (the consumers count on
+// every record), and aborted otherwise.
+func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate float64, stamp bool) (_ *Throughput, acked int64, _ error) {
+	n := r.w.Producers
+	clients := make([]*kgo.Client, n)
+	for i := range clients {
+		cl, err := kgo.NewClient(r.producerOpts()...)
+		if err != nil {
+			closeAll(clients[:i])
+			return nil, 0, fmt.Errorf("producer: %w", err)
+		}
+		clients[i] = cl
+	}
+	defer closeAll(clients)
+	var (
+		records, bytes     atomic.Int64 // every acknowledgement
+		inRecords, inBytes atomic.Int64 // acknowledged within the window
+		aborting           atomic.Bool
+		failed             atomic.Pointer[error]
+		wg                 sync.WaitGroup
+		start              = time.Now()
+		deadline           = start.Add(d)
+		windowStart        = start.Add(min(r.w.Warmup.D(), d))
+		abortLate          = total == 0 && !stamp
+	)
+	done := func(rec *kgo.Record, err error) {
+		if err != nil {
+			if !aborting.Load() {
+				failed.CompareAndSwap(nil, &err)
+			}
+			return
+		}
+		records.Add(1)
+		bytes.Add(int64(len(rec.Value)))
+		if now := time.Now(); total == 0 && now.Before(deadline) && !now.Before(windowStart) {
+			inRecords.Add(1)
+			inBytes.Add(int64(len(rec.Value)))
+		}
+	}
+	for i, cl := range clients {
+		share := int64(0)
+		if total > 0 {
+			share = total / int64(n)
+			if int64(i) < total%int64(n) {
+				share++
+			}
+		}
+		var interval time.Duration
+		if rate > 0 {
+			interval = time.Duration(float64(n) / rate * float64(time.Second))
+		}
+		wg.Go(func() {
+			for j := int64(0); ; j++ {
+				if total > 0 && j >= share || total == 0 && !time.Now().Before(deadline) {
+					break
+				}
+				if ctx.Err() != nil || failed.Load() != nil {
+					return
+				}
+				if interval > 0 {
+					if wait := time.Until(start.Add(time.Duration(j) * interval)); wait > 0 {
+						time.Sleep(wait)
+					}
+				}
+				cl.Produce(ctx, &kgo.Record{Value: r.value(j*int64(n)+int64(i), stamp)}, done)
+			}
+			var err error
+			if abortLate {
+				aborting.Store(true)
+				err = cl.AbortBufferedRecords(ctx)
+			} else {
+				err = cl.Flush(ctx)
+			}
+			if err != nil {
+				failed.CompareAndSwap(nil, &err)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := failed.Load(); err != nil {
+		return nil, 0, fmt.Errorf("produce: %w", *err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("produce: %w", err)
+	}
+	if total == 0 {
+		t := newThroughput(inRecords.Load(), inBytes.Load(), deadline.Sub(windowStart))
+		t.Acked = records.Load()
+		return t, t.Acked, nil
+	}
+	return newThroughput(records.Load(), bytes.Load(), elapsed), records.Load(), nil
+}
+
+// consume reads the topic from earliest with the workload's consumers while
+// feed runs, until they have received the number of records feed returns,
+// and returns the throughput from the start to the last record and, for a
+// latency workload, the latency of each record sent after the warmup.
+func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Throughput, []time.Duration, error) {
+	w := r.w
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clients := make([]*kgo.Client, w.Consumers)
+	defer closeAll(clients)
+	for i := range clients {
+		opts := []kgo.Opt{kgo.SeedBrokers(seeds(r.addr)...), kgo.ClientID("kzctl-bench"), kgo.FetchMaxWait(500 * time.Millisecond)}
+		if w.Group {
+			opts = append(opts, kgo.ConsumerGroup(r.topic), kgo.ConsumeTopics(r.topic),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		} else {
+			parts := map[int32]kgo.Offset{}
+			for p := i; p < w.Partitions; p += w.Consumers {
+				parts[int32(p)] = kgo.NewOffset().AtStart()
+			}
+			opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{r.topic: parts}))
+		}
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("consumer: %w", err)
+		}
+		clients[i] = cl
+	}
+
+	var (
+		records, bytes atomic.Int64
+		want           atomic.Int64
+		lastAt         atomic.Int64 // UnixNano of the last record received
+		finish         sync.Once
+		finished       = make(chan struct{})
+	)
+	want.Store(-1)
+	check := func() {
+		if t := want.Load(); t >= 0 && records.Load() >= t {
+			finish.Do(func() { close(finished); cancel(nil) })
+		}
+	}
+	stamp := w.measuresLatency()
+	start := time.Now()
+	cutoff := start.Add(w.Warmup.D()).UnixNano()
+	lats := make([][]time.Duration, len(clients))
+	var wg sync.WaitGroup
+	for i, cl := range clients {
+		wg.Go(func() {
+			for cctx.Err() == nil {
+				fs := cl.PollFetches(cctx)
+				now := time.Now().UnixNano()
+				var n, b int64
+				fs.EachRecord(func(rec *kgo.Record) {
+					n++
+					b += int64(len(rec.Value))
+					if stamp && len(rec.Value) >= stampBytes {
+						if sent := int64(binary.BigEndian.Uint64(rec.Value)); sent >= cutoff {
+							lats[i] = append(lats[i], time.Duration(now-sent))
+						}
+					}
+				})
+				if n > 0 {
+					lastAt.Store(now)
+					bytes.Add(b)
+					records.Add(n)
+					check()
+				}
+				fs.EachError(func(_ string, _ int32, err error) {
+					if !errors.Is(err, context.Canceled) && cctx.Err() == nil {
+						cancel(fmt.Errorf("consume: %w", err))
+					}
+				})
+			}
+		})
+	}
+
+	// The watchdog ends a consume phase that stopped making progress.
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		seen, since := int64(-1), time.Now()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-t.C:
+			}
+			if n := records.Load(); n != seen {
+				seen, since = n, time.Now()
+			} else if time.Since(since) > stallTimeout {
+				cancel(fmt.Errorf("consume: stalled at %d records for %v", n, stallTimeout))
+				return
+			}
+		}
+	}()
+
+	n, err := feed()
+	if err != nil {
+		cancel(err)
+	} else {
+		want.Store(n)
+		check()
+	}
+	wg.Wait()
+	select {
+	case <-finished:
+	default:
+		if err := context.Cause(cctx); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("consume: stopped at %d records", records.Load())
+	}
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	return newThroughput(records.Load(), bytes.Load(), time.Unix(0, lastAt.Load()).Sub(start)), all, nil
+}
