@@ -42,13 +42,15 @@ func parseProperties(r io.Reader) (map[string]string, []string, error) {
 	if err := sc.Err(); err != nil {
 		return nil, nil, err
 	}
-	if logical.Len() > 0 {
+	if logical.Len() > 0 { // a continuation on the last line
 		k, v, err := splitProperty(logical.String())
 		if err != nil {
 			return nil, nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
+		if _, dup := props[k]; !dup {
+			order = append(order, k)
+		}
 		props[k] = v
-		order = append(order, k)
 	}
 	return props, order, nil
 }
