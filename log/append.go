@@ -150,6 +150,9 @@ func (l *Log) commit(group []*appendOp) {
 		return
 	}
 	l.publishUnstableLocked()
+	if err := l.syncEpochsLocked(); err != nil {
+		l.logger.Error("write leader epoch checkpoint", "dir", l.dir, "err", err)
+	}
 	var n int64
 	for _, op := range group {
 		n += op.info.Records
@@ -308,6 +311,7 @@ func (w *groupWriter) add(op *appendOp) error {
 		if err := w.seg.indexBatch(b, w.pos, len(b), w.cfg.IndexIntervalBytes); err != nil {
 			return err
 		}
+		l.noteEpochLocked(b)
 		if b.ProducerID() != NoProducerID {
 			if done, ok := l.mu.producers.Update(b); ok && done.Aborted {
 				if err := l.recordAbortLocked(w.seg, done); err != nil {

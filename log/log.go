@@ -36,6 +36,8 @@ type Log struct {
 	mu struct {
 		sync.Mutex
 		next       int64 // the writer's log end offset, published after writes
+		epoch      int32 // the latest leader epoch in epochs, -1 when none
+		epochDirty bool  // epochs changed since leader-epoch-checkpoint was written
 		producers  *ProducerStates
 		iov        []unix.Iovec
 		unflushed  int64 // records appended since the last fsync
@@ -43,8 +45,9 @@ type Log struct {
 		lastSnapAt int64 // offset of the newest producer snapshot
 	}
 
-	queue appendQueue
-	bg    sync.WaitGroup // flushes of sealed segments in flight
+	epochs *epochCache
+	queue  appendQueue
+	bg     sync.WaitGroup // flushes of sealed segments in flight
 
 	cleaner cleanerState // compaction bookkeeping (cleaner.go)
 }
@@ -314,3 +317,36 @@ func (l *Log) Producers() []ProducerSnapshotEntry {
 
 // HighWatermark is the high watermark the partition last reported.
 func (l *Log) HighWatermark() int64 { return l.highWatermark.Load() }
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch (KIP-101, KIP-320): the
+// largest leader epoch at or below epoch and the offset where it ended,
+// the log end offset for the latest epoch; (-1, -1) when unknown.
+func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	return l.epochs.endOffsetFor(epoch, l.logEndOffset.Load())
+}
+
+// LeaderEpochs lists the leader epochs and the offsets they start at.
+func (l *Log) LeaderEpochs() []EpochEntry { return l.epochs.snapshot() }
+
+// noteEpochLocked records a batch's leader epoch in the epoch cache when it
+// is newer than the latest. Writer only.
+func (l *Log) noteEpochLocked(b Batch) {
+	if e := b.PartitionLeaderEpoch(); e > l.mu.epoch {
+		l.epochs.assign(e, b.BaseOffset())
+		l.mu.epoch = e
+		l.mu.epochDirty = true
+	}
+}
+
+// syncEpochsLocked writes leader-epoch-checkpoint when the cache changed.
+func (l *Log) syncEpochsLocked() error {
+	if !l.mu.epochDirty {
+		return nil
+	}
+	l.mu.epochDirty = false
+	l.mu.epoch = -1
+	if e := l.epochs.snapshot(); len(e) > 0 {
+		l.mu.epoch = e[len(e)-1].Epoch
+	}
+	return l.epochs.write()
+}

@@ -84,6 +84,11 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	l.recoveryPoint.Store(min(max(opts.RecoveryPoint, 0), rp))
 	l.lastFlushMs.Store(cfg.nowMs())
 
+	if err := l.loadEpochs(); err != nil {
+		l.Close()
+		return nil, err
+	}
+
 	rebuildTxnFrom := int64(-1)
 	if recoverFrom >= 0 && int(recoverFrom) < len(segs) {
 		rebuildTxnFrom = segs[recoverFrom].base
@@ -267,4 +272,35 @@ func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (Batch, e
 		return nil, err
 	}
 	return b, nil
+}
+
+// loadEpochs reads leader-epoch-checkpoint, or rebuilds it from the batch
+// headers when it is missing or unreadable, and fits it to the log's range.
+func (l *Log) loadEpochs() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := loadEpochCache(l.dir)
+	l.epochs = c
+	l.mu.epoch = -1
+	if !ok {
+		var buf []byte
+		for _, s := range l.Segments() {
+			size := s.size.Load()
+			for pos := int64(0); pos < size; {
+				b, err := s.readBatch(&buf, pos, size, false)
+				if err != nil {
+					return fmt.Errorf("rebuild leader epochs: %w", err)
+				}
+				l.noteEpochLocked(b)
+				pos += LogOverhead + int64(b.Length())
+			}
+		}
+		l.mu.epochDirty = true
+	}
+	l.mu.epochDirty = c.truncateFromEnd(l.mu.next) || l.mu.epochDirty
+	l.mu.epochDirty = c.truncateFromStart(l.logStartOffset.Load()) || l.mu.epochDirty
+	if e := c.snapshot(); len(e) > 0 {
+		l.mu.epoch = e[len(e)-1].Epoch
+	}
+	return l.syncEpochsLocked()
 }

@@ -63,6 +63,10 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.logStartOffset.Store(l.mu.next)
 	}
 	l.lowerFirstDirty(l.mu.next)
+	l.mu.epochDirty = l.epochs.truncateFromEnd(l.mu.next) || l.mu.epochDirty
+	if err := l.syncEpochsLocked(); err != nil {
+		return err
+	}
 	return l.reloadProducersLocked()
 }
 
@@ -95,6 +99,10 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.logStartOffset.Store(offset)
 	l.recoveryPoint.Store(offset)
 	l.SetFirstDirtyOffset(offset)
+	l.mu.epochDirty = l.epochs.truncateFromEnd(-1) || l.mu.epochDirty
+	if err := l.syncEpochsLocked(); err != nil {
+		return err
+	}
 	return l.reloadProducersLocked()
 }
 
@@ -112,6 +120,10 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	}
 	if offset > l.logStartOffset.Load() {
 		l.logStartOffset.Store(offset)
+	}
+	l.mu.epochDirty = l.epochs.truncateFromStart(l.logStartOffset.Load()) || l.mu.epochDirty
+	if err := l.syncEpochsLocked(); err != nil {
+		return 0, err
 	}
 	segs := l.Segments()
 	n := 0
@@ -132,6 +144,10 @@ func (l *Log) deleteOldestLocked(n int) error {
 	l.setSegments(slices.Clone(segs[n:]))
 	if start := segs[n].base; start > l.logStartOffset.Load() {
 		l.logStartOffset.Store(start)
+	}
+	l.mu.epochDirty = l.epochs.truncateFromStart(l.logStartOffset.Load()) || l.mu.epochDirty
+	if err := l.syncEpochsLocked(); err != nil {
+		return err
 	}
 	delay := durationMs(l.cfg.Load().FileDeleteDelayMs)
 	for _, s := range segs[:n] {

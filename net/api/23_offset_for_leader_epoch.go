@@ -11,13 +11,8 @@ package api
 // (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH). A requested epoch newer
 // than the current one, or -1, has no end: epoch and offset -1, no error.
 //
-// kzero keeps no leader-epoch cache yet (leader-epoch-checkpoint): the
-// answers are those of a cache holding one entry, the current epoch
-// starting at the log start offset. That is exact while a partition has
-// only ever had one leader epoch, which holds for every partition of a
-// single node today (epoch 0). Once leadership moves, an older epoch
-// needs the real cache: this answer would then report the end of every
-// older epoch at the log start offset.
+// The answer comes from the log's leader epoch cache (KIP-101,
+// leader-epoch-checkpoint), kept as batches of new epochs are appended.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,19 +59,9 @@ func (h *Handler) offsetForLeaderEpoch(req *server.Request) error {
 	return nil
 }
 
-// epochEnd answers as Kafka's LeaderEpochFileCache.endOffsetFor would from
-// a cache with the one entry (current epoch, log start offset).
+// epochEnd is the end of the requested epoch from the log's epoch cache.
 func epochEnd(p *replica.Partition, requested int32) (epoch int32, end int64) {
-	current := p.LeaderEpoch()
-	switch {
-	case requested == -1 || requested > current:
-		return -1, -1
-	case requested == current:
-		return current, p.Log().LogEndOffset()
-	default:
-		// Older than every epoch in the cache: the start of the first.
-		return requested, p.Log().LogStartOffset()
-	}
+	return p.Log().EndOffsetForEpoch(requested)
 }
 
 // localPartition returns the local replica of a partition; a partition

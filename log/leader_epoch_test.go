@@ -1,0 +1,139 @@
+package log
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestEpochCacheEndOffsetFor(t *testing.T) {
+	c := &epochCache{entries: []EpochEntry{{1, 0}, {3, 100}, {5, 250}}}
+	for _, tc := range []struct {
+		req       int32
+		epoch     int32
+		endOffset int64
+	}{
+		{-1, -1, -1}, // undefined
+		{0, 0, 0},    // older than every epoch: the start of the first
+		{1, 1, 100},  // ends where epoch 3 starts
+		{2, 1, 100},  // not in the cache: the largest below it
+		{3, 3, 250},  //
+		{4, 3, 250},  //
+		{5, 5, 300},  // the latest: the log end
+		{6, -1, -1},  // newer than the latest
+	} {
+		e, o := c.endOffsetFor(tc.req, 300)
+		if e != tc.epoch || o != tc.endOffset {
+			t.Errorf("endOffsetFor(%d) = (%d, %d), want (%d, %d)", tc.req, e, o, tc.epoch, tc.endOffset)
+		}
+	}
+	if e, o := (&epochCache{}).endOffsetFor(0, 10); e != -1 || o != -1 {
+		t.Errorf("empty cache: (%d, %d)", e, o)
+	}
+}
+
+func TestEpochCheckpointFormat(t *testing.T) {
+	dir := t.TempDir()
+	c, ok := loadEpochCache(dir)
+	if ok {
+		t.Fatal("missing file loaded")
+	}
+	c.assign(0, 0)
+	c.assign(4, 17)
+	c.assign(2, 30) // older than the latest: ignored
+	if err := c.write(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, LeaderEpochCheckpoint))
+	if string(data) != "0\n2\n0 0\n4 17\n" {
+		t.Fatalf("checkpoint file %q", data)
+	}
+	c2, ok := loadEpochCache(dir)
+	if !ok || !slices.Equal(c2.entries, c.entries) {
+		t.Fatalf("reloaded %v", c2.entries)
+	}
+	for _, bad := range []string{"", "1\n0\n", "0\n2\n0 0\n", "0\n2\n4 17\n0 0\n", "0\n1\nx 0\n", "0\n1\n-1 0\n"} {
+		if _, err := parseEpochCheckpoint([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+func FuzzParseEpochCheckpoint(f *testing.F) {
+	f.Add([]byte("0\n2\n0 0\n4 17\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := parseEpochCheckpoint(data)
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(entries); i++ {
+			if entries[i].Epoch <= entries[i-1].Epoch || entries[i].StartOffset < entries[i-1].StartOffset {
+				t.Fatalf("out of order entries accepted: %v", entries)
+			}
+		}
+	})
+}
+
+// The log keeps the cache as batches of new epochs arrive, truncates it
+// with the log, and rebuilds it when the file is lost.
+func TestLogLeaderEpochs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig()
+	cfg.SegmentBytes = 2 << 10
+	l := openTestLog(t, dir, cfg)
+	for _, epoch := range []int32{0, 0, 3, 3, 3, 5, 5} { // 10 records each
+		if _, err := l.Append(makeBatch(t, 10, 50, CodecNone), OriginClient, epoch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []EpochEntry{{0, 0}, {3, 20}, {5, 50}}
+	if got := l.LeaderEpochs(); !slices.Equal(got, want) {
+		t.Fatalf("epochs %v, want %v", got, want)
+	}
+	if e, o := l.EndOffsetForEpoch(3); e != 3 || o != 50 {
+		t.Fatalf("end of epoch 3: (%d, %d)", e, o)
+	}
+	if e, o := l.EndOffsetForEpoch(5); e != 5 || o != 70 {
+		t.Fatalf("end of epoch 5: (%d, %d)", e, o)
+	}
+	// Truncation drops the epochs that start past the new end.
+	if err := l.TruncateTo(45); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LeaderEpochs(); !slices.Equal(got, []EpochEntry{{0, 0}, {3, 20}}) {
+		t.Fatalf("after truncation: %v", got)
+	}
+	// A new log start moves the first epoch's start.
+	if _, err := l.DeleteRecordsBefore(25); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LeaderEpochs(); !slices.Equal(got, []EpochEntry{{3, 25}}) {
+		t.Fatalf("after delete records: %v", got)
+	}
+	if _, err := l.Append(makeBatch(t, 1, 1, CodecNone), OriginClient, 7); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	// Reopen from the file (with the log start the manager's checkpoint
+	// would give); then lose the file and rebuild from the batches.
+	reopen := func() *Log {
+		l, err := Open(dir, cfg, OpenOptions{LogStartOffset: 25, CleanShutdown: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	l = reopen()
+	want = []EpochEntry{{3, 25}, {7, 40}}
+	if got := l.LeaderEpochs(); !slices.Equal(got, want) {
+		t.Fatalf("reopened: %v, want %v", got, want)
+	}
+	l.Close()
+	os.Remove(filepath.Join(dir, LeaderEpochCheckpoint))
+	l = reopen()
+	defer l.Close()
+	if got := l.LeaderEpochs(); !slices.Equal(got, want) {
+		t.Fatalf("rebuilt: %v, want %v", got, want)
+	}
+}
