@@ -727,3 +727,33 @@ func TestAbortedTransactionsIndexedAndRecovered(t *testing.T) {
 	defer l.Close()
 	check(l)
 }
+
+func TestPartitionMetadata(t *testing.T) {
+	dir := t.TempDir()
+	l := openTestLog(t, dir, testConfig())
+	defer l.Close()
+	if _, ok, err := ReadTopicID(dir); ok || err != nil {
+		t.Fatalf("no file yet: %v %v", ok, err)
+	}
+	id := [16]byte{0: 1, 15: 2}
+	if err := l.SetTopicID(id); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, PartitionMetadataFile))
+	if string(data) != "version: 0\ntopic_id: AQAAAAAAAAAAAAAAAAAAAg\n" {
+		t.Fatalf("partition.metadata %q", data)
+	}
+	if got, ok, err := ReadTopicID(dir); !ok || err != nil || got != id {
+		t.Fatalf("read back %x %v %v", got, ok, err)
+	}
+	for _, bad := range []string{"", "version: 1\ntopic_id: AQAAAAAAAAAAAAAAAAAAAg\n", "version: 0\ntopic_id: short\n"} {
+		if _, err := parsePartitionMetadata([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+func FuzzParsePartitionMetadata(f *testing.F) {
+	f.Add([]byte("version: 0\ntopic_id: AQAAAAAAAAAAAAAAAAAAAg\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { parsePartitionMetadata(data) })
+}

@@ -63,10 +63,25 @@ func (m *Manager) MakeLeader(s LeaderSpec) (*Partition, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create log %s: %w", s.TP, err)
 		}
+		// A log left from an earlier topic of the same name (its
+		// partition.metadata names another id) is stale: Kafka deletes it.
+		if cur, ok, _ := log.ReadTopicID(l.Dir()); ok && s.TopicID != ([16]byte{}) && cur != s.TopicID {
+			if err := m.logs.Delete(s.TP); err != nil {
+				return nil, fmt.Errorf("delete stale log %s: %w", s.TP, err)
+			}
+			if l, err = m.logs.GetOrCreate(s.TP, s.Config); err != nil {
+				return nil, fmt.Errorf("create log %s: %w", s.TP, err)
+			}
+		}
 		p = newPartition(s.TP, s.TopicID, l, m.nodeID)
 		m.parts[s.TP] = p
 	}
 	p.log.SetConfig(s.Config)
+	if s.TopicID != ([16]byte{}) {
+		if err := p.log.SetTopicID(s.TopicID); err != nil {
+			return nil, err
+		}
+	}
 	p.makeLeader(s.LeaderEpoch, s.ISR, s.MinInsyncReplicas)
 	return p, nil
 }

@@ -136,3 +136,32 @@ func TestWaiterFiresOnAppendOrTimeout(t *testing.T) {
 		t.Fatalf("%d watchers left", left)
 	}
 }
+
+// A log whose partition.metadata names another topic id is a leftover of
+// an earlier topic of the same name: it is replaced by an empty one.
+func TestStaleLogReplaced(t *testing.T) {
+	m := newManager(t)
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	tp := log.TopicPartition{Topic: "t"}
+	p, err := m.MakeLeader(LeaderSpec{TP: tp, TopicID: [16]byte{1}, ISR: []int32{1}, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(batch(t, 3), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove(tp, false); err != nil { // forgotten, log kept on disk
+		t.Fatal(err)
+	}
+	p, err = m.MakeLeader(LeaderSpec{TP: tp, TopicID: [16]byte{2}, ISR: []int32{1}, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Log().LogEndOffset() != 0 {
+		t.Fatalf("stale log kept: LEO %d", p.Log().LogEndOffset())
+	}
+	if id, ok, _ := log.ReadTopicID(p.Log().Dir()); !ok || id != [16]byte{2} {
+		t.Fatalf("topic id %x", id)
+	}
+}
