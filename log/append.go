@@ -39,6 +39,7 @@ type appendOp struct {
 	records []byte
 	origin  Origin
 	epoch   int32
+	maxTs   int64 // largest batch max timestamp, found by check; for segment.ms
 	info    AppendInfo
 	err     error
 	// done receives true when the op is complete, false when its
@@ -128,7 +129,7 @@ func (l *Log) commit(group []*appendOp) {
 		if op.err = l.check(op, cfg, now); op.err != nil || op.info.Duplicate {
 			continue
 		}
-		if w.seg.full(cfg, int64(len(op.records)), op.info.LastOffset, batchesMaxTimestamp(op.records), now) {
+		if w.seg.full(cfg, int64(len(op.records)), op.info.LastOffset, op.maxTs, now) {
 			if err := w.flush(); err != nil {
 				l.failGroup(group, err)
 				return
@@ -185,6 +186,7 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 		return fmt.Errorf("empty record set: %w", kerr.CorruptMessage)
 	}
 	op.info = AppendInfo{FirstOffset: -1, LogAppendTime: -1}
+	op.maxTs = -1
 	first := true
 	for len(rest) > 0 {
 		b, r, err := ParseBatch(rest)
@@ -253,6 +255,7 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 		}
 		op.info.LastOffset = b.LastOffset()
 		op.info.Records += int64(b.NumRecords())
+		op.maxTs = max(op.maxTs, b.MaxTimestamp())
 		next = b.NextOffset()
 	}
 	op.info.Bytes = int64(len(op.records))
@@ -276,19 +279,6 @@ func checkTimestamps(b Batch, cfg *Config, now int64) error {
 		return fmt.Errorf("timestamp %d is more than %d ms after broker time: %w", hi, cfg.TimestampAfterMaxMs, kerr.InvalidTimestamp)
 	}
 	return nil
-}
-
-func batchesMaxTimestamp(records []byte) int64 {
-	ts := int64(-1)
-	for len(records) > 0 {
-		b, rest, err := ParseBatch(records)
-		if err != nil {
-			break
-		}
-		ts = max(ts, b.MaxTimestamp())
-		records = rest
-	}
-	return ts
 }
 
 // groupWriter collects the record sets of one segment into one pwritev.

@@ -292,6 +292,12 @@ func (l *Log) FirstUnstableOffset() (int64, bool) {
 // offset.
 func (l *Log) OnHighWatermark(hw int64) {
 	l.highWatermark.Store(hw)
+	// Without an undecided or unreplicated transaction there is nothing to
+	// move: skip the writer lock, which every produce would otherwise take
+	// a second time.
+	if l.firstUnstable.Load() < 0 {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.producers != nil {
