@@ -227,11 +227,6 @@ func (c *brokerConfig) bool(name string) bool {
 	return v
 }
 
-func (c *brokerConfig) float(name string) float64 {
-	v, _ := strconv.ParseFloat(c.str(name), 64)
-	return v
-}
-
 // ms reads a duration key in Kafka's style: the .ms key wins over
 // .minutes over .hours; with none set, the .hours default.
 func (c *brokerConfig) ms(prefix string) int64 {
