@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -36,4 +37,35 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32) (f
 			return 0, 0, fmt.Errorf("allocate producer ids: %s: %w", rej.Message, rej.Err)
 		}
 	}
+}
+
+// ProducerIDs hands out one broker's producer ids from the blocks the
+// quorum gives it, fetching the next block when one runs out. Idempotent
+// producers and the transaction coordinator share it.
+type ProducerIDs struct {
+	alloc      func(ctx context.Context) (first int64, size int32, err error)
+	mu         sync.Mutex
+	next, last int64 // [next, last) left in the block
+}
+
+// NewProducerIDs returns ids of the blocks alloc hands out (usually
+// Controller.AllocateProducerIDs for this broker).
+func NewProducerIDs(alloc func(ctx context.Context) (first int64, size int32, err error)) *ProducerIDs {
+	return &ProducerIDs{alloc: alloc}
+}
+
+// Next is a producer id never handed out before.
+func (p *ProducerIDs) Next(ctx context.Context) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next >= p.last {
+		first, size, err := p.alloc(ctx)
+		if err != nil {
+			return -1, err
+		}
+		p.next, p.last = first, first+int64(size)
+	}
+	id := p.next
+	p.next++
+	return id, nil
 }

@@ -16,8 +16,11 @@ const (
 	// OriginClient is a produce request: one batch, validated as Kafka
 	// validates client batches, producer state checked, offsets assigned.
 	OriginClient Origin = iota
-	// OriginCoordinator is a transaction marker from the coordinator:
-	// offsets assigned, no sequence checks.
+	// OriginCoordinator is written by a coordinator of this broker: a
+	// transaction marker (checked against the producer's epoch and the
+	// coordinator epoch), or a coordinator's own records, e.g. the group
+	// coordinator's transactional offset commits (checked against the
+	// producer's epoch only: they carry no sequence). Offsets assigned.
 	OriginCoordinator
 	// OriginReplication is a follower copying the leader's batches: the
 	// offsets are kept and must follow the log end offset.
@@ -228,7 +231,10 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 				return err
 			}
 			if !b.IsControl() {
-				return fmt.Errorf("coordinator appends carry control batches only: %w", kerr.InvalidRecord)
+				if err := l.mu.producers.CheckEpoch(b); err != nil {
+					return err
+				}
+				break
 			}
 			if err := l.mu.producers.CheckMarker(b, 0); err != nil {
 				return err

@@ -314,6 +314,18 @@ func (l *Log) publishUnstableLocked() {
 	l.firstUnstable.Store(o)
 }
 
+// InTransaction reports whether producerID has a transaction open in this
+// log at epoch: its later batches need no verification with the
+// transaction coordinator (KIP-890).
+func (l *Log) InTransaction(producerID int64, epoch int16) bool {
+	if l.firstUnstable.Load() < 0 {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.producers != nil && l.mu.producers.InTransaction(producerID, epoch)
+}
+
 // Producers lists the producers with state in this log (DescribeProducers).
 func (l *Log) Producers() []ProducerSnapshotEntry {
 	l.mu.Lock()

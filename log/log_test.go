@@ -706,12 +706,9 @@ func TestAbortedTransactionsIndexedAndRecovered(t *testing.T) {
 	if o, ok := l.FirstUnstableOffset(); !ok || o != 8 {
 		t.Fatalf("first unstable with an open txn: %d %v", o, ok)
 	}
-	// A client cannot write markers; the coordinator cannot write data.
+	// A client cannot write markers.
 	if _, err := l.Append(AppendControlBatch(nil, 1, 0, 0, ControlCommit, 0), OriginClient, 0); !errors.Is(err, kerr.InvalidRecord) {
 		t.Fatalf("client marker: %v", err)
-	}
-	if _, err := l.Append(makeBatch(t, 1, 1, 0), OriginCoordinator, 0); !errors.Is(err, kerr.InvalidRecord) {
-		t.Fatalf("coordinator data: %v", err)
 	}
 	l.Close()
 	// Lose the txn index and the snapshots, crash-style: recovery rebuilds both.

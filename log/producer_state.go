@@ -156,6 +156,27 @@ func (s *ProducerStates) Check(b Batch) (dup bool, firstOffset, lastOffset int64
 	return false, 0, 0, nil
 }
 
+// CheckEpoch validates a coordinator's own batch of a producer (no
+// sequence): its epoch must not be older than the producer's. Errors wrap
+// kerr.InvalidProducerEpoch.
+func (s *ProducerStates) CheckEpoch(b Batch) error {
+	pid := b.ProducerID()
+	if pid == NoProducerID {
+		return nil
+	}
+	if p := s.producers[pid]; p != nil && b.ProducerEpoch() < p.epoch {
+		return fmt.Errorf("producer %d epoch %d is older than its current epoch %d: %w", pid, b.ProducerEpoch(), p.epoch, kerr.InvalidProducerEpoch)
+	}
+	return nil
+}
+
+// InTransaction reports whether producer pid has a transaction open at
+// epoch.
+func (s *ProducerStates) InTransaction(pid int64, epoch int16) bool {
+	p := s.producers[pid]
+	return p != nil && p.epoch == epoch && p.txnFirstOffset >= 0
+}
+
 // inSequence reports whether next follows last, wrapping at MaxInt32.
 func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)

@@ -477,3 +477,19 @@ func BenchmarkProducerCheckUpdate(b *testing.B) {
 		s.Update(bt)
 	}
 }
+
+func TestProducerCheckEpoch(t *testing.T) {
+	s := NewProducerStates()
+	// A coordinator's batch (no sequence) of an unknown producer passes.
+	if err := s.CheckEpoch(psBatch{pid: 1, epoch: 2, seq: -1, n: 1, txn: true}.build(t)); err != nil {
+		t.Fatal(err)
+	}
+	psAppend(t, s, psBatch{offset: 0, pid: 1, epoch: 3, seq: 0, n: 1, txn: true})
+	if err := s.CheckEpoch(psBatch{pid: 1, epoch: 3, seq: -1, n: 1, txn: true}.build(t)); err != nil {
+		t.Fatalf("current epoch: %v", err)
+	}
+	wantErr(t, s.CheckEpoch(psBatch{pid: 1, epoch: 2, seq: -1, n: 1, txn: true}.build(t)), kerr.InvalidProducerEpoch)
+	if !s.InTransaction(1, 3) || s.InTransaction(1, 2) || s.InTransaction(2, 3) {
+		t.Fatal("InTransaction")
+	}
+}

@@ -125,8 +125,10 @@ func (p *Partition) Append(records []byte, acks int16) (log.AppendInfo, error) {
 	return info, nil
 }
 
-// AppendMarker writes a transaction marker for the coordinator.
-func (p *Partition) AppendMarker(records []byte) (log.AppendInfo, error) {
+// AppendCoordinator writes records a coordinator of this broker made: a
+// transaction marker, or a coordinator's transactional records (see
+// log.OriginCoordinator).
+func (p *Partition) AppendCoordinator(records []byte) (log.AppendInfo, error) {
 	if !p.leader.Load() {
 		return log.AppendInfo{}, kerr.NotLeaderForPartition
 	}

@@ -15,6 +15,7 @@ import (
 	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/metadata"
+	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
 	"kzero/net/server"
@@ -30,6 +31,7 @@ type broker struct {
 	ctrl     *coord.Controller
 	replicas *replica.Manager
 	groups   *group.Coordinator
+	txns     *txn.Coordinator
 	srv      *server.Server
 	admin    *http.Server
 	nodeID   int32
@@ -95,6 +97,15 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 	}
 	b.replicas = replica.NewManager(b.nodeID, b.logs)
 	b.groups = group.New(cfg.groupConfig(logger))
+	pids := coord.NewProducerIDs(func(ctx context.Context) (int64, int32, error) {
+		return b.ctrl.AllocateProducerIDs(ctx, b.nodeID)
+	})
+	markers := txn.LocalMarkers{
+		Replicas:    b.replicas,
+		Offsets:     offsetsCompleter(b.groups),
+		TopicExists: func(topic string) bool { return b.ctrl.Image().Topic(topic) != nil },
+	}
+	b.txns = txn.New(cfg.txnConfig(logger, pids, markers))
 	b.ctrl.Subscribe(b.applyImage) // called at once with the current image
 
 	ready.h.Store(api.New(api.Config{
@@ -106,7 +117,14 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 		NumPartitions:            int32(cfg.int("num.partitions")),
 		DefaultReplicationFactor: int16(cfg.int("default.replication.factor")),
 		Logger:                   logger,
-	}, clusterView{b.ctrl, b}, b.replicas, b.groups))
+	}, api.Services{
+		Cluster:     clusterView{b.ctrl, b},
+		Replicas:    b.replicas,
+		Groups:      b.groups,
+		Txns:        b.txns,
+		ProducerIDs: pids,
+		Markers:     markers,
+	}))
 
 	if err = b.startAdmin(); err != nil {
 		return nil, err
@@ -122,6 +140,7 @@ func (b *broker) Addr() net.Addr { return b.srv.Addr() }
 func (b *broker) applyImage(prev, next *metadata.Image) {
 	// Once the partitions are opened and removed: the group coordinator
 	// loads the __consumer_offsets partitions led here.
+	defer b.applyTxnImage(next)
 	defer b.applyGroupImage(next)
 	// A change of dynamic broker configs may change every topic's log config.
 	brokerChanged := prev == nil || !sameConfigs(prev.BrokerConfigs(""), next.BrokerConfigs("")) ||
@@ -190,6 +209,9 @@ func (b *broker) Stop(ctx context.Context) error {
 	}
 	if b.srv != nil {
 		errs = append(errs, b.srv.Stop(ctx))
+	}
+	if b.txns != nil {
+		b.txns.Close()
 	}
 	if b.groups != nil {
 		b.groups.Close()

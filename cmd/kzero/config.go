@@ -111,12 +111,21 @@ var keys = func() map[string]key {
 	l("offsets.retention.check.interval.ms", "600000", 1)
 	i("offset.metadata.max.bytes", "4096", 0)
 
+	// The transaction coordinator (coord/txn).
+	i("transaction.state.log.num.partitions", "50", 1)
+	i("transaction.state.log.replication.factor", "3", 1)
+	i("transaction.state.log.min.isr", "2", 1)
+	i("transaction.state.log.segment.bytes", "104857600", 1)
+	i("transaction.max.timeout.ms", "900000", 1)
+	i("transactional.id.expiration.ms", "604800000", 1)
+	i("transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000", 1)
+	i("transaction.remove.expired.transaction.cleanup.interval.ms", "3600000", 1)
+
 	// Kafka keys with no effect in a single-process kzero yet.
 	for _, k := range []string{
 		"controller.quorum.voters", "controller.quorum.bootstrap.servers", "controller.listener.names",
 		"listener.security.protocol.map", "inter.broker.listener.name", "num.io.threads",
 		"num.recovery.threads.per.data.dir",
-		"transaction.state.log.replication.factor", "transaction.state.log.min.isr",
 		"share.coordinator.state.topic.replication.factor",
 		"share.coordinator.state.topic.min.isr", "num.replica.fetchers", "replica.lag.time.max.ms",
 	} {

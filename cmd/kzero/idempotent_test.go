@@ -75,13 +75,12 @@ func TestIdempotentProducer(t *testing.T) {
 	if resp.ProducerID <= before || resp.ProducerEpoch != 0 {
 		t.Fatalf("producer id %d epoch %d after restart, first was %d", resp.ProducerID, resp.ProducerEpoch, before)
 	}
-	// Transactional ids belong to a transaction coordinator, which this
-	// broker is not.
+	// An empty transactional id is not one (Kafka: INVALID_REQUEST).
 	req := kmsg.NewPtrInitProducerIDRequest()
-	txn := "tx"
+	txn := ""
 	req.TransactionalID = &txn
 	got, err := raw.Broker(1).Request(ctx, req)
-	if err != nil || got.(*kmsg.InitProducerIDResponse).ErrorCode != kerr.NotCoordinator.Code {
+	if err != nil || got.(*kmsg.InitProducerIDResponse).ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("transactional init: %v %+v", err, got)
 	}
 }

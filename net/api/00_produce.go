@@ -51,7 +51,7 @@ func (h *Handler) produce(req *server.Request) error {
 			rp.Partition = p.Partition
 			err := unknown
 			if err == nil {
-				err = h.appendPartition(log.TopicPartition{Topic: name, Partition: p.Partition}, p.Records, r.Acks, rp)
+				err = h.appendPartition(log.TopicPartition{Topic: name, Partition: p.Partition}, p.Records, r, rp)
 			}
 			if err != nil {
 				failed = true
@@ -74,9 +74,13 @@ func (h *Handler) produce(req *server.Request) error {
 	return nil
 }
 
-func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, acks int16, rp *kmsg.ProduceResponseTopicPartition) error {
+func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg.ProduceRequest, rp *kmsg.ProduceResponseTopicPartition) error {
+	acks := r.Acks
 	if acks != 0 && acks != 1 && acks != -1 {
 		return kerr.InvalidRequiredAcks
+	}
+	if isInternalTopic(tp.Topic) {
+		return fmt.Errorf("cannot append to internal topic %s: %w", tp.Topic, kerr.InvalidTopicException)
 	}
 	p, err := h.replicas.Get(tp)
 	if err != nil {
@@ -84,6 +88,11 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, acks in
 	}
 	if len(records) == 0 {
 		return kerr.CorruptMessage
+	}
+	if b, _, err := log.ParseBatch(records); err == nil && b.IsTransactional() {
+		if err := h.verifyTxnWrite(p.Log(), tp, b, r); err != nil {
+			return err
+		}
 	}
 	info, err := p.Append(records, acks)
 	if err != nil {

@@ -8,10 +8,11 @@ package api
 // Kafka answers COORDINATOR_NOT_AVAILABLE while it creates it, kzero
 // creates it first and answers. Batched keys from v4 (KIP-699).
 //
-// Key type TRANSACTION (1): kzero has no transaction coordinator yet, so
-// every transactional id gets COORDINATOR_NOT_AVAILABLE (clients retry,
-// then fail the transactional producer's init). SHARE (2, v6, KIP-932):
-// no share groups, same answer. Other key types are INVALID_REQUEST.
+// Key type TRANSACTION (1): the broker leading the transactional id's
+// __transaction_state partition (the same hash), the topic created on first
+// use with transaction.state.log.num.partitions partitions. SHARE (2, v6,
+// KIP-932): no share groups, COORDINATOR_NOT_AVAILABLE. Other key types are
+// INVALID_REQUEST.
 
 import (
 	"context"
@@ -23,6 +24,7 @@ import (
 	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/metadata"
+	"kzero/coord/txn"
 	"kzero/net/server"
 )
 
@@ -68,23 +70,25 @@ func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorR
 		c.ErrorCode, c.ErrorMessage = code, &msg
 		return c
 	}
+	var t *metadata.Topic
+	var img *metadata.Image
 	switch keyType {
 	case keyGroup:
+		t, img = h.internalTopic(group.TopicName, h.groups.TopicSpec)
 	case keyTransaction:
-		return fail(kerr.CoordinatorNotAvailable.Code, "kzero has no transaction coordinator")
+		t, img = h.internalTopic(txn.TopicName, h.txns.TopicSpec)
 	case keyShare:
 		return fail(kerr.CoordinatorNotAvailable.Code, "kzero has no share group coordinator")
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type")
 	}
-	t, img := h.offsetsTopic()
 	if t == nil || len(t.Partitions) == 0 {
-		return fail(kerr.CoordinatorNotAvailable.Code, "the offsets topic is not available")
+		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's internal topic is not available")
 	}
 	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
 	host, port, ok := endpoint(img, p.Leader)
 	if !ok {
-		return fail(kerr.CoordinatorNotAvailable.Code, "the offsets topic partition has no leader")
+		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's partition has no leader")
 	}
 	c.NodeID, c.Host, c.Port = p.Leader, host, port
 	return c
@@ -93,19 +97,25 @@ func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorR
 // offsetsTopic returns __consumer_offsets, creating it if it does not exist
 // yet; nil if it cannot be created.
 func (h *Handler) offsetsTopic() (*metadata.Topic, *metadata.Image) {
+	return h.internalTopic(group.TopicName, h.groups.TopicSpec)
+}
+
+// internalTopic returns a coordinator's internal topic, creating it as
+// spec says if it does not exist yet; nil if it cannot be created.
+func (h *Handler) internalTopic(name string, spec func(liveBrokers int) (int32, int16, map[string]string)) (*metadata.Topic, *metadata.Image) {
 	img := h.cluster.Image()
-	if t := img.Topic(group.TopicName); t != nil {
+	if t := img.Topic(name); t != nil {
 		return t, img
 	}
-	parts, rf, configs := h.groups.TopicSpec(len(img.Brokers()))
+	parts, rf, configs := spec(len(img.Brokers()))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res := h.cluster.CreateTopics(ctx, []coord.TopicSpec{{Name: group.TopicName, NumPartitions: parts, ReplicationFactor: rf, Configs: configs}}, false)
+	res := h.cluster.CreateTopics(ctx, []coord.TopicSpec{{Name: name, NumPartitions: parts, ReplicationFactor: rf, Configs: configs}}, false)
 	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
-		h.logger.Warn("cannot create the offsets topic", "err", err, "message", res[0].Message)
+		h.logger.Warn("cannot create an internal topic", "topic", name, "err", err, "message", res[0].Message)
 	}
 	img = h.cluster.Image()
-	return img.Topic(group.TopicName), img
+	return img.Topic(name), img
 }
 
 // endpoint is a broker's PLAINTEXT listener.

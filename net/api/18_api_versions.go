@@ -26,7 +26,8 @@ var features = []struct {
 	name     string
 	min, max int16
 }{
-	{"metadata.version", 7, 27}, // 27 is 4.1-IV1
+	{"metadata.version", 7, 27},   // 27 is 4.1-IV1
+	{"transaction.version", 0, 2}, // KIP-890 part 2: EndTxn v5, Produce v12, TxnOffsetCommit v5
 }
 
 // softwareName is the pattern KIP-511 requires of client software name and

@@ -8,7 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/txn"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -27,24 +29,38 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Services are the parts of the broker the handlers serve from.
+type Services struct {
+	Cluster     Cluster            // cluster metadata and admin changes
+	Replicas    *replica.Manager   // partition data
+	Groups      *group.Coordinator // consumer groups and offsets
+	Txns        *txn.Coordinator   // transactional ids
+	ProducerIDs *coord.ProducerIDs // ids for idempotent producers
+	Markers     txn.MarkerWriter   // writes markers for WriteTxnMarkers
+}
+
 // Handler serves every API this broker advertises.
 type Handler struct {
 	cfg         Config
 	cluster     Cluster
 	replicas    *replica.Manager
 	groups      *group.Coordinator
+	txns        *txn.Coordinator
+	producerIDs *coord.ProducerIDs
+	markers     txn.MarkerWriter
 	sessions    fetchSessions
-	producerIDs producerIDs
 	logger      *slog.Logger
 }
 
-// New returns a Handler serving cluster metadata from cluster, data from
-// replicas and consumer groups from groups.
-func New(cfg Config, cluster Cluster, replicas *replica.Manager, groups *group.Coordinator) *Handler {
+// New returns a Handler serving from svc.
+func New(cfg Config, svc Services) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{cfg: cfg, cluster: cluster, replicas: replicas, groups: groups, logger: cfg.Logger}
+	return &Handler{
+		cfg: cfg, cluster: svc.Cluster, replicas: svc.Replicas, groups: svc.Groups, txns: svc.Txns,
+		producerIDs: svc.ProducerIDs, markers: svc.Markers, logger: cfg.Logger,
+	}
 }
 
 // api is one served API key: the versions it serves and its handler.

@@ -1,0 +1,58 @@
+package txn
+
+import "kzero/log"
+
+// abortTimedOut aborts every transaction open longer than its timeout,
+// bumping the epoch so its producer is fenced (Kafka's timed-out
+// transaction abort).
+func (c *Coordinator) abortTimedOut() {
+	for _, s := range c.loadedShards() {
+		var prepared []*txnMeta
+		s.mu.Lock()
+		if s.mu.state != shardActive {
+			s.mu.Unlock()
+			continue
+		}
+		now := c.now()
+		for id, m := range s.mu.txns {
+			if m.state != Ongoing || m.startMs+int64(m.timeoutMs) > now {
+				continue
+			}
+			n := m.clone()
+			if !epochExhausted(n.epoch) {
+				n.epoch++
+			}
+			n.lastEpoch = log.NoProducerEpoch
+			n.state, n.updateMs = PrepareAbort, now
+			if err := s.writeLocked(id, n); err != nil {
+				break
+			}
+			c.logger.Info("aborting a timed out transaction", "transactional_id", id, "producer_id", n.producerID, "epoch", n.epoch)
+			prepared = append(prepared, n)
+		}
+		s.mu.Unlock()
+		for _, m := range prepared {
+			s.finishAsync(m)
+		}
+	}
+}
+
+// expireIDs removes transactional ids idle for transactional.id.expiration.ms
+// with no transaction open, with a tombstone.
+func (c *Coordinator) expireIDs() {
+	limit := c.cfg.IDExpiration.Milliseconds()
+	for _, s := range c.loadedShards() {
+		s.mu.Lock()
+		if s.mu.state == shardActive {
+			now := c.now()
+			for id, m := range s.mu.txns {
+				if m.state.complete() && m.updateMs+limit <= now {
+					if err := s.writeLocked(id, nil); err != nil {
+						break
+					}
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+}

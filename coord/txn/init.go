@@ -1,0 +1,112 @@
+package txn
+
+import (
+	"context"
+	"math"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/log"
+)
+
+// InitProducerID gives a transactional id its producer id and a new epoch,
+// fencing any earlier producer of the id (KIP-98). expectPID and
+// expectEpoch are the caller's current ones (KIP-360), -1 for a fresh
+// producer. An ongoing transaction is aborted first, with a bumped epoch:
+// the caller gets CONCURRENT_TRANSACTIONS and retries.
+func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs int32, expectPID int64, expectEpoch int16) (int64, int16, *kerr.Error) {
+	if timeoutMs <= 0 || int64(timeoutMs) > c.cfg.MaxTimeout.Milliseconds() {
+		return -1, -1, kerr.InvalidTransactionTimeout
+	}
+	fresh := int64(-1) // a producer id allocated for this call, if needed
+	for range 8 {
+		s, serr := c.shardFor(id)
+		if serr != nil {
+			return -1, -1, serr
+		}
+		pid, epoch, needID, err := s.initLocked(id, timeoutMs, expectPID, expectEpoch, fresh)
+		s.mu.Unlock()
+		if !needID {
+			return pid, epoch, err
+		}
+		// Producer ids come from the quorum: never with the shard locked.
+		next, aerr := c.cfg.AllocateProducerID(ctx)
+		if aerr != nil {
+			c.logger.Warn("cannot allocate a producer id", "err", aerr)
+			return -1, -1, kerr.CoordinatorNotAvailable
+		}
+		fresh = next
+	}
+	return -1, -1, kerr.ConcurrentTransactions
+}
+
+// initLocked is InitProducerID on a locked shard. needID asks the caller
+// for a fresh producer id and to call again.
+func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEpoch int16, fresh int64) (pid int64, epoch int16, needID bool, err *kerr.Error) {
+	now := s.c.now()
+	m := s.mu.txns[id]
+	if m == nil {
+		if fresh < 0 {
+			return -1, -1, true, nil
+		}
+		n := &txnMeta{
+			id: id, producerID: fresh, prevProducerID: noProducerID, nextProducerID: noProducerID,
+			epoch: 0, lastEpoch: log.NoProducerEpoch, timeoutMs: timeoutMs, state: Empty,
+			partitions: map[log.TopicPartition]struct{}{}, startMs: -1, updateMs: now, clientVersion: 1,
+		}
+		if err := s.writeLocked(id, n); err != nil {
+			return -1, -1, false, err
+		}
+		return n.producerID, n.epoch, false, nil
+	}
+	if expectPID != noProducerID {
+		switch {
+		case expectPID == m.producerID && expectEpoch == m.epoch:
+			// The caller is current: bump below.
+		case expectPID == m.producerID && expectEpoch == m.lastEpoch && m.state.complete(),
+			expectPID == m.prevProducerID && m.lastEpoch == log.NoProducerEpoch && m.epoch == 0 && m.state.complete():
+			// A retry of the bump the caller asked for already happened.
+			return m.producerID, m.epoch, false, nil
+		default:
+			return -1, -1, false, kerr.ProducerFenced
+		}
+	}
+	switch {
+	case m.state.preparing():
+		return -1, -1, false, kerr.ConcurrentTransactions
+	case m.state == Ongoing:
+		// Fence the producer of the open transaction and abort it; the
+		// caller retries once it is aborted.
+		n := m.clone()
+		if !epochExhausted(n.epoch) {
+			n.epoch++
+		}
+		n.lastEpoch = log.NoProducerEpoch
+		n.state, n.updateMs = PrepareAbort, now
+		if err := s.writeLocked(id, n); err != nil {
+			return -1, -1, false, err
+		}
+		s.finishAsync(n)
+		return -1, -1, false, kerr.ConcurrentTransactions
+	}
+	n := m.clone()
+	if epochExhausted(m.epoch) || m.epoch == math.MaxInt16 {
+		if fresh < 0 {
+			return -1, -1, true, nil
+		}
+		n.prevProducerID, n.producerID, n.epoch = m.producerID, fresh, 0
+	} else {
+		n.epoch++
+	}
+	n.lastEpoch = log.NoProducerEpoch
+	if expectPID != noProducerID {
+		n.lastEpoch = m.epoch
+	}
+	n.nextProducerID = noProducerID
+	n.timeoutMs, n.state, n.updateMs, n.startMs = timeoutMs, Empty, now, -1
+	clear(n.partitions)
+	if err := s.writeLocked(id, n); err != nil {
+		return -1, -1, false, err
+	}
+	return n.producerID, n.epoch, false, nil
+}

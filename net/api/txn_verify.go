@@ -1,0 +1,75 @@
+package api
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/group"
+	"kzero/coord/txn"
+	"kzero/log"
+)
+
+// isInternalTopic reports whether clients may not produce to a topic: the
+// coordinators' own topics.
+func isInternalTopic(topic string) bool {
+	return topic == group.TopicName || topic == txn.TopicName
+}
+
+// verifyTxnWrite checks a transactional batch before it is appended: the
+// first batch of a transaction in a partition must belong to a
+// transaction the coordinator knows to include the partition (KIP-890 part
+// 1), or, from Produce v12 (transactions v2, part 2), the partition is
+// added to the producer's transaction here. Later batches of the same
+// transaction pass on the partition's own producer state.
+func (h *Handler) verifyTxnWrite(l *log.Log, tp log.TopicPartition, b log.Batch, r *kmsg.ProduceRequest) error {
+	pid, epoch := b.ProducerID(), b.ProducerEpoch()
+	if l.InTransaction(pid, epoch) {
+		return nil
+	}
+	if r.TransactionID == nil || *r.TransactionID == "" {
+		return fmt.Errorf("transactional batch without a transactional id: %w", kerr.InvalidTxnState)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout(0))
+	defer cancel()
+	if code := h.verifyTxnPartition(ctx, *r.TransactionID, pid, epoch, tp, r.Version >= 12); code != 0 {
+		err := kerr.ErrorForCode(code)
+		switch code {
+		case kerr.ConcurrentTransactions.Code:
+			// Producers retry NOT_ENOUGH_REPLICAS; older ones do not know
+			// CONCURRENT_TRANSACTIONS on produce (Kafka answers the same).
+			err = kerr.NotEnoughReplicas
+		case kerr.ProducerFenced.Code:
+			err = kerr.InvalidProducerEpoch // what a partition says of an old epoch
+		}
+		return fmt.Errorf("transaction %q of producer %d epoch %d at %s: %w", *r.TransactionID, pid, epoch, tp, err)
+	}
+	return nil
+}
+
+// verifyTxnPartition asks the transaction coordinator whether partition tp
+// is part of the ongoing transaction of transactionalID at producerID and
+// producerEpoch (KIP-890 part 1); with add (transactions v2, KIP-890 part
+// 2) it adds the partition when it is not. It returns 0 or the Kafka error
+// code to answer the write with (INVALID_TXN_STATE, PRODUCER_FENCED,
+// INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, ...).
+//
+// The coordinator is this broker's: kzero has one broker, so the
+// transactional id's coordinator is local (NOT_COORDINATOR otherwise).
+func (h *Handler) verifyTxnPartition(_ context.Context, transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) int16 {
+	var err *kerr.Error
+	if add {
+		err = h.txns.AddPartitions(transactionalID, producerID, producerEpoch, []log.TopicPartition{tp}, true)
+		if err == kerr.InvalidProducerIDMapping {
+			err = kerr.InvalidTxnState
+		}
+	} else {
+		err = h.txns.Verify(transactionalID, producerID, producerEpoch, tp)
+	}
+	if err == nil {
+		return 0
+	}
+	return err.Code
+}
