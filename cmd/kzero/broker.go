@@ -102,7 +102,7 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 	})
 	markers := txn.LocalMarkers{
 		Replicas:    b.replicas,
-		Offsets:     offsetsCompleter(b.groups),
+		Offsets:     b.groups,
 		TopicExists: func(topic string) bool { return b.ctrl.Image().Topic(topic) != nil },
 	}
 	b.txns = txn.New(cfg.txnConfig(logger, pids, markers))

@@ -48,12 +48,3 @@ func (b *broker) applyTxnImage(next *metadata.Image) {
 		b.txns.Resign(p.Partition)
 	}
 }
-
-// offsetsCompleter is the group coordinator as the transaction
-// coordinator's way to end transactional offset commits.
-func offsetsCompleter(g any) txn.OffsetsCompleter {
-	if c, ok := g.(txn.OffsetsCompleter); ok {
-		return c
-	}
-	return nil
-}

@@ -372,29 +372,9 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 		s.finishLocked(e, now)
 		return all(code)
 	}
-	s.mu.scratch = s.mu.scratch[:0]
-	recs := make([]kv, 0, len(r.Offsets))
-	idx := make([]int, 0, len(r.Offsets))
-	vals := make([]Offset, 0, len(r.Offsets))
-	for i, o := range r.Offsets {
-		if len(o.Metadata) > c.cfg.OffsetMetadataMaxBytes {
-			codes[i] = kerr.OffsetMetadataTooLarge.Code
-			continue
-		}
-		v := Offset{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: strings.Clone(o.Metadata), CommitTime: now, ExpireTime: -1}
-		if r.RetentionMs >= 0 {
-			v.ExpireTime = now + r.RetentionMs
-		}
-		var rec kv
-		rec.k0 = len(s.mu.scratch)
-		s.mu.scratch = appendOffsetKey(s.mu.scratch, e.g.id, o.TopicPartition)
-		rec.k1, rec.v0 = len(s.mu.scratch), len(s.mu.scratch)
-		s.mu.scratch = appendOffsetValue(s.mu.scratch, v)
-		rec.v1 = len(s.mu.scratch)
-		recs, idx, vals = append(recs, rec), append(idx, i), append(vals, v)
-	}
+	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, codes)
 	if len(recs) > 0 {
-		if err := s.appendLocked(recs); err != nil {
+		if base, err := s.appendLocked(recs); err != nil {
 			c.logger.Warn("cannot store offsets", "group", e.g.id, "partition", s.id, "err", err)
 			code := offsetStoreCode(err)
 			for _, i := range idx {
@@ -402,8 +382,8 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 			}
 		} else {
 			for k, i := range idx {
-				tp := r.Offsets[i].TopicPartition
-				e.g.setOffset(TopicPartition{strings.Clone(tp.Topic), tp.Partition}, vals[k])
+				vals[k].at = base + int64(k)
+				e.g.setOffset(cloneTP(r.Offsets[i].TopicPartition), vals[k])
 			}
 		}
 	}
@@ -411,20 +391,60 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 	return codes
 }
 
+// offsetRecordsLocked encodes the records of a commit's offsets in the
+// shard's scratch bytes, record k for offsets[idx[k]] with value vals[k];
+// an offset whose metadata is too large gets OFFSET_METADATA_TOO_LARGE in
+// codes instead. retentionMs -1 leaves the offsets to the retention.
+func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retentionMs, now int64, codes []int16) (recs []kv, idx []int, vals []Offset) {
+	s.mu.scratch = s.mu.scratch[:0]
+	recs = make([]kv, 0, len(offsets))
+	idx = make([]int, 0, len(offsets))
+	vals = make([]Offset, 0, len(offsets))
+	for i, o := range offsets {
+		if len(o.Metadata) > s.c.cfg.OffsetMetadataMaxBytes {
+			codes[i] = kerr.OffsetMetadataTooLarge.Code
+			continue
+		}
+		v := Offset{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: strings.Clone(o.Metadata), CommitTime: now, ExpireTime: -1}
+		if retentionMs >= 0 {
+			v.ExpireTime = now + retentionMs
+		}
+		var rec kv
+		rec.k0 = len(s.mu.scratch)
+		s.mu.scratch = appendOffsetKey(s.mu.scratch, group, o.TopicPartition)
+		rec.k1, rec.v0 = len(s.mu.scratch), len(s.mu.scratch)
+		s.mu.scratch = appendOffsetValue(s.mu.scratch, v)
+		rec.v1 = len(s.mu.scratch)
+		recs, idx, vals = append(recs, rec), append(idx, i), append(vals, v)
+	}
+	return recs, idx, vals
+}
+
+// cloneTP copies a partition name out of a request's buffer.
+func cloneTP(tp TopicPartition) TopicPartition {
+	return TopicPartition{strings.Clone(tp.Topic), tp.Partition}
+}
+
 // FetchOffsets handles one group of an OffsetFetch: the partitions asked
 // for, or all the group has when topics is nil. A group that does not
 // exist has no offsets.
 func (c *Coordinator) FetchOffsets(group string, topics []FetchTopic) ([]FetchedTopic, int16) {
-	s, code := c.lock(group)
+	return c.FetchOffsetsFor(&FetchRequest{Group: group, Topics: topics, MemberEpoch: -1})
+}
+
+// FetchOffsetsFor handles one group of an OffsetFetch, with the options
+// of later versions (require_stable, the member of a consumer group).
+func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, int16) {
+	s, code := c.lock(r.Group)
 	if code != 0 {
 		return nil, code
 	}
-	e := s.mu.groups[group]
+	e := s.mu.groups[r.Group]
 	if e == nil {
 		s.mu.Unlock()
-		return newGroup(group, &c.policy, 0).fetchOffsets(topics), 0
+		return newGroup(r.Group, &c.policy, 0).fetchOffsets(r.Topics, false), 0
 	}
-	out := e.g.fetchOffsets(topics)
+	out := e.g.fetchOffsets(r.Topics, r.RequireStable)
 	s.mu.Unlock()
 	return out, 0
 }
@@ -468,6 +488,7 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, 
 		} else {
 			for _, tp := range del {
 				delete(e.g.offsets, tp)
+				e.g.dropTxnOffsets(tp)
 			}
 		}
 	}
@@ -497,7 +518,8 @@ func (s *shard) appendTombstonesLocked(group string, tps []TopicPartition, group
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.appendLocked(recs)
+	_, err := s.appendLocked(recs)
+	return err
 }
 
 // DeleteGroups handles a DeleteGroups: a code per group. Only empty groups
@@ -521,11 +543,12 @@ func (c *Coordinator) DeleteGroups(groups []string) []int16 {
 			s.finishLocked(e, now)
 			continue
 		}
-		if err := s.appendTombstonesLocked(e.g.id, e.g.sortedPartitions(), true); err != nil {
+		if err := s.appendTombstonesLocked(e.g.id, e.g.allPartitions(), true); err != nil {
 			c.logger.Warn("cannot delete group", "group", e.g.id, "partition", s.id, "err", err)
 			codes[i] = groupStoreCode(err)
 		} else {
 			clear(e.g.offsets)
+			clear(e.g.txnOffsets)
 			e.g.markDead(now, kerr.GroupIDNotFound.Code)
 		}
 		s.finishLocked(e, now)

@@ -47,8 +47,18 @@
 // offsets every offsets.retention.check.interval.ms. Callbacks run after
 // the shard's mutex is released, on whichever goroutine moved the group.
 //
-// Not implemented: KIP-848 consumer groups (ConsumerGroupHeartbeat), and
-// transactional offset commits (TxnOffsetCommit): transactional batches
-// in the partition are skipped on load, and OffsetFetch never reports
-// UNSTABLE_OFFSET_COMMIT.
+// # Transactions
+//
+// Offsets committed in a transaction (TxnOffsetCommit) are written at once
+// as one transactional batch of the producer and staged per group and
+// producer id, invisible to OffsetFetch (require_stable gets
+// UNSTABLE_OFFSET_COMMIT for their partitions) until the transaction
+// coordinator calls CompleteTxn: it writes the commit or abort marker to
+// the partition under the shard's lock, then commits or drops the staged
+// offsets. A staged offset replaces a committed one only if its record is
+// later in the log (Kafka's rule, which compaction preserves). A load
+// replays the same from the transactional batches and markers; a
+// transaction still open at the end stays staged.
+//
+// Not implemented: KIP-848 consumer groups (ConsumerGroupHeartbeat).
 package group

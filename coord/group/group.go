@@ -58,6 +58,9 @@ type Group struct {
 	syncGeneration int32
 
 	offsets map[TopicPartition]Offset
+	// txnOffsets are the offsets of transactions not ended yet, by
+	// producer id (TxnOffsetCommit): invisible until committed.
+	txnOffsets map[int64]map[TopicPartition]Offset
 
 	stores []store
 	ready  []func()
@@ -100,6 +103,7 @@ func newGroup(id string, policy *Policy, now int64) *Group {
 		pendingSync: map[string]bool{},
 		votes:       map[string]int{},
 		offsets:     map[TopicPartition]Offset{},
+		txnOffsets:  map[int64]map[TopicPartition]Offset{},
 	}
 }
 

@@ -70,8 +70,20 @@ func (g *Group) sortedPartitions() []TopicPartition {
 
 // fetchOffsets answers an OffsetFetch: the partitions asked, or every
 // partition with an offset when topics is nil. A partition without an
-// offset gets -1.
-func (g *Group) fetchOffsets(topics []FetchTopic) []FetchedTopic {
+// offset gets -1; with requireStable, a partition with offsets of an open
+// transaction gets UNSTABLE_OFFSET_COMMIT (KIP-447), in either form.
+func (g *Group) fetchOffsets(topics []FetchTopic, requireStable bool) []FetchedTopic {
+	fetched := func(tp TopicPartition) FetchedPartition {
+		fp := FetchedPartition{Partition: tp.Partition, Offset: -1, LeaderEpoch: -1}
+		if requireStable && g.hasTxnOffset(tp) {
+			fp.Err = kerr.UnstableOffsetCommit.Code
+			return fp
+		}
+		if o, ok := g.offsets[tp]; ok {
+			fp.Offset, fp.LeaderEpoch, fp.Metadata = o.Offset, o.LeaderEpoch, o.Metadata
+		}
+		return fp
+	}
 	if topics == nil {
 		var out []FetchedTopic
 		for _, tp := range g.sortedPartitions() {
@@ -79,8 +91,7 @@ func (g *Group) fetchOffsets(topics []FetchTopic) []FetchedTopic {
 				out = append(out, FetchedTopic{Topic: tp.Topic})
 			}
 			t := &out[len(out)-1]
-			o := g.offsets[tp]
-			t.Partitions = append(t.Partitions, FetchedPartition{Partition: tp.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
+			t.Partitions = append(t.Partitions, fetched(tp))
 		}
 		return out
 	}
@@ -88,11 +99,7 @@ func (g *Group) fetchOffsets(topics []FetchTopic) []FetchedTopic {
 	for i, t := range topics {
 		out[i] = FetchedTopic{Topic: t.Topic, Partitions: make([]FetchedPartition, len(t.Partitions))}
 		for j, p := range t.Partitions {
-			fp := FetchedPartition{Partition: p, Offset: -1, LeaderEpoch: -1}
-			if o, ok := g.offsets[TopicPartition{t.Topic, p}]; ok {
-				fp.Offset, fp.LeaderEpoch, fp.Metadata = o.Offset, o.LeaderEpoch, o.Metadata
-			}
-			out[i].Partitions[j] = fp
+			out[i].Partitions[j] = fetched(TopicPartition{t.Topic, p})
 		}
 	}
 	return out
@@ -155,7 +162,9 @@ func (g *Group) expireOffsets(now, retention int64) []TopicPartition {
 	var expired []TopicPartition
 	for _, tp := range g.sortedPartitions() {
 		o := g.offsets[tp]
-		if subscribed[tp.Topic] {
+		if subscribed[tp.Topic] || g.hasTxnOffset(tp) {
+			// An offset an open transaction may replace is kept until
+			// the transaction ends.
 			continue
 		}
 		if (o.ExpireTime >= 0 && now >= o.ExpireTime) || (o.ExpireTime < 0 && now-base(o) >= retention) {
@@ -199,9 +208,9 @@ func (g *Group) validateDelete() int16 {
 }
 
 // deletable reports whether the offsets expiry may delete the group: empty,
-// no offsets, nobody about to join.
+// no offsets (committed or in an open transaction), nobody about to join.
 func (g *Group) deletable() bool {
-	return g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0
+	return g.state == Empty && len(g.offsets) == 0 && len(g.txnOffsets) == 0 && len(g.pending) == 0
 }
 
 // markDead ends the group: deleted, expired or unloaded. Waiting requests

@@ -98,6 +98,11 @@ type Offset struct {
 	Metadata    string
 	CommitTime  int64 // ms
 	ExpireTime  int64 // ms; -1 unless committed with a retention time (OffsetCommit v2-v4)
+	// at is the log offset of the offset's record in __consumer_offsets:
+	// a transaction's offset replaces a committed one only if written
+	// after it (so a plain commit made while the transaction was open
+	// wins, as compaction would leave it).
+	at int64
 }
 
 // CommitOffset is one partition of an OffsetCommit.
@@ -128,6 +133,20 @@ type CommitRequest struct {
 type FetchTopic struct {
 	Topic      string
 	Partitions []int32
+}
+
+// FetchRequest is one group of an OffsetFetch.
+type FetchRequest struct {
+	Group  string
+	Topics []FetchTopic // nil: every partition with a committed offset
+	// RequireStable (v7+, KIP-447): a partition with offsets of a
+	// transaction still open gets UNSTABLE_OFFSET_COMMIT instead of its
+	// committed offset.
+	RequireStable bool
+	// MemberID and MemberEpoch (v9+) are checked against a consumer
+	// group's members (KIP-848); "" and -1 are not checked.
+	MemberID    string
+	MemberEpoch int32
 }
 
 // FetchedPartition is one partition's committed offset; Offset -1 when

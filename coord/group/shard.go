@@ -42,6 +42,9 @@ type shard struct {
 		sync.Mutex
 		state  shardState
 		groups map[string]*entry
+		// txns: the groups holding offsets of each producer's open
+		// transaction (TxnOffsetCommit), for CompleteTxn.
+		txns map[int64]map[string]struct{}
 		// build holds the batch being built and its records' bytes.
 		build   log.Builder
 		batch   []byte
@@ -63,6 +66,7 @@ type kv struct{ k0, k1, v0, v1 int }
 func newShard(c *Coordinator, p *replica.Partition) *shard {
 	s := &shard{c: c, id: p.TP.Partition, part: p, loaded: make(chan struct{})}
 	s.mu.groups = map[string]*entry{}
+	s.mu.txns = map[int64]map[string]struct{}{}
 	return s
 }
 
@@ -164,7 +168,7 @@ func (s *shard) storeGroupLocked(g *Group, st *store) int16 {
 		s.mu.scratch = appendGroupValue(s.mu.scratch, g.metadataValue(st))
 		r.v1 = len(s.mu.scratch)
 	}
-	if err := s.appendLocked([]kv{r}); err != nil {
+	if _, err := s.appendLocked([]kv{r}); err != nil {
 		s.c.logger.Warn("cannot store group metadata", "group", g.id, "partition", s.id, "err", err)
 		return groupStoreCode(err)
 	}
@@ -172,16 +176,25 @@ func (s *shard) storeGroupLocked(g *Group, st *store) int16 {
 }
 
 // appendLocked writes records (their bytes in scratch) as one batch to the
-// partition, acks=-1. The batch is stamped with the wall clock, whatever
-// the coordinator's clock says.
-func (s *shard) appendLocked(recs []kv) error {
+// partition, acks=-1, and returns the log offset of the first.
+func (s *shard) appendLocked(recs []kv) (int64, error) {
+	return s.writeLocked(recs, log.NoProducerID, log.NoProducerEpoch)
+}
+
+// writeLocked writes records as one batch: a plain one, or with a producer
+// id a transactional one of that producer (no sequence), appended as the
+// coordinator's own through AppendCoordinator, which checks the producer's
+// epoch. The batch is stamped with the wall clock, whatever the
+// coordinator's clock says. It returns the log offset of the first record.
+func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (int64, error) {
 	b := &s.mu.build
 	b.Reset(log.BatchHeader{
 		BaseTimestamp:   time.Now().UnixMilli(),
 		LastOffsetDelta: -1,
-		ProducerID:      log.NoProducerID,
-		ProducerEpoch:   log.NoProducerEpoch,
+		ProducerID:      producerID,
+		ProducerEpoch:   producerEpoch,
 		BaseSequence:    log.NoSequence,
+		Transactional:   producerID != log.NoProducerID,
 	})
 	for i, r := range recs {
 		rec := log.Record{OffsetDelta: int32(i), Key: s.mu.scratch[r.k0:r.k1]}
@@ -192,13 +205,19 @@ func (s *shard) appendLocked(recs []kv) error {
 	}
 	batch, err := b.AppendTo(s.mu.batch[:0])
 	if err != nil {
-		return fmt.Errorf("build a __consumer_offsets batch: %w", err)
+		return 0, fmt.Errorf("build a __consumer_offsets batch: %w", err)
 	}
 	s.mu.batch = batch[:0]
-	if _, err := s.part.Append(batch, -1); err != nil {
-		return fmt.Errorf("append to %s: %w", s.part.TP, err)
+	var info log.AppendInfo
+	if producerID == log.NoProducerID {
+		info, err = s.part.Append(batch, -1)
+	} else {
+		info, err = s.part.AppendCoordinator(batch)
 	}
-	return nil
+	if err != nil {
+		return 0, fmt.Errorf("append to %s: %w", s.part.TP, err)
+	}
+	return info.FirstOffset, nil
 }
 
 // groupStoreCode is the error a group metadata write failure gives the
@@ -280,6 +299,9 @@ func (s *shard) load() {
 	for id, g := range ld.groups(&s.c.policy, now) {
 		e := &entry{g: g}
 		s.mu.groups[id] = e
+		for pid := range g.txnOffsets {
+			s.indexTxnLocked(pid, id)
+		}
 		s.armLocked(e, now)
 	}
 	s.mu.state = shardActive
@@ -287,8 +309,8 @@ func (s *shard) load() {
 }
 
 // read feeds every record of the partition, from its log start to its
-// end, to ld. Control and transactional batches are skipped (no
-// transactional offset commits yet).
+// end (open transactions included), to ld: the records of a transactional
+// batch under its producer id, and transaction markers.
 func (s *shard) read(ld *loader) error {
 	l := s.part.Log()
 	end := l.LogEndOffset()
@@ -330,15 +352,20 @@ func (s *shard) read(ld *loader) error {
 				continue
 			}
 			off = b.NextOffset()
-			if b.IsControl() || b.IsTransactional() {
-				continue
-			}
 			if err := rr.Reset(b, 0); err != nil {
 				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
 			}
+			producerID := int64(log.NoProducerID)
+			if b.IsTransactional() {
+				producerID = b.ProducerID()
+			}
 			for rr.Next() {
 				rec := rr.Record()
-				ld.apply(rec.Key, rec.Value)
+				if b.IsControl() {
+					ld.marker(producerID, rec.Key, rec.Value)
+					continue
+				}
+				ld.apply(rec.Key, rec.Value, rr.Offset(), producerID)
 			}
 			if err := rr.Err(); err != nil {
 				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
@@ -370,40 +397,62 @@ func preadFull(fd int, p []byte, pos int64) error {
 }
 
 // loader gathers a partition's records: the last one of each key wins,
-// as compaction would leave it.
+// as compaction would leave it; offsets of transactions are staged until
+// their marker.
 type loader struct {
-	meta     map[string]*kmsg.GroupMetadataValue
-	offsets  map[string]map[TopicPartition]Offset
+	meta    map[string]*kmsg.GroupMetadataValue
+	offsets map[string]map[TopicPartition]Offset
+	// txns: offsets of open transactions, by producer id, group and
+	// partition.
+	txns     map[int64]map[string]map[TopicPartition]Offset
 	skipped  int
 	firstErr error
 }
 
 func newLoader() *loader {
-	return &loader{meta: map[string]*kmsg.GroupMetadataValue{}, offsets: map[string]map[TopicPartition]Offset{}}
+	return &loader{
+		meta:    map[string]*kmsg.GroupMetadataValue{},
+		offsets: map[string]map[TopicPartition]Offset{},
+		txns:    map[int64]map[string]map[TopicPartition]Offset{},
+	}
 }
 
-// apply takes one record; an undecodable one is counted and skipped.
-func (ld *loader) apply(key, value []byte) {
+// skip counts an undecodable record.
+func (ld *loader) skip(err error) {
+	if ld.skipped == 0 {
+		ld.firstErr = err
+	}
+	ld.skipped++
+}
+
+// apply takes one record at log offset at, of a transaction of producerID
+// (log.NoProducerID for none); an undecodable one is counted and skipped.
+func (ld *loader) apply(key, value []byte, at, producerID int64) {
 	r, err := decodeRecord(key, value)
 	if err != nil {
-		if ld.skipped == 0 {
-			ld.firstErr = err
-		}
-		ld.skipped++
+		ld.skip(err)
 		return
 	}
 	switch r.kind {
 	case recordOffset:
-		offs := ld.offsets[r.group]
 		if value == nil {
-			delete(offs, r.tp)
+			delete(ld.offsets[r.group], r.tp)
+			for _, groups := range ld.txns {
+				delete(groups[r.group], r.tp)
+			}
 			return
 		}
-		if offs == nil {
-			offs = map[TopicPartition]Offset{}
-			ld.offsets[r.group] = offs
+		r.offset.at = at
+		if producerID != log.NoProducerID {
+			groups := ld.txns[producerID]
+			if groups == nil {
+				groups = map[string]map[TopicPartition]Offset{}
+				ld.txns[producerID] = groups
+			}
+			setOffset(groups, r.group, r.tp, r.offset)
+			return
 		}
-		offs[r.tp] = r.offset
+		setOffset(ld.offsets, r.group, r.tp, r.offset)
 	case recordGroup:
 		if r.meta == nil {
 			delete(ld.meta, r.group)
@@ -413,23 +462,67 @@ func (ld *loader) apply(key, value []byte) {
 	}
 }
 
+// setOffset puts o in a map of offsets by group.
+func setOffset(byGroup map[string]map[TopicPartition]Offset, group string, tp TopicPartition, o Offset) {
+	offs := byGroup[group]
+	if offs == nil {
+		offs = map[TopicPartition]Offset{}
+		byGroup[group] = offs
+	}
+	offs[tp] = o
+}
+
+// marker takes a control record of producerID: a commit or abort marker
+// ends its transaction as CompleteTxn does.
+func (ld *loader) marker(producerID int64, key, value []byte) {
+	t, _, err := log.ParseControlRecord(key, value)
+	if err != nil {
+		ld.skip(err)
+		return
+	}
+	if t != log.ControlCommit && t != log.ControlAbort {
+		return
+	}
+	staged := ld.txns[producerID]
+	delete(ld.txns, producerID)
+	if t != log.ControlCommit {
+		return
+	}
+	for group, offs := range staged {
+		for tp, o := range offs {
+			if cur, ok := ld.offsets[group][tp]; !ok || o.at > cur.at {
+				setOffset(ld.offsets, group, tp, o)
+			}
+		}
+	}
+}
+
 // groups builds the loaded groups: those with metadata, and those with
-// only offsets (as empty groups).
+// only offsets, committed or staged (as empty groups).
 func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
 	out := make(map[string]*Group, len(ld.meta))
 	for id, v := range ld.meta {
 		out[id] = loadGroup(id, policy, v, now)
 	}
-	for id, offs := range ld.offsets {
-		if len(offs) == 0 {
-			continue
-		}
+	get := func(id string) *Group {
 		g := out[id]
 		if g == nil {
 			g = newGroup(id, policy, now)
 			out[id] = g
 		}
-		g.offsets = offs
+		return g
+	}
+	for id, offs := range ld.offsets {
+		if len(offs) > 0 {
+			get(id).offsets = offs
+		}
+	}
+	for pid, groups := range ld.txns {
+		for id, offs := range groups {
+			if len(offs) > 0 {
+				get(id).txnOffsets[pid] = offs
+			}
+		}
 	}
 	return out
 }

@@ -3,9 +3,10 @@ package api
 // OffsetFetch: v1-v9 (v0 removed by KIP-896). v1 names its partitions;
 // from v2 a null topic list asks for every committed offset of the group
 // and errors about the group are top-level; v5 returns leader epochs
-// (KIP-320); v6 is flexible; v7 adds require_stable (KIP-447: kzero has no
-// transactional offset commits, so nothing is ever pending and
-// UNSTABLE_OFFSET_COMMIT is never returned); v8 batches groups (KIP-709);
+// (KIP-320); v6 is flexible; v7 adds require_stable (KIP-447: a partition
+// with offsets of a transaction still open gets UNSTABLE_OFFSET_COMMIT in
+// its error code, instead of its offset, in v7 and in the batched v8+
+// form alike, as Kafka answers); v8 batches groups (KIP-709);
 // v9 names the member (KIP-848 groups only; classic groups ignore it). A
 // partition without a committed offset, or of a group that does not
 // exist, gets offset -1.
@@ -34,7 +35,11 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 					topics[i] = group.FetchTopic{Topic: t.Topic, Partitions: t.Partitions}
 				}
 			}
-			fetched, code := h.groups.FetchOffsets(g.Group, topics)
+			fr := &group.FetchRequest{Group: g.Group, Topics: topics, RequireStable: r.RequireStable, MemberEpoch: g.MemberEpoch}
+			if g.MemberID != nil {
+				fr.MemberID = *g.MemberID
+			}
+			fetched, code := h.groups.FetchOffsetsFor(fr)
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group, rg.ErrorCode = g.Group, code
 			for _, t := range fetched {
@@ -60,7 +65,7 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 			topics[i] = group.FetchTopic{Topic: t.Topic, Partitions: t.Partitions}
 		}
 	}
-	fetched, code := h.groups.FetchOffsets(r.Group, topics)
+	fetched, code := h.groups.FetchOffsetsFor(&group.FetchRequest{Group: r.Group, Topics: topics, RequireStable: r.RequireStable, MemberEpoch: -1})
 	if code != 0 {
 		if r.Version >= 2 {
 			resp.ErrorCode = code

@@ -1,0 +1,246 @@
+package group
+
+// Transactional offset commits (KIP-98, KIP-447): a transactional producer
+// commits a consumer group's offsets as part of its transaction
+// (TxnOffsetCommit). They are written to the group's partition at once, as
+// one transactional batch of the producer, and staged: OffsetFetch does not
+// see them (with require_stable it reports UNSTABLE_OFFSET_COMMIT for their
+// partitions) until the transaction coordinator ends the transaction
+// (CompleteTxn), which writes the commit or abort marker to the partition
+// and then makes the staged offsets the committed ones, or drops them. A
+// reload replays the same: records of transactional batches are staged
+// under their producer id, markers end them, and a transaction still open
+// at the end of the partition stays staged until the coordinator ends it.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/log"
+)
+
+// TxnCommitRequest is a TxnOffsetCommit request.
+type TxnCommitRequest struct {
+	Group         string
+	ProducerID    int64
+	ProducerEpoch int16
+	// Generation, MemberID and InstanceID (v3+, KIP-447) are checked as
+	// OffsetCommit checks them when any is given; -1, "" and "" (and
+	// every request before v3) are not checked.
+	Generation int32
+	MemberID   string
+	InstanceID string
+	Offsets    []CommitOffset
+}
+
+// TxnOffsetCommit handles a TxnOffsetCommit: the offsets are written to the
+// group's partition as one transactional batch of the producer and staged
+// until the transaction ends. It returns a code per offset, in order; a
+// producer epoch older than the one the partition knows gets
+// INVALID_PRODUCER_EPOCH (the producer is fenced).
+func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
+	codes := make([]int16, len(r.Offsets))
+	all := func(code int16) []int16 {
+		for i := range codes {
+			codes[i] = code
+		}
+		return codes
+	}
+	switch {
+	case r.Group == "":
+		return all(kerr.InvalidGroupID.Code)
+	case r.ProducerID < 0:
+		return all(kerr.InvalidProducerIDMapping.Code)
+	case r.ProducerEpoch < 0:
+		return all(kerr.InvalidProducerEpoch.Code)
+	}
+	s, code := c.lock(r.Group)
+	if code != 0 {
+		return all(code)
+	}
+	now := c.now()
+	e := s.mu.groups[r.Group]
+	if e == nil {
+		if r.Generation >= 0 {
+			s.mu.Unlock()
+			return all(kerr.IllegalGeneration.Code)
+		}
+		e = s.addLocked(r.Group, now)
+	}
+	if code := e.g.validateTxnCommit(r); code != 0 {
+		s.finishLocked(e, now)
+		return all(code)
+	}
+	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, codes)
+	if len(recs) > 0 {
+		if base, err := s.writeLocked(recs, r.ProducerID, r.ProducerEpoch); err != nil {
+			c.logger.Warn("cannot store transactional offsets", "group", e.g.id, "partition", s.id, "producer", r.ProducerID, "err", err)
+			code := txnOffsetStoreCode(err)
+			for _, i := range idx {
+				codes[i] = code
+			}
+		} else {
+			for k, i := range idx {
+				vals[k].at = base + int64(k)
+				e.g.stageTxnOffset(r.ProducerID, cloneTP(r.Offsets[i].TopicPartition), vals[k])
+			}
+			s.indexTxnLocked(r.ProducerID, e.g.id)
+		}
+	}
+	s.finishLocked(e, now)
+	return codes
+}
+
+// txnOffsetStoreCode is the error a transactional offset write failure
+// gives the commit: the producer's fencing as the log reports it, else
+// as for a plain commit.
+func txnOffsetStoreCode(err error) int16 {
+	if errors.Is(err, kerr.InvalidProducerEpoch) {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return offsetStoreCode(err)
+}
+
+// CompleteTxn ends a producer's transaction in __consumer_offsets
+// partition: the transaction coordinator calls it for each such partition
+// of the transaction. It writes the commit or abort marker to the
+// partition, then makes the producer's staged offsets in every group of
+// the partition committed (commit) or drops them (abort). A staged offset
+// replaces a committed one only if its record is later in the log, so a
+// plain commit made while the transaction was open wins. A partition this
+// broker does not lead, or is still loading, gives an error wrapping
+// kerr.NotLeaderForPartition (the coordinator retries); a marker the
+// partition refuses gives the log's error (kerr.InvalidProducerEpoch,
+// kerr.TransactionCoordinatorFenced).
+func (c *Coordinator) CompleteTxn(partition int32, producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool) error {
+	c.mu.RLock()
+	s := c.shards[partition]
+	c.mu.RUnlock()
+	if s == nil {
+		return fmt.Errorf("group coordinator does not lead %s-%d: %w", TopicName, partition, kerr.NotLeaderForPartition)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.state != shardActive {
+		return fmt.Errorf("group coordinator of %s-%d is loading or closed: %w", TopicName, partition, kerr.NotLeaderForPartition)
+	}
+	typ := log.ControlAbort
+	if commit {
+		typ = log.ControlCommit
+	}
+	s.mu.batch = log.AppendControlBatch(s.mu.batch[:0], producerID, producerEpoch, coordinatorEpoch, typ, time.Now().UnixMilli())
+	_, err := s.part.AppendCoordinator(s.mu.batch)
+	s.mu.batch = s.mu.batch[:0]
+	if err != nil {
+		return fmt.Errorf("write %s marker of producer %d to %s: %w", typ, producerID, s.part.TP, err)
+	}
+	for id := range s.mu.txns[producerID] {
+		if e := s.mu.groups[id]; e != nil {
+			e.g.endTxn(producerID, commit)
+		}
+	}
+	delete(s.mu.txns, producerID)
+	return nil
+}
+
+// indexTxnLocked notes that group holds offsets of producerID's open
+// transaction, for CompleteTxn to find them. An entry may outlive the
+// offsets (a deleted group): CompleteTxn skips what it does not find.
+func (s *shard) indexTxnLocked(producerID int64, group string) {
+	groups := s.mu.txns[producerID]
+	if groups == nil {
+		groups = map[string]struct{}{}
+		s.mu.txns[producerID] = groups
+	}
+	groups[group] = struct{}{}
+}
+
+// validateTxnCommit checks a TxnOffsetCommit's generation and member
+// against the group as validateCommit does, except that a request naming
+// no member is accepted whatever the group's state (TxnOffsetCommit before
+// v3 names none) and a rebalance in progress does not refuse it.
+func (g *Group) validateTxnCommit(r *TxnCommitRequest) int16 {
+	if g.state == Dead {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if r.Generation < 0 && g.state == Empty {
+		return 0
+	}
+	if r.Generation >= 0 || r.MemberID != "" || r.InstanceID != "" {
+		if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
+			return code
+		}
+		if r.Generation != g.generation {
+			return kerr.IllegalGeneration.Code
+		}
+	}
+	return 0
+}
+
+// stageTxnOffset keeps an offset of producerID's open transaction.
+func (g *Group) stageTxnOffset(producerID int64, tp TopicPartition, o Offset) {
+	offs := g.txnOffsets[producerID]
+	if offs == nil {
+		offs = map[TopicPartition]Offset{}
+		g.txnOffsets[producerID] = offs
+	}
+	offs[tp] = o
+}
+
+// endTxn commits or drops producerID's staged offsets. A staged offset
+// replaces the committed one only when its record is the later one.
+func (g *Group) endTxn(producerID int64, commit bool) {
+	staged := g.txnOffsets[producerID]
+	delete(g.txnOffsets, producerID)
+	if !commit {
+		return
+	}
+	for tp, o := range staged {
+		if cur, ok := g.offsets[tp]; !ok || o.at > cur.at {
+			g.offsets[tp] = o
+		}
+	}
+}
+
+// hasTxnOffset reports whether an open transaction holds an offset of tp.
+func (g *Group) hasTxnOffset(tp TopicPartition) bool {
+	for _, offs := range g.txnOffsets {
+		if _, ok := offs[tp]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// dropTxnOffsets forgets the staged offsets of tp, whose offset was
+// deleted (a tombstone deletes both, as a reload replays it).
+func (g *Group) dropTxnOffsets(tp TopicPartition) {
+	for pid, offs := range g.txnOffsets {
+		delete(offs, tp)
+		if len(offs) == 0 {
+			delete(g.txnOffsets, pid)
+		}
+	}
+}
+
+// allPartitions lists the partitions with a committed or staged offset,
+// by topic and partition: what deleting the group writes tombstones for.
+func (g *Group) allPartitions() []TopicPartition {
+	tps := g.sortedPartitions()
+	for _, offs := range g.txnOffsets {
+		for tp := range offs {
+			if _, ok := g.offsets[tp]; !ok && !slices.Contains(tps, tp) {
+				tps = append(tps, tp)
+			}
+		}
+	}
+	slices.SortFunc(tps, func(a, b TopicPartition) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return tps
+}
