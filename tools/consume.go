@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -143,20 +144,29 @@ func consume(ctx context.Context, env *Env, opts ConsumeOptions) error {
 		return err
 	}
 	remaining := map[int32]int64{} // partition: end offset, for ToEnd
+	var bar *progress
+	var next map[int32]int64 // ToEnd: each partition's next offset, for the bar
 	if opts.ToEnd {
 		starts, err := opts.startOffsets(ctx, env, start, ends)
 		if err != nil {
 			return err
 		}
+		var total int64
 		for p, end := range ends {
 			if starts[p] < end {
 				remaining[p] = end
+				total += end - starts[p]
 			}
 		}
 		if len(remaining) == 0 {
 			return nil
 		}
+		next = maps.Clone(starts) // the bar moves its own copy on
+		bar = env.progress("consume "+opts.Topic, total, "records", true)
+	} else if opts.Count > 0 {
+		bar = env.progress("consume "+opts.Topic, int64(opts.Count), "records", true)
 	}
+	defer bar.finish()
 
 	copts := []kgo.Opt{kgo.KeepControlRecords()}
 	if committed {
@@ -205,12 +215,21 @@ func consume(ctx context.Context, env *Env, opts ConsumeOptions) error {
 			if stop {
 				return
 			}
-			if end, ok := remaining[r.Partition]; ok && r.Offset >= end-1 {
-				delete(remaining, r.Partition)
+			if end, ok := remaining[r.Partition]; ok {
+				if n := min(r.Offset+1, end); n > next[r.Partition] {
+					bar.add(n - next[r.Partition])
+					next[r.Partition] = n
+				}
+				if r.Offset >= end-1 {
+					delete(remaining, r.Partition)
+				}
 			}
 			if !r.Attrs.IsControl() {
 				if err := printRecord(out, env.Format, opts.ValueOnly, r); err == nil {
 					printed++
+					if next == nil {
+						bar.set(int64(printed))
+					}
 				}
 			}
 			if opts.Count > 0 && printed >= opts.Count {

@@ -1,6 +1,7 @@
 // Package tools holds the commands of kzctl, the operator CLI: topics,
-// produce, consume, offsets and cluster information over the Kafka protocol
-// (franz-go kgo and kadm, so they work against kzero and Apache Kafka alike),
+// produce, consume, consumer groups, offsets and cluster information over
+// the Kafka protocol (franz-go kgo and kadm, so they work against kzero and
+// Apache Kafka alike, over TLS and SASL where the broker wants them),
 // and dump-log, which reads segment, index, transaction index and producer
 // snapshot files straight from disk through the log package.
 //
@@ -23,6 +24,9 @@
 //     joined with errors.Join, one per line.
 //   - An error that wraps ErrUsage is the caller's mistake (a bad flag
 //     value); cmd/kzctl exits 2 for it and 1 for any other error.
+//   - Long operations draw a progress bar on Env.Progress (stderr) only
+//     when it is a terminal, and for streamed output only when Env.Out is
+//     not the terminal too: nothing of it ever reaches a pipe or a file.
 //   - dump-log never writes to the files it reads: it opens them read-only.
 //     Damaged input is an error naming the file and the byte position, never
 //     a panic; a batch that fails its CRC is still shown (isvalid: false)

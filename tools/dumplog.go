@@ -59,13 +59,26 @@ func DumpLog(env *Env, files []string, opts DumpOptions) error {
 	d := &dumper{w: w, json: env.Format == JSON, opts: opts}
 	defer d.rr.Release()
 	var errs []error
-	for _, f := range expandDirs(files, &errs) {
+	files = expandDirs(files, &errs)
+	sizes := make([]int64, len(files)) // for the progress bar, in bytes
+	var total int64
+	for i, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			sizes[i] = st.Size()
+			total += sizes[i]
+		}
+	}
+	d.bar = env.progress("dump-log", total, "bytes", true)
+	defer d.bar.finish()
+	for i, f := range files {
 		if err := d.dump(f); err != nil {
 			errs = append(errs, err)
 		}
 		if err := w.Flush(); err != nil {
 			return fmt.Errorf("dump-log: write: %w", err)
 		}
+		d.barBase += sizes[i]
+		d.bar.set(d.barBase)
 	}
 	return errors.Join(errs...)
 }
@@ -124,6 +137,9 @@ type dumper struct {
 	opts DumpOptions
 	file string // the file being dumped, named in JSON lines
 	rr   log.RecordReader
+
+	bar     *progress // nil: none
+	barBase int64     // bytes of the files dumped before this one
 }
 
 func (d *dumper) dump(path string) error {
@@ -207,6 +223,7 @@ func (d *dumper) dumpLog(r io.Reader, size, base int64) error {
 			bad++
 		}
 		d.batch(b, pos, valid)
+		d.bar.set(d.barBase + s.pos)
 		if deep && valid {
 			if err := d.records(b, pos, limit); err != nil {
 				return err

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // DefaultBrokers is where kzctl looks for a broker when neither --brokers
@@ -26,6 +28,20 @@ type Env struct {
 	Out     io.Writer     // command output
 	Format  Format        // Text or JSON
 	Timeout time.Duration // bounds an administrative command; 0 is DefaultTimeout
+
+	// TLS, when set, dials every broker with it; SASL, when set,
+	// authenticates every connection with it. ConnectOptions.Apply fills
+	// both from kzctl's flags.
+	TLS  *tls.Config
+	SASL sasl.Mechanism
+
+	// Progress receives the progress bars of long operations (kzctl
+	// passes stderr). A bar is drawn only when Progress is a terminal,
+	// and for commands that stream their output only when Out is not one
+	// too, so a bar never mixes with output or lands in a pipe.
+	Progress io.Writer
+	// forceProgress draws bars whatever Progress is: tests use it.
+	forceProgress bool
 }
 
 // ParseBrokers splits a comma-separated broker list, dropping blanks.
@@ -55,6 +71,12 @@ func (e *Env) client(opts ...kgo.Opt) (*kgo.Client, error) {
 		kgo.SeedBrokers(e.Brokers...),
 		kgo.ClientID("kzctl"),
 		kgo.DialTimeout(min(e.timeout(), 10*time.Second)),
+	}
+	if e.TLS != nil {
+		base = append(base, kgo.DialTLSConfig(e.TLS))
+	}
+	if e.SASL != nil {
+		base = append(base, kgo.SASL(e.SASL))
 	}
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
@@ -121,6 +143,11 @@ func joined(err error) []error {
 func deadline(ctx context.Context, what string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 		return fmt.Errorf("%s: no answer from the brokers in time: %w", what, err)
+	}
+	if errors.Is(err, io.EOF) {
+		// What a broker does to a client that fails SASL (or sends
+		// none, or plaintext to a TLS listener) before it answers.
+		return fmt.Errorf("%s: the broker closed the connection (wrong --tls or --sasl settings?): %w", what, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -1,6 +1,6 @@
 // Command kzctl is the operator CLI for kzero and any Kafka-protocol
-// cluster: topics, produce, consume, offsets, cluster info, and dump-log for
-// segment files on disk. The commands live in package tools; this file
+// cluster: topics, produce, consume, consumer groups, offsets, cluster info,
+// and dump-log for segment files on disk. The commands live in package tools; this file
 // parses flags and dispatches.
 //
 //	kzctl [--brokers host:port,...] [-o text|json] COMMAND [ARGS] [FLAGS]
@@ -43,6 +43,13 @@ Commands:
   consume TOPIC [--from-beginning | --offset N|earliest|latest | --timestamp MS]
                 [--partition N]... [--count N] [--to-end] [--timeout-ms MS]
                 [--isolation read_committed|read_uncommitted] [--group G] [--value-only]
+  group list [--state STATE[,STATE]]...
+  group describe [GROUP...] [--members | --state]
+  group delete GROUP...
+  group delete-offsets GROUP --topic T[:P,P]...
+  group reset-offsets GROUP (--topic T[:P,P]... | --all-topics)
+                (--to-earliest | --to-latest | --to-offset N | --to-datetime RFC3339 |
+                 --shift-by N | --by-duration 1h30m|PT1H30M) [--dry-run | --execute]
   offsets [TOPIC...] [--time earliest|latest|max-timestamp|MS] [--isolation ...]
   cluster info
   dump-log FILE|DIR... [--files a,b] [--print-data-log] [--deep-iteration]
@@ -57,6 +64,18 @@ Common flags (anywhere on the line):
                             default 127.0.0.1:9092)
   -o text|json              output format (default text)
   --timeout DURATION        bound on administrative requests (default 30s)
+  --tls                     connect with TLS (implied by the other --tls flags)
+  --tls-ca FILE             PEM certificates that sign the brokers' (default: the system's)
+  --tls-cert FILE, --tls-key FILE
+                            PEM client certificate and key, for brokers that ask for one
+  --tls-insecure-skip-verify
+                            accept any broker certificate (testing only)
+  --sasl-mechanism M        PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
+  --sasl-user USER          SASL user name
+  --sasl-password PASS      SASL password (env KZERO_SASL_PASSWORD)
+
+Long operations (consume --count/--to-end, dump-log, reset-offsets --execute)
+draw a progress bar on stderr when it is a terminal.
 
 Run 'kzctl COMMAND -h' for a command's flags.
 `
@@ -102,6 +121,7 @@ type cli struct {
 	brokers string
 	output  string
 	timeout time.Duration
+	connect tools.ConnectOptions
 }
 
 // flags returns a flag set for a command with the common flags on it.
@@ -115,6 +135,15 @@ func (c *cli) flags(name string) *flag.FlagSet {
 	fs.StringVar(&c.brokers, "bootstrap-server", c.brokers, "alias of --brokers")
 	fs.StringVar(&c.output, "o", c.output, "output format: text or json")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on administrative requests")
+	o := &c.connect
+	fs.BoolVar(&o.TLS, "tls", o.TLS, "connect with TLS")
+	fs.StringVar(&o.CAFile, "tls-ca", o.CAFile, "PEM file of the CA certificates that sign the brokers' certificates")
+	fs.StringVar(&o.CertFile, "tls-cert", o.CertFile, "PEM client certificate")
+	fs.StringVar(&o.KeyFile, "tls-key", o.KeyFile, "PEM key of the client certificate")
+	fs.BoolVar(&o.InsecureSkipVerify, "tls-insecure-skip-verify", o.InsecureSkipVerify, "accept any broker certificate (testing only)")
+	fs.StringVar(&o.SASLMechanism, "sasl-mechanism", o.SASLMechanism, "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&o.SASLUser, "sasl-user", o.SASLUser, "SASL user")
+	fs.StringVar(&o.SASLPassword, "sasl-password", o.SASLPassword, "SASL password (env KZERO_SASL_PASSWORD)")
 	return fs
 }
 
@@ -155,7 +184,15 @@ func (c *cli) env() (*tools.Env, error) {
 	if brokers == "" {
 		brokers = tools.DefaultBrokers
 	}
-	return &tools.Env{Brokers: tools.ParseBrokers(brokers), Out: c.stdout, Format: f, Timeout: c.timeout}, nil
+	env := &tools.Env{Brokers: tools.ParseBrokers(brokers), Out: c.stdout, Format: f, Timeout: c.timeout, Progress: c.stderr}
+	connect := c.connect
+	if connect.SASLPassword == "" {
+		connect.SASLPassword = os.Getenv("KZERO_SASL_PASSWORD")
+	}
+	if err := connect.Apply(env); err != nil {
+		return nil, err
+	}
+	return env, nil
 }
 
 func (c *cli) dispatch(ctx context.Context, args []string) error {
@@ -181,6 +218,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.produce(ctx, args)
 	case "consume":
 		return c.consume(ctx, args)
+	case "group", "groups":
+		return c.group(ctx, args)
 	case "offsets":
 		return c.offsets(ctx, args)
 	case "cluster":
@@ -351,6 +390,161 @@ func (c *cli) consume(ctx context.Context, args []string) error {
 		return err
 	}
 	return tools.Consume(ctx, env, opts)
+}
+
+func (c *cli) group(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("group: want list, describe, delete, delete-offsets or reset-offsets: %w", tools.ErrUsage)
+	}
+	sub, args := args[0], args[1:]
+	fs := c.flags("group " + sub)
+	// --group, as kafka-consumer-groups.sh takes it, adds to the names
+	// given as arguments.
+	var named stringList
+	if sub != "list" {
+		fs.Var(&named, "group", "group name (repeatable; same as an argument)")
+	}
+	groups := func(pos []string) []string { return append(named, pos...) }
+	one := func(pos []string) (string, error) {
+		if g := groups(pos); len(g) == 1 {
+			return g[0], nil
+		}
+		return "", fmt.Errorf("group %s: want one group, got %d: %w", sub, len(groups(pos)), tools.ErrUsage)
+	}
+	switch sub {
+	case "list":
+		var states stringList
+		fs.Var(&states, "state", "list only groups in this state (repeatable, or a comma list)")
+		if err := c.noArgs(fs, args); err != nil {
+			return err
+		}
+		filter, err := tools.ParseGroupStates(states)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.GroupList(ctx, env, filter)
+	case "describe":
+		members := fs.Bool("members", false, "one row per member, with its assignment")
+		state := fs.Bool("state", false, "one row per group: coordinator, strategy, state, members")
+		pos, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		view := tools.GroupOffsets
+		switch {
+		case *members && *state:
+			return fmt.Errorf("group describe: --members or --state, not both: %w", tools.ErrUsage)
+		case *members:
+			view = tools.GroupMembers
+		case *state:
+			view = tools.GroupStateView
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.GroupDescribe(ctx, env, groups(pos), view)
+	case "delete":
+		pos, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.GroupDelete(ctx, env, groups(pos))
+	case "delete-offsets":
+		var topics stringList
+		fs.Var(&topics, "topic", "topic, or topic:partition,... (repeatable)")
+		pos, err := c.parse(fs, args)
+		if err != nil {
+			return err
+		}
+		g, err := one(pos)
+		if err != nil {
+			return err
+		}
+		env, err := c.env()
+		if err != nil {
+			return err
+		}
+		return tools.GroupDeleteOffsets(ctx, env, g, topics)
+	case "reset-offsets":
+		return c.resetOffsets(ctx, fs, args, one)
+	}
+	return fmt.Errorf("group %s: unknown subcommand: %w", sub, tools.ErrUsage)
+}
+
+// resetOffsets parses `group reset-offsets`: exactly one --to-* (or
+// --shift-by, --by-duration) flag, and --dry-run (the default) or
+// --execute.
+func (c *cli) resetOffsets(ctx context.Context, fs *flag.FlagSet, args []string, one func([]string) (string, error)) error {
+	opts := tools.ResetOptions{}
+	var topics stringList
+	fs.Var(&topics, "topic", "topic, or topic:partition,... (repeatable)")
+	fs.BoolVar(&opts.AllTopics, "all-topics", false, "every topic the group has committed offsets for")
+	fs.Bool("to-earliest", false, "reset to the log start offset")
+	fs.Bool("to-latest", false, "reset to the log end offset")
+	toOffset := fs.Int64("to-offset", 0, "reset to this offset")
+	toDatetime := fs.String("to-datetime", "", "reset to the first offset at or after this time (RFC 3339)")
+	shiftBy := fs.Int64("shift-by", 0, "move the committed offset by this many (negative: back)")
+	byDuration := fs.String("by-duration", "", "reset to the first offset at or after this long ago (1h30m or PT1H30M)")
+	dryRun := fs.Bool("dry-run", false, "print the plan only (the default)")
+	fs.BoolVar(&opts.Execute, "execute", false, "commit the new offsets")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if opts.Group, err = one(pos); err != nil {
+		return err
+	}
+	if *dryRun && opts.Execute {
+		return fmt.Errorf("group reset-offsets: --dry-run or --execute, not both: %w", tools.ErrUsage)
+	}
+	opts.Topics = topics
+	var targets []string
+	fs.Visit(func(f *flag.Flag) {
+		kind, ok := map[string]tools.ResetKind{
+			"to-earliest": tools.ResetToEarliest, "to-latest": tools.ResetToLatest,
+			"to-offset": tools.ResetToOffset, "to-datetime": tools.ResetToDatetime,
+			"shift-by": tools.ResetShiftBy, "by-duration": tools.ResetByDuration,
+		}[f.Name]
+		if !ok {
+			return
+		}
+		if b, isBool := f.Value.(interface{ IsBoolFlag() bool }); isBool && b.IsBoolFlag() && f.Value.String() != "true" {
+			return // --to-earliest=false
+		}
+		targets = append(targets, "--"+f.Name)
+		opts.To.Kind = kind
+	})
+	if len(targets) != 1 {
+		return fmt.Errorf("group reset-offsets: give one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by and --by-duration (got %d): %w", len(targets), tools.ErrUsage)
+	}
+	switch opts.To.Kind {
+	case tools.ResetToOffset:
+		opts.To.Offset = *toOffset
+	case tools.ResetShiftBy:
+		opts.To.Offset = *shiftBy
+	case tools.ResetToDatetime:
+		if opts.To.Time, err = tools.ParseResetDatetime(*toDatetime); err != nil {
+			return err
+		}
+	case tools.ResetByDuration:
+		if opts.To.Duration, err = tools.ParseResetDuration(*byDuration); err != nil {
+			return err
+		}
+	}
+	env, err := c.env()
+	if err != nil {
+		return err
+	}
+	return tools.GroupResetOffsets(ctx, env, opts)
 }
 
 func (c *cli) offsets(ctx context.Context, args []string) error {

@@ -48,6 +48,27 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"cluster", "status"},
 		{"dump-log"},
 		{"--no-such-flag"},
+		{"group"},
+		{"group", "frob"},
+		{"group", "list", "extra"},
+		{"group", "list", "--state", "sleeping"},
+		{"group", "describe", "g", "--members", "--state"},
+		{"group", "delete"},
+		{"group", "delete-offsets", "g"},
+		{"group", "delete-offsets", "--topic", "t"},
+		{"group", "reset-offsets", "--topic", "t", "--to-earliest"},
+		{"group", "reset-offsets", "g", "h", "--topic", "t", "--to-earliest"},
+		{"group", "reset-offsets", "g", "--topic", "t"},
+		{"group", "reset-offsets", "g", "--topic", "t", "--to-earliest", "--to-latest"},
+		{"group", "reset-offsets", "g", "--topic", "t", "--to-earliest", "--dry-run", "--execute"},
+		{"group", "reset-offsets", "g", "--to-earliest"},
+		{"group", "reset-offsets", "g", "--topic", "t", "--all-topics", "--to-earliest"},
+		{"group", "reset-offsets", "g", "--topic", "t", "--to-datetime", "yesterday"},
+		{"group", "reset-offsets", "g", "--topic", "t", "--by-duration", "-1h"},
+		{"group", "reset-offsets", "g", "--topic", "t", "--to-offset", "-3"},
+		{"group", "reset-offsets", "g", "--topic", "t:x", "--to-earliest"},
+		{"cluster", "info", "--sasl-mechanism", "KERBEROS", "--sasl-user", "u"},
+		{"cluster", "info", "--tls-key", "k.pem"},
 	} {
 		code, _, stderr := kzctl(t, "", args...)
 		if code != 2 {
@@ -158,6 +179,82 @@ func TestCommandsAgainstBroker(t *testing.T) {
 	if out := ok("", "cluster", "info", "--brokers", addr); !strings.Contains(out, "CONTROLLER  1\n") {
 		t.Fatalf("cluster info:\n%s", out)
 	}
+
+	// Groups: consuming as a group commits its offsets (2 records in
+	// partition 1 of cli).
+	ok("", "consume", "cli", "--from-beginning", "--to-end", "--group", "cg")
+	if out := ok("", "group", "list"); !strings.Contains(out, "cg     classic  consumer       Empty\n") {
+		t.Fatalf("group list:\n%s", out)
+	}
+	if out := ok("", "group", "list", "--state", "stable,PreparingRebalance"); strings.Contains(out, "cg ") {
+		t.Fatalf("group list --state stable:\n%s", out)
+	}
+	if out := ok("", "group", "describe", "cg"); !strings.Contains(out, "has no active members") ||
+		!strings.Contains(out, "cg     cli    1          2               2               0    -            -     -\n") {
+		t.Fatalf("group describe:\n%s", out)
+	}
+	var desc []struct {
+		Group, State string
+		Offsets      []struct {
+			Partition     int32
+			CurrentOffset *int64 `json:"current_offset"`
+		}
+	}
+	if err := json.Unmarshal([]byte(ok("", "group", "describe", "--group", "cg", "--state", "-o", "json")), &desc); err != nil ||
+		len(desc) != 1 || desc[0].State != "Empty" || len(desc[0].Offsets) != 1 {
+		t.Fatalf("group describe -o json: %v %+v", err, desc)
+	}
+	current := func() map[int32]int64 {
+		t.Helper()
+		var d []struct {
+			Offsets []struct {
+				Partition     int32
+				CurrentOffset *int64 `json:"current_offset"`
+			}
+		}
+		if err := json.Unmarshal([]byte(ok("", "-o", "json", "group", "describe", "cg")), &d); err != nil {
+			t.Fatal(err)
+		}
+		got := map[int32]int64{}
+		for _, o := range d[0].Offsets {
+			if o.CurrentOffset != nil {
+				got[o.Partition] = *o.CurrentOffset
+			}
+		}
+		return got
+	}
+	if out := ok("", "group", "reset-offsets", "cg", "--topic", "cli:1", "--to-earliest"); !strings.Contains(out, "Dry run") || current()[1] != 2 {
+		t.Fatalf("dry run:\n%s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"--topic", "cli:1", "--to-earliest"}, 0},
+		{[]string{"--all-topics", "--shift-by", "1"}, 1},
+		{[]string{"--topic", "cli", "--to-latest"}, 2},
+		{[]string{"--topic", "cli", "--to-offset", "1"}, 1},
+		{[]string{"--topic", "cli", "--to-datetime", "2001-01-01T00:00:00Z"}, 0},
+		{[]string{"--topic", "cli", "--by-duration", "PT1H"}, 0},
+	} {
+		out := ok("", append([]string{"group", "reset-offsets", "--group", "cg", "--execute"}, c.args...)...)
+		if strings.Contains(out, "Dry run") || current()[1] != c.want {
+			t.Fatalf("reset-offsets %q: offsets %v, want %d in partition 1\n%s", c.args, current(), c.want, out)
+		}
+	}
+	if out := ok("", "group", "delete-offsets", "cg", "--topic", "cli"); !strings.Contains(out, "cli    1          Successful\n") {
+		t.Fatalf("delete-offsets:\n%s", out)
+	}
+	if out := ok("", "group", "delete", "cg"); out != "Deleted group cg.\n" {
+		t.Fatalf("group delete: %q", out)
+	}
+	for _, args := range [][]string{{"group", "delete", "cg"}, {"group", "describe", "cg"}} {
+		code, _, stderr := kzctl(t, "", args...)
+		if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "GROUP_ID_NOT_FOUND") {
+			t.Fatalf("kzctl %q: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+
 	ok("", "topic", "delete", "cli")
 
 	// Nobody listening: an error, not a hang.
