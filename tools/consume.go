@@ -174,7 +174,9 @@ func consume(ctx context.Context, env *Env, opts ConsumeOptions) error {
 	}
 	switch {
 	case opts.Group != "":
-		copts = append(copts, kgo.ConsumerGroup(opts.Group), kgo.ConsumeTopics(opts.Topic), kgo.ConsumeResetOffset(start))
+		// Only records handled are committed (marked), not all fetched:
+		// --count may stop in the middle of a fetch.
+		copts = append(copts, kgo.ConsumerGroup(opts.Group), kgo.ConsumeTopics(opts.Topic), kgo.ConsumeResetOffset(start), kgo.AutoCommitMarks())
 	default:
 		parts := map[int32]kgo.Offset{}
 		for p := range ends {
@@ -232,6 +234,9 @@ func consume(ctx context.Context, env *Env, opts ConsumeOptions) error {
 					}
 				}
 			}
+			if opts.Group != "" {
+				cl.MarkCommitRecords(r)
+			}
 			if opts.Count > 0 && printed >= opts.Count {
 				stop = true
 			}
@@ -255,7 +260,7 @@ func (o *ConsumeOptions) finish(ctx context.Context, cl *kgo.Client, out *bufio.
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
 	defer cancel()
-	if err := cl.CommitUncommittedOffsets(cctx); err != nil {
+	if err := cl.CommitMarkedOffsets(cctx); err != nil {
 		return fmt.Errorf("consume: commit offsets of group %s: %w", o.Group, err)
 	}
 	return nil

@@ -141,3 +141,25 @@ func TestConsumeErrors(t *testing.T) {
 		}
 	}
 }
+
+// A group consumer stopped by --count commits what it printed, not all it
+// fetched: the next one goes on from there.
+func TestConsumeGroupCountCommitsPrinted(t *testing.T) {
+	seedConsume(t, "cons-group")
+	ctx := testCtx(t)
+	env, out := testEnv(t, Text)
+	must(t, Consume(ctx, env, ConsumeOptions{Topic: "cons-group", Group: "counted", Offset: "earliest", Timestamp: -1, Count: 3, ValueOnly: true}))
+	printed := strings.Count(out.String(), "\n")
+	if printed != 3 {
+		t.Fatalf("printed %d records, want 3", printed)
+	}
+	total := int64(0)
+	for _, offs := range committed(t, "counted") {
+		for _, o := range offs {
+			total += o
+		}
+	}
+	if total != 3 {
+		t.Fatalf("committed offsets add up to %d, want the 3 records printed (%v)", total, committed(t, "counted"))
+	}
+}
