@@ -105,6 +105,9 @@ func New(cfg Config) *Coordinator {
 
 // every runs f every d until Close.
 func (c *Coordinator) every(d time.Duration, f func()) {
+	// t is set under c.mu, which the callback takes before reading it.
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var t *time.Timer
 	t = time.AfterFunc(d, func() {
 		f()
