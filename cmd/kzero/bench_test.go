@@ -171,3 +171,32 @@ func BenchmarkConsume(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProduceRoundTrip is one 1 KiB record per produce request, each
+// waited for (acks=1): the broker's per-request latency, which bounds a
+// producer that does not batch (and the end-to-end latency goals).
+func BenchmarkProduceRoundTrip(b *testing.B) {
+	for _, br := range benchBrokers {
+		b.Run("broker="+br.name, func(b *testing.B) {
+			addr, _, stop := br.start(b)
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			cl := benchProducer(b, ctx, addr)
+			defer cl.Close()
+			value := make([]byte, benchRecordBytes)
+			rand.Read(value)
+			r := &kgo.Record{Value: value, Partition: 0}
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(benchRecordBytes)
+			b.ResetTimer()
+			for range b.N {
+				if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

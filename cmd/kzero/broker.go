@@ -72,6 +72,7 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 		IdleTimeout:      msDuration(cfg.long("connections.max.idle.ms")),
 		SocketSendBuffer: max(cfg.int("socket.send.buffer.bytes"), 0),
 		SocketRecvBuffer: max(cfg.int("socket.receive.buffer.bytes"), 0),
+		Inline:           api.Inline,
 		Logger:           logger,
 	}, ready)
 	if err = b.srv.Start(); err != nil {

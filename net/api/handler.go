@@ -141,3 +141,17 @@ func errMessage(err error) *string {
 	s := err.Error()
 	return &s
 }
+
+// Inline reports whether requests of an API key are served without
+// blocking on anything but local I/O (server.Config.Inline): the hot
+// paths, so that they run on the event loop with no goroutine hand-off.
+// Produce appends to the page cache (acks=all completes at once on a
+// single replica) and Fetch either answers at once or waits in the
+// purgatory, with a callback.
+func Inline(apiKey int16) bool {
+	switch apiKey {
+	case kmsg.Produce.Int16(), kmsg.Fetch.Int16(), kmsg.ListOffsets.Int16(), kmsg.ApiVersions.Int16():
+		return true
+	}
+	return false
+}

@@ -42,6 +42,13 @@ type Config struct {
 	// that buffer is empty (fewer wake-ups, more copies, and the buffer
 	// grows to the size of the response).
 	CopyWhenBlocked bool
+	// Inline names the API keys whose requests the handler serves without
+	// blocking (it completes them within Serve or hands them to a
+	// callback): those are served on the event loop itself when the
+	// connection has nothing else queued, and their response is written
+	// there at once, with no goroutine start and no loop wake-up. nil
+	// serves every request on a runner goroutine.
+	Inline func(apiKey int16) bool
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -26,6 +26,12 @@ func (c *Conn) enqueue(r *Request) {
 	}
 	c.outstanding.Add(1)
 	c.srv.stats.requests.Add(1)
+	if !c.mu.active && c.srv.cfg.Inline != nil && c.srv.cfg.Inline(r.Header.APIKey) {
+		c.mu.active, c.mu.inline = true, true
+		c.mu.Unlock()
+		c.serveInline(r)
+		return
+	}
 	c.mu.inbox = append(c.mu.inbox, r)
 	start := !c.mu.active
 	if start {
@@ -35,6 +41,29 @@ func (c *Conn) enqueue(r *Request) {
 	c.mu.Unlock()
 	if start {
 		go c.run()
+	}
+}
+
+// serveInline serves a request on the event loop (Config.Inline), the
+// connection being idle: no request can arrive meanwhile, since only the
+// loop enqueues. A response sent during Serve, from here or from another
+// goroutine, is written here at once; a request completed later starts a
+// runner as usual (resume).
+func (c *Conn) serveInline(r *Request) {
+	c.serve(r)
+	done := !r.state.CompareAndSwap(stateServing, stateReturned)
+	if done {
+		r.free()
+	}
+	c.mu.Lock()
+	c.mu.inline = false
+	if done {
+		c.mu.active = false
+	}
+	drain := c.mu.scheduled && !c.mu.queued
+	c.mu.Unlock()
+	if drain {
+		_ = c.drain(context.Background())
 	}
 }
 
@@ -139,6 +168,10 @@ func (c *Conn) scheduleLocked() {
 		return
 	}
 	c.mu.scheduled = true
+	if c.mu.inline {
+		return // the loop serving inline drains when Serve returns
+	}
+	c.mu.queued = true
 	if err := c.loop.el.Execute(context.Background(), c.loop.drainTask); err != nil {
 		// The engine is shutting down: OnClose will release the outbox.
 		c.srv.log.Debug("queue response drain", "conn", c.id, "err", err)

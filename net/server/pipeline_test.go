@@ -23,7 +23,17 @@ import (
 // delays, and some not at all (acks=0). Responses must come back in
 // request order, and the handler must never hold two requests of the
 // connection at once.
+//
+// With Config.Inline the same runs with requests served on the event loop
+// whenever the connection is idle.
 func TestPipelinedOrder(t *testing.T) {
+	t.Run("runner", func(t *testing.T) { testPipelinedOrder(t, Config{}) })
+	t.Run("inline", func(t *testing.T) {
+		testPipelinedOrder(t, Config{Inline: func(int16) bool { return true }})
+	})
+}
+
+func testPipelinedOrder(t *testing.T, cfg Config) {
 	const n = 600
 	var inFlight, overlaps atomic.Int32
 	h := HandlerFunc(func(r *Request) {
@@ -57,7 +67,7 @@ func TestPipelinedOrder(t *testing.T) {
 			}()
 		}
 	})
-	s := start(t, Config{}, h)
+	s := start(t, cfg, h)
 	c := dial(t, s)
 	var out []byte
 	for i := range n {
@@ -85,7 +95,7 @@ func TestPipelinedOrder(t *testing.T) {
 // (meant for -race).
 func TestConcurrentConnections(t *testing.T) {
 	const conns, reqs = 40, 150
-	s := start(t, Config{Loops: 4}, HandlerFunc(func(r *Request) {
+	s := start(t, Config{Loops: 4, Inline: func(int16) bool { return true }}, HandlerFunc(func(r *Request) {
 		if r.Header.CorrelationID%3 == 0 {
 			go echo.Serve(r)
 			return

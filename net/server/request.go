@@ -151,7 +151,9 @@ type Conn struct {
 		inbox     []*Request       // requests waiting to be served, in order
 		active    bool             // a runner goroutine exists, or a request is being served
 		outbox    []*wire.Response // completed responses for the loop; nil closes the connection
-		scheduled bool             // a drain of outbox is queued on the loop
+		scheduled bool             // a drain of outbox is due (queued on the loop, or inline)
+		queued    bool             // that drain is a task queued with Execute
+		inline    bool             // a request is being served on the loop (Config.Inline)
 		failed    bool             // Fail was called: nothing more is served or queued
 		closed    bool             // the connection is gone
 	}

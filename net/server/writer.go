@@ -61,7 +61,7 @@ func (c *Conn) drain(context.Context) error {
 	l.pending = append(l.pending, c.mu.outbox...)
 	clear(c.mu.outbox)
 	c.mu.outbox = c.mu.outbox[:0]
-	c.mu.scheduled = false
+	c.mu.scheduled, c.mu.queued = false, false
 	c.mu.Unlock()
 	if !l.dead && !l.waiting {
 		c.write()
