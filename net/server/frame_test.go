@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -33,6 +34,8 @@ func (m *memInbound) Discard(n int) (int, error) {
 	m.pos += n
 	return n, nil
 }
+
+func (m *memInbound) Fd() int { return -1 }
 
 func (m *memInbound) Read(p []byte) (int, error) {
 	n := copy(p, m.data[m.pos:m.avail])
@@ -205,5 +208,35 @@ func TestFrameReaderStraddles(t *testing.T) {
 	}
 	if binary.BigEndian.Uint32(stream) == 0 {
 		t.Fatal("empty stream")
+	}
+}
+
+// TestLargeFramesReadDirect sends frames larger than gnet's read buffer,
+// in pieces with pauses, several per write: the part of each frame read
+// straight from the socket must join the part gnet buffered, in order.
+func TestLargeFramesReadDirect(t *testing.T) {
+	s := start(t, Config{Inline: func(int16) bool { return true }}, echo)
+	c := dial(t, s)
+	var stream []byte
+	var bodies [][]byte
+	for i := range 6 {
+		body := bytes.Repeat([]byte{byte('a' + i)}, 300<<10+i*7919)
+		binary.BigEndian.PutUint32(body, uint32(i))
+		bodies = append(bodies, body)
+		stream = append(stream, echoFrame(int32(i), body)...)
+	}
+	go func() {
+		for len(stream) > 0 {
+			n := min(len(stream), 50_000+len(stream)%70_000)
+			c.write(stream[:n])
+			stream = stream[n:]
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	for i, want := range bodies {
+		corr, body := c.mustRead()
+		if corr != int32(i) || !bytes.Equal(body, want) {
+			t.Fatalf("response %d: correlation %d, %d bytes (want %d)", i, corr, len(body), len(want))
+		}
 	}
 }
