@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 30s
 
-.PHONY: build run test vet lint unit race bench fuzz clean
+.PHONY: build run test vet lint unit race bench fuzz clean bench-suite bench-report
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -22,6 +22,24 @@ lint:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=3 ./log/ ./index/
+
+# bench-suite runs every shipped workload against kzero and kfake, both started on loopback,
+# alternating A B A B, with kzero's CPU profiles, after measuring the machine's limits, into
+# BENCH_OUT (not committed). bench-report renders PERFORMANCE.md and its plots (docs/perf/,
+# committed) from BENCH_OUT.
+BENCH_OUT       ?= bench/results/latest
+BENCH_WORKLOADS ?= all
+BENCH_REPS      ?= 2
+BENCH_SCALE     ?= 0.2
+KZCTL           ?= ./bin/kzctl
+
+bench-suite: build
+	$(KZCTL) bench limits --out $(BENCH_OUT)
+	$(KZCTL) bench run $(BENCH_WORKLOADS) --compare kzero,kfake --kzero-bin bin/kzero --pprof \
+	  --reps $(BENCH_REPS) --scale $(BENCH_SCALE) --out $(BENCH_OUT)
+
+bench-report: build
+	$(KZCTL) bench report $(BENCH_OUT) --out docs/perf --markdown PERFORMANCE.md
 
 # fuzz runs every fuzz target for FUZZTIME each.
 fuzz:

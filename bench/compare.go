@@ -60,6 +60,11 @@ type Comparison struct {
 // medians and the median of the per-pair ratios A/B. Each pair ran back to
 // back, so the ratio is the figure a noisy machine disturbs least.
 func Compare(results []Result, a, b string) []Comparison {
+	return compareMetrics(results, a, b, Metrics)
+}
+
+// compareMetrics is Compare over the metrics given.
+func compareMetrics(results []Result, a, b string, metrics []Metric) []Comparison {
 	type key struct {
 		workload string
 		rep      int
@@ -83,7 +88,7 @@ func Compare(results []Result, a, b string) []Comparison {
 	}
 	var out []Comparison
 	for _, wl := range order {
-		for _, m := range Metrics {
+		for _, m := range metrics {
 			var as, bs, ratios []float64
 			for k, pair := range byKey {
 				if k.workload != wl {

@@ -10,19 +10,34 @@
 // itself on loopback (kzero as a child process, kfake in process). With two
 // targets the runs alternate A B A B for the repetitions asked, so a noisy
 // machine biases neither, and the comparison reports medians and the
-// median of the per-pair ratios.
+// median of the per-pair ratios. On a terminal a progress bar shows the
+// run in progress; into a file or a pipe only a line per finished run is
+// written.
 //
 // Every run creates its own topic and deletes it afterwards. Throughput is
 // record value bytes over the measured phase's wall time (for a produce
 // with a duration: what was acknowledged between the warmup and the
-// deadline, over that window); latency is the consumer's receive time minus
+// deadline, over that window), and each side also records its throughput
+// every 250 ms (Timeline); latency is the consumer's receive time minus
 // the send time that the producer wrote into the first 8 bytes of each
-// value (one process, one clock). For a kzero it
-// started, the suite reads the broker's CPU seconds (utime+stime from
-// /proc/PID/stat) around the measured phase and its peak RSS (VmHWM, reset
-// through clear_refs before the phase where the kernel allows), and reports
-// CPU seconds per GiB moved; with Options.Profile it also saves CPU and
-// allocation profiles from that kzero's /debug/pprof beside the results.
+// value (one process, one clock), summed up as nearest-rank percentiles
+// and a CDF. For a kzero it started, the suite reads the broker's CPU
+// seconds (utime+stime from /proc/PID/stat) around the measured phase and
+// its peak RSS (VmHWM, reset through clear_refs before the phase where the
+// kernel allows), and reports CPU seconds per GiB moved; with
+// Options.Profile it also saves a CPU profile of the measured phase and
+// the allocation profile from that kzero's /debug/pprof beside the
+// results.
 //
-// Results are JSON lines (one Result per run) and a human table.
+// MeasureLimits measures the machine's own limits on the paths a broker's
+// bytes take: one loopback TCP connection, sendfile from the page cache
+// to a loopback socket, and write() appended to a file.
+//
+// A results folder holds results.jsonl (one Result per run), summary.txt
+// (the tables), run.json (the command, the machine and the workloads as
+// run), limits.jsonl and limits.json (from MeasureLimits), and the pprof
+// files. Report turns a folder into SVG plots and PERFORMANCE.md, from
+// performance.md.tmpl, checking kzero's goals (goals.json) and listing the
+// known gaps; Command is the kzctl entry for `bench report` and
+// `bench limits`.
 package bench

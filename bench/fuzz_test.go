@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +38,60 @@ func FuzzProcFiles(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		parseStatCPU(data)
 		parseStatusHWM(data)
+	})
+}
+
+// FuzzMachineFiles: the /proc/cpuinfo and /proc/meminfo parsers never
+// panic, and a MemTotal they take is a whole number of KiB.
+func FuzzMachineFiles(f *testing.F) {
+	f.Add([]byte("processor\t: 0\nmodel name\t: AMD EPYC\n"))
+	f.Add([]byte("MemTotal:       24683568 kB\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parseCPUModel(data)
+		if n, err := parseMemTotal(data); err == nil && (n < 0 || n%1024 != 0) {
+			t.Fatalf("MemTotal %d", n)
+		}
+	})
+}
+
+// FuzzPprofTop: any text in place of go tool pprof's gives a listing or an
+// error; every row of a listing has its figures and a function.
+func FuzzPprofTop(f *testing.F) {
+	f.Add([]byte("File: kzero\nType: cpu\nDuration: 7.01s, Total samples = 5.20s (74.18%)\nShowing nodes accounting for 5.20s, 100% of 5.20s total\n" +
+		"      flat  flat%   sum%        cum   cum%\n     1.50s 28.85% 28.85%      1.50s 28.85%  syscall.Syscall6\n" +
+		"         0     0%   100%      10ms  0.19%  runtime.nanotime (inline)\n"))
+	f.Add([]byte("      flat  flat%   sum%        cum   cum%\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		top, err := parsePprofTop(data)
+		if err != nil {
+			return
+		}
+		for _, r := range top.Rows {
+			if r.Flat == "" || r.Cum == "" || r.Func == "" || !strings.HasSuffix(r.FlatPct, "%") {
+				t.Fatalf("row %+v", r)
+			}
+		}
+		profileSummary(top)
+	})
+}
+
+// FuzzReadResults: a results folder's files, whatever their bytes, read
+// into results and limits or give an error, and a report renders from
+// what was read without panicking.
+func FuzzReadResults(f *testing.F) {
+	for _, name := range []string{"results.jsonl", "limits.jsonl"} {
+		if data, err := os.ReadFile(filepath.Join(fixture, name)); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		results, rerr := ReadJSONLines(bytes.NewReader(data))
+		limits, _ := ReadLimits(bytes.NewReader(data))
+		if rerr != nil || len(results) == 0 {
+			return
+		}
+		a := analyse(&Folder{Results: results, Limits: limits})
+		a.plots()
+		a.gaps(a.checkGoals(nil), nil)
 	})
 }

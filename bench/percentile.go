@@ -10,11 +10,28 @@ import (
 type Percentiles struct {
 	Count int64   `json:"count"`
 	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"` // absent (0) in results written before it was recorded
 	P99   float64 `json:"p99_ms"`
 	P999  float64 `json:"p99_9_ms"`
 	Max   float64 `json:"max_ms"`
 	Mean  float64 `json:"mean_ms"`
+	// CDF is the distribution at the percentiles of cdfPoints, for the
+	// report's latency plot; absent in results written before it was.
+	CDF []Quantile `json:"cdf,omitempty"`
 }
+
+// Quantile is one point of a latency distribution: P percent of the
+// samples took Ms milliseconds or less.
+type Quantile struct {
+	P  float64 `json:"p"`
+	Ms float64 `json:"ms"`
+}
+
+// cdfPoints are the percentiles a CDF keeps: spread evenly up to the
+// median, then ever closer to 100 so that the tail, where brokers differ,
+// is drawn in as much detail as a run's sample count allows.
+var cdfPoints = []float64{0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 85, 90, 92.5, 95, 97, 98, 99,
+	99.5, 99.7, 99.8, 99.9, 99.95, 99.97, 99.99, 99.995, 99.999, 100}
 
 // Summarize sorts samples in place and returns their percentiles. A
 // percentile is the nearest-rank value: the smallest sample with at least
@@ -29,13 +46,19 @@ func Summarize(samples []time.Duration) Percentiles {
 	for _, s := range samples {
 		sum += float64(s)
 	}
+	cdf := make([]Quantile, len(cdfPoints))
+	for i, p := range cdfPoints {
+		cdf[i] = Quantile{P: p, Ms: ms(Rank(samples, p))}
+	}
 	return Percentiles{
 		Count: int64(len(samples)),
 		P50:   ms(Rank(samples, 50)),
+		P90:   ms(Rank(samples, 90)),
 		P99:   ms(Rank(samples, 99)),
 		P999:  ms(Rank(samples, 99.9)),
 		Max:   ms(samples[len(samples)-1]),
 		Mean:  sum / float64(len(samples)) / float64(time.Millisecond),
+		CDF:   cdf,
 	}
 }
 
@@ -68,3 +91,18 @@ func Median(xs []float64) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Spread is a figure's median over repetitions and its range.
+type Spread struct {
+	Median, Min, Max float64
+	N                int
+}
+
+// spreadOf returns the median and range of xs; the zero Spread for none.
+func spreadOf(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	s := Spread{Median: Median(xs), Min: slices.Min(xs), Max: slices.Max(xs), N: len(xs)}
+	return s
+}

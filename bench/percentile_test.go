@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -41,7 +42,7 @@ func TestRankNearest(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	if got := Summarize(nil); got != (Percentiles{}) {
+	if got := Summarize(nil); !reflect.DeepEqual(got, Percentiles{}) {
 		t.Errorf("Summarize(nil) = %+v", got)
 	}
 	// 1..1000 ms, shuffled: Summarize sorts.
@@ -51,9 +52,24 @@ func TestSummarize(t *testing.T) {
 	}
 	rand.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
 	got := Summarize(s)
-	want := Percentiles{Count: 1000, P50: 500, P99: 990, P999: 999, Max: 1000, Mean: 500.5}
-	if got != want {
+	cdf := got.CDF
+	got.CDF = nil
+	want := Percentiles{Count: 1000, P50: 500, P90: 900, P99: 990, P999: 999, Max: 1000, Mean: 500.5}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Summarize = %+v, want %+v", got, want)
+	}
+	// The CDF holds every point, rising, from the minimum to the maximum;
+	// beyond 1 in 1000 the nearest rank is the maximum.
+	if len(cdf) != len(cdfPoints) || cdf[0] != (Quantile{0, 1}) || cdf[len(cdf)-1] != (Quantile{100, 1000}) {
+		t.Fatalf("CDF %v", cdf)
+	}
+	for i, q := range cdf {
+		if q.P != cdfPoints[i] || i > 0 && q.Ms < cdf[i-1].Ms {
+			t.Errorf("CDF point %d: %+v after %+v", i, q, cdf[max(i-1, 0)])
+		}
+		if q.P == 75 && q.Ms != 750 || q.P == 99.95 && q.Ms != 1000 || q.P == 99.7 && q.Ms != 997 {
+			t.Errorf("CDF point %+v", q)
+		}
 	}
 	// Sub-millisecond latencies keep their fraction.
 	got = Summarize([]time.Duration{250 * time.Microsecond, 750 * time.Microsecond})

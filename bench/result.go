@@ -37,6 +37,9 @@ type Throughput struct {
 	// Acked counts every record the broker acknowledged in the run, those
 	// outside a produce window included; Records counts the window's.
 	Acked int64 `json:"acked"`
+	// Timeline is the throughput over the whole phase, warmup and tail
+	// included; absent in results written before it was recorded.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 func newThroughput(records, bytes int64, d time.Duration) *Throughput {

@@ -28,8 +28,26 @@ const stallTimeout = 30 * time.Second
 // measured. proc, when not nil, is the broker's process, sampled around the
 // measured phase.
 func RunWorkload(ctx context.Context, w Workload, addr string, proc *Process) (Result, error) {
+	return runWorkload(ctx, w, addr, proc, new(meter), nil)
+}
+
+// meter is what a run has moved so far, updated as records are
+// acknowledged and received and read by the progress bar meanwhile.
+type meter struct {
+	produced, producedBytes atomic.Int64 // acknowledged, the fill included
+	consumed, consumedBytes atomic.Int64 // received
+	measuredFrom            atomic.Int64 // UnixNano the measured phase began; 0 before
+}
+
+// runWorkload is RunWorkload with the run's progress counted into m, and
+// measuring, when not nil, called as the measured phase begins with how
+// long that phase is expected to take (0 when unknown). The function it
+// returns, if not nil, is called when the run is over but before its topic
+// is deleted: a profile of the phase waits there, so that it does not
+// record the deletion.
+func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m *meter, measuring func(expect time.Duration) func()) (Result, error) {
 	res := Result{Workload: w.Name, Kind: w.Kind, Addr: addr, Start: time.Now().UTC()}
-	r := &run{w: w, addr: addr, payload: newPayload(w.Payload, w.RecordBytes)}
+	r := &run{w: w, addr: addr, payload: newPayload(w.Payload, w.RecordBytes), meter: m}
 	var suffix [4]byte
 	rand.Read(suffix[:])
 	r.topic = "bench-" + w.Name + "-" + hex.EncodeToString(suffix[:])
@@ -58,9 +76,20 @@ func RunWorkload(ctx context.Context, w Workload, addr string, proc *Process) (R
 		defer cancel()
 		adm.DeleteTopics(dctx, r.topic) // best effort: a broker that cannot delete keeps the topic
 	}()
+	var measured func()
+	defer func() {
+		if measured != nil {
+			measured()
+		}
+	}()
 
 	var before Sample
-	sample := func() error {
+	// sample begins the measured phase, expected to last expect.
+	sample := func(expect time.Duration) error {
+		m.measuredFrom.Store(time.Now().UnixNano())
+		if measuring != nil {
+			measured = measuring(expect)
+		}
 		if proc == nil {
 			return nil
 		}
@@ -70,21 +99,24 @@ func RunWorkload(ctx context.Context, w Workload, addr string, proc *Process) (R
 	}
 	switch w.Kind {
 	case KindProduce:
-		if err := sample(); err != nil {
+		if err := sample(w.Duration.D()); err != nil {
 			return res, err
 		}
 		res.Produce, _, err = r.produce(ctx, w.total(), w.Duration.D(), w.Rate, false)
 	case KindConsume:
 		// The fill is not measured: flat out, then read from earliest.
+		// Reading back is expected to take at most half as long as the
+		// writing did.
+		began := time.Now()
 		if _, _, err := r.produce(ctx, w.total(), 0, 0, false); err != nil {
 			return res, fmt.Errorf("fill: %w", err)
 		}
-		if err := sample(); err != nil {
+		if err := sample(time.Since(began) / 2); err != nil {
 			return res, err
 		}
 		res.Consume, _, err = r.consume(ctx, func() (int64, error) { return w.total(), nil })
 	case KindLatency, KindMixed:
-		if err := sample(); err != nil {
+		if err := sample(w.Duration.D()); err != nil {
 			return res, err
 		}
 		var lat []time.Duration
@@ -142,6 +174,7 @@ type run struct {
 	addr    string
 	topic   string
 	payload []byte // record values are windows onto it
+	meter   *meter
 }
 
 // newPayload returns the source of record values: 1 MiB (at least two
@@ -259,6 +292,7 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 		deadline           = start.Add(d)
 		windowStart        = start.Add(min(r.w.Warmup.D(), d))
 		abortLate          = total == 0 && !stamp
+		timeline           = record(&bytes, timelineTick)
 	)
 	done := func(rec *kgo.Record, err error) {
 		if err != nil {
@@ -269,6 +303,8 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 		}
 		records.Add(1)
 		bytes.Add(int64(len(rec.Value)))
+		r.meter.produced.Add(1)
+		r.meter.producedBytes.Add(int64(len(rec.Value)))
 		if now := time.Now(); total == 0 && now.Before(deadline) && !now.Before(windowStart) {
 			inRecords.Add(1)
 			inBytes.Add(int64(len(rec.Value)))
@@ -315,6 +351,7 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	tl := timeline.stop()
 	if err := failed.Load(); err != nil {
 		return nil, 0, fmt.Errorf("produce: %w", *err)
 	}
@@ -323,10 +360,12 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 	}
 	if total == 0 {
 		t := newThroughput(inRecords.Load(), inBytes.Load(), deadline.Sub(windowStart))
-		t.Acked = records.Load()
+		t.Acked, t.Timeline = records.Load(), tl
 		return t, t.Acked, nil
 	}
-	return newThroughput(records.Load(), bytes.Load(), elapsed), records.Load(), nil
+	t := newThroughput(records.Load(), bytes.Load(), elapsed)
+	t.Timeline = tl
+	return t, records.Load(), nil
 }
 
 // consume reads the topic from earliest with the workload's consumers while
@@ -373,6 +412,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 	}
 	stamp := w.measuresLatency()
 	start := time.Now()
+	timeline := record(&bytes, timelineTick)
 	cutoff := start.Add(w.Warmup.D()).UnixNano()
 	lats := make([][]time.Duration, len(clients))
 	var wg sync.WaitGroup
@@ -395,6 +435,8 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 					lastAt.Store(now)
 					bytes.Add(b)
 					records.Add(n)
+					r.meter.consumedBytes.Add(b)
+					r.meter.consumed.Add(n)
 					check()
 				}
 				fs.EachError(func(_ string, _ int32, err error) {
@@ -434,6 +476,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 		check()
 	}
 	wg.Wait()
+	tl := timeline.stop()
 	select {
 	case <-finished:
 	default:
@@ -446,5 +489,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 	for _, l := range lats {
 		all = append(all, l...)
 	}
-	return newThroughput(records.Load(), bytes.Load(), time.Unix(0, lastAt.Load()).Sub(start)), all, nil
+	t := newThroughput(records.Load(), bytes.Load(), time.Unix(0, lastAt.Load()).Sub(start))
+	t.Timeline = tl
+	return t, all, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,9 +67,20 @@ func TestSmokeShippedWorkloads(t *testing.T) {
 				t.Errorf("%s: consumed %d records, %d bytes; want %d records", w.Name, c.Records, c.Bytes, want)
 			}
 		}
-		if l := r.Latency; l != nil && (l.Count == 0 || l.P50 <= 0 || l.P50 > l.P99 || l.P99 > l.P999 || l.P999 > l.Max) {
+		if l := r.Latency; l != nil && (l.Count == 0 || l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.P999 || l.P999 > l.Max || len(l.CDF) != len(cdfPoints)) {
 			t.Errorf("%s: latency %+v", w.Name, l)
 		}
+		// Each side has its throughput over time.
+		for _, tp := range []*Throughput{r.Produce, r.Consume} {
+			if tp != nil && (tp.Timeline == nil || len(tp.Timeline.MiBps) == 0 || tp.Timeline.StepSeconds < timelineTick.Seconds()) {
+				t.Errorf("%s: timeline %+v", w.Name, tp.Timeline)
+			}
+		}
+	}
+	// run.json says how the folder was made: the workloads as scaled.
+	step, err := loadStep(out, "run")
+	if err != nil || step == nil || len(step.Workloads) != len(ws) || !reflect.DeepEqual(step.Workloads, scaled(ws, smokeScale)) || step.Machine.CPUs == 0 {
+		t.Errorf("run.json: %+v, %v", step, err)
 	}
 	// The results folder holds the same runs, as JSON lines and a table.
 	f, err := os.Open(filepath.Join(out, "results.jsonl"))
@@ -178,11 +190,8 @@ func TestSmokeStartKzero(t *testing.T) {
 		if b == nil || b.PeakRSSBytes <= 0 || b.CPUSeconds < 0 || b.GiBMoved <= 0 {
 			t.Errorf("%s: broker usage %+v", r.Workload, b)
 		}
-		// A CPU profile for a run with a duration, allocations for all.
-		want := []string{r.Workload + ".kzero.rep1.allocs.pprof"}
-		if r.Kind == KindProduce {
-			want = append([]string{r.Workload + ".kzero.rep1.cpu.pprof"}, want...)
-		}
+		// A CPU profile of the measured phase, and the allocations.
+		want := []string{r.Workload + ".kzero.rep1.cpu.pprof", r.Workload + ".kzero.rep1.allocs.pprof"}
 		if strings.Join(r.Profiles, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: profiles %q, want %q", r.Workload, r.Profiles, want)
 		}
@@ -218,4 +227,12 @@ func TestAdminWatch(t *testing.T) {
 	if len(a.found) != 0 {
 		t.Error("a second address was sent")
 	}
+}
+
+func scaled(ws []Workload, f float64) []Workload {
+	out := make([]Workload, len(ws))
+	for i, w := range ws {
+		out[i] = w.Scaled(f)
+	}
+	return out
 }

@@ -15,14 +15,17 @@ type Options struct {
 	Targets  []Target // one, or two to compare
 	Reps     int      // repetitions of each workload on each target; 0 is 1
 	Scale    float64  // multiplies record counts and durations; 0 is 1
-	OutDir   string   // results.jsonl and summary.txt go here, when set
+	OutDir   string   // results.jsonl, summary.txt and run.json go here, when set
 	KzeroBin string   // the kzero binary to start; empty builds it
 	JSON     bool     // Out gets JSON lines instead of tables
-	// Profile captures CPU (over a run with a duration) and allocation
-	// profiles from each kzero the suite started, into OutDir.
-	Profile  bool
-	Out      io.Writer
-	Progress io.Writer // a line per run as it finishes; nil for none
+	// Profile captures CPU (over the measured phase, where its length can
+	// be told in advance) and allocation profiles from each kzero the
+	// suite started, into OutDir.
+	Profile bool
+	Out     io.Writer
+	// Progress gets a line per run as it finishes and, when it is a
+	// terminal, a bar for the run in progress; nil for none.
+	Progress io.Writer
 }
 
 // Run runs every workload against every target, alternating targets within
@@ -45,6 +48,7 @@ func Run(ctx context.Context, workloads []Workload, opts Options) ([]Result, err
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
+	step := newStep("run")
 	var jsonl io.Writer = io.Discard
 	if opts.OutDir != "" {
 		if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
@@ -87,10 +91,12 @@ func Run(ctx context.Context, workloads []Workload, opts Options) ([]Result, err
 		}
 	}
 
+	bar := opts.Progress != nil && isTerminal(opts.Progress)
 	var results []Result
 	var errs []error
 	for _, w := range workloads {
 		w = w.Scaled(opts.Scale)
+		step.Workloads = append(step.Workloads, w)
 		for rep := 1; rep <= opts.Reps; rep++ {
 			for i, t := range targets {
 				if ctx.Err() != nil {
@@ -98,16 +104,35 @@ func Run(ctx context.Context, workloads []Workload, opts Options) ([]Result, err
 				}
 				began := time.Now()
 				prefix := fmt.Sprintf("%s.%s.rep%d", w.Name, t.Label, rep)
-				var cpuDone func() (string, error)
-				if profs[i] != nil && w.Duration > 0 {
-					cpuDone = profs[i].cpu(ctx, w.Duration.D(), prefix+".cpu.pprof")
+				// The CPU profile covers the measured phase, where its
+				// length can be told in advance.
+				var cpuName string
+				var cpuErr error
+				cpuTaken := false
+				var measuring func(time.Duration) func()
+				if profs[i] != nil {
+					measuring = func(expect time.Duration) func() {
+						if expect <= 0 {
+							return nil
+						}
+						wait := profs[i].cpu(ctx, expect, prefix+".cpu.pprof")
+						cpuTaken = true
+						return func() { cpuName, cpuErr = wait() }
+					}
 				}
-				res, err := RunWorkload(ctx, w, t.Addr, procs[i])
+				m := new(meter)
+				var pb *progressBar
+				if bar {
+					pb = startProgress(opts.Progress, fmt.Sprintf("%s on %s, rep %d/%d", w.Name, t.Label, rep, opts.Reps), w, m)
+				}
+				res, err := runWorkload(ctx, w, t.Addr, procs[i], m, measuring)
+				if pb != nil {
+					pb.stop()
+				}
 				if profs[i] != nil {
 					var perrs []error
-					if cpuDone != nil {
-						name, err := cpuDone()
-						res.Profiles, perrs = appendProfile(res.Profiles, perrs, name, err)
+					if cpuTaken {
+						res.Profiles, perrs = appendProfile(res.Profiles, perrs, cpuName, cpuErr)
 					}
 					name, err := profs[i].allocs(ctx, prefix+".allocs.pprof")
 					res.Profiles, perrs = appendProfile(res.Profiles, perrs, name, err)
@@ -156,6 +181,9 @@ func Run(ctx context.Context, workloads []Workload, opts Options) ([]Result, err
 			err = cerr
 		}
 		if err != nil {
+			return results, err
+		}
+		if err := step.save(opts.OutDir); err != nil {
 			return results, err
 		}
 	}

@@ -58,6 +58,8 @@ Commands:
                 [--scale F] [--out DIR [--pprof]] [--kzero-bin PATH]
                 (WORKLOAD: a .json file, a shipped workload's name, or all;
                  A, B: host:port, kzero or kfake)
+  bench limits [--out DIR] [--duration D] [--reps N]
+  bench report DIR [--out DIR] [--markdown FILE] [--format svg] [--goals FILE]
 
 Common flags (anywhere on the line):
   --brokers host:port,...   seed brokers (alias --bootstrap-server; env KZERO_BROKERS;
@@ -606,6 +608,9 @@ func (c *cli) dumpLog(args []string) error {
 }
 
 func (c *cli) bench(ctx context.Context, args []string) error {
+	if len(args) > 0 && (args[0] == "report" || args[0] == "limits") {
+		return bench.Command(ctx, args, c.stdout, c.stderr, tools.ErrUsage)
+	}
 	if len(args) == 0 || args[0] != "run" {
 		return fmt.Errorf("bench: want 'bench run WORKLOAD...': %w", tools.ErrUsage)
 	}
