@@ -110,6 +110,16 @@ var keys = func() map[string]key {
 	i("offsets.retention.minutes", "10080", 1)
 	l("offsets.retention.check.interval.ms", "600000", 1)
 	i("offset.metadata.max.bytes", "4096", 0)
+	// KIP-848 consumer groups.
+	i("group.consumer.session.timeout.ms", "45000", 1)
+	i("group.consumer.min.session.timeout.ms", "45000", 1)
+	i("group.consumer.max.session.timeout.ms", "60000", 1)
+	i("group.consumer.heartbeat.interval.ms", "5000", 1)
+	i("group.consumer.min.heartbeat.interval.ms", "5000", 1)
+	i("group.consumer.max.heartbeat.interval.ms", "15000", 1)
+	i("group.consumer.max.size", strconv.Itoa(math.MaxInt32), 1)
+	add(key{name: "group.consumer.assignors", def: "uniform,range", kind: kList})
+	s("group.consumer.migration.policy", "bidirectional")
 
 	// The transaction coordinator (coord/txn).
 	i("transaction.state.log.num.partitions", "50", 1)

@@ -33,27 +33,27 @@ func TestGroupAPIVersions(t *testing.T) {
 	defer stopBroker(t, b)
 	conn := dialRaw(t, b.Addr().String())
 
-	// ApiVersions lists the classic group APIs, not KIP-848's, and no
-	// group.version feature.
+	// ApiVersions lists the classic group APIs, KIP-848's, and the
+	// group.version feature at 1.
 	av := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, kmsg.NewPtrApiVersionsRequest())
 	served := map[int16][2]int16{}
 	for _, k := range av.ApiKeys {
 		served[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	for key, want := range map[int16][2]int16{8: {2, 9}, 9: {1, 9}, 10: {0, 6}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0}} {
+	for key, want := range map[int16][2]int16{8: {2, 9}, 9: {1, 9}, 10: {0, 6}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
+		68: {0, 1}, 69: {0, 1}} {
 		if served[key] != want {
 			t.Errorf("%s: versions %v, want %v", kmsg.NameForKey(key), served[key], want)
 		}
 	}
-	for _, key := range []int16{68, 69} {
-		if _, ok := served[key]; ok {
-			t.Errorf("%s advertised", kmsg.NameForKey(key))
-		}
-	}
+	groupVersion := int16(-1)
 	for _, f := range av.FinalizedFeatures {
 		if f.Name == "group.version" {
-			t.Error("group.version advertised")
+			groupVersion = f.MaxVersionLevel
 		}
+	}
+	if groupVersion != 1 {
+		t.Errorf("group.version finalized at %d", groupVersion)
 	}
 
 	// FindCoordinator: v0 creates the offsets topic and names this broker.

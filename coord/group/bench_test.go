@@ -64,3 +64,39 @@ func BenchmarkCommitOffsets(b *testing.B) {
 		}
 	}
 }
+
+// A consumer group member's steady heartbeat (KIP-848), nothing changed
+// since the last one (kgo sends only the group, member and epoch), changes
+// nothing in the group and writes nothing: it allocates nothing.
+func TestConsumerHeartbeatAllocatesNothing(t *testing.T) {
+	n := openNode(t, t.TempDir())
+	c, _ := consumerCoordinator(t, n)
+	m := newMember(t, c, "g", "m1", "a", "b")
+	m.beat()
+	m.beat()
+	req := &ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: m.epoch, RebalanceTimeout: -1,
+		ClientID: "client-m1", ClientHost: "/127.0.0.1"}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if res := c.ConsumerGroupHeartbeat(req); res.Err != 0 || res.HasAssignment {
+			t.Fatalf("heartbeat: %+v", res)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per heartbeat", allocs)
+	}
+}
+
+func BenchmarkConsumerHeartbeat(b *testing.B) {
+	n := openNode(b, b.TempDir())
+	c := n.coordinator(1, 0, 0)
+	topics := &testTopics{}
+	topics.add(c, "a", 6)
+	req := &ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", RebalanceTimeout: 30_000,
+		SubscribedTopicNames: []string{"a"}, Owned: []TopicPartitions{}}
+	res := c.ConsumerGroupHeartbeat(req)
+	req = &ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: res.MemberEpoch, RebalanceTimeout: -1}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.ConsumerGroupHeartbeat(req)
+	}
+}

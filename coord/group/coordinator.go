@@ -28,7 +28,25 @@ type Config struct {
 	OffsetsRetention       time.Duration // offsets.retention.minutes (7 days)
 	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms (10m)
 	OffsetMetadataMaxBytes int           // offset.metadata.max.bytes (4096)
-	Logger                 *slog.Logger
+
+	// KIP-848 consumer groups, group.consumer.*: the session timeout
+	// (45s) and heartbeat interval (5s) members get, each kept within
+	// its min and max (45s-60s, 5s-15s); the most members a group may
+	// have (unbounded); the server assignors, the first the default
+	// ("uniform", "range"); the migration policy between the protocols
+	// for non-empty groups ("bidirectional", "upgrade", "downgrade",
+	// "disabled"; default bidirectional).
+	ConsumerSessionTimeout       time.Duration
+	ConsumerMinSessionTimeout    time.Duration
+	ConsumerMaxSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval    time.Duration
+	ConsumerMinHeartbeatInterval time.Duration
+	ConsumerMaxHeartbeatInterval time.Duration
+	ConsumerMaxSize              int
+	ConsumerAssignors            []string
+	ConsumerMigrationPolicy      string
+
+	Logger *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -59,6 +77,35 @@ func (c *Config) setDefaults() {
 	if c.OffsetMetadataMaxBytes <= 0 {
 		c.OffsetMetadataMaxBytes = 4096
 	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.ConsumerSessionTimeout, 45*time.Second)
+	def(&c.ConsumerMinSessionTimeout, 45*time.Second)
+	def(&c.ConsumerMaxSessionTimeout, 60*time.Second)
+	def(&c.ConsumerHeartbeatInterval, 5*time.Second)
+	def(&c.ConsumerMinHeartbeatInterval, 5*time.Second)
+	def(&c.ConsumerMaxHeartbeatInterval, 15*time.Second)
+	c.ConsumerSessionTimeout = min(max(c.ConsumerSessionTimeout, c.ConsumerMinSessionTimeout), c.ConsumerMaxSessionTimeout)
+	c.ConsumerHeartbeatInterval = min(max(c.ConsumerHeartbeatInterval, c.ConsumerMinHeartbeatInterval), c.ConsumerMaxHeartbeatInterval)
+	if c.ConsumerMaxSize <= 0 {
+		c.ConsumerMaxSize = math.MaxInt32
+	}
+	var known []string
+	for _, a := range c.ConsumerAssignors {
+		if _, ok := assignors[a]; ok {
+			known = append(known, a)
+		}
+	}
+	if len(known) == 0 {
+		known = []string{"uniform", "range"}
+	}
+	c.ConsumerAssignors = known
+	if c.ConsumerMigrationPolicy == "" {
+		c.ConsumerMigrationPolicy = "bidirectional"
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -74,6 +121,9 @@ type Coordinator struct {
 	logger     *slog.Logger
 	now        func() int64 // ms
 	partitions atomic.Int32
+	// topics is the cluster's topics, to resolve consumer groups'
+	// subscriptions (SetTopics).
+	topics atomic.Pointer[topicsView]
 
 	mu     sync.RWMutex
 	shards map[int32]*shard
@@ -95,6 +145,13 @@ func New(cfg Config) *Coordinator {
 			MaxSessionTimeout:     int32(min(cfg.MaxSessionTimeout.Milliseconds(), math.MaxInt32)),
 			MaxSize:               cfg.MaxSize,
 			NewID:                 newUUID,
+
+			ConsumerSessionTimeout:    int32(min(cfg.ConsumerSessionTimeout.Milliseconds(), math.MaxInt32)),
+			ConsumerHeartbeatInterval: int32(min(cfg.ConsumerHeartbeatInterval.Milliseconds(), math.MaxInt32)),
+			ConsumerMaxSize:           cfg.ConsumerMaxSize,
+			ConsumerAssignors:         cfg.ConsumerAssignors,
+			UpgradeAllowed:            cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
+			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
 		},
 	}
 	c.partitions.Store(cfg.NumPartitions)
@@ -144,6 +201,16 @@ func (c *Coordinator) SetPartitionCount(n int32) {
 		c.partitions.Store(n)
 	}
 }
+
+// SetTopics gives the coordinator the cluster's topics as they are now (a
+// new metadata image): consumer groups resolve their subscriptions against
+// them, and reassign when their subscribed topics change.
+func (c *Coordinator) SetTopics(t Topics) {
+	c.topics.Store(&topicsView{t})
+}
+
+// topicsView boxes a Topics for an atomic pointer.
+type topicsView struct{ Topics }
 
 // PartitionFor is the __consumer_offsets partition of a group.
 func (c *Coordinator) PartitionFor(group string) int32 {
@@ -250,6 +317,24 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
+	if e != nil && e.g.consumer != nil {
+		if len(e.g.consumer.members) > 0 {
+			// Classic members do not join a consumer group with members
+			// (no online migration).
+			s.finishLocked(e, now)
+			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+			return
+		}
+		// An empty consumer group becomes a classic group.
+		recs := e.g.consumer.deleteRecords()
+		if err := s.writeConsumerLocked(e.g.id, recs, false); err != nil {
+			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.id, "err", err)
+			s.finishLocked(e, now)
+			done(joinError(groupStoreCode(err), r.MemberID))
+			return
+		}
+		s.replayConsumerLocked(e.g, recs)
+	}
 	created := false
 	if e == nil {
 		if r.MemberID != "" {
@@ -372,6 +457,9 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 		s.finishLocked(e, now)
 		return all(code)
 	}
+	if e.g.consumer != nil {
+		e.g.consumer.staleCommits(r, c.env(now).topics, codes)
+	}
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, codes)
 	if len(recs) > 0 {
 		if base, err := s.appendLocked(recs); err != nil {
@@ -394,13 +482,17 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 // offsetRecordsLocked encodes the records of a commit's offsets in the
 // shard's scratch bytes, record k for offsets[idx[k]] with value vals[k];
 // an offset whose metadata is too large gets OFFSET_METADATA_TOO_LARGE in
-// codes instead. retentionMs -1 leaves the offsets to the retention.
+// codes instead, and one with a code already is left out. retentionMs -1
+// leaves the offsets to the retention.
 func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retentionMs, now int64, codes []int16) (recs []kv, idx []int, vals []Offset) {
 	s.mu.scratch = s.mu.scratch[:0]
 	recs = make([]kv, 0, len(offsets))
 	idx = make([]int, 0, len(offsets))
 	vals = make([]Offset, 0, len(offsets))
 	for i, o := range offsets {
+		if codes[i] != 0 {
+			continue
+		}
 		if len(o.Metadata) > s.c.cfg.OffsetMetadataMaxBytes {
 			codes[i] = kerr.OffsetMetadataTooLarge.Code
 			continue
@@ -444,6 +536,12 @@ func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, int16) {
 		s.mu.Unlock()
 		return newGroup(r.Group, &c.policy, 0).fetchOffsets(r.Topics, false), 0
 	}
+	if e.g.consumer != nil {
+		if code := e.g.consumer.validateFetch(r.MemberID, r.MemberEpoch); code != 0 {
+			s.mu.Unlock()
+			return nil, code
+		}
+	}
 	out := e.g.fetchOffsets(r.Topics, r.RequireStable)
 	s.mu.Unlock()
 	return out, 0
@@ -479,7 +577,7 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, 
 		}
 	}
 	if len(del) > 0 {
-		if err := s.appendTombstonesLocked(e.g.id, del, false); err != nil {
+		if err := s.appendTombstonesLocked(e.g, del, false); err != nil {
 			c.logger.Warn("cannot delete offsets", "group", e.g.id, "partition", s.id, "err", err)
 			code := offsetStoreCode(err)
 			for _, i := range idx {
@@ -496,22 +594,30 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, 
 	return 0, codes
 }
 
-// appendTombstonesLocked deletes offsets and, with groupToo, the group's
-// metadata, in one batch.
-func (s *shard) appendTombstonesLocked(group string, tps []TopicPartition, groupToo bool) error {
+// appendTombstonesLocked deletes offsets of g and, with groupToo, the
+// group itself (its metadata, or a consumer group's epoch and target
+// assignment), in one batch.
+func (s *shard) appendTombstonesLocked(g *Group, tps []TopicPartition, groupToo bool) error {
 	s.mu.scratch = s.mu.scratch[:0]
 	recs := make([]kv, 0, len(tps)+1)
 	for _, tp := range tps {
 		var r kv
 		r.k0 = len(s.mu.scratch)
-		s.mu.scratch = appendOffsetKey(s.mu.scratch, group, tp)
+		s.mu.scratch = appendOffsetKey(s.mu.scratch, g.id, tp)
 		r.k1, r.v1 = len(s.mu.scratch), -1
 		recs = append(recs, r)
 	}
-	if groupToo {
+	if groupToo && g.consumer != nil {
+		for _, cr := range g.consumer.deleteRecords() {
+			r := kv{k0: len(s.mu.scratch)}
+			s.mu.scratch = appendConsumerKey(s.mu.scratch, cr.typ, g.id, cr.member)
+			r.k1, r.v1 = len(s.mu.scratch), -1
+			recs = append(recs, r)
+		}
+	} else if groupToo {
 		var r kv
 		r.k0 = len(s.mu.scratch)
-		s.mu.scratch = appendGroupKey(s.mu.scratch, group)
+		s.mu.scratch = appendGroupKey(s.mu.scratch, g.id)
 		r.k1, r.v1 = len(s.mu.scratch), -1
 		recs = append(recs, r)
 	}
@@ -543,7 +649,7 @@ func (c *Coordinator) DeleteGroups(groups []string) []int16 {
 			s.finishLocked(e, now)
 			continue
 		}
-		if err := s.appendTombstonesLocked(e.g.id, e.g.allPartitions(), true); err != nil {
+		if err := s.appendTombstonesLocked(e.g, e.g.allPartitions(), true); err != nil {
 			c.logger.Warn("cannot delete group", "group", e.g.id, "partition", s.id, "err", err)
 			codes[i] = groupStoreCode(err)
 		} else {
@@ -594,6 +700,9 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, co
 	if e == nil {
 		return Description{State: Dead}, false, 0
 	}
+	if e.g.consumer != nil {
+		return e.g.consumer.describeClassic(e.g.State(), &c.policy, c.env(c.now()).topics), true, 0
+	}
 	return e.g.Describe(), true, 0
 }
 
@@ -635,7 +744,7 @@ func (s *shard) expire(now, retention int64) {
 		if len(expired) == 0 && !dead {
 			continue
 		}
-		if err := s.appendTombstonesLocked(e.g.id, expired, dead); err != nil {
+		if err := s.appendTombstonesLocked(e.g, expired, dead); err != nil {
 			s.c.logger.Warn("cannot write expired offsets' tombstones", "group", e.g.id, "partition", s.id, "err", err)
 			continue
 		}

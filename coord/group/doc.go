@@ -1,7 +1,9 @@
 // Package group is the group coordinator for Kafka's classic consumer group
-// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and for committed
-// offsets (OffsetCommit, OffsetFetch, OffsetDelete), kept in the internal
-// compacted topic __consumer_offsets.
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), for KIP-848's
+// consumer group protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe)
+// and for committed offsets (OffsetCommit, OffsetFetch, OffsetDelete,
+// TxnOffsetCommit), kept in the internal compacted topic
+// __consumer_offsets.
 //
 // # Partitioning
 //
@@ -16,7 +18,8 @@
 // their members and generations and their committed offsets. Every change
 // that must survive a restart is written to the partition first, as
 // records in Kafka's own format (kmsg's OffsetCommitKey/Value and
-// GroupMetadataKey/Value; a null value is a tombstone), through
+// GroupMetadataKey/Value, and the consumer group records of
+// consumer_records.go; a null value is a tombstone), through
 // replica.Partition.Append with acks=-1, and applied once the append
 // returned. When the broker becomes a partition's leader (at start-up,
 // after a failover) the shard is rebuilt by reading the partition from its
@@ -47,6 +50,30 @@
 // offsets every offsets.retention.check.interval.ms. Callbacks run after
 // the shard's mutex is released, on whichever goroutine moved the group.
 //
+// # Consumer groups (KIP-848)
+//
+// A group using the consumer protocol keeps its state in consumerGroup: the
+// group epoch, each member's subscription (topic names or an RE2 regular
+// expression, resolved against the topics SetTopics gives), the target
+// assignment the server-side assignor ("uniform" or "range") computed at
+// the assignment epoch, and each member's current assignment and epoch.
+// It changes only by replaying records: a heartbeat computes the records of
+// its change (member metadata, group epoch, target assignment, current
+// assignment), the shard writes them in one batch, then replays them; a
+// load replays the same records, so it rebuilds what was served. A member
+// gets a partition only once its previous owner revoked it (it is reported
+// no longer owned); a member that does not heartbeat within
+// group.consumer.session.timeout.ms, or does not revoke within its
+// rebalance timeout, is fenced and the group epoch bumped. A static member
+// leaving with epoch -2 keeps its partitions for its next incarnation.
+// Offsets are committed with the member epoch (STALE_MEMBER_EPOCH), an
+// older epoch being accepted for partitions held since then (KIP-1251).
+//
+// A group is classic or consumer: an empty group converts either way when
+// a member of the other protocol joins (keeping its offsets); a group with
+// members of one protocol refuses the other's (GROUP_ID_NOT_FOUND for a
+// consumer heartbeat, INCONSISTENT_GROUP_PROTOCOL for a JoinGroup).
+//
 // # Transactions
 //
 // Offsets committed in a transaction (TxnOffsetCommit) are written at once
@@ -60,5 +87,8 @@
 // replays the same from the transactional batches and markers; a
 // transaction still open at the end stays staged.
 //
-// Not implemented: KIP-848 consumer groups (ConsumerGroupHeartbeat).
+// Not implemented: the online migration of groups with members between the
+// protocols (classic members inside a consumer group, as Kafka's
+// group.consumer.migration.policy allows); per-group configs
+// (IncrementalAlterConfigs on GROUP resources).
 package group

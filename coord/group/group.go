@@ -20,6 +20,16 @@ type Policy struct {
 	MaxSize               int   // group.max.size
 	// NewID returns a unique suffix for a new member id (Kafka: a UUID).
 	NewID func() string
+
+	// KIP-848 consumer groups.
+	ConsumerSessionTimeout    int32    // ms, group.consumer.session.timeout.ms
+	ConsumerHeartbeatInterval int32    // ms, group.consumer.heartbeat.interval.ms
+	ConsumerMaxSize           int      // group.consumer.max.size
+	ConsumerAssignors         []string // group.consumer.assignors; the first is the default
+	// UpgradeAllowed and DowngradeAllowed: group.consumer.migration.policy
+	// lets non-empty groups convert between the protocols (empty groups
+	// always may).
+	UpgradeAllowed, DowngradeAllowed bool
 }
 
 // Group is one classic group: Kafka's state machine, with no I/O and no
@@ -61,6 +71,11 @@ type Group struct {
 	// txnOffsets are the offsets of transactions not ended yet, by
 	// producer id (TxnOffsetCommit): invisible until committed.
 	txnOffsets map[int64]map[TopicPartition]Offset
+
+	// consumer is the group's KIP-848 state when it uses the consumer
+	// protocol; then the classic fields above are those of an empty
+	// group, and the classic requests find no member.
+	consumer *consumerGroup
 
 	stores []store
 	ready  []func()
@@ -111,7 +126,12 @@ func newGroup(id string, policy *Policy, now int64) *Group {
 func (g *Group) ID() string { return g.id }
 
 // State is the group's state.
-func (g *Group) State() State { return g.state }
+func (g *Group) State() State {
+	if g.consumer != nil && g.state != Dead {
+		return g.consumer.stateOf()
+	}
+	return g.state
+}
 
 // Generation is the group's generation.
 func (g *Group) Generation() int32 { return g.generation }
@@ -829,6 +849,9 @@ func (g *Group) removeMember(now int64, m *member) {
 // NextDeadline is the earliest time (ms) Tick has something to do; 0 if
 // nothing is scheduled.
 func (g *Group) NextDeadline() int64 {
+	if g.consumer != nil {
+		return g.consumer.nextDeadline()
+	}
 	var next int64
 	at := func(t int64) {
 		if t != 0 && (next == 0 || t < next) {

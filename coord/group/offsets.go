@@ -18,6 +18,9 @@ func (g *Group) validateCommit(r *CommitRequest) int16 {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if g.consumer != nil {
+		return g.consumer.validateCommit(r.MemberID, r.Generation, false, r.UnknownGroupIsNotFound)
+	}
 	if r.Generation < 0 && g.state == Empty {
 		// Outside group management (an admin client, a consumer that
 		// assigns itself): allowed while the group has no members.
@@ -109,6 +112,9 @@ func (g *Group) fetchOffsets(topics []FetchTopic, requireStable bool) []FetchedT
 // subscribe to, from their metadata for the group's protocol; ok is false
 // when they are unknown (not a consumer group, or undecodable metadata).
 func (g *Group) subscribedTopics() (topics map[string]bool, ok bool) {
+	if g.consumer != nil {
+		return g.consumer.subscribedNames(noTopics{}), true
+	}
 	if g.protocolType != consumerProtocolType {
 		return nil, false
 	}
@@ -140,6 +146,11 @@ func (g *Group) expireOffsets(now, retention int64) []TopicPartition {
 	var base func(o Offset) int64
 	var subscribed map[string]bool
 	switch {
+	case g.consumer != nil:
+		// Consumer groups: from each commit, except for topics the
+		// members subscribe to.
+		subscribed, _ = g.subscribedTopics()
+		base = func(o Offset) int64 { return o.CommitTime }
 	case g.protocolType != "" && g.state == Empty:
 		base = func(o Offset) int64 {
 			if g.stateTime > 0 {
@@ -180,7 +191,7 @@ func (g *Group) validateDeleteOffsets() int16 {
 	switch {
 	case g.state == Dead:
 		return kerr.GroupIDNotFound.Code
-	case g.state != Empty && g.protocolType != consumerProtocolType:
+	case g.consumer == nil && g.state != Empty && g.protocolType != consumerProtocolType:
 		return kerr.NonEmptyGroup.Code
 	}
 	return 0
@@ -189,7 +200,7 @@ func (g *Group) validateDeleteOffsets() int16 {
 // subscribedTo reports whether the group's members consume topic, so its
 // offsets may not be deleted.
 func (g *Group) subscribedTo(topic string) bool {
-	if g.state == Empty {
+	if g.State() == Empty {
 		return false
 	}
 	topics, ok := g.subscribedTopics()
@@ -198,7 +209,7 @@ func (g *Group) subscribedTo(topic string) bool {
 
 // validateDelete checks a DeleteGroups against the group.
 func (g *Group) validateDelete() int16 {
-	switch g.state {
+	switch g.State() {
 	case Dead:
 		return kerr.GroupIDNotFound.Code
 	case Empty:
@@ -210,7 +221,7 @@ func (g *Group) validateDelete() int16 {
 // deletable reports whether the offsets expiry may delete the group: empty,
 // no offsets (committed or in an open transaction), nobody about to join.
 func (g *Group) deletable() bool {
-	return g.state == Empty && len(g.offsets) == 0 && len(g.txnOffsets) == 0 && len(g.pending) == 0
+	return g.State() == Empty && len(g.offsets) == 0 && len(g.txnOffsets) == 0 && len(g.pending) == 0
 }
 
 // markDead ends the group: deleted, expired or unloaded. Waiting requests
@@ -228,7 +239,10 @@ func (g *Group) markDead(now int64, code int16) {
 
 // Listing is the group as ListGroups shows it.
 func (g *Group) Listing() Listing {
-	return Listing{Group: g.id, ProtocolType: g.protocolType, State: g.state}
+	if g.consumer != nil {
+		return Listing{Group: g.id, ProtocolType: consumerProtocolType, State: g.State(), Type: ConsumerType}
+	}
+	return Listing{Group: g.id, ProtocolType: g.protocolType, State: g.state, Type: ClassicType}
 }
 
 // Describe is the group as DescribeGroups shows it: members' metadata and

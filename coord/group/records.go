@@ -16,7 +16,8 @@ import (
 //	key   int16 version, then by version:
 //	      0, 1  OffsetCommitKey      group string, topic string, partition int32
 //	      2     GroupMetadataKey     group string
-//	      3+    KIP-848 and share group records: not ours, skipped
+//	      3-8   KIP-848 consumer group records (consumer_records.go)
+//	      other share and streams group records: not ours, skipped
 //	value null: a tombstone (the offset or the group is deleted), else
 //	      OffsetCommitValue v3 (v1 when the offset has an expiry time) or
 //	      GroupMetadataValue v3.
@@ -35,9 +36,10 @@ const (
 type recordKind int8
 
 const (
-	recordOther  recordKind = iota // a key version this coordinator does not keep
-	recordOffset                   // a committed offset, or its tombstone
-	recordGroup                    // a group's metadata, or its tombstone
+	recordOther    recordKind = iota // a key version this coordinator does not keep
+	recordOffset                     // a committed offset, or its tombstone
+	recordGroup                      // a group's metadata, or its tombstone
+	recordConsumer                   // a record of a KIP-848 consumer group
 )
 
 // record is one decoded record. Its strings and bytes are copies.
@@ -47,6 +49,7 @@ type record struct {
 	tp     TopicPartition
 	offset Offset                   // recordOffset, unless a tombstone
 	meta   *kmsg.GroupMetadataValue // recordGroup, nil for a tombstone
+	cr     consumerRecord           // recordConsumer
 }
 
 var errShortKey = errors.New("__consumer_offsets record key shorter than its version")
@@ -88,6 +91,12 @@ func decodeRecord(key, value []byte) (record, error) {
 		}
 		r.meta = meta
 		return r, nil
+	case consumerEpochType, consumerMemberType, consumerTargetEpochType, consumerTargetMemberType, consumerCurrentType:
+		group, cr, err := decodeConsumerRecord(v, key, value)
+		if err != nil {
+			return record{}, err
+		}
+		return record{kind: recordConsumer, group: group, cr: cr}, nil
 	default:
 		return record{kind: recordOther}, nil
 	}

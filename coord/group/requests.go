@@ -125,7 +125,9 @@ type CommitRequest struct {
 	Offsets     []CommitOffset
 	// UnknownGroupIsNotFound (v9+): a commit with a generation to a group
 	// that does not exist gets GROUP_ID_NOT_FOUND rather than
-	// ILLEGAL_GENERATION.
+	// ILLEGAL_GENERATION. It also marks a v9+ request, the versions a
+	// member of a KIP-848 consumer group must commit with (its member
+	// epoch in Generation).
 	UnknownGroupIsNotFound bool
 }
 
@@ -165,11 +167,18 @@ type FetchedTopic struct {
 	Partitions []FetchedPartition
 }
 
+// Group types, as ListGroups (v5+) names them (KIP-848).
+const (
+	ClassicType  = "classic"
+	ConsumerType = "consumer"
+)
+
 // Listing is one group in ListGroups.
 type Listing struct {
 	Group        string
 	ProtocolType string
 	State        State
+	Type         string // ClassicType or ConsumerType
 }
 
 // MemberDescription is one member in DescribeGroups.

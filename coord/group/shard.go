@@ -93,7 +93,13 @@ func (s *shard) finishLocked(e *entry, now int64) {
 // its timer; it returns the responses to send.
 func (s *shard) settleLocked(e *entry, now int64) []func() {
 	g := e.g
+	if g.consumer != nil {
+		s.expireConsumerLocked(g, now)
+	}
 	for range 64 {
+		if g.consumer != nil {
+			break // no classic members, nothing classic to store
+		}
 		stores := g.takeStores()
 		for i := range stores {
 			g.stored(now, stores[i], s.storeGroupLocked(g, &stores[i]))
@@ -297,6 +303,9 @@ func (s *shard) load() {
 	}
 	now := s.c.now()
 	for id, g := range ld.groups(&s.c.policy, now) {
+		if g.consumer != nil {
+			g.consumer.restartTimers(now, &s.c.policy)
+		}
 		e := &entry{g: g}
 		s.mu.groups[id] = e
 		for pid := range g.txnOffsets {
@@ -400,8 +409,9 @@ func preadFull(fd int, p []byte, pos int64) error {
 // as compaction would leave it; offsets of transactions are staged until
 // their marker.
 type loader struct {
-	meta    map[string]*kmsg.GroupMetadataValue
-	offsets map[string]map[TopicPartition]Offset
+	meta     map[string]*kmsg.GroupMetadataValue
+	consumer map[string]*consumerGroup
+	offsets  map[string]map[TopicPartition]Offset
 	// txns: offsets of open transactions, by producer id, group and
 	// partition.
 	txns     map[int64]map[string]map[TopicPartition]Offset
@@ -411,9 +421,10 @@ type loader struct {
 
 func newLoader() *loader {
 	return &loader{
-		meta:    map[string]*kmsg.GroupMetadataValue{},
-		offsets: map[string]map[TopicPartition]Offset{},
-		txns:    map[int64]map[string]map[TopicPartition]Offset{},
+		meta:     map[string]*kmsg.GroupMetadataValue{},
+		consumer: map[string]*consumerGroup{},
+		offsets:  map[string]map[TopicPartition]Offset{},
+		txns:     map[int64]map[string]map[TopicPartition]Offset{},
 	}
 }
 
@@ -459,6 +470,21 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 			return
 		}
 		ld.meta[r.group] = r.meta
+		delete(ld.consumer, r.group) // back to the classic protocol
+	case recordConsumer:
+		cg := ld.consumer[r.group]
+		switch {
+		case r.cr.typ == consumerEpochType && r.cr.tombstone:
+			delete(ld.consumer, r.group)
+			return
+		case cg == nil && r.cr.tombstone:
+			return
+		case cg == nil:
+			cg = newConsumerGroup()
+			ld.consumer[r.group] = cg
+			delete(ld.meta, r.group) // converted from the classic protocol
+		}
+		cg.replay(&r.cr)
 	}
 }
 
@@ -500,9 +526,14 @@ func (ld *loader) marker(producerID int64, key, value []byte) {
 // groups builds the loaded groups: those with metadata, and those with
 // only offsets, committed or staged (as empty groups).
 func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
-	out := make(map[string]*Group, len(ld.meta))
+	out := make(map[string]*Group, len(ld.meta)+len(ld.consumer))
 	for id, v := range ld.meta {
 		out[id] = loadGroup(id, policy, v, now)
+	}
+	for id, cg := range ld.consumer {
+		g := newGroup(id, policy, now)
+		g.consumer = cg
+		out[id] = g
 	}
 	get := func(id string) *Group {
 		g := out[id]

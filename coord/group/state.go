@@ -2,7 +2,8 @@ package group
 
 import "strings"
 
-// State is a classic group's state, as Kafka names them.
+// State is a group's state, as Kafka names them: a classic group's, or a
+// KIP-848 consumer group's (Empty, Assigning, Reconciling, Stable, Dead).
 type State int8
 
 const (
@@ -18,9 +19,15 @@ const (
 	Stable
 	// Dead: the group is deleted or unloaded.
 	Dead
+	// Assigning (consumer groups): the group epoch moved past the
+	// target assignment's, which is computed at the next heartbeat.
+	Assigning
+	// Reconciling (consumer groups): some member has not reached its
+	// target assignment yet.
+	Reconciling
 )
 
-var stateNames = [...]string{"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"}
+var stateNames = [...]string{"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Assigning", "Reconciling"}
 
 // String is the state's name in ListGroups and DescribeGroups.
 func (s State) String() string {

@@ -168,6 +168,12 @@ func (g *Group) validateTxnCommit(r *TxnCommitRequest) int16 {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if g.consumer != nil {
+		if r.Generation == -1 && r.MemberID == "" && r.InstanceID == "" {
+			return 0 // no member named (before v3)
+		}
+		return g.consumer.validateCommit(r.MemberID, r.Generation, true, true)
+	}
 	if r.Generation < 0 && g.state == Empty {
 		return 0
 	}

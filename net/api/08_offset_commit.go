@@ -8,7 +8,11 @@ package api
 // the generation and member must be the group's (ILLEGAL_GENERATION,
 // UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS). From v9 a
 // commit with a generation to a group that does not exist gets
-// GROUP_ID_NOT_FOUND. Partitions of topics that do not exist get
+// GROUP_ID_NOT_FOUND. A member of a KIP-848 consumer group commits with
+// v9+ (UNSUPPORTED_VERSION before) and its member epoch as the
+// generation: a newer epoch than the member's gets STALE_MEMBER_EPOCH, an
+// older one is accepted for the partitions the member held since then
+// (KIP-1251). Partitions of topics that do not exist get
 // UNKNOWN_TOPIC_OR_PARTITION; metadata beyond offset.metadata.max.bytes
 // OFFSET_METADATA_TOO_LARGE. The offsets are written to __consumer_offsets
 // (acks=-1) before the response.

@@ -7,7 +7,8 @@ package api
 // with offsets of a transaction still open gets UNSTABLE_OFFSET_COMMIT in
 // its error code, instead of its offset, in v7 and in the batched v8+
 // form alike, as Kafka answers); v8 batches groups (KIP-709);
-// v9 names the member (KIP-848 groups only; classic groups ignore it). A
+// v9 names the member and its epoch, checked for KIP-848 consumer groups
+// (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH) and ignored by classic ones. A
 // partition without a committed offset, or of a group that does not
 // exist, gets offset -1.
 

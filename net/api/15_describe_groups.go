@@ -3,7 +3,11 @@ package api
 // DescribeGroups: v0-v6. Each group's state, protocol type and members
 // (ids, group.instance.id from v4, client id and host); a Stable group's
 // members come with their metadata for the group's protocol and their
-// assignment. A group that does not exist is described as Dead before v6
+// assignment. A KIP-848 consumer group is described as Kafka describes it
+// to classic tools: protocol type "consumer", its assignor as the
+// protocol, its state (Empty, Assigning, Reconciling, Stable), and each
+// member's subscription and assignment in the consumer protocol's
+// classic encoding. A group that does not exist is described as Dead before v6
 // and gets GROUP_ID_NOT_FOUND from v6 (KIP-1043). Authorized operations
 // (v3+, KIP-430): without an authorizer, all of a group's (READ, DELETE,
 // DESCRIBE) when asked for.

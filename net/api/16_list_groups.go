@@ -2,7 +2,9 @@ package api
 
 // ListGroups: v0-v5. The groups this broker coordinates; v4 adds their
 // state and a states filter (KIP-518), v5 their type and a types filter
-// (KIP-848; every kzero group is "classic"). Filters ignore case. While a
+// (KIP-848: "classic", or "consumer" for consumer protocol groups, whose
+// states are Empty, Assigning, Reconciling and Stable). Filters ignore
+// case. While a
 // partition of __consumer_offsets is loading, its groups are missing and
 // the response carries COORDINATOR_LOAD_IN_PROGRESS.
 
@@ -16,9 +18,6 @@ import (
 
 func init() { register(kmsg.ListGroups.Int16(), 0, 5, (*Handler).listGroups) }
 
-// classicGroupType is the type of classic-protocol groups.
-const classicGroupType = "classic"
-
 func (h *Handler) listGroups(req *server.Request) error {
 	r := kmsg.NewPtrListGroupsRequest()
 	if err := decode(req, r); err != nil {
@@ -28,11 +27,11 @@ func (h *Handler) listGroups(req *server.Request) error {
 	groups, code := h.groups.ListGroups()
 	resp.ErrorCode = code
 	for _, g := range groups {
-		if !matchesAny(g.State.String(), r.StatesFilter) || !matchesAny(classicGroupType, r.TypesFilter) {
+		if !matchesAny(g.State.String(), r.StatesFilter) || !matchesAny(g.Type, r.TypesFilter) {
 			continue
 		}
 		rg := kmsg.NewListGroupsResponseGroup()
-		rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.Group, g.ProtocolType, g.State.String(), classicGroupType
+		rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.Group, g.ProtocolType, g.State.String(), g.Type
 		resp.Groups = append(resp.Groups, rg)
 	}
 	respond(req, resp)

@@ -28,6 +28,7 @@ var features = []struct {
 }{
 	{"metadata.version", 7, 27},   // 27 is 4.1-IV1
 	{"transaction.version", 0, 2}, // KIP-890 part 2: EndTxn v5, Produce v12, TxnOffsetCommit v5
+	{"group.version", 0, 1},       // KIP-848 consumer groups: ConsumerGroupHeartbeat, ConsumerGroupDescribe
 }
 
 // softwareName is the pattern KIP-511 requires of client software name and

@@ -1,0 +1,360 @@
+package group
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ConsumerGroupHeartbeat handles a ConsumerGroupHeartbeat (KIP-848): a
+// member joins (epoch 0), heartbeats, or leaves (-1, or -2 for a static
+// member that comes back). The records of the change are written to the
+// group's partition before the response, and applied once written.
+//
+// A group that does not exist is created by a join. An empty classic group
+// (one only holding offsets, or whose members all left) becomes a consumer
+// group, keeping its offsets, as Kafka converts empty groups whatever
+// group.consumer.migration.policy says; a classic group with members gets
+// GROUP_ID_NOT_FOUND (kzero does not convert non-empty groups online).
+func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) ConsumerHeartbeatResult {
+	if code, msg := validateHeartbeat(r, &c.policy); code != 0 {
+		return ConsumerHeartbeatResult{Err: code, ErrMessage: msg}
+	}
+	s, code := c.lock(r.Group)
+	if code != 0 {
+		return ConsumerHeartbeatResult{Err: code}
+	}
+	now := c.now()
+	env := c.env(now)
+	e := s.mu.groups[r.Group]
+	notFound := func(msg string) ConsumerHeartbeatResult {
+		s.mu.Unlock()
+		return ConsumerHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf(msg, r.Group)}
+	}
+	if r.MemberEpoch < 0 {
+		if e == nil || e.g.consumer == nil {
+			return notFound("Group %s not found.")
+		}
+		return s.finishConsumerLocked(e, now, e.g.consumer, e.g.consumer.leave(&env, r), false, false)
+	}
+	var cg *consumerGroup
+	created, convert := false, false
+	switch {
+	case e == nil:
+		if r.MemberEpoch != 0 {
+			return notFound("Group %s not found.")
+		}
+		e, created = s.addLocked(r.Group, now), true
+		cg, convert = newConsumerGroup(), true
+	case e.g.consumer != nil:
+		cg = e.g.consumer
+	case r.MemberEpoch == 0 && e.g.classicEmpty():
+		cg, convert = newConsumerGroup(), true
+	default:
+		return notFound("Group %s is not a consumer group.")
+	}
+	return s.finishConsumerLocked(e, now, cg, cg.heartbeat(&env, r, newMemberID), convert, created)
+}
+
+// finishConsumerLocked writes a heartbeat's records (after the classic
+// group's tombstone when the group converts), applies them, unlocks the
+// shard and returns the response.
+func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out hbOutcome, convert, created bool) ConsumerHeartbeatResult {
+	res := out.res
+	if res.Err == 0 && (len(out.recs) > 0 || convert) {
+		if err := s.writeConsumerLocked(e.g.id, out.recs, convert && !created); err != nil {
+			s.c.logger.Warn("cannot store consumer group records", "group", e.g.id, "partition", s.id, "err", err)
+			res = ConsumerHeartbeatResult{Err: consumerStoreCode(err)}
+		} else {
+			if convert {
+				e.g.consumer = cg
+			}
+			s.replayConsumerLocked(e.g, out.recs)
+		}
+	}
+	if res.Err != 0 && created {
+		delete(s.mu.groups, e.g.id) // the group never was
+		s.mu.Unlock()
+		return res
+	}
+	if res.Err == 0 && e.g.consumer != nil {
+		e.g.consumer.apply(&out)
+	}
+	s.finishLocked(e, now)
+	return res
+}
+
+// consumerStoreCode is the error a failed write gives a heartbeat (Kafka's
+// mapping for its coordinator writes).
+func consumerStoreCode(err error) int16 {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return kerr.NotCoordinator.Code
+	}
+	switch ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return kerr.NotCoordinator.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// writeConsumerLocked writes a consumer group's records as one batch, after
+// the tombstone of its classic metadata with classicTombstone.
+func (s *shard) writeConsumerLocked(group string, recs []consumerRecord, classicTombstone bool) error {
+	s.mu.scratch = s.mu.scratch[:0]
+	kvs := make([]kv, 0, len(recs)+1)
+	if classicTombstone {
+		var r kv
+		s.mu.scratch = appendGroupKey(s.mu.scratch, group)
+		r.k1, r.v1 = len(s.mu.scratch), -1
+		kvs = append(kvs, r)
+	}
+	for i := range recs {
+		rec := &recs[i]
+		r := kv{k0: len(s.mu.scratch)}
+		s.mu.scratch = appendConsumerKey(s.mu.scratch, int16(rec.typ), group, rec.member)
+		r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
+		if !rec.tombstone {
+			s.mu.scratch = appendConsumerValue(s.mu.scratch, rec)
+			r.v1 = len(s.mu.scratch)
+		}
+		kvs = append(kvs, r)
+	}
+	if len(kvs) == 0 {
+		return nil
+	}
+	_, err := s.appendLocked(kvs)
+	return err
+}
+
+// replayConsumerLocked applies written records to g: the group epoch's
+// tombstone ends its consumer protocol state.
+func (s *shard) replayConsumerLocked(g *Group, recs []consumerRecord) {
+	for i := range recs {
+		r := &recs[i]
+		if r.typ == consumerEpochType && r.tombstone {
+			g.consumer = nil
+			continue
+		}
+		if g.consumer == nil {
+			g.consumer = newConsumerGroup()
+		}
+		g.consumer.replay(r)
+	}
+}
+
+// expireConsumerLocked fences the members of g whose session or revocation
+// expired: one batch, one group epoch bump.
+func (s *shard) expireConsumerLocked(g *Group, now int64) {
+	for range 8 {
+		if g.consumer == nil {
+			return
+		}
+		gone := g.consumer.expired(now)
+		if len(gone) == 0 {
+			return
+		}
+		env := s.c.env(now)
+		recs := g.consumer.fenceRecords(&env, gone...)
+		if err := s.writeConsumerLocked(g.id, recs, false); err != nil {
+			s.c.logger.Warn("cannot remove expired consumer group members", "group", g.id, "partition", s.id, "err", err)
+			for _, m := range gone {
+				m.sessionDeadline, m.revokeDeadline = now+1000, 0 // try again later
+			}
+			return
+		}
+		for _, m := range gone {
+			s.c.logger.Info("consumer group member expired", "group", g.id, "member", m.id)
+		}
+		s.replayConsumerLocked(g, recs)
+	}
+}
+
+// deleteRecords are the tombstones that end a consumer group with no
+// members: its target assignment and its epoch.
+func (cg *consumerGroup) deleteRecords() []consumerRecord {
+	var recs []consumerRecord
+	for _, id := range slices.Sorted(maps.Keys(cg.target)) {
+		recs = append(recs, consumerRecord{typ: consumerTargetMemberType, member: id, tombstone: true})
+	}
+	return append(recs,
+		consumerRecord{typ: consumerTargetEpochType, tombstone: true},
+		consumerRecord{typ: consumerEpochType, tombstone: true})
+}
+
+// env is the heartbeat logic's view of the broker at now.
+func (c *Coordinator) env(now int64) hbEnv {
+	var topics Topics = noTopics{}
+	if v := c.topics.Load(); v != nil && v.Topics != nil {
+		topics = v.Topics
+	}
+	return hbEnv{now: now, policy: &c.policy, topics: topics}
+}
+
+// newMemberID names a member that joins with none (ConsumerGroupHeartbeat
+// v0), as Kafka does: a random UUID in URL-safe base64.
+func newMemberID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// classicEmpty reports whether g is a classic group without members,
+// pending or not: one that may become a consumer group.
+func (g *Group) classicEmpty() bool {
+	return g.consumer == nil && g.state == Empty && len(g.members) == 0 && len(g.pending) == 0
+}
+
+// validateCommit checks an OffsetCommit (or TxnOffsetCommit, txn) of a
+// member of a consumer group: the member epoch is the request's
+// generation. A commit with no member (epoch -1) is allowed while the
+// group has no members. A consumer protocol member must commit with
+// OffsetCommit v9+ (UNSUPPORTED_VERSION). An epoch above the member's gets
+// STALE_MEMBER_EPOCH (ILLEGAL_GENERATION for TxnOffsetCommit); one below
+// it passes here, to be checked per partition (heldSince, KIP-1251), but
+// not for TxnOffsetCommit (ILLEGAL_GENERATION).
+func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bool) int16 {
+	if epoch < 0 && len(cg.members) == 0 {
+		return 0
+	}
+	m := cg.members[memberID]
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case !txn && !v9:
+		return kerr.UnsupportedVersion.Code
+	case epoch != m.current.epoch && txn:
+		return kerr.IllegalGeneration.Code
+	case epoch > m.current.epoch || epoch < 0:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
+// staleCommits marks STALE_MEMBER_EPOCH the offsets of a commit made with a
+// member epoch below the member's that the member did not hold since that
+// epoch: the rule of KIP-1251 (an offset committed with epoch e is
+// accepted if the member got its partition at e or before, and still has
+// it), so a commit racing a heartbeat that moved the member on is not
+// refused for the partitions it kept.
+func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, codes []int16) {
+	m := cg.members[r.MemberID]
+	if m == nil || r.Generation < 0 || r.Generation >= m.current.epoch {
+		return
+	}
+	c := &m.current
+	for i, o := range r.Offsets {
+		t, ok := topics.ByName(o.Topic)
+		held := ok && (c.assigned.has(t.ID, o.Partition) || c.revoking.has(t.ID, o.Partition))
+		if !held || c.epochOf(t.ID, o.Partition) > r.Generation {
+			codes[i] = kerr.StaleMemberEpoch.Code
+		}
+	}
+}
+
+// validateFetch checks an OffsetFetch v9+ naming a member of the group;
+// a request naming none (an admin client) is not checked.
+func (cg *consumerGroup) validateFetch(memberID string, epoch int32) int16 {
+	if memberID == "" && epoch < 0 {
+		return 0
+	}
+	m := cg.members[memberID]
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case epoch != m.current.epoch:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
+// ConsumerGroupDescription is one group of a ConsumerGroupDescribe.
+type ConsumerGroupDescription struct {
+	Err             int16
+	ErrMessage      string
+	State           State
+	Epoch           int32
+	AssignmentEpoch int32
+	AssignorName    string
+	Members         []ConsumerMemberDescription
+}
+
+// ConsumerMemberDescription is one member of a consumer group.
+type ConsumerMemberDescription struct {
+	MemberID, InstanceID, RackID string
+	MemberEpoch                  int32
+	ClientID, ClientHost         string
+	SubscribedTopicNames         []string
+	SubscribedTopicRegex         string
+	Assignment, TargetAssignment []TopicPartitions // with topic names
+}
+
+// DescribeConsumerGroup describes a consumer group (ConsumerGroupDescribe):
+// GROUP_ID_NOT_FOUND for a group that does not exist or is classic.
+func (c *Coordinator) DescribeConsumerGroup(group string) ConsumerGroupDescription {
+	if group == "" {
+		return ConsumerGroupDescription{Err: kerr.InvalidGroupID.Code, State: Dead}
+	}
+	s, code := c.lock(group)
+	if code != 0 {
+		return ConsumerGroupDescription{Err: code, State: Dead}
+	}
+	defer s.mu.Unlock()
+	e := s.mu.groups[group]
+	switch {
+	case e == nil:
+		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
+	case e.g.consumer == nil:
+		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s is not a consumer group.", group), State: Dead}
+	}
+	cg := e.g.consumer
+	env := c.env(c.now())
+	d := ConsumerGroupDescription{State: e.g.State(), Epoch: cg.epoch, AssignmentEpoch: cg.assignmentEpoch,
+		AssignorName: cg.preferredAssignor(&c.policy, nil)}
+	for _, m := range cg.sortedMembers() {
+		d.Members = append(d.Members, ConsumerMemberDescription{
+			MemberID: m.id, InstanceID: m.instanceID, RackID: m.rackID, MemberEpoch: m.current.epoch,
+			ClientID: m.clientID, ClientHost: m.clientHost,
+			SubscribedTopicNames: slices.Clone(m.topics), SubscribedTopicRegex: m.regex,
+			Assignment: named(m.current.assigned, env.topics), TargetAssignment: named(cg.target[m.id], env.topics),
+		})
+	}
+	return d
+}
+
+// named lists s with topic names (topics deleted since are left out).
+func named(s tpSet, topics Topics) []TopicPartitions {
+	out := make([]TopicPartitions, 0, len(s))
+	for _, id := range s.ids() {
+		if t, ok := topics.ByID(id); ok {
+			out = append(out, TopicPartitions{TopicID: id, Topic: t.Name, Partitions: slices.Clone(s[id])})
+		}
+	}
+	return out
+}
+
+// describeClassic is a consumer group as DescribeGroups shows it, as Kafka
+// does for classic clients and tools: protocol type "consumer", the
+// assignor as the protocol, each member's subscription and assignment in
+// the classic consumer protocol's encoding.
+func (cg *consumerGroup) describeClassic(state State, p *Policy, topics Topics) Description {
+	d := Description{State: state, ProtocolType: consumerProtocolType, Protocol: cg.preferredAssignor(p, nil)}
+	for _, m := range cg.sortedMembers() {
+		meta := kmsg.ConsumerMemberMetadata{Version: 0, Topics: slices.Clone(m.topics)}
+		a := kmsg.ConsumerMemberAssignment{Version: 0}
+		for _, t := range named(m.current.assigned, topics) {
+			a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: t.Topic, Partitions: t.Partitions})
+		}
+		d.Members = append(d.Members, MemberDescription{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID,
+			ClientHost: m.clientHost, Metadata: meta.AppendTo(nil), Assignment: a.AppendTo(nil)})
+	}
+	return d
+}
