@@ -102,6 +102,12 @@ func Run(ctx context.Context, workloads []Workload, opts Options) ([]Result, err
 				if ctx.Err() != nil {
 					return results, errors.Join(append(errs, ctx.Err())...)
 				}
+				// Start every run from a clean page cache: dirty pages left
+				// by the previous run (a broker that writes files) would be
+				// written back during this one and throttle its writes,
+				// charging one run for another's bytes; an in-memory peer
+				// never pays that.
+				syncFilesystems()
 				began := time.Now()
 				prefix := fmt.Sprintf("%s.%s.rep%d", w.Name, t.Label, rep)
 				// The CPU profile covers the measured phase, where its
