@@ -345,6 +345,11 @@ func (c *brokerConfig) checkCombined() error {
 	if t := c.str("log.message.timestamp.type"); t != "CreateTime" && t != "LogAppendTime" {
 		return fmt.Errorf("log.message.timestamp.type: %q is not CreateTime or LogAppendTime", t)
 	}
+	switch p := strings.ToLower(strings.TrimSpace(c.str("group.consumer.migration.policy"))); p {
+	case "bidirectional", "upgrade", "downgrade", "disabled":
+	default:
+		return fmt.Errorf("group.consumer.migration.policy: %q is not bidirectional, upgrade, downgrade or disabled", p)
+	}
 	return nil
 }
 

@@ -20,8 +20,11 @@ import (
 // A group that does not exist is created by a join. An empty classic group
 // (one only holding offsets, or whose members all left) becomes a consumer
 // group, keeping its offsets, as Kafka converts empty groups whatever
-// group.consumer.migration.policy says; a classic group with members gets
-// GROUP_ID_NOT_FOUND (kzero does not convert non-empty groups online).
+// group.consumer.migration.policy says; a classic group of consumers with
+// members is upgraded when the policy allows it (consumer_migration.go),
+// else gets GROUP_ID_NOT_FOUND. When the last consumer protocol member
+// leaves a group whose other members are classic, the group is downgraded
+// when the policy allows it.
 func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) ConsumerHeartbeatResult {
 	if code, msg := validateHeartbeat(r, &c.policy); code != 0 {
 		return ConsumerHeartbeatResult{Err: code, ErrMessage: msg}
@@ -41,7 +44,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 		if e == nil || e.g.consumer == nil {
 			return notFound("Group %s not found.")
 		}
-		return s.finishConsumerLocked(e, now, e.g.consumer, e.g.consumer.leave(&env, r), false, false)
+		out := e.g.consumer.leave(&env, r)
+		out.left = r.MemberEpoch == -1
+		return s.finishConsumerLocked(e, now, e.g.consumer, out, false, false)
 	}
 	var cg *consumerGroup
 	created, convert := false, false
@@ -56,6 +61,8 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 		cg = e.g.consumer
 	case r.MemberEpoch == 0 && e.g.classicEmpty():
 		cg, convert = newConsumerGroup(), true
+	case r.MemberEpoch == 0 && e.g.upgradable(&c.policy):
+		return s.upgradeLocked(e, now, r)
 	default:
 		return notFound("Group %s is not a consumer group.")
 	}
@@ -68,7 +75,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out hbOutcome, convert, created bool) ConsumerHeartbeatResult {
 	res := out.res
 	if res.Err == 0 && (len(out.recs) > 0 || convert) {
-		if err := s.writeConsumerLocked(e.g.id, out.recs, convert && !created); err != nil {
+		if err := s.writeConsumerLocked(e.g.id, out.recs, convert && !created, nil); err != nil {
 			s.c.logger.Warn("cannot store consumer group records", "group", e.g.id, "partition", s.id, "err", err)
 			res = ConsumerHeartbeatResult{Err: consumerStoreCode(err)}
 		} else {
@@ -85,6 +92,9 @@ func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out
 	}
 	if res.Err == 0 && e.g.consumer != nil {
 		e.g.consumer.apply(&out)
+		if out.left && e.g.consumer.downgradable(&s.c.policy) {
+			s.downgradeLocked(e, now)
+		}
 	}
 	s.finishLocked(e, now)
 	return res
@@ -107,8 +117,9 @@ func consumerStoreCode(err error) int16 {
 }
 
 // writeConsumerLocked writes a consumer group's records as one batch, after
-// the tombstone of its classic metadata with classicTombstone.
-func (s *shard) writeConsumerLocked(group string, recs []consumerRecord, classicTombstone bool) error {
+// the tombstone of its classic metadata with classicTombstone, and before
+// its classic metadata when classic is not nil.
+func (s *shard) writeConsumerLocked(group string, recs []consumerRecord, classicTombstone bool, classic *kmsg.GroupMetadataValue) error {
 	s.mu.scratch = s.mu.scratch[:0]
 	kvs := make([]kv, 0, len(recs)+1)
 	if classicTombstone {
@@ -126,6 +137,14 @@ func (s *shard) writeConsumerLocked(group string, recs []consumerRecord, classic
 			s.mu.scratch = appendConsumerValue(s.mu.scratch, rec)
 			r.v1 = len(s.mu.scratch)
 		}
+		kvs = append(kvs, r)
+	}
+	if classic != nil {
+		r := kv{k0: len(s.mu.scratch)}
+		s.mu.scratch = appendGroupKey(s.mu.scratch, group)
+		r.k1, r.v0 = len(s.mu.scratch), len(s.mu.scratch)
+		s.mu.scratch = appendGroupValue(s.mu.scratch, classic)
+		r.v1 = len(s.mu.scratch)
 		kvs = append(kvs, r)
 	}
 	if len(kvs) == 0 {
@@ -151,9 +170,11 @@ func (s *shard) replayConsumerLocked(g *Group, recs []consumerRecord) {
 	}
 }
 
-// expireConsumerLocked fences the members of g whose session or revocation
-// expired: one batch, one group epoch bump.
-func (s *shard) expireConsumerLocked(g *Group, now int64) {
+// expireConsumerLocked fences the members of the group whose session,
+// revocation, or classic join or sync expired: one batch, one group epoch
+// bump; then downgrades it if only classic members remain.
+func (s *shard) expireConsumerLocked(e *entry, now int64) {
+	g := e.g
 	for range 8 {
 		if g.consumer == nil {
 			return
@@ -164,17 +185,22 @@ func (s *shard) expireConsumerLocked(g *Group, now int64) {
 		}
 		env := s.c.env(now)
 		recs := g.consumer.fenceRecords(&env, gone...)
-		if err := s.writeConsumerLocked(g.id, recs, false); err != nil {
+		if err := s.writeConsumerLocked(g.id, recs, false, nil); err != nil {
 			s.c.logger.Warn("cannot remove expired consumer group members", "group", g.id, "partition", s.id, "err", err)
 			for _, m := range gone {
 				m.sessionDeadline, m.revokeDeadline = now+1000, 0 // try again later
 			}
 			return
 		}
+		consumerLeft := false
 		for _, m := range gone {
 			s.c.logger.Info("consumer group member expired", "group", g.id, "member", m.id)
+			consumerLeft = consumerLeft || m.classic == nil
 		}
 		s.replayConsumerLocked(g, recs)
+		if consumerLeft && g.consumer != nil && g.consumer.downgradable(&s.c.policy) {
+			s.downgradeLocked(e, now)
+		}
 	}
 }
 
@@ -229,6 +255,11 @@ func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bo
 	switch {
 	case m == nil:
 		return kerr.UnknownMemberID.Code
+	case m.classic != nil && epoch != m.current.epoch:
+		// A classic member commits with its generation, any version.
+		return kerr.IllegalGeneration.Code
+	case m.classic != nil:
+		return 0
 	case !txn && !v9:
 		return kerr.UnsupportedVersion.Code
 	case epoch != m.current.epoch && txn:
@@ -295,6 +326,7 @@ type ConsumerMemberDescription struct {
 	SubscribedTopicNames         []string
 	SubscribedTopicRegex         string
 	Assignment, TargetAssignment []TopicPartitions // with topic names
+	Classic                      bool              // a classic protocol member
 }
 
 // DescribeConsumerGroup describes a consumer group (ConsumerGroupDescribe):
@@ -325,6 +357,7 @@ func (c *Coordinator) DescribeConsumerGroup(group string) ConsumerGroupDescripti
 			ClientID: m.clientID, ClientHost: m.clientHost,
 			SubscribedTopicNames: slices.Clone(m.topics), SubscribedTopicRegex: m.regex,
 			Assignment: named(m.current.assigned, env.topics), TargetAssignment: named(cg.target[m.id], env.topics),
+			Classic: m.classic != nil,
 		})
 	}
 	return d
@@ -348,13 +381,15 @@ func named(s tpSet, topics Topics) []TopicPartitions {
 func (cg *consumerGroup) describeClassic(state State, p *Policy, topics Topics) Description {
 	d := Description{State: state, ProtocolType: consumerProtocolType, Protocol: cg.preferredAssignor(p, nil)}
 	for _, m := range cg.sortedMembers() {
-		meta := kmsg.ConsumerMemberMetadata{Version: 0, Topics: slices.Clone(m.topics)}
-		a := kmsg.ConsumerMemberAssignment{Version: 0}
-		for _, t := range named(m.current.assigned, topics) {
-			a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: t.Topic, Partitions: t.Partitions})
+		var metadata []byte
+		if m.classic != nil && len(m.classic.protocols) > 0 {
+			metadata = m.classic.protocols[0].Metadata
+		} else {
+			meta := kmsg.ConsumerMemberMetadata{Version: 0, Topics: slices.Clone(m.topics)}
+			metadata = meta.AppendTo(nil)
 		}
 		d.Members = append(d.Members, MemberDescription{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID,
-			ClientHost: m.clientHost, Metadata: meta.AppendTo(nil), Assignment: a.AppendTo(nil)})
+			ClientHost: m.clientHost, Metadata: metadata, Assignment: encodeAssignment(m.current.assigned, topics)})
 	}
 	return d
 }

@@ -53,6 +53,10 @@ type consumerMember struct {
 	// member's rebalance timeout. 0: none.
 	sessionDeadline int64
 	revokeDeadline  int64
+	// classicDeadline (classic members): the member must rejoin (after
+	// REBALANCE_IN_PROGRESS) or sync (after its JoinGroup) by then, else
+	// it is fenced (Kafka's join and sync timeouts).
+	classicDeadline int64
 }
 
 func newConsumerGroup() *consumerGroup {
@@ -342,7 +346,7 @@ func (cg *consumerGroup) subscribedNames(topics Topics) map[string]bool {
 func (a *memberMeta) equal(b *memberMeta) bool {
 	return a.instanceID == b.instanceID && a.rackID == b.rackID && a.clientID == b.clientID &&
 		a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics) && a.regex == b.regex &&
-		a.rebalanceTimeout == b.rebalanceTimeout && a.assignor == b.assignor
+		a.rebalanceTimeout == b.rebalanceTimeout && a.assignor == b.assignor && a.classic.equal(b.classic)
 }
 
 // equal reports whether two current assignments are the same.
@@ -373,5 +377,8 @@ func cloneMeta(m memberMeta) memberMeta {
 		topics[i] = strings.Clone(t)
 	}
 	m.topics = topics
+	if m.classic != nil {
+		m.classic = &classicMeta{sessionTimeout: m.classic.sessionTimeout, protocols: cloneProtocols(m.classic.protocols)}
+	}
 	return m
 }

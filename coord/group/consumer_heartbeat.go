@@ -45,6 +45,10 @@ type ConsumerHeartbeatRequest struct {
 	ServerAssignor       *string
 	Owned                []TopicPartitions // the partitions the member owns
 	ClientID, ClientHost string
+
+	// classic: a classic member's JoinGroup, as the coordinator runs it
+	// through the same logic (consumer_classic.go).
+	classic *classicMeta
 }
 
 // TopicPartitions is some partitions of one topic, by id (and name where
@@ -84,6 +88,7 @@ type hbOutcome struct {
 	res  ConsumerHeartbeatResult
 
 	member          string // "" when nothing is to be applied
+	left            bool   // a consumer protocol member left (epoch -1)
 	sessionDeadline int64
 	revoke          revokeTimer
 	revokeDeadline  int64
@@ -208,6 +213,9 @@ func (cg *consumerGroup) heartbeat(env *hbEnv, r *ConsumerHeartbeatRequest, newI
 			old = cur
 		}
 	}
+	if old != nil && old.classic != nil && r.classic == nil && r.MemberEpoch != 0 {
+		return hbFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is a classic protocol member.", old.id))
+	}
 	if old != nil && r.MemberEpoch != 0 {
 		if msg := checkMemberEpoch(old, r); msg != "" {
 			return hbFail(kerr.FencedMemberEpoch.Code, msg)
@@ -253,6 +261,7 @@ func (cg *consumerGroup) heartbeat(env *hbEnv, r *ConsumerHeartbeatRequest, newI
 		meta.regex = *r.SubscribedTopicRegex
 	}
 	meta.clientID, meta.clientHost = r.ClientID, r.ClientHost
+	meta.classic = r.classic
 
 	var recs []consumerRecord
 	replacedID := ""
@@ -501,7 +510,8 @@ func (cg *consumerGroup) expired(now int64) []*consumerMember {
 	var out []*consumerMember
 	for _, m := range cg.sortedMembers() {
 		if (m.sessionDeadline != 0 && now >= m.sessionDeadline) ||
-			(m.revokeDeadline != 0 && now >= m.revokeDeadline && m.current.state == memberUnrevoked) {
+			(m.revokeDeadline != 0 && now >= m.revokeDeadline && m.current.state == memberUnrevoked) ||
+			(m.classicDeadline != 0 && now >= m.classicDeadline) {
 			out = append(out, m)
 		}
 	}
@@ -512,7 +522,7 @@ func (cg *consumerGroup) expired(now int64) []*consumerMember {
 func (cg *consumerGroup) nextDeadline() int64 {
 	var next int64
 	for _, m := range cg.members {
-		for _, t := range []int64{m.sessionDeadline, m.revokeDeadline} {
+		for _, t := range []int64{m.sessionDeadline, m.revokeDeadline, m.classicDeadline} {
 			if t != 0 && (next == 0 || t < next) {
 				next = t
 			}
@@ -525,8 +535,8 @@ func (cg *consumerGroup) nextDeadline() int64 {
 // each had just heartbeated.
 func (cg *consumerGroup) restartTimers(now int64, p *Policy) {
 	for _, m := range cg.members {
-		m.sessionDeadline = now + int64(p.ConsumerSessionTimeout)
-		m.revokeDeadline = 0
+		m.sessionDeadline = now + int64(m.sessionTimeout(p))
+		m.revokeDeadline, m.classicDeadline = 0, 0
 		if m.current.state == memberUnrevoked {
 			m.revokeDeadline = now + int64(max(m.rebalanceTimeout, 0))
 		}
@@ -551,4 +561,13 @@ func partitionList(s tpSet) []TopicPartitions {
 		out = append(out, TopicPartitions{TopicID: id, Partitions: s[id]})
 	}
 	return out
+}
+
+// sessionTimeout is the member's session timeout (ms): a classic member's
+// own, else group.consumer.session.timeout.ms.
+func (m *consumerMember) sessionTimeout(p *Policy) int32 {
+	if m.classic != nil {
+		return m.classic.sessionTimeout
+	}
+	return p.ConsumerSessionTimeout
 }

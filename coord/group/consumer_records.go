@@ -1,6 +1,7 @@
 package group
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,7 +25,12 @@ import (
 //	                                    SubscribedTopicRegex string?,
 //	                                    RebalanceTimeoutMs int32,
 //	                                    ServerAssignor string?;
-//	                                    tag 0: ClassicMemberMetadata (not kept)
+//	                                    tag 0: ClassicMemberMetadata, a
+//	                                    nullable struct (int8 1, then
+//	                                    SessionTimeoutMs int32,
+//	                                    SupportedProtocols []{Name string,
+//	                                    Metadata bytes}) for a classic
+//	                                    member
 //	6 ConsumerGroupTargetAssignmentMetadata  AssignmentEpoch int32
 //	7 ConsumerGroupTargetAssignmentMember    TopicPartitions []{TopicId uuid,
 //	                                         Partitions []int32}
@@ -70,6 +76,34 @@ type memberMeta struct {
 	regex                string
 	rebalanceTimeout     int32
 	assignor             string
+	// classic: the member uses the classic protocol (JoinGroup, SyncGroup,
+	// Heartbeat) inside the consumer group; nil for a consumer protocol
+	// member.
+	classic *classicMeta
+}
+
+// classicMeta is what a classic member of a consumer group joined with:
+// its session timeout (ms) and the protocols it supports, with their
+// metadata (a ConsumerProtocolSubscription each).
+type classicMeta struct {
+	sessionTimeout int32
+	protocols      []Protocol
+}
+
+// equal reports whether two classic metadata are the same (nil for none).
+func (a *classicMeta) equal(b *classicMeta) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.sessionTimeout != b.sessionTimeout || len(a.protocols) != len(b.protocols) {
+		return false
+	}
+	for i, p := range a.protocols {
+		if p.Name != b.protocols[i].Name || !bytes.Equal(p.Metadata, b.protocols[i].Metadata) {
+			return false
+		}
+	}
+	return true
 }
 
 // memberState is a member's reconciliation state (Kafka's MemberState).
@@ -143,7 +177,13 @@ func appendConsumerValue(dst []byte, r *consumerRecord) []byte {
 		dst = appendNullableCompact(dst, m.regex)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(m.rebalanceTimeout))
 		dst = appendNullableCompact(dst, m.assignor)
-		return append(dst, 0)
+		if m.classic == nil {
+			return append(dst, 0)
+		}
+		body := appendClassicMeta(nil, m.classic)
+		dst = append(dst, 1, 0) // one tagged field: tag 0
+		dst = binary.AppendUvarint(dst, uint64(len(body)))
+		return append(dst, body...)
 	case consumerTargetEpochType:
 		dst = binary.BigEndian.AppendUint32(dst, uint32(r.epoch))
 		return append(dst, 0)
@@ -268,7 +308,16 @@ func decodeConsumerRecord(typ int16, key, value []byte) (group string, r consume
 		m.regex = vr.nullableCompact()
 		m.rebalanceTimeout = vr.int32()
 		m.assignor = vr.nullableCompact()
-		vr.tags(nil)
+		vr.tags(func(tag uint64, b []byte) {
+			if tag != 0 {
+				return
+			}
+			c, err := decodeClassicMeta(b)
+			if err != nil && vr.err == nil {
+				vr.err = err
+			}
+			m.classic = c
+		})
 	case consumerTargetEpochType:
 		r.epoch = vr.int32()
 		vr.tags(nil)
@@ -447,4 +496,55 @@ func (r *reader) int32s() []int32 {
 		out[i] = r.int32()
 	}
 	return out
+}
+
+// appendClassicMeta appends the ClassicMemberMetadata struct of a member
+// record, with the presence byte of a nullable struct.
+func appendClassicMeta(dst []byte, c *classicMeta) []byte {
+	dst = append(dst, 1)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c.sessionTimeout))
+	dst = binary.AppendUvarint(dst, uint64(len(c.protocols))+1)
+	for _, p := range c.protocols {
+		dst = appendCompact(dst, p.Name)
+		dst = binary.AppendUvarint(dst, uint64(len(p.Metadata))+1)
+		dst = append(dst, p.Metadata...)
+		dst = append(dst, 0)
+	}
+	return append(dst, 0)
+}
+
+// decodeClassicMeta reads a ClassicMemberMetadata tagged field: with the
+// presence byte of a nullable struct (-1: null) or, as a writer may omit
+// it, without; the form that reads the field's bytes exactly wins.
+func decodeClassicMeta(b []byte) (*classicMeta, error) {
+	if len(b) == 1 && b[0] == 0xff {
+		return nil, nil
+	}
+	if len(b) > 0 && b[0] == 1 {
+		if c, err := readClassicMeta(b[1:]); err == nil {
+			return c, nil
+		}
+	}
+	return readClassicMeta(b)
+}
+
+func readClassicMeta(b []byte) (*classicMeta, error) {
+	r := reader{b: b}
+	c := &classicMeta{sessionTimeout: r.int32()}
+	n := r.arrayLen()
+	for i := 0; i < n && r.err == nil; i++ {
+		name := r.compact()
+		m := r.length()
+		meta := r.need(max(m, 0))
+		r.tags(nil)
+		c.protocols = append(c.protocols, Protocol{Name: name, Metadata: bytes.Clone(meta)})
+	}
+	r.tags(nil)
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%w: %d bytes after the classic member metadata", errConsumerRecord, len(r.b))
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("classic member metadata: %w", r.err)
+	}
+	return c, nil
 }

@@ -447,11 +447,13 @@ func TestConsumerGroupOffsets(t *testing.T) {
 }
 
 // Empty groups convert between the protocols both ways, keeping their
-// offsets; groups with members do not.
+// offsets, whatever the migration policy; groups with members do not when
+// it is disabled.
 func TestConsumerGroupConversions(t *testing.T) {
 	dir := t.TempDir()
 	n := openNode(t, dir)
 	c, _ := consumerCoordinator(t, n)
+	c.policy.UpgradeAllowed, c.policy.DowngradeAllowed = false, false
 	// A classic group with members.
 	joinSync(t, c, "classic", "", consumerMetadata("a"), []byte("x"))
 	if res := newMember(t, c, "classic", "m1", "a").send(); res.Err != kerr.GroupIDNotFound.Code {

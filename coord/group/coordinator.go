@@ -124,6 +124,8 @@ type Coordinator struct {
 	// topics is the cluster's topics, to resolve consumer groups'
 	// subscriptions (SetTopics).
 	topics atomic.Pointer[topicsView]
+	// purges are the purges of deleted topics' offsets in flight.
+	purges sync.WaitGroup
 
 	mu     sync.RWMutex
 	shards map[int32]*shard
@@ -205,8 +207,22 @@ func (c *Coordinator) SetPartitionCount(n int32) {
 // SetTopics gives the coordinator the cluster's topics as they are now (a
 // new metadata image): consumer groups resolve their subscriptions against
 // them, and reassign when their subscribed topics change.
+//
+// The offsets of topics deleted since the last call are purged from every
+// group, in the background (writes to __consumer_offsets may wait for its
+// followers, which must not hold up the caller, the metadata image's).
 func (c *Coordinator) SetTopics(t Topics) {
-	c.topics.Store(&topicsView{t})
+	old := c.topics.Swap(&topicsView{t})
+	if old == nil || old.Topics == nil || t == nil {
+		return
+	}
+	if gone := deletedTopics(old.Topics, t); len(gone) > 0 {
+		c.purges.Add(1)
+		go func() {
+			defer c.purges.Done()
+			c.purgeTopics(gone)
+		}()
+	}
 }
 
 // topicsView boxes a Topics for an atomic pointer.
@@ -319,15 +335,17 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	e := s.mu.groups[r.Group]
 	if e != nil && e.g.consumer != nil {
 		if len(e.g.consumer.members) > 0 {
-			// Classic members do not join a consumer group with members
-			// (no online migration).
+			if c.policy.classicMembersAllowed() {
+				s.joinClassicLocked(e, now, r, done)
+				return
+			}
 			s.finishLocked(e, now)
 			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
 			return
 		}
 		// An empty consumer group becomes a classic group.
 		recs := e.g.consumer.deleteRecords()
-		if err := s.writeConsumerLocked(e.g.id, recs, false); err != nil {
+		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
 			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.id, "err", err)
 			s.finishLocked(e, now)
 			done(joinError(groupStoreCode(err), r.MemberID))
@@ -377,6 +395,10 @@ func (c *Coordinator) SyncGroup(r *SyncRequest, done func(SyncResult)) {
 		done(SyncResult{Err: kerr.UnknownMemberID.Code})
 		return
 	}
+	if e.g.consumer != nil {
+		s.syncClassicLocked(e, now, r, done)
+		return
+	}
 	e.g.Sync(now, r, done)
 	s.finishLocked(e, now)
 }
@@ -398,6 +420,9 @@ func (c *Coordinator) Heartbeat(r *HeartbeatRequest) int16 {
 	if e == nil {
 		s.mu.Unlock()
 		return kerr.UnknownMemberID.Code
+	}
+	if e.g.consumer != nil {
+		return s.heartbeatClassicLocked(e, now, r)
 	}
 	code = e.g.Heartbeat(now, r)
 	s.finishLocked(e, now)
@@ -422,6 +447,9 @@ func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (int16, []
 			codes[i] = kerr.UnknownMemberID.Code
 		}
 		return 0, codes
+	}
+	if e.g.consumer != nil {
+		return 0, s.leaveClassicLocked(e, now, members)
 	}
 	code, codes := e.g.Leave(now, members)
 	s.finishLocked(e, now)

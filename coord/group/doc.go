@@ -70,9 +70,25 @@
 // older epoch being accepted for partitions held since then (KIP-1251).
 //
 // A group is classic or consumer: an empty group converts either way when
-// a member of the other protocol joins (keeping its offsets); a group with
-// members of one protocol refuses the other's (GROUP_ID_NOT_FOUND for a
-// consumer heartbeat, INCONSISTENT_GROUP_PROTOCOL for a JoinGroup).
+// a member of the other protocol joins (keeping its offsets). Groups with
+// members migrate online as group.consumer.migration.policy allows
+// (consumer_migration.go): a consumer heartbeat joining a classic group of
+// consumers upgrades it, its members becoming classic members of the
+// consumer group (consumer_classic.go: JoinGroup, SyncGroup, Heartbeat and
+// LeaveGroup with generation = member epoch, assigned server side); a
+// classic JoinGroup joins a consumer group as such a member; when the
+// last consumer protocol member leaves and only classic members remain,
+// the group downgrades to a classic group and rebalances. With the policy
+// "disabled" a group with members of one protocol refuses the other's
+// (GROUP_ID_NOT_FOUND for a consumer heartbeat, INCONSISTENT_GROUP_PROTOCOL
+// for a JoinGroup).
+//
+// # Deleted topics
+//
+// SetTopics compares each metadata image with the previous one: the
+// offsets of a topic that disappeared are deleted from every group of the
+// loaded shards (tombstones written, in the background), and a group left
+// empty without offsets is deleted, as Kafka does on partition deletion.
 //
 // # Transactions
 //
@@ -87,8 +103,6 @@
 // replays the same from the transactional batches and markers; a
 // transaction still open at the end stays staged.
 //
-// Not implemented: the online migration of groups with members between the
-// protocols (classic members inside a consumer group, as Kafka's
-// group.consumer.migration.policy allows); per-group configs
-// (IncrementalAlterConfigs on GROUP resources).
+// Not implemented: per-group configs (IncrementalAlterConfigs on GROUP
+// resources).
 package group

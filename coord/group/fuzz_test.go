@@ -31,6 +31,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		{typ: consumerEpochType, epoch: 3, metaHash: -5},
 		{typ: consumerEpochType, epoch: 1},
 		{typ: consumerMemberType, member: "m", meta: memberMeta{instanceID: "i", clientID: "c", clientHost: "/h", topics: []string{"a", "b"}, regex: "x.*", rebalanceTimeout: 5, assignor: "range"}},
+		{typ: consumerMemberType, member: "c", meta: memberMeta{clientID: "c", topics: []string{"a"}, rebalanceTimeout: 5,
+			classic: &classicMeta{sessionTimeout: 10, protocols: []Protocol{{Name: "range", Metadata: []byte{0, 1}}}}}},
 		{typ: consumerTargetEpochType, epoch: 2},
 		{typ: consumerTargetMemberType, member: "m", target: tpSet{id: {0, 3}}},
 		{typ: consumerCurrentType, member: "m", current: currentAssignment{epoch: 2, previousEpoch: 1, state: memberUnrevoked, assigned: tpSet{id: {1}}, revoking: tpSet{id: {2}}}},

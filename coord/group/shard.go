@@ -94,7 +94,7 @@ func (s *shard) finishLocked(e *entry, now int64) {
 func (s *shard) settleLocked(e *entry, now int64) []func() {
 	g := e.g
 	if g.consumer != nil {
-		s.expireConsumerLocked(g, now)
+		s.expireConsumerLocked(e, now)
 	}
 	for range 64 {
 		if g.consumer != nil {

@@ -1,5 +1,7 @@
 package group
 
+import "github.com/twmb/franz-go/pkg/kerr"
+
 // Topics is the cluster's topics as a consumer group coordinator needs them
 // to resolve KIP-848 subscriptions (names and regular expressions) to topic
 // ids and partition counts. A value is a snapshot (the broker's metadata
@@ -29,3 +31,79 @@ func (noTopics) Version() int64                  { return 0 }
 func (noTopics) ByName(string) (TopicInfo, bool) { return TopicInfo{}, false }
 func (noTopics) ByID([16]byte) (TopicInfo, bool) { return TopicInfo{}, false }
 func (noTopics) All() []TopicInfo                { return nil }
+
+// deletedTopics lists the topics of old that next no longer has (by id: a
+// topic deleted and created again under its name counts as deleted).
+func deletedTopics(old, next Topics) map[string]bool {
+	if old.Version() == next.Version() {
+		return nil
+	}
+	var gone map[string]bool
+	for _, t := range old.All() {
+		if _, ok := next.ByID(t.ID); ok {
+			continue
+		}
+		if gone == nil {
+			gone = map[string]bool{}
+		}
+		gone[t.Name] = true
+	}
+	return gone
+}
+
+// purgeTopics deletes every group's offsets of the topics named, as
+// Kafka's coordinator does when partitions are deleted: tombstones, then
+// the offsets are dropped; a group left empty with no offsets is deleted.
+// Shards still loading keep theirs.
+func (c *Coordinator) purgeTopics(topics map[string]bool) {
+	c.mu.RLock()
+	shards := make([]*shard, 0, len(c.shards))
+	for _, s := range c.shards {
+		shards = append(shards, s)
+	}
+	c.mu.RUnlock()
+	for _, s := range shards {
+		s.purgeTopics(c.now(), topics)
+	}
+}
+
+func (s *shard) purgeTopics(now int64, topics map[string]bool) {
+	s.mu.Lock()
+	if s.mu.state != shardActive {
+		s.mu.Unlock()
+		return
+	}
+	var ready []func()
+	for _, e := range s.mu.groups {
+		var tps []TopicPartition
+		for _, tp := range e.g.allPartitions() {
+			if topics[tp.Topic] {
+				tps = append(tps, tp)
+			}
+		}
+		if len(tps) == 0 {
+			continue
+		}
+		if err := s.appendTombstonesLocked(e.g, tps, false); err != nil {
+			s.c.logger.Warn("cannot delete the offsets of deleted topics", "group", e.g.id, "partition", s.id, "err", err)
+			continue
+		}
+		for _, tp := range tps {
+			delete(e.g.offsets, tp)
+			e.g.dropTxnOffsets(tp)
+		}
+		if !e.g.deletable() {
+			continue
+		}
+		if err := s.appendTombstonesLocked(e.g, nil, true); err != nil {
+			s.c.logger.Warn("cannot delete a group left without offsets", "group", e.g.id, "partition", s.id, "err", err)
+			continue
+		}
+		e.g.markDead(now, kerr.GroupIDNotFound.Code)
+		ready = append(ready, s.settleLocked(e, now)...)
+	}
+	s.mu.Unlock()
+	for _, f := range ready {
+		f()
+	}
+}

@@ -2,9 +2,9 @@ package api
 
 // ConsumerGroupDescribe: v0-v1 (KIP-848). Each consumer group's state,
 // epochs, assignor and members: subscription, current and target
-// assignment (topic ids and names); v1 adds the member type (+1: a
-// consumer protocol member; kzero has no classic members in consumer
-// groups). A group that does not exist, or is a classic group, gets
+// assignment (topic ids and names); v1 adds the member type (1: a
+// consumer protocol member, 0: a classic member of a group migrating
+// between the protocols). A group that does not exist, or is a classic group, gets
 // GROUP_ID_NOT_FOUND; an empty id INVALID_GROUP_ID. Authorized operations:
 // without an authorizer, all of a group's when asked for.
 
@@ -49,6 +49,9 @@ func (h *Handler) consumerGroupDescribe(req *server.Request) error {
 			}
 			rm.Assignment, rm.TargetAssignment = describedAssignment(m.Assignment), describedAssignment(m.TargetAssignment)
 			rm.MemberType = 1
+			if m.Classic {
+				rm.MemberType = 0
+			}
 			rg.Members = append(rg.Members, rm)
 		}
 		resp.Groups = append(resp.Groups, rg)
