@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // Target is a broker the workloads run against: an address, or a reference
@@ -50,17 +48,22 @@ type startedBroker struct {
 	stop  func() error
 }
 
-// startBroker starts a kzero or kfake on loopback. kzero runs as the binary
-// bin (built from this module into dir when bin is empty) with its data and
-// log in dir; kfake runs in this process, so it has no Process of its own.
+// startBroker starts a kzero or kfake on loopback, each as a process of
+// its own so that its CPU seconds and peak RSS can be read. kzero runs as
+// the binary bin (built from this module into dir when bin is empty) with
+// its data and log in dir; kfake runs as this very executable re-executed
+// with serveKfakeEnv set (see kfake_process.go).
 func startBroker(ctx context.Context, kind, bin, dir string) (*startedBroker, error) {
 	switch kind {
 	case "kfake":
-		c, err := kfake.NewCluster(kfake.NumBrokers(1))
+		self, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("kfake: %w", err)
+			return nil, fmt.Errorf("kfake: find this executable to re-run: %w", err)
 		}
-		return &startedBroker{addr: c.ListenAddrs()[0], stop: func() error { c.Close(); return nil }}, nil
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), serveKfakeEnv+"=1")
+		b, _, err := startProcess(ctx, cmd, "kfake", dir, nil)
+		return b, err
 	case "kzero":
 		return startKzero(ctx, bin, dir)
 	}
@@ -75,24 +78,45 @@ func startKzero(ctx context.Context, bin, dir string) (*startedBroker, error) {
 			return nil, fmt.Errorf("build kzero (run inside the kzero module, or pass --kzero-bin): %w: %s", err, strings.TrimSpace(string(out)))
 		}
 	}
-	logf, err := os.Create(filepath.Join(dir, "kzero.log"))
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(bin,
 		"--override", "listeners=PLAINTEXT://127.0.0.1:0",
 		"--override", "log.dirs="+filepath.Join(dir, "data"),
 		"--override", "admin.listener=127.0.0.1:0")
-	admin := &adminWatch{w: logf, found: make(chan string, 1)}
-	cmd.Stderr = admin
+	found := make(chan string, 1)
+	b, admin, err := startProcess(ctx, cmd, "kzero", dir, found)
+	if err != nil {
+		return nil, err
+	}
+	// The admin listener (pprof) is logged before the broker is ready; a
+	// kzero without one is benchmarked without profiles.
+	select {
+	case b.admin = <-admin:
+	case <-time.After(2 * time.Second):
+	}
+	return b, nil
+}
+
+// startProcess starts a broker process whose stdout says "NAME ready on
+// ADDR" once it serves, its output going to dir/NAME.log. With found, its
+// stderr is watched for kzero's admin listener line (returned channel).
+func startProcess(ctx context.Context, cmd *exec.Cmd, name, dir string, found chan string) (*startedBroker, <-chan string, error) {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if found != nil {
+		cmd.Stderr = &adminWatch{w: logf, found: found}
+	} else {
+		cmd.Stderr = logf
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		logf.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("start kzero: %w", err)
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	exited := make(chan error, 1)
 	stop := func() error {
@@ -102,7 +126,7 @@ func startKzero(ctx context.Context, bin, dir string) (*startedBroker, error) {
 		case err = <-exited:
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
-			err = fmt.Errorf("kzero did not stop in 30s; killed: %w", <-exited)
+			err = fmt.Errorf("%s did not stop in 30s; killed: %w", name, <-exited)
 		}
 		logf.Close()
 		var exit *exec.ExitError
@@ -115,7 +139,7 @@ func startKzero(ctx context.Context, bin, dir string) (*startedBroker, error) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "kzero ready on "); ok {
+			if a, ok := strings.CutPrefix(sc.Text(), name+" ready on "); ok {
 				addr <- strings.TrimSpace(a)
 				break
 			}
@@ -126,22 +150,15 @@ func startKzero(ctx context.Context, bin, dir string) (*startedBroker, error) {
 	}()
 	select {
 	case a := <-addr:
-		b := &startedBroker{addr: a, proc: NewProcess(cmd.Process.Pid), stop: stop}
-		// The admin listener (pprof) is logged before the broker is ready;
-		// a kzero without one is benchmarked without profiles.
-		select {
-		case b.admin = <-admin.found:
-		case <-time.After(2 * time.Second):
-		}
-		return b, nil
+		return &startedBroker{addr: a, proc: NewProcess(cmd.Process.Pid), stop: stop}, found, nil
 	case <-exited:
 		logf.Close()
-		return nil, fmt.Errorf("kzero exited before it was ready; see %s", logf.Name())
+		return nil, nil, fmt.Errorf("%s exited before it was ready; see %s", name, logf.Name())
 	case <-time.After(time.Minute):
 	case <-ctx.Done():
 	}
 	stop()
-	return nil, fmt.Errorf("kzero not ready; see %s", logf.Name())
+	return nil, nil, fmt.Errorf("%s not ready; see %s", name, logf.Name())
 }
 
 // adminWatch passes kzero's log through to w and finds the address of its
