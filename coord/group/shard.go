@@ -9,7 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"golang.org/x/sys/unix"
 
 	"kzero/log"
 	"kzero/replica"
@@ -24,10 +23,6 @@ const (
 	shardActive
 	shardClosed
 )
-
-// readChunk is how much of the partition a load reads at a time (at
-// least one whole batch).
-const readChunk = 1 << 20
 
 // shard is the groups of one __consumer_offsets partition this broker
 // leads. Its mutex guards every group in it and the partition's writes, so
@@ -322,87 +317,29 @@ func (s *shard) load() {
 // batch under its producer id, and transaction markers.
 func (s *shard) read(ld *loader) error {
 	l := s.part.Log()
-	end := l.LogEndOffset()
-	off := l.LogStartOffset()
-	var buf []byte
 	var rr log.RecordReader
 	defer rr.Release()
-	for off < end {
-		fr, err := l.Read(off, readChunk, end, true)
-		if err != nil {
-			return fmt.Errorf("read at offset %d: %w", off, err)
+	return l.Scan(l.LogStartOffset(), l.LogEndOffset(), func(b log.Batch) error {
+		if err := rr.Reset(b, 0); err != nil {
+			return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
 		}
-		if fr.Empty() {
-			return nil
+		producerID := int64(log.NoProducerID)
+		if b.IsTransactional() {
+			producerID = b.ProducerID()
 		}
-		if int64(cap(buf)) < fr.Len {
-			buf = make([]byte, fr.Len)
-		}
-		data := buf[:fr.Len]
-		err = preadFull(fr.Segment.Fd(), data, fr.Pos)
-		fr.Release()
-		if err != nil {
-			return fmt.Errorf("read at offset %d: %w", off, err)
-		}
-		before := off
-		for {
-			b, rest, err := log.ParseBatch(data)
-			if errors.Is(err, log.ErrShortBatch) {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("batch after offset %d: %w", off, err)
-			}
-			data = rest
-			if err := b.Validate(); err != nil {
-				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
-			}
-			if b.NextOffset() <= off {
+		for rr.Next() {
+			rec := rr.Record()
+			if b.IsControl() {
+				ld.marker(producerID, rec.Key, rec.Value)
 				continue
 			}
-			off = b.NextOffset()
-			if err := rr.Reset(b, 0); err != nil {
-				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
-			}
-			producerID := int64(log.NoProducerID)
-			if b.IsTransactional() {
-				producerID = b.ProducerID()
-			}
-			for rr.Next() {
-				rec := rr.Record()
-				if b.IsControl() {
-					ld.marker(producerID, rec.Key, rec.Value)
-					continue
-				}
-				ld.apply(rec.Key, rec.Value, rr.Offset(), producerID)
-			}
-			if err := rr.Err(); err != nil {
-				return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
-			}
+			ld.apply(rec.Key, rec.Value, rr.Offset(), producerID)
 		}
-		if off == before {
-			return fmt.Errorf("no whole batch at offset %d", off)
+		if err := rr.Err(); err != nil {
+			return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
 		}
-	}
-	return nil
-}
-
-// preadFull reads len(p) bytes at pos.
-func preadFull(fd int, p []byte, pos int64) error {
-	for len(p) > 0 {
-		n, err := unix.Pread(fd, p, pos)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return errors.New("unexpected end of segment file")
-		}
-		p, pos = p[n:], pos+int64(n)
-	}
-	return nil
+		return nil
+	})
 }
 
 // loader gathers a partition's records: the last one of each key wins,
