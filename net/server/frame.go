@@ -9,9 +9,6 @@ import (
 	"kzero/net/wire"
 )
 
-// framePool holds request frame buffers; it sizes new buffers by what it
-// has seen, so steady traffic reuses buffers without allocating.
-var framePool bytebufferpool.Pool
 
 // inbound is the read side of a gnet connection as the frame reader uses
 // it (gnet.Conn has these methods, valid on its event loop only).
@@ -59,11 +56,7 @@ func (r *frameReader) next(in inbound) (*bytebufferpool.ByteBuffer, error) {
 		if _, err := in.Discard(wire.SizeLen); err != nil {
 			return nil, fmt.Errorf("discard frame size: %w", err)
 		}
-		r.buf, r.size = framePool.Get(), size
-		if cap(r.buf.B) < size {
-			r.buf.B = make([]byte, 0, size)
-		}
-		r.buf.B = r.buf.B[:0]
+		r.buf, r.size = framePool.get(size), size
 	}
 	for len(r.buf.B) < r.size && in.InboundBuffered() > 0 {
 		n, err := in.Read(r.buf.B[len(r.buf.B):r.size])
