@@ -9,7 +9,6 @@ import (
 	"kzero/net/wire"
 )
 
-
 // inbound is the read side of a gnet connection as the frame reader uses
 // it (gnet.Conn has these methods, valid on its event loop only).
 type inbound interface {
