@@ -79,14 +79,18 @@ func parseEpochCheckpoint(data []byte) ([]EpochEntry, error) {
 	return out, nil
 }
 
-func (c *epochCache) write() error {
+func (c *epochCache) write(sync bool) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "0\n%d\n", len(c.entries))
 	for _, e := range c.entries {
 		fmt.Fprintf(&b, "%d %d\n", e.Epoch, e.StartOffset)
 	}
 	tmp := c.path + ".tmp"
-	if err := writeFileSync(tmp, b.Bytes()); err != nil {
+	write := writeFileSync
+	if !sync {
+		write = writeFileNoSync
+	}
+	if err := write(tmp, b.Bytes()); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, c.path); err != nil {

@@ -42,7 +42,7 @@ func TestEpochCheckpointFormat(t *testing.T) {
 	c.assign(0, 0)
 	c.assign(4, 17)
 	c.assign(2, 30) // older than the latest: ignored
-	if err := c.write(); err != nil {
+	if err := c.write(true); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, LeaderEpochCheckpoint))
@@ -135,5 +135,34 @@ func TestLogLeaderEpochs(t *testing.T) {
 	defer l.Close()
 	if got := l.LeaderEpochs(); !slices.Equal(got, want) {
 		t.Fatalf("rebuilt: %v, want %v", got, want)
+	}
+}
+
+// An append that starts an epoch writes leader-epoch-checkpoint at once but
+// leaves its fsync to the next flush.
+func TestEpochCheckpointSyncedOnFlush(t *testing.T) {
+	dir := t.TempDir()
+	l := openTestLog(t, dir, testConfig())
+	if _, err := l.Append(makeBatch(t, 3, 10, CodecNone), OriginClient, 7); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := loadEpochCache(dir)
+	if !ok || len(c.entries) != 1 || c.entries[0] != (EpochEntry{7, 0}) {
+		t.Fatalf("checkpoint after the append: %v %v", c.entries, ok)
+	}
+	l.mu.Lock()
+	unsynced := l.mu.epochUnsynced
+	l.mu.Unlock()
+	if !unsynced {
+		t.Fatal("the append's checkpoint is marked synced")
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	unsynced = l.mu.epochUnsynced
+	l.mu.Unlock()
+	if unsynced {
+		t.Fatal("flush left the checkpoint unsynced")
 	}
 }

@@ -38,6 +38,10 @@ type Log struct {
 		next       int64 // the writer's log end offset, published after writes
 		epoch      int32 // the latest leader epoch in epochs, -1 when none
 		epochDirty bool  // epochs changed since leader-epoch-checkpoint was written
+		// epochUnsynced: leader-epoch-checkpoint was written by an append
+		// without fsync; the next flush syncs it (as Kafka since
+		// KAFKA-15046), so a new partition's first produce pays no fsync.
+		epochUnsynced bool
 		producers  *ProducerStates
 		iov        []unix.Iovec
 		unflushed  int64 // records appended since the last fsync
@@ -202,6 +206,11 @@ func (l *Log) flushLocked() error {
 			}
 		}
 	}
+	if l.mu.epochUnsynced {
+		if err := l.writeEpochsLocked(true); err != nil {
+			return fmt.Errorf("write leader epoch checkpoint: %w", err)
+		}
+	}
 	l.mu.unflushed = 0
 	l.lastFlushMs.Store(l.cfg.Load().nowMs())
 	l.advanceRecoveryPoint(end)
@@ -356,15 +365,22 @@ func (l *Log) noteEpochLocked(b Batch) {
 	}
 }
 
-// syncEpochsLocked writes leader-epoch-checkpoint when the cache changed.
+// syncEpochsLocked writes leader-epoch-checkpoint, with fsync, when the
+// cache changed or an append wrote it without one.
 func (l *Log) syncEpochsLocked() error {
-	if !l.mu.epochDirty {
+	if !l.mu.epochDirty && !l.mu.epochUnsynced {
 		return nil
 	}
+	return l.writeEpochsLocked(true)
+}
+
+// writeEpochsLocked writes leader-epoch-checkpoint, fsynced or not.
+func (l *Log) writeEpochsLocked(sync bool) error {
 	l.mu.epochDirty = false
+	l.mu.epochUnsynced = !sync
 	l.mu.epoch = -1
 	if e := l.epochs.snapshot(); len(e) > 0 {
 		l.mu.epoch = e[len(e)-1].Epoch
 	}
-	return l.epochs.write()
+	return l.epochs.write(sync)
 }

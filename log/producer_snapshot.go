@@ -144,6 +144,11 @@ func writeFileSync(path string, data []byte) error {
 	return f.Close()
 }
 
+// writeFileNoSync writes data to path, leaving it to the page cache.
+func writeFileNoSync(path string, data []byte) error {
+	return os.WriteFile(path, data, 0o644)
+}
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
