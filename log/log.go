@@ -42,11 +42,11 @@ type Log struct {
 		// without fsync; the next flush syncs it (as Kafka since
 		// KAFKA-15046), so a new partition's first produce pays no fsync.
 		epochUnsynced bool
-		producers  *ProducerStates
-		iov        []unix.Iovec
-		unflushed  int64 // records appended since the last fsync
-		closed     bool
-		lastSnapAt int64 // offset of the newest producer snapshot
+		producers     *ProducerStates
+		iov           []unix.Iovec
+		unflushed     int64 // records appended since the last fsync
+		closed        bool
+		lastSnapAt    int64 // offset of the newest producer snapshot
 	}
 
 	epochs *epochCache
