@@ -1,6 +1,8 @@
 package api
 
-// Fetch: v4-v17. Fetch sessions (KIP-227) from v7, topic ids from v13.
+// Fetch: v4-v18. Fetch sessions (KIP-227) from v7, topic ids from v13;
+// v18 (Kafka 4.1) adds only a tagged field for followers (their high
+// watermark, KIP-1166), so a client request reads as v17.
 // MaxBytes, per-partition MaxBytes and KIP-74 (the first batch of the
 // first non-empty partition is returned whole even past the limits).
 // read_committed stops at the last stable offset and lists the aborted
@@ -21,7 +23,7 @@ import (
 	"kzero/replica"
 )
 
-func init() { register(kmsg.Fetch.Int16(), 4, 17, (*Handler).fetch) }
+func init() { register(kmsg.Fetch.Int16(), 4, 18, (*Handler).fetch) }
 
 // fetchTarget is one partition to read.
 type fetchTarget struct {

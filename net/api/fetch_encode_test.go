@@ -146,7 +146,7 @@ func checkFetchEncoding(t testing.TB, l *log.Log, v int16, rng *rand.Rand) {
 func TestFetchResponseEncoding(t *testing.T) {
 	l := testLog(t)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for v := int16(4); v <= 17; v++ {
+	for v := int16(4); v <= 18; v++ {
 		for i := 0; i < 50; i++ {
 			checkFetchEncoding(t, l, v, rng)
 		}
@@ -157,7 +157,7 @@ func FuzzFetchResponseEncoding(f *testing.F) {
 	f.Add(uint64(1), uint64(2), int16(12))
 	f.Add(uint64(3), uint64(4), int16(4))
 	f.Fuzz(func(t *testing.T, a, b uint64, v int16) {
-		if v < 4 || v > 17 {
+		if v < 4 || v > 18 {
 			return
 		}
 		checkFetchEncoding(t, testLog(t), v, rand.New(rand.NewPCG(a, b)))
