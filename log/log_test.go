@@ -279,7 +279,9 @@ func TestCompactedTopicRequiresKeys(t *testing.T) {
 	b.Add(&Record{Key: []byte("a"), Value: []byte("1")})
 	b.Add(&Record{OffsetDelta: 1, Value: []byte("no key")})
 	rec, _ := b.AppendTo(nil)
-	if _, err := l.Append(rec, OriginClient, 0); !errors.Is(err, kerr.InvalidRecord) {
+	_, err := l.Append(rec, OriginClient, 0)
+	var re *RecordErrors
+	if !errors.Is(err, kerr.InvalidRecord) || !errors.As(err, &re) || len(re.Records) != 1 || re.Records[0].Index != 1 {
 		t.Fatalf("keyless record on compacted log: %v", err)
 	}
 	mustAppend(t, l, makeBatch(t, 3, 10, CodecZstd))

@@ -1,7 +1,6 @@
 package log
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,12 +19,22 @@ func checkKeys(b Batch) error {
 	if err := r.Reset(b, decompressLimit); err != nil {
 		return err
 	}
-	for r.Next() {
+	var bad *RecordErrors // allocated only for a rejected batch
+	for i := int32(0); r.Next(); i++ {
 		if r.Record().Key == nil {
-			return fmt.Errorf("compacted topic cannot accept a record without a key: %w", kerr.InvalidRecord)
+			if bad == nil {
+				bad = &RecordErrors{Err: kerr.InvalidRecord}
+			}
+			bad.Records = append(bad.Records, RecordError{Index: i, Message: "compacted topic cannot accept a record without a key"})
 		}
 	}
-	return r.Err()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if bad != nil {
+		return bad
+	}
+	return nil
 }
 
 // decompressLimit bounds what one batch may inflate to.

@@ -10,6 +10,7 @@ package api
 // the client refreshes its metadata, as Kafka does.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -59,6 +60,7 @@ func (h *Handler) produce(req *server.Request) error {
 				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
 				if r.Version >= 8 {
 					rp.ErrorMessage = errMessage(err)
+					rp.ErrorRecords = recordErrors(err)
 				}
 			}
 		}
@@ -102,4 +104,19 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg
 	rp.LogAppendTime = info.LogAppendTime
 	rp.LogStartOffset = info.LogStartOffset
 	return nil
+}
+
+// recordErrors lists the records a rejected batch was rejected for
+// (ProduceResponse v8+), when the log named them.
+func recordErrors(err error) []kmsg.ProduceResponseTopicPartitionErrorRecord {
+	var re *log.RecordErrors
+	if !errors.As(err, &re) {
+		return nil
+	}
+	out := make([]kmsg.ProduceResponseTopicPartitionErrorRecord, len(re.Records))
+	for i, r := range re.Records {
+		msg := r.Message
+		out[i] = kmsg.ProduceResponseTopicPartitionErrorRecord{RelativeOffset: r.Index, ErrorMessage: &msg}
+	}
+	return out
 }
