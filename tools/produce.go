@@ -100,6 +100,9 @@ func (o *ProduceOptions) clientOpts() ([]kgo.Opt, error) {
 	if o.TransactionalID != "" {
 		opts = append(opts, kgo.TransactionalID(o.TransactionalID))
 	}
+	// Like kafka-console-producer: a missing topic is created when the
+	// broker allows it (auto.create.topics.enable).
+	opts = append(opts, kgo.AllowAutoTopicCreation())
 	if o.Partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	} else if o.Partition != -1 {

@@ -144,3 +144,16 @@ func TestProduceTransactional(t *testing.T) {
 		t.Fatalf("read_committed output %q", got)
 	}
 }
+
+// Like kafka-console-producer, producing to a missing topic creates it
+// when the broker allows auto-creation (kzero's default does).
+func TestProduceCreatesMissingTopic(t *testing.T) {
+	ctx := testCtx(t)
+	env, out := testEnv(t, Text)
+	must(t, Produce(ctx, env, ProduceOptions{Topic: "prod-auto", Partition: -1, Input: strings.NewReader("x\n")}))
+	out.Reset()
+	must(t, Consume(ctx, env, ConsumeOptions{Topic: "prod-auto", FromBeginning: true, Timestamp: -1, ToEnd: true, ValueOnly: true}))
+	if got := out.String(); got != "x\n" {
+		t.Fatalf("consumed %q", got)
+	}
+}
