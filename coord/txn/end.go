@@ -23,29 +23,18 @@ type EndResult struct {
 // once, else in the background. tv2 is transactions version 2 (EndTxn v5):
 // the epoch is bumped and the new one returned.
 func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit, tv2 bool) (EndResult, *kerr.Error) {
-	fresh := int64(-1)
-	for range 8 {
-		s, err := c.shardFor(id)
-		if err != nil {
-			return EndResult{}, err
-		}
-		res, prepared, needID, err := s.endLocked(id, producerID, epoch, commit, tv2, fresh)
-		s.mu.Unlock()
-		if needID {
-			next, aerr := c.cfg.AllocateProducerID(ctx)
-			if aerr != nil {
-				c.logger.Warn("cannot allocate a producer id", "err", aerr)
-				return EndResult{}, kerr.CoordinatorNotAvailable
-			}
-			fresh = next
-			continue
-		}
-		if prepared != nil {
-			s.finish(prepared)
-		}
-		return res, err
+	var res EndResult
+	var prepared *txnMeta
+	var on *shard
+	err := c.withShard(ctx, id, func(s *shard, fresh int64) (needID bool, err *kerr.Error) {
+		res, prepared, needID, err = s.endLocked(id, producerID, epoch, commit, tv2, fresh)
+		on = s
+		return needID, err
+	})
+	if prepared != nil {
+		on.finish(prepared) // with the shard unlocked
 	}
-	return EndResult{}, kerr.ConcurrentTransactions
+	return res, err
 }
 
 // endLocked is EndTxn on a locked shard; prepared is the transaction to

@@ -2,7 +2,6 @@ package txn
 
 import (
 	"context"
-	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -18,26 +17,41 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 	if timeoutMs <= 0 || int64(timeoutMs) > c.cfg.MaxTimeout.Milliseconds() {
 		return -1, -1, kerr.InvalidTransactionTimeout
 	}
-	fresh := int64(-1) // a producer id allocated for this call, if needed
+	var pid int64
+	var epoch int16
+	err := c.withShard(ctx, id, func(s *shard, fresh int64) (needID bool, err *kerr.Error) {
+		pid, epoch, needID, err = s.initLocked(id, timeoutMs, expectPID, expectEpoch, fresh)
+		return needID, err
+	})
+	if err != nil {
+		return -1, -1, err
+	}
+	return pid, epoch, nil
+}
+
+// withShard runs f on the id's locked shard. When f asks for a fresh
+// producer id (needID), one is allocated with the shard unlocked (ids come
+// from the quorum) and f runs again with it; fresh is -1 until then.
+func (c *Coordinator) withShard(ctx context.Context, id string, f func(s *shard, fresh int64) (needID bool, err *kerr.Error)) *kerr.Error {
+	fresh := int64(-1)
 	for range 8 {
-		s, serr := c.shardFor(id)
-		if serr != nil {
-			return -1, -1, serr
+		s, err := c.shardFor(id)
+		if err != nil {
+			return err
 		}
-		pid, epoch, needID, err := s.initLocked(id, timeoutMs, expectPID, expectEpoch, fresh)
+		needID, err := f(s, fresh)
 		s.mu.Unlock()
 		if !needID {
-			return pid, epoch, err
+			return err
 		}
-		// Producer ids come from the quorum: never with the shard locked.
 		next, aerr := c.cfg.AllocateProducerID(ctx)
 		if aerr != nil {
 			c.logger.Warn("cannot allocate a producer id", "err", aerr)
-			return -1, -1, kerr.CoordinatorNotAvailable
+			return kerr.CoordinatorNotAvailable
 		}
 		fresh = next
 	}
-	return -1, -1, kerr.ConcurrentTransactions
+	return kerr.ConcurrentTransactions
 }
 
 // initLocked is InitProducerID on a locked shard. needID asks the caller
@@ -90,7 +104,7 @@ func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEp
 		return -1, -1, false, kerr.ConcurrentTransactions
 	}
 	n := m.clone()
-	if epochExhausted(m.epoch) || m.epoch == math.MaxInt16 {
+	if epochExhausted(m.epoch) {
 		if fresh < 0 {
 			return -1, -1, true, nil
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/group"
+	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/server"
 )
@@ -119,4 +121,10 @@ func recordErrors(err error) []kmsg.ProduceResponseTopicPartitionErrorRecord {
 		out[i] = kmsg.ProduceResponseTopicPartitionErrorRecord{RelativeOffset: r.Index, ErrorMessage: &msg}
 	}
 	return out
+}
+
+// isInternalTopic reports whether clients may not produce to a topic: the
+// coordinators' own topics.
+func isInternalTopic(topic string) bool {
+	return topic == group.TopicName || topic == txn.TopicName
 }

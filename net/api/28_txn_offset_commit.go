@@ -22,8 +22,6 @@ package api
 // (0.11-2.0 producers do not expect it).
 
 import (
-	"context"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -97,9 +95,7 @@ func (h *Handler) txnOffsetCommitCodes(r *kmsg.TxnOffsetCommitRequest, tr *group
 		return h.groups.TxnOffsetCommit(tr) // INVALID_GROUP_ID
 	}
 	tp := log.TopicPartition{Topic: group.TopicName, Partition: h.groups.PartitionFor(r.Group)}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout(0))
-	code := h.verifyTxnPartition(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tp, r.Version >= 5)
-	cancel()
+	code := h.verifyTxnPartition(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tp, r.Version >= 5)
 	switch code {
 	case 0:
 		return h.groups.TxnOffsetCommit(tr)

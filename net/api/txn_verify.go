@@ -1,22 +1,13 @@
 package api
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kzero/coord/group"
-	"kzero/coord/txn"
 	"kzero/log"
 )
-
-// isInternalTopic reports whether clients may not produce to a topic: the
-// coordinators' own topics.
-func isInternalTopic(topic string) bool {
-	return topic == group.TopicName || topic == txn.TopicName
-}
 
 // verifyTxnWrite checks a transactional batch before it is appended: the
 // first batch of a transaction in a partition must belong to a
@@ -32,9 +23,7 @@ func (h *Handler) verifyTxnWrite(l *log.Log, tp log.TopicPartition, b log.Batch,
 	if r.TransactionID == nil || *r.TransactionID == "" {
 		return fmt.Errorf("transactional batch without a transactional id: %w", kerr.InvalidTxnState)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout(0))
-	defer cancel()
-	if code := h.verifyTxnPartition(ctx, *r.TransactionID, pid, epoch, tp, r.Version >= 12); code != 0 {
+	if code := h.verifyTxnPartition(*r.TransactionID, pid, epoch, tp, r.Version >= 12); code != 0 {
 		err := kerr.ErrorForCode(code)
 		switch code {
 		case kerr.ConcurrentTransactions.Code:
@@ -56,9 +45,10 @@ func (h *Handler) verifyTxnWrite(l *log.Log, tp log.TopicPartition, b log.Batch,
 // code to answer the write with (INVALID_TXN_STATE, PRODUCER_FENCED,
 // INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, ...).
 //
-// The coordinator is this broker's: kzero has one broker, so the
-// transactional id's coordinator is local (NOT_COORDINATOR otherwise).
-func (h *Handler) verifyTxnPartition(_ context.Context, transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) int16 {
+// The coordinator is this broker's, called in process: kzero has one
+// broker, so the transactional id's coordinator is local (NOT_COORDINATOR
+// otherwise). A cluster would send AddPartitionsToTxn v4+ instead.
+func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) int16 {
 	var err *kerr.Error
 	if add {
 		err = h.txns.AddPartitions(transactionalID, producerID, producerEpoch, []log.TopicPartition{tp}, true)
