@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -221,12 +220,8 @@ func TestConsumerProtocolResumesAfterRestart(t *testing.T) {
 		if req.Generation < 1 {
 			commitErr = fmt.Errorf("committed with member epoch %d", req.Generation)
 		}
-		for _, t := range resp.Topics {
-			for _, p := range t.Partitions {
-				if commitErr == nil {
-					commitErr = kerr.ErrorForCode(p.ErrorCode)
-				}
-			}
+		if commitErr == nil {
+			commitErr = commitResponseErr(resp, nil)
 		}
 	})
 	if commitErr != nil {

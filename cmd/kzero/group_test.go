@@ -552,14 +552,7 @@ func TestGroupResumesAtCommittedOffsetsAfterRestart(t *testing.T) {
 	at := map[int32]kgo.EpochOffset{0: {Epoch: -1, Offset: 30}, 1: {Epoch: -1, Offset: 20}}
 	var commitErr error
 	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{topic: at}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-		commitErr = err
-		for _, t := range resp.Topics {
-			for _, p := range t.Partitions {
-				if commitErr == nil {
-					commitErr = kerr.ErrorForCode(p.ErrorCode)
-				}
-			}
-		}
+		commitErr = commitResponseErr(resp, err)
 	})
 	if commitErr != nil {
 		t.Fatalf("commit: %v", commitErr)
@@ -723,3 +716,19 @@ type testWriter struct {
 }
 
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(w.name, string(p)); return len(p), nil }
+
+// commitResponseErr is a commit's error: the request's, else the first
+// partition's.
+func commitResponseErr(resp *kmsg.OffsetCommitResponse, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
