@@ -114,6 +114,16 @@ func produceN(b *testing.B, ctx context.Context, cl *kgo.Client, n int) {
 }
 
 func BenchmarkProduce(b *testing.B) {
+	eachBrokerProducer(b, func(b *testing.B, ctx context.Context, cl *kgo.Client) {
+		b.SetBytes(benchRecordBytes)
+		b.ResetTimer()
+		produceN(b, ctx, cl, b.N)
+	})
+}
+
+// eachBrokerProducer runs f as a sub-benchmark per broker, with a
+// benchProducer on it.
+func eachBrokerProducer(b *testing.B, f func(b *testing.B, ctx context.Context, cl *kgo.Client)) {
 	for _, br := range benchBrokers {
 		b.Run("broker="+br.name, func(b *testing.B) {
 			addr, _, stop := br.start(b)
@@ -122,9 +132,7 @@ func BenchmarkProduce(b *testing.B) {
 			defer cancel()
 			cl := benchProducer(b, ctx, addr)
 			defer cl.Close()
-			b.SetBytes(benchRecordBytes)
-			b.ResetTimer()
-			produceN(b, ctx, cl, b.N)
+			f(b, ctx, cl)
 		})
 	}
 }
@@ -176,27 +184,19 @@ func BenchmarkConsume(b *testing.B) {
 // waited for (acks=1): the broker's per-request latency, which bounds a
 // producer that does not batch (and the end-to-end latency goals).
 func BenchmarkProduceRoundTrip(b *testing.B) {
-	for _, br := range benchBrokers {
-		b.Run("broker="+br.name, func(b *testing.B) {
-			addr, _, stop := br.start(b)
-			defer stop()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			cl := benchProducer(b, ctx, addr)
-			defer cl.Close()
-			value := make([]byte, benchRecordBytes)
-			rand.Read(value)
-			r := &kgo.Record{Value: value, Partition: 0}
-			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+	eachBrokerProducer(b, func(b *testing.B, ctx context.Context, cl *kgo.Client) {
+		value := make([]byte, benchRecordBytes)
+		rand.Read(value)
+		r := &kgo.Record{Value: value, Partition: 0}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(benchRecordBytes)
+		b.ResetTimer()
+		for range b.N {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 				b.Fatal(err)
 			}
-			b.SetBytes(benchRecordBytes)
-			b.ResetTimer()
-			for range b.N {
-				if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+		}
+	})
 }
