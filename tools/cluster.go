@@ -23,13 +23,11 @@ type brokerInfo struct {
 // ClusterInfo prints the cluster id, the controller, the brokers and how
 // many topics there are, from a Metadata request.
 func ClusterInfo(ctx context.Context, env *Env) error {
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	m, err := adm.Metadata(ctx)
 	if err != nil {
 		return deadline(ctx, "cluster info", err)

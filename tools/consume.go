@@ -270,13 +270,11 @@ func (o *ConsumeOptions) finish(ctx context.Context, cl *kgo.Client, out *bufio.
 // without the group APIs would otherwise leave a group consumer waiting
 // silently.
 func (o *ConsumeOptions) checkGroupCoordinator(ctx context.Context, env *Env) error {
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	r, ok := adm.FindGroupCoordinators(ctx, o.Group)[o.Group]
 	if !ok {
 		return fmt.Errorf("consume: group %s: no coordinator found", o.Group)
@@ -290,13 +288,11 @@ func (o *ConsumeOptions) checkGroupCoordinator(ctx context.Context, env *Env) er
 // endOffsets lists the end offset (the last stable offset when committed)
 // of each partition consumed.
 func (o *ConsumeOptions) endOffsets(ctx context.Context, env *Env, committed bool) (map[int32]int64, error) {
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	list := adm.ListEndOffsets
 	if committed {
 		list = adm.ListCommittedOffsets
@@ -322,13 +318,11 @@ func (o *ConsumeOptions) startOffsets(ctx context.Context, env *Env, start kgo.O
 		}
 		return starts, nil
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	var listed kadm.ListedOffsets
 	if byTime {
 		listed, err = adm.ListOffsetsAfterMilli(ctx, o.Timestamp, o.Topic)

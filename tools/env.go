@@ -94,6 +94,17 @@ func (e *Env) admin() (*kadm.Client, error) {
 	return kadm.NewClient(cl), nil
 }
 
+// adminSession is an admin client and ctx bounded by the env's timeout,
+// for one administrative command; done closes both.
+func (e *Env) adminSession(ctx context.Context) (*kadm.Client, context.Context, func(), error) {
+	adm, err := e.admin()
+	if err != nil {
+		return nil, ctx, nil, err
+	}
+	ctx, cancel := e.withTimeout(ctx)
+	return adm, ctx, func() { cancel(); adm.Close() }, nil
+}
+
 // withTimeout bounds an administrative command by the env's timeout.
 func (e *Env) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, e.timeout())

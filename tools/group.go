@@ -52,13 +52,11 @@ type groupListing struct {
 // GroupList lists the cluster's groups, only those in one of states when
 // states is not empty (names as ParseGroupStates returns them).
 func GroupList(ctx context.Context, env *Env, states []string) error {
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	listed, err := adm.ListGroups(ctx, states...)
 	if len(listed) == 0 && err != nil {
 		return deadline(ctx, "list groups", err)
@@ -156,13 +154,11 @@ type groupOffset struct {
 // exist is an error (GROUP_ID_NOT_FOUND); the other groups are still
 // described.
 func GroupDescribe(ctx context.Context, env *Env, groups []string, view GroupView) error {
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 
 	if len(groups) == 0 {
 		listed, err := adm.ListGroups(ctx)
@@ -371,13 +367,11 @@ func GroupDelete(ctx context.Context, env *Env, groups []string) error {
 	if len(groups) == 0 {
 		return usagef("group delete: no group name")
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	resps, err := adm.DeleteGroups(ctx, groups...)
 	if len(resps) == 0 && err != nil {
 		return deadline(ctx, "delete groups", err)
@@ -433,13 +427,11 @@ func GroupDeleteOffsets(ctx context.Context, env *Env, group string, topics []st
 	if len(specs) == 0 {
 		return usagef("group delete-offsets: no --topic")
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	ends, err := adm.ListEndOffsets(ctx, specs.names()...)
 	if err != nil {
 		return deadline(ctx, "list partitions", err)

@@ -84,13 +84,11 @@ func GroupResetOffsets(ctx context.Context, env *Env, opts ResetOptions) error {
 	if err != nil {
 		return err
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	what := "reset offsets of group " + opts.Group
 
 	if err := checkInactive(ctx, adm, opts.Group, what); err != nil {

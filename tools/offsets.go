@@ -69,13 +69,11 @@ func Offsets(ctx context.Context, env *Env, opts OffsetsOptions) error {
 			return err
 		}
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 
 	end := adm.ListEndOffsets
 	if committed {

@@ -33,13 +33,11 @@ func TopicCreate(ctx context.Context, env *Env, spec TopicSpec) error {
 	if len(spec.Names) == 0 {
 		return usagef("topic create: no topic name")
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	configs := make(map[string]*string, len(spec.Configs))
 	for k, v := range spec.Configs {
 		configs[k] = &v
@@ -65,13 +63,11 @@ func TopicDelete(ctx context.Context, env *Env, names []string) error {
 	if len(names) == 0 {
 		return usagef("topic delete: no topic name")
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	resps, err := adm.DeleteTopics(ctx, names...)
 	if err != nil {
 		return deadline(ctx, "delete topics", err)
@@ -108,13 +104,11 @@ func TopicAlterConfig(ctx context.Context, env *Env, names []string, set map[str
 		}
 		alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	resps, err := adm.AlterTopicConfigs(ctx, alters, names...)
 	if err != nil {
 		return deadline(ctx, "alter topic configs", err)
@@ -140,13 +134,11 @@ func TopicAddPartitions(ctx context.Context, env *Env, names []string, add, tota
 	if (add > 0) == (total > 0) {
 		return usagef("topic add-partitions: give one of --num (partitions to add) and --total (new partition count)")
 	}
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	var resps kadm.CreatePartitionsResponses
 	if add > 0 {
 		resps, err = adm.CreatePartitions(ctx, add, names...)
@@ -204,13 +196,11 @@ type topicListing struct {
 // TopicList lists the cluster's topics, with the internal ones when
 // internal is set.
 func TopicList(ctx context.Context, env *Env, internal bool) error {
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	var details kadm.TopicDetails
 	if internal {
 		details, err = adm.ListTopicsWithInternal(ctx)
@@ -276,13 +266,11 @@ type partitionDescription struct {
 // its id, the configs set on the topic itself (as kafka-topics --describe
 // shows them) and its partitions with leader, epoch, replicas and ISR.
 func TopicDescribe(ctx context.Context, env *Env, names []string) error {
-	adm, err := env.admin()
+	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := env.withTimeout(ctx)
-	defer cancel()
+	defer done()
 	details, err := adm.ListTopics(ctx, names...)
 	if err != nil {
 		return deadline(ctx, "describe topics", err)
