@@ -34,6 +34,11 @@ type Config struct {
 	// ClusterID, when set, names a new cluster, and an existing one must
 	// carry it (Open fails otherwise). Empty: a new cluster gets a random id.
 	ClusterID string
+	// Bootstrap allows Open to start a new cluster when Dir holds no
+	// metadata log. A node whose log dirs already hold data of a cluster
+	// sets it false: a lost metadata log is then an error, never silently
+	// a new, empty cluster.
+	Bootstrap bool
 
 	// Peers are the other controller voters. Empty for a single node, the
 	// only mode this version runs: a quorum of several needs a Transport,
@@ -179,17 +184,33 @@ func Open(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	logger := cfg.Logger.With("component", "metadata")
+	if !cfg.Bootstrap {
+		// Refused before anything is created, so the operator finds the
+		// folder as it was.
+		if ok, err := wal.Exists(cfg.Dir); err != nil {
+			return nil, fmt.Errorf("metadata: %w", err)
+		} else if !ok {
+			return nil, errNoMetadataLog(cfg)
+		}
+	}
 	st, err := wal.Open(cfg.Dir, logger)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	if st.Fresh() {
+		if !cfg.Bootstrap {
+			st.Close()
+			return nil, errNoMetadataLog(cfg)
+		}
+		if cfg.ClusterID == "" {
+			cfg.ClusterID = metadata.TopicIDString(metadata.NewUUID())
+		}
 		voters := []uint64{raftID(cfg.NodeID)}
 		for _, p := range cfg.Peers {
 			voters = append(voters, raftID(p.ID))
 		}
 		slices.Sort(voters)
-		if err := st.Bootstrap(&pb.ConfState{Voters: voters, AutoLeave: new(false)}, metadata.EncodeImage(metadata.EmptyImage())); err != nil {
+		if err := st.Bootstrap(&pb.ConfState{Voters: voters, AutoLeave: new(false)}, metadata.EncodeImage(bootstrapImage(cfg))); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("metadata: bootstrap: %w", err)
 		}
@@ -253,6 +274,22 @@ func Open(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
+func errNoMetadataLog(cfg Config) error {
+	return fmt.Errorf("metadata: %s holds no metadata log, but this node has data of cluster %q: refusing to start a new cluster over it (restore the metadata log, or move the data away)", cfg.Dir, cfg.ClusterID)
+}
+
+// bootstrapImage is a new cluster's first image: its id and finalized
+// features are in the bootstrap snapshot itself, so they are durable before
+// the quorum first elects a leader.
+func bootstrapImage(cfg Config) *metadata.Image {
+	b := metadata.NewBuilder(metadata.EmptyImage())
+	b.Apply(&metadata.ClusterRecord{ID: cfg.ClusterID}, 1)
+	for _, name := range slices.Sorted(maps.Keys(cfg.Features)) {
+		b.Apply(&metadata.FeatureLevel{Name: name, Level: cfg.Features[name]}, 1)
+	}
+	return b.Finish(1)
+}
+
 // start names a new cluster and registers this broker, retrying while the
 // quorum has no leader yet.
 func (c *Controller) start(ctx context.Context) error {
@@ -289,7 +326,7 @@ func (c *Controller) start(ctx context.Context) error {
 		}
 	}
 	if want, got := c.cfg.ClusterID, c.Image().ClusterID(); want != "" && got != want {
-		return fmt.Errorf("metadata: the metadata log in %s belongs to cluster %s, not %s", c.cfg.Dir, got, want)
+		return fmt.Errorf("metadata: the metadata log in %s belongs to cluster %s, but the log dirs (meta.properties) to cluster %s; refusing to start", c.cfg.Dir, got, want)
 	}
 	return nil
 }

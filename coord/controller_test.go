@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/coord/metadata"
+	"kzero/coord/wal"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -24,6 +26,7 @@ func testConfig(dir string) Config {
 		NodeID:    1,
 		Dir:       dir,
 		Listeners: []metadata.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 9092}},
+		Bootstrap: true,
 		Logger:    quiet,
 	}
 }
@@ -325,6 +328,41 @@ func TestClusterIDMismatch(t *testing.T) {
 	if _, err := Open(cfg); err == nil {
 		t.Fatal("opened another cluster's metadata")
 	}
+}
+
+// A node whose data belongs to a cluster never bootstraps a new one over
+// it: a missing metadata log is an error. A new cluster's id is in its
+// bootstrap snapshot, durable before any entry.
+func TestNoBootstrapOverData(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir)
+	cfg.ClusterID = "q1Sh-9_ISia_zwGINzRvyQ"
+	cfg.Bootstrap = false
+	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), "refusing to start a new cluster") {
+		t.Fatalf("opened a new cluster over data: %v", err)
+	}
+	cfg.Bootstrap = true
+	c := open(t, cfg)
+	c.Close()
+	st, err := wal.Open(dir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	snap, err := st.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := metadata.DecodeImage(snap.GetData(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.GetMetadata().GetIndex() == 1 && img.ClusterID() != cfg.ClusterID {
+		t.Fatalf("bootstrap snapshot names cluster %q, want %q", img.ClusterID(), cfg.ClusterID)
+	}
+	cfg.Bootstrap = false // an existing log needs no bootstrap
+	c = open(t, cfg)
+	c.Close()
 }
 
 func TestSnapshotCompactionAndRestart(t *testing.T) {

@@ -60,6 +60,9 @@ type Manager struct {
 	logger *slog.Logger
 	locks  []*os.File
 
+	props  map[string]MetaProperties // log dir -> its meta.properties, where it has one
+	strays int                       // partition folders set aside as stray, found or moved
+
 	mu struct {
 		sync.RWMutex
 		logs  map[TopicPartition]*Log
@@ -86,7 +89,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		}
 		cfg.Dirs[i] = abs
 	}
-	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{})}
+	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{}), props: map[string]MetaProperties{}}
 	m.mu.logs = map[TopicPartition]*Log{}
 	m.mu.dirOf = map[TopicPartition]string{}
 	for _, dir := range cfg.Dirs {
@@ -112,6 +115,13 @@ func (m *Manager) openDir(dir string) error {
 		return fmt.Errorf("log dir %s is in use by another process: %w", dir, err)
 	}
 	m.locks = append(m.locks, lock)
+	mp, ok, err := ReadMetaProperties(dir)
+	if err != nil {
+		return fmt.Errorf("log dir %s: unreadable identity, refusing to start: %w", dir, err)
+	}
+	if ok {
+		m.props[dir] = mp
+	}
 
 	marker := filepath.Join(dir, cleanShutdownFile)
 	_, err = os.Stat(marker)
@@ -146,6 +156,10 @@ func (m *Manager) openDir(dir string) error {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 			continue
 		}
+		if strings.HasSuffix(e.Name(), straySuffix) {
+			m.strays++
+			continue
+		}
 		tp, ok := ParseTopicPartition(e.Name())
 		if !ok {
 			continue
@@ -170,6 +184,73 @@ func (m *Manager) openDir(dir string) error {
 		return fmt.Errorf("remove clean shutdown marker: %w", err)
 	}
 	return nil
+}
+
+// Identity checks the log dirs' meta.properties against each other and
+// against nodeID, and returns the cluster id they name: "" when no dir has
+// been formatted yet.
+func (m *Manager) Identity(nodeID int32) (string, error) {
+	return checkIdentity(nodeID, m.cfg.Dirs, m.props)
+}
+
+// Format gives every log dir that has no meta.properties one naming
+// clusterID and nodeID, durably, before anything is written under that
+// cluster's name. Formatted dirs are left alone.
+func (m *Manager) Format(clusterID string, nodeID int32) error {
+	for _, d := range m.cfg.Dirs {
+		if _, ok := m.props[d]; ok {
+			continue
+		}
+		mp := MetaProperties{ClusterID: clusterID, NodeID: nodeID, DirectoryID: newDirectoryID()}
+		if err := writeMetaProperties(d, mp); err != nil {
+			return fmt.Errorf("format log dir %s: %w", d, err)
+		}
+		m.props[d] = mp
+		m.logger.Info("formatted log dir", "dir", d, "cluster_id", clusterID, "node_id", nodeID)
+	}
+	return nil
+}
+
+// straySuffix ends a partition folder set aside because the metadata does
+// not name it (Kafka's name: <topic>-<partition>.<unique id>-stray).
+const straySuffix = "-stray"
+
+// SetAside moves a partition's log out of the way without deleting it: it
+// is closed and its folder renamed <topic>-<partition>.<id>-stray, for the
+// operator to inspect. The manager no longer holds it. It returns the new
+// path.
+func (m *Manager) SetAside(tp TopicPartition) (string, error) {
+	m.mu.Lock()
+	l, ok := m.mu.logs[tp]
+	dir := m.mu.dirOf[tp]
+	delete(m.mu.logs, tp)
+	delete(m.mu.dirOf, tp)
+	m.mu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("set aside %s: no such log", tp)
+	}
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("set aside %s: %w", tp, err)
+	}
+	id := newDirectoryID()
+	to := filepath.Join(dir, fmt.Sprintf("%s.%x%s", tp, id, straySuffix))
+	if err := os.Rename(l.Dir(), to); err != nil {
+		return "", fmt.Errorf("set aside %s: %w", tp, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return "", fmt.Errorf("set aside %s: %w", tp, err)
+	}
+	m.mu.Lock()
+	m.strays++
+	m.mu.Unlock()
+	return to, nil
+}
+
+// Strays counts the partition folders set aside as stray in the log dirs.
+func (m *Manager) Strays() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.strays
 }
 
 // Get returns the log of a partition this broker holds.

@@ -63,11 +63,13 @@ func (m *Manager) MakeLeader(s LeaderSpec) (*Partition, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create log %s: %w", s.TP, err)
 		}
-		// A log left from an earlier topic of the same name (its
-		// partition.metadata names another id) is stale: Kafka deletes it.
+		// A log left from another topic of the same name (its
+		// partition.metadata names another id) is not this partition's:
+		// it is set aside, never deleted (it may hold the only copy of
+		// acknowledged data, if the metadata is what went wrong).
 		if cur, ok, _ := log.ReadTopicID(l.Dir()); ok && s.TopicID != ([16]byte{}) && cur != s.TopicID {
-			if err := m.logs.Delete(s.TP); err != nil {
-				return nil, fmt.Errorf("delete stale log %s: %w", s.TP, err)
+			if _, err := m.logs.SetAside(s.TP); err != nil {
+				return nil, fmt.Errorf("set aside stale log %s: %w", s.TP, err)
 			}
 			if l, err = m.logs.GetOrCreate(s.TP, s.Config); err != nil {
 				return nil, fmt.Errorf("create log %s: %w", s.TP, err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -83,8 +84,18 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 		return nil, err
 	}
 
+	// The log dirs' meta.properties say which cluster this node's data
+	// belongs to. A node with data never bootstraps a new cluster: if its
+	// metadata log is gone, it refuses to start.
+	clusterID, err := b.logs.Identity(b.nodeID)
+	if err != nil {
+		return nil, err
+	}
+	hasData := len(b.logs.Logs()) > 0 || b.logs.Strays() > 0
 	b.ctrl, err = coord.Open(coord.Config{
 		NodeID:                   b.nodeID,
+		ClusterID:                clusterID,
+		Bootstrap:                !hasData,
 		Dir:                      filepath.Join(cfg.logDirs()[0], "__cluster_metadata-0"),
 		Listeners:                []metadata.Listener{{Name: "PLAINTEXT", Host: host, Port: port}},
 		Rack:                     cfg.str("broker.rack"),
@@ -96,6 +107,12 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
+	// Dirs not formatted yet (a new node, or one from before
+	// meta.properties) take the metadata log's cluster id.
+	if err = b.logs.Format(b.ctrl.Image().ClusterID(), b.nodeID); err != nil {
+		return nil, err
+	}
+	b.setAsideStrays(b.ctrl.Image())
 	b.replicas = replica.NewManager(b.nodeID, b.logs)
 	b.groups = group.New(cfg.groupConfig(logger))
 	pids := coord.NewProducerIDs(func(ctx context.Context) (int64, int32, error) {
@@ -186,6 +203,41 @@ func (b *broker) applyImage(prev, next *metadata.Image) {
 				b.logger.Error("cannot remove partition", "topic", t.Name, "partition", p.Partition, "err", err)
 			}
 		}
+	}
+}
+
+// setAsideStrays moves aside the partition logs on disk that the metadata
+// does not give this node: a topic it does not know (deleted while the node
+// was down, or a metadata log that lost it), a partition it does not have,
+// or another topic of the same name. Kafka calls them stray. They are
+// renamed <topic>-<partition>.<id>-stray and logged, never deleted.
+func (b *broker) setAsideStrays(img *metadata.Image) {
+	for tp, l := range b.logs.Logs() {
+		reason := ""
+		t := img.Topic(tp.Topic)
+		switch {
+		case t == nil:
+			reason = "the metadata has no such topic"
+		case int(tp.Partition) >= len(t.Partitions):
+			reason = "the metadata has no such partition"
+		case !slices.Contains(t.Partitions[tp.Partition].Replicas, b.nodeID):
+			reason = "this node is not one of its replicas"
+		default:
+			if id, ok, _ := log.ReadTopicID(l.Dir()); ok && id != t.ID {
+				reason = "it belongs to another topic of the same name"
+			}
+		}
+		if reason == "" {
+			continue
+		}
+		id, _, _ := log.ReadTopicID(l.Dir())
+		to, err := b.logs.SetAside(tp)
+		if err != nil {
+			b.logger.Error("cannot set aside a stray partition", "partition", tp.String(), "err", err)
+			continue
+		}
+		b.logger.Warn("stray partition set aside, not deleted", "partition", tp.String(),
+			"topic_id", metadata.TopicIDString(id), "reason", reason, "moved_to", to)
 	}
 }
 

@@ -70,14 +70,14 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// Before the ready line: a supervisor may signal as soon as it sees it.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	b, err := startBroker(cfg, logger)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("kzero ready on %s\n", b.Addr())
-
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
 	logger.Info("shutting down", "signal", s.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

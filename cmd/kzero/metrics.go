@@ -28,6 +28,9 @@ func (b *broker) metricsHandler() http.Handler {
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "partitions", Help: "Partition logs on this broker."},
 		func() float64 { return float64(len(b.logs.Logs())) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "stray_partitions",
+		Help: "Partition folders set aside as stray (the metadata does not name them), left for the operator."},
+		func() float64 { return float64(b.logs.Strays()) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "log_size_bytes", Help: "Bytes in all partition logs."},
 		func() float64 {
 			var n int64

@@ -52,8 +52,16 @@ func Open(dir string, logger *slog.Logger) (*Storage, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("raft storage: %w", err)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		// A new folder: its entry in the parent must be durable too, or a
+		// power cut could lose the whole metadata log while the log dirs'
+		// data survives.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("raft storage: %w", err)
+		}
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return nil, fmt.Errorf("raft storage: %w", err)
+		}
 	}
 	if err := removeTemps(dir); err != nil {
 		return nil, fmt.Errorf("raft storage: %w", err)
@@ -228,6 +236,29 @@ func replay(r io.Reader, snapIndex uint64) (replayed, error) {
 		}
 		rep.valid = fr.off
 	}
+}
+
+// Exists reports whether dir holds a metadata log: a snapshot file or a
+// WAL with more than its header. It creates nothing.
+func Exists(dir string) (bool, error) {
+	idx, err := snapIndexes(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(idx) > 0 {
+		return true, nil
+	}
+	fi, err := os.Stat(filepath.Join(dir, walName))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return fi.Size() > int64(len(appendFrame(nil, kindHeader, headerPayload()))), nil
 }
 
 // Fresh reports whether Open found nothing: no snapshot, no entries, no
