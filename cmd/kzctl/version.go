@@ -15,11 +15,18 @@ import (
 // or the commit the binary was built from.
 var version string
 
-// versionString is what kzctl version prints after "kzctl ": the version,
-// the commit (with +dirty for uncommitted changes) and the Go release.
+// versionString is what kzctl version prints after "kzctl ".
 func versionString() string {
-	v, commit, dirty, goVersion := version, "", "", "unknown Go"
-	if info, ok := debug.ReadBuildInfo(); ok {
+	info, _ := debug.ReadBuildInfo()
+	return describeVersion(version, info)
+}
+
+// describeVersion says which kzctl this is: the version (v, else the
+// module's), the commit it was built from (+dirty for uncommitted changes)
+// when the build stamped it, and the Go release. info may be nil.
+func describeVersion(v string, info *debug.BuildInfo) string {
+	commit, dirty, goVersion := "", "", "unknown Go"
+	if info != nil {
 		if v == "" {
 			v = info.Main.Version
 		}
