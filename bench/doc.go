@@ -38,6 +38,6 @@
 // run), limits.jsonl and limits.json (from MeasureLimits), and the pprof
 // files. Report turns a folder into SVG plots and PERFORMANCE.md, from
 // performance.md.tmpl, checking kzero's goals (goals.json) and listing the
-// known gaps; Command is the kzctl entry for `bench report` and
-// `bench limits`.
+// known gaps. kzctl's bench commands (cmd/kzctl) parse the flags and call
+// Run, MeasureLimits and Report.
 package bench

@@ -72,9 +72,9 @@ func Report(ctx context.Context, opts ReportOptions) ([]string, error) {
 	return append(written, opts.Markdown), nil
 }
 
-// staleFiles are the plots in dir that Report did not just write: left by
-// an earlier report over other workloads.
-func staleFiles(dir string, written []string) []string {
+// StaleFiles are the plots in dir that Report did not just write (written):
+// left by an earlier report over other workloads.
+func StaleFiles(dir string, written []string) []string {
 	keep := map[string]bool{}
 	for _, w := range written {
 		keep[filepath.Clean(w)] = true

@@ -1,11 +1,17 @@
 package main
 
-// kzctl bench: its usage errors, and one run against a kfake it starts.
+// kzctl bench: its usage errors, one run against a kfake it starts, a
+// report of a results folder and a measurement of the machine's limits.
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"kzero/bench"
 )
 
 func TestBenchUsageErrors(t *testing.T) {
@@ -51,5 +57,77 @@ func TestBenchRunKfake(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "started kfake") || !strings.Contains(stderr, "produce-100b-max on kfake, rep 1/1: ok") {
 		t.Errorf("progress on stderr: %q", stderr)
+	}
+}
+
+// reportFixture is a results folder of the bench package's tests.
+const reportFixture = "../../bench/testdata/report"
+
+func TestBenchReportAndLimitsUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "bogus"},
+		{"bench", "report", "a", "b"},
+		{"bench", "report", reportFixture, "--format", "png"},
+		{"bench", "report", reportFixture, "--no-such-flag"},
+		{"bench", "limits", "extra"},
+		{"bench", "limits", "--reps", "0"},
+		{"bench", "limits", "--duration", "0s"},
+		{"bench", "limits", "-o", "yaml"},
+	} {
+		if code, _, stderr := kzctl(t, "", args...); code != 2 {
+			t.Errorf("kzctl %q: exit %d, want 2 (stderr %q)", args, code, stderr)
+		}
+	}
+	// -h prints the flags and is no error.
+	if code, stdout, stderr := kzctl(t, "", "bench", "report", "-h"); code != 0 || !strings.Contains(stdout, "--markdown") {
+		t.Errorf("report -h: exit %d, %q %q", code, stdout, stderr)
+	}
+	// A folder without results is a failure, not a usage error.
+	if code, _, stderr := kzctl(t, "", "bench", "report", t.TempDir()); code != 1 {
+		t.Errorf("report of an empty folder: exit %d, %q", code, stderr)
+	}
+}
+
+func TestBenchReport(t *testing.T) {
+	plots := filepath.Join(t.TempDir(), "plots")
+	os.MkdirAll(plots, 0o755)
+	os.WriteFile(filepath.Join(plots, "old.svg"), []byte("<svg/>"), 0o644)
+	// Flags after the folder.
+	code, stdout, stderr := kzctl(t, "", "bench", "report", reportFixture, "--out", plots, "--format", "svg")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 7 || lines[0] != filepath.Join(plots, "compare.svg") {
+		t.Errorf("stdout %q", stdout)
+	}
+	if !strings.Contains(stderr, "old.svg is not from this report") {
+		t.Errorf("stale plot not reported: %q", stderr)
+	}
+}
+
+func TestBenchLimits(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := kzctl(t, "", "bench", "limits", "--duration", "20ms", "--reps", "1", "--dir", t.TempDir(), "--out", out, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	var names []string
+	for dec.More() {
+		var l bench.Limit
+		if err := dec.Decode(&l); err != nil || l.MiBps <= 0 {
+			t.Errorf("line %d: %+v, %v", len(names), l, err)
+		}
+		names = append(names, l.Limit)
+	}
+	if want := []string{bench.LimitLoopback, bench.LimitSendfile, bench.LimitAppend, bench.LimitAppendCold}; !slices.Equal(names, want) {
+		t.Errorf("JSON lines of %v, want %v", names, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "limits.jsonl")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(stderr, "loopback-tcp, rep 1/1: ") {
+		t.Errorf("progress %q", stderr)
 	}
 }

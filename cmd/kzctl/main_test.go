@@ -69,6 +69,13 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"group", "reset-offsets", "g", "--topic", "t:x", "--to-earliest"},
 		{"cluster", "info", "--sasl-mechanism", "KERBEROS", "--sasl-user", "u"},
 		{"cluster", "info", "--tls-key", "k.pem"},
+		{"topic", "create", "x", "-partitions", "three"},
+		{"topic", "create", "x", "--partitions", "3000000000"},
+		{"produce", "t", "--header", "novalue"},
+		{"completion"},
+		{"completion", "tcsh"},
+		{"version", "extra"},
+		{"-v"},
 	} {
 		code, _, stderr := kzctl(t, "", args...)
 		if code != 2 {
@@ -253,6 +260,31 @@ func TestCommandsAgainstBroker(t *testing.T) {
 		if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "GROUP_ID_NOT_FOUND") {
 			t.Fatalf("kzctl %q: exit %d, stderr %q", args, code, stderr)
 		}
+	}
+
+	// Every spelling of the common flags: --bootstrap-server as Kafka's
+	// tools take it, one-dash long flags as the flag package took them,
+	// --o as well as -o and --output.
+	t.Setenv("KZERO_BROKERS", "127.0.0.1:1")
+	for _, args := range [][]string{
+		{"--brokers", addr, "cluster", "info"},
+		{"-brokers", addr, "cluster", "info"},
+		{"--bootstrap-server", addr, "cluster", "info"},
+		{"-bootstrap-server=" + addr, "cluster", "info"},
+		{"cluster", "info", "--brokers=" + addr},
+	} {
+		if out := ok("", args...); !strings.Contains(out, "CONTROLLER  1\n") {
+			t.Fatalf("kzctl %q:\n%s", args, out)
+		}
+	}
+	t.Setenv("KZERO_BROKERS", addr)
+	for _, o := range [][]string{{"-o", "json"}, {"-ojson"}, {"-o=json"}, {"--o", "json"}, {"--output", "json"}, {"-output=json"}} {
+		if out := ok("", append(o, "topic", "list")...); !strings.Contains(out, `"name": "cli"`) {
+			t.Fatalf("kzctl %q topic list:\n%s", o, out)
+		}
+	}
+	if out := ok("", "consume", "cli", "-offset", "0", "-partition=1", "--max-messages", "1", "-value-only"); out != "v1\n" {
+		t.Fatalf("consume with one-dash flags and --max-messages: %q", out)
 	}
 
 	ok("", "topic", "delete", "cli")
