@@ -66,8 +66,12 @@ func (t *Transport) serve(rw io.ReadWriter) error {
 	fr := newFrameReader(rw, handshakeMaxFrame)
 	kind, payload, err := fr.next()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
+		var ne net.Error
+		switch {
+		case errors.Is(err, io.EOF):
 			err = io.ErrUnexpectedEOF // a connection without a hello
+		case errors.As(err, &ne) && ne.Timeout():
+			return fmt.Errorf("%w: no hello within %s", errBadFrame, t.cfg.DialTimeout)
 		}
 		return fmt.Errorf("read hello: %w", err)
 	}
