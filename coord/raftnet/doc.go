@@ -78,8 +78,10 @@
 // handshake: the size of the largest hello), a checksum mismatch, an
 // unexpected kind, an undecodable message, or a message whose To is not
 // this node or whose From is not the node of the hello, closes that
-// connection only and counts in Stats.BadFrames. Nothing received can make
-// the transport panic or allocate more than the peer actually sent. A
+// connection only and counts in Stats.BadFrames, as does a connection that
+// sends no hello within DialTimeout. Nothing received can make the
+// transport panic, and a frame's buffer grows with the bytes that actually
+// arrive, not with the length its header claims. A
 // message larger than MaxMessageBytes is never sent: it is dropped and
 // counted (Stats.TooLarge), and reported like any other loss.
 package raftnet

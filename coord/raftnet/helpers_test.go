@@ -32,7 +32,7 @@ type testNode struct {
 	log         *syncBuffer
 }
 
-func startNode(t *testing.T, id int32, edit func(*Config)) *testNode {
+func startNode(t testing.TB, id int32, edit func(*Config)) *testNode {
 	t.Helper()
 	n := &testNode{id: id, got: make(chan *pb.Message, 1<<14), unreachable: make(chan int32, 64),
 		snapFailed: make(chan int32, 64), log: &syncBuffer{}}

@@ -131,7 +131,7 @@ func TestPeerComesUpLater(t *testing.T) {
 func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 	noLeaks(t)
 	a := startNode(t, 1, nil)
-	b := startNode(t, 2, func(c *Config) { c.MaxMessageBytes = 1 << 10 })
+	b := startNode(t, 2, func(c *Config) { c.MaxMessageBytes = 1 << 10; c.DialTimeout = 200 * time.Millisecond })
 	connect(a, b)
 	seq := uint64(0)
 	roundTrip := func() {
@@ -261,10 +261,8 @@ func TestLargeSnapshot(t *testing.T) {
 	noLeaks(t)
 	a, b := startNode(t, 1, nil), startNode(t, 2, nil)
 	connect(a, b)
-	data := make([]byte, 9<<20)
-	for i := range data {
-		data[i] = byte(i * 7)
-	}
+	data := make([]byte, 5<<20) // more than keepBuf: the reader lets it go after
+	rand.NewChaCha8([32]byte{1}).Read(data)
 	for round := range 2 {
 		snap := msg(pb.MsgSnap, 1, 2, uint64(round))
 		snap.Snapshot = &pb.Snapshot{Data: data, Metadata: &pb.SnapshotMetadata{Index: new(uint64(100))}}
@@ -368,4 +366,14 @@ func acceptAsPeer(t *testing.T, conns <-chan net.Conn, id, to int32) net.Conn {
 		t.Fatal(err)
 	}
 	return c
+}
+
+func TestJitter(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 50 * time.Millisecond, 2 * time.Second} {
+		for range 100 {
+			if j := jitter(d); j < d/2 || j > d {
+				t.Fatalf("jitter(%v) = %v", d, j)
+			}
+		}
+	}
 }
