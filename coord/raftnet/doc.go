@@ -18,8 +18,9 @@
 //     to Backoff.Max with jitter after each failure, reset on success),
 //     encodes the batch into one buffer and writes it with one write per
 //     MiB. A batch that finds no connection, or whose write fails or
-//     times out (WriteTimeout), is dropped and reported. A slow or dead
-//     peer thus costs its own writer only: Send and the other peers go on.
+//     makes no MiB of progress within WriteTimeout, is dropped and
+//     reported, and the connection closed. A slow or dead peer thus costs
+//     its own writer only: Send and the other peers go on.
 //   - The accept loop starts one reader per inbound connection. It
 //     handshakes, then reads frames, decodes each message and calls
 //     Deliver, one at a time, in the order the peer wrote them.
@@ -28,7 +29,17 @@
 //
 // Each ordered pair of controllers uses its own connection, dialed by the
 // sender: between two voters there are two, one each way, and messages
-// flow only from dialer to acceptor after the handshake.
+// flow only from dialer to acceptor after the handshake. Messages arrive
+// in the order sent while a connection lasts; across a reconnection the
+// old connection's last frames may be delivered after the new one's first
+// (raft does not mind).
+//
+// Send keeps the messages it is given until its writer has encoded them,
+// on another goroutine: raft does not modify a Ready's messages or their
+// entries afterwards, and encoding only reads them.
+//
+// Node ids are Kafka's (node.id, from 0); raft ids in messages are node id
+// + 1 (RaftID, NodeID), since raft reserves 0 for "nobody".
 //
 // # Wire format
 //

@@ -167,7 +167,7 @@ func (p *peer) dial() (_ net.Conn, err error) {
 }
 
 // write encodes batch into buf and writes it, in writes of about
-// flushBytes. A message too large is dropped and the rest go on. On a
+// flushBytes, each of which must finish within WriteTimeout. A message too large is dropped and the rest go on. On a
 // failed write the messages not yet written are lost.
 func (p *peer) write(conn net.Conn, batch []*pb.Message, buf []byte) ([]byte, error) {
 	t := p.t
@@ -178,10 +178,14 @@ func (p *peer) write(conn net.Conn, batch []*pb.Message, buf []byte) ([]byte, er
 			first = next
 			return nil
 		}
-		conn.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
-		if _, err := conn.Write(buf); err != nil {
-			p.lost(batch[first:])
-			return err
+		// The deadline bounds a MiB, not the whole: a large snapshot
+		// on a slow link goes through, a peer that stops reading does not.
+		for off := 0; off < len(buf); off += flushBytes {
+			conn.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
+			if _, err := conn.Write(buf[off:min(off+flushBytes, len(buf))]); err != nil {
+				p.lost(batch[first:])
+				return err
+			}
 		}
 		t.stats.sent.Add(uint64(next - first))
 		buf, first = buf[:0], next

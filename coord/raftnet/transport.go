@@ -67,7 +67,7 @@ type Config struct {
 	MaxMessageBytes int           // largest encoded raft message sent or accepted; default 64 MiB
 	QueueSize       int           // messages waiting per peer; default 1024
 	DialTimeout     time.Duration // connect and handshake; default 3s
-	WriteTimeout    time.Duration // one batched write; default 10s
+	WriteTimeout    time.Duration // to write one MiB to a peer (else it is cut off); default 10s
 	Backoff         Backoff       // between failed dials
 	Logger          *slog.Logger
 }
