@@ -1,0 +1,134 @@
+package raftnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// accept runs the listener: one goroutine per inbound connection.
+func (t *Transport) accept(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			// EMFILE and the like: wait a little rather than spin.
+			t.logger.Warn("raftnet: accept", "err", err)
+			select {
+			case <-time.After(t.cfg.Backoff.Min):
+				continue
+			case <-t.ctx.Done():
+				return
+			}
+		}
+		t.wg.Go(func() {
+			stop := context.AfterFunc(t.ctx, func() { conn.Close() })
+			defer stop()
+			defer conn.Close()
+			err := t.serve(conn)
+			switch {
+			case t.ctx.Err() != nil, errors.Is(err, io.EOF):
+			case errors.Is(err, errBadFrame):
+				t.stats.badFrames.Add(1)
+				t.logger.Warn("raftnet: closing a connection that broke the protocol", "remote", conn.RemoteAddr().String(), "err", err)
+			default:
+				t.logger.Info("raftnet: inbound connection closed", "remote", conn.RemoteAddr().String(), "err", err)
+			}
+		})
+	}
+}
+
+// deadliner is the part of net.Conn serve needs beyond reading and writing.
+type deadliner interface {
+	SetDeadline(time.Time) error
+}
+
+// serve runs one inbound connection: it reads the peer's hello and answers
+// with ours (or a refusal), then reads message frames and delivers them
+// until the connection ends or breaks the protocol. Every error that is
+// the peer's fault wraps errBadFrame.
+func (t *Transport) serve(rw io.ReadWriter) error {
+	if d, ok := rw.(deadliner); ok {
+		d.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
+	}
+	fr := newFrameReader(rw, handshakeMaxFrame)
+	kind, payload, err := fr.next()
+	if err != nil {
+		var ne net.Error
+		switch {
+		case errors.Is(err, io.EOF):
+			err = io.ErrUnexpectedEOF // a connection without a hello
+		case errors.As(err, &ne) && ne.Timeout():
+			return fmt.Errorf("%w: no hello within %s", errBadFrame, t.cfg.DialTimeout)
+		}
+		return fmt.Errorf("read hello: %w", err)
+	}
+	if kind != kindHello {
+		return fmt.Errorf("%w: kind %d instead of a hello", errBadFrame, kind)
+	}
+	theirs, err := decodeHello(payload)
+	if err != nil {
+		return err
+	}
+	if reason := t.checkHello(theirs); reason != "" {
+		refusal := fmt.Sprintf("node %d refuses node %d: %s", t.cfg.NodeID, theirs.from, reason)
+		rw.Write(appendFrame(nil, kindRefuse, []byte(refusal[:min(len(refusal), maxRefuseLen)])))
+		return fmt.Errorf("%w: hello refused: %s", errBadFrame, reason)
+	}
+	mine := hello{version: Version, from: t.cfg.NodeID, to: theirs.from, cluster: t.cfg.ClusterID}
+	if _, err := rw.Write(appendFrame(nil, kindHello, appendHello(nil, mine))); err != nil {
+		return fmt.Errorf("send hello: %w", err)
+	}
+	if d, ok := rw.(deadliner); ok {
+		// A follower may have nothing to say to another for long; a
+		// dead peer is found by TCP keepalive.
+		d.SetDeadline(time.Time{})
+	}
+
+	self, from := RaftID(t.cfg.NodeID), RaftID(theirs.from)
+	fr.max = 1 + t.cfg.MaxMessageBytes
+	for {
+		kind, payload, err := fr.next()
+		if err != nil {
+			return err
+		}
+		if kind != kindMessage {
+			return fmt.Errorf("%w: kind %d instead of a message", errBadFrame, kind)
+		}
+		m := new(pb.Message)
+		if err := proto.Unmarshal(payload, m); err != nil {
+			return fmt.Errorf("%w: undecodable message: %w", errBadFrame, err)
+		}
+		if m.GetTo() != self || m.GetFrom() != from {
+			return fmt.Errorf("%w: message from raft id %d to %d on a connection from node %d to node %d",
+				errBadFrame, m.GetFrom(), m.GetTo(), theirs.from, t.cfg.NodeID)
+		}
+		if err := t.cfg.Deliver(t.ctx, m); err != nil {
+			return fmt.Errorf("deliver: %w", err)
+		}
+		t.stats.received.Add(1)
+	}
+}
+
+// checkHello returns why a dialer's hello is unacceptable, "" if it is fine.
+func (t *Transport) checkHello(h hello) string {
+	t.mu.RLock()
+	_, known := t.mu.addrs[h.from]
+	t.mu.RUnlock()
+	if !known {
+		return fmt.Sprintf("node %d is not one of its peers", h.from)
+	}
+	return h.check(hello{version: Version, from: t.cfg.NodeID, to: h.from, cluster: t.cfg.ClusterID})
+}

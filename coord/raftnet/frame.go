@@ -1,0 +1,194 @@
+package raftnet
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// doc.go has the byte layouts of frames and of the hello.
+
+const (
+	frameHeaderLen = 8 // length, crc
+
+	kindHello   byte = 1
+	kindMessage byte = 2
+	kindRefuse  byte = 3
+
+	magic = "kz-raft\n"
+	// Version is the protocol version a hello carries; both ends must speak
+	// the same one.
+	Version = 1
+
+	helloFixedLen   = len(magic) + 2 + 4 + 4 + 2
+	maxClusterIDLen = 255
+	maxRefuseLen    = 512
+	// handshakeMaxFrame bounds frames before the hello is accepted: a
+	// stranger cannot make us buffer more than this.
+	handshakeMaxFrame = 1 + max(helloFixedLen+maxClusterIDLen, maxRefuseLen)
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errBadFrame marks input that breaks the protocol (as opposed to a
+// connection that ends): it closes the connection and is counted.
+var errBadFrame = errors.New("bad frame")
+
+// errTooLarge marks a message whose frame would exceed the limit.
+var errTooLarge = errors.New("message too large")
+
+// beginFrame appends a frame header with room for length and crc, and the
+// kind; finishFrame fills them in once the payload follows.
+func beginFrame(b []byte, kind byte) ([]byte, int) {
+	start := len(b)
+	return append(b, 0, 0, 0, 0, 0, 0, 0, 0, kind), start
+}
+
+func finishFrame(b []byte, start int) {
+	body := b[start+frameHeaderLen:]
+	binary.BigEndian.PutUint32(b[start:], uint32(len(body)))
+	binary.BigEndian.PutUint32(b[start+4:], crc32.Checksum(body, castagnoli))
+}
+
+// appendFrame appends one frame of kind and payload to b.
+func appendFrame(b []byte, kind byte, payload []byte) []byte {
+	b, start := beginFrame(b, kind)
+	b = append(b, payload...)
+	finishFrame(b, start)
+	return b
+}
+
+// appendMessage appends m as one message frame. A message whose frame body
+// would exceed maxBody bytes is refused with errTooLarge and b is returned
+// unchanged.
+func appendMessage(b []byte, m *pb.Message, maxBody int) ([]byte, error) {
+	size := proto.Size(m)
+	if 1+size > maxBody {
+		return b, fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, size, maxBody-1)
+	}
+	b = slices.Grow(b, frameHeaderLen+1+size)
+	out, start := beginFrame(b, kindMessage)
+	out, err := proto.MarshalOptions{}.MarshalAppend(out, m)
+	if err != nil {
+		return b, fmt.Errorf("marshal %s: %w", m.GetType(), err)
+	}
+	finishFrame(out, start)
+	return out, nil
+}
+
+// frameReader reads frames from a connection, reusing one buffer: a
+// payload is valid only until the next call.
+type frameReader struct {
+	r   *bufio.Reader
+	hdr [frameHeaderLen]byte // here, not on the stack: io.ReadFull would move it to the heap
+	buf []byte
+	max int // largest accepted length (kind + payload)
+}
+
+// keepBuf is the largest buffer a frameReader keeps between frames: one
+// snapshot must not pin its size for the connection's lifetime.
+const keepBuf = 4 << 20
+
+func newFrameReader(r io.Reader, max int) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next frame. It returns io.EOF when the input ends
+// between frames, io.ErrUnexpectedEOF (or the reader's error) when it ends
+// inside one, and an error wrapping errBadFrame for a length out of bounds
+// or a checksum mismatch.
+func (fr *frameReader) next() (kind byte, payload []byte, err error) {
+	if cap(fr.buf) > keepBuf {
+		fr.buf = nil
+	}
+	hdr := fr.hdr[:]
+	if _, err := io.ReadFull(fr.r, hdr); err != nil {
+		return 0, nil, err
+	}
+	length := binary.BigEndian.Uint32(hdr[0:])
+	if length == 0 || uint64(length) > uint64(fr.max) {
+		return 0, nil, fmt.Errorf("%w: length %d, limit %d", errBadFrame, length, fr.max)
+	}
+	// Grow in steps so that a lying length costs what the peer sends, not
+	// what it claims.
+	fr.buf = fr.buf[:0]
+	for remaining := int(length); remaining > 0; {
+		chunk := min(remaining, 1<<20)
+		fr.buf = slices.Grow(fr.buf, chunk)
+		n, err := io.ReadFull(fr.r, fr.buf[len(fr.buf):len(fr.buf)+chunk])
+		fr.buf = fr.buf[:len(fr.buf)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, nil, err
+		}
+		remaining -= n
+	}
+	if crc32.Checksum(fr.buf, castagnoli) != binary.BigEndian.Uint32(hdr[4:]) {
+		return 0, nil, fmt.Errorf("%w: checksum mismatch in a frame of %d bytes", errBadFrame, length)
+	}
+	return fr.buf[0], fr.buf[1:], nil
+}
+
+// hello opens a connection, sent by each end: who it is, whom it thinks it
+// talks to, in which cluster, in which protocol version.
+type hello struct {
+	version uint16
+	from    int32
+	to      int32
+	cluster string
+}
+
+func appendHello(b []byte, h hello) []byte {
+	b = append(b, magic...)
+	b = binary.BigEndian.AppendUint16(b, h.version)
+	b = binary.BigEndian.AppendUint32(b, uint32(h.from))
+	b = binary.BigEndian.AppendUint32(b, uint32(h.to))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(h.cluster)))
+	return append(b, h.cluster...)
+}
+
+// decodeHello reads a hello payload. It checks the layout only; the caller
+// checks the values.
+func decodeHello(p []byte) (hello, error) {
+	if len(p) < helloFixedLen || string(p[:len(magic)]) != magic {
+		return hello{}, fmt.Errorf("%w: not a kzero raft hello", errBadFrame)
+	}
+	p = p[len(magic):]
+	h := hello{
+		version: binary.BigEndian.Uint16(p[0:]),
+		from:    int32(binary.BigEndian.Uint32(p[2:])),
+		to:      int32(binary.BigEndian.Uint32(p[6:])),
+	}
+	n := int(binary.BigEndian.Uint16(p[10:]))
+	p = p[12:]
+	if n != len(p) || n > maxClusterIDLen {
+		return hello{}, fmt.Errorf("%w: hello cluster id of %d bytes in %d", errBadFrame, n, len(p))
+	}
+	h.cluster = string(p)
+	return h, nil
+}
+
+// check returns why a hello from the other end is unacceptable to us, or
+// "" when it is fine. want is the hello we would send back.
+func (h hello) check(want hello) string {
+	switch {
+	case h.version != want.version:
+		return fmt.Sprintf("protocol version %d, this node speaks %d", h.version, want.version)
+	case h.cluster != want.cluster:
+		return fmt.Sprintf("cluster id %q, this node is in %q", h.cluster, want.cluster)
+	case h.to != want.from:
+		return fmt.Sprintf("addressed to node %d, this is node %d", h.to, want.from)
+	case h.from != want.to:
+		return fmt.Sprintf("from node %d, expected node %d", h.from, want.to)
+	}
+	return ""
+}
