@@ -93,6 +93,7 @@ type Controller struct {
 
 	proposec chan *pending
 	recvc    chan *pb.Message
+	reportc  chan report
 	stopc    chan struct{}
 	runDone  chan struct{}
 	notifyc  chan update
@@ -145,7 +146,7 @@ func (cfg *Config) setDefaults() error {
 		return errors.New("metadata: no folder")
 	}
 	if len(cfg.Peers) > 0 && cfg.Transport == nil {
-		return errors.New("metadata: a quorum of several voters needs a transport, which is not implemented yet")
+		return errors.New("metadata: a quorum of several voters needs a transport")
 	}
 	for _, p := range cfg.Peers {
 		if p.ID < 0 || p.ID == cfg.NodeID {
@@ -176,10 +177,10 @@ func (cfg *Config) setDefaults() error {
 	return nil
 }
 
-// Open opens (or creates) the metadata log in cfg.Dir, replays it, starts
-// the raft loop, waits for the quorum, names the cluster if it is new, and
-// registers this broker. The Image is current when Open returns.
-func Open(cfg Config) (*Controller, error) {
+// New opens (or creates) the metadata log in cfg.Dir, replays it and
+// starts the raft loop. Step may be called from then on (a transport
+// delivers the other voters' messages to it); Register then joins.
+func New(cfg Config) (*Controller, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -202,7 +203,10 @@ func Open(cfg Config) (*Controller, error) {
 			st.Close()
 			return nil, errNoMetadataLog(cfg)
 		}
-		if cfg.ClusterID == "" {
+		if cfg.ClusterID == "" && len(cfg.Peers) == 0 {
+			// The only voter names the cluster in its bootstrap. Voters of
+			// a quorum must bootstrap alike: the first ClusterRecord to
+			// commit names theirs (start).
 			cfg.ClusterID = metadata.TopicIDString(metadata.NewUUID())
 		}
 		voters := []uint64{raftID(cfg.NodeID)}
@@ -252,6 +256,7 @@ func Open(cfg Config) (*Controller, error) {
 		session:  binary.LittleEndian.Uint64(sess[:]),
 		proposec: make(chan *pending, 256),
 		recvc:    make(chan *pb.Message, 256),
+		reportc:  make(chan report, 256),
 		stopc:    make(chan struct{}),
 		runDone:  make(chan struct{}),
 		notifyc:  make(chan update, 256),
@@ -264,14 +269,30 @@ func Open(cfg Config) (*Controller, error) {
 		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}}
 	go ld.run()
 	go c.notify()
+	return c, nil
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
-	defer cancel()
-	if err := c.start(ctx); err != nil {
+// Open is New then Register: the controller is running and this broker
+// registered when it returns.
+func Open(cfg Config) (*Controller, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Register(); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// Register waits for the quorum (up to Config.StartTimeout), names the
+// cluster if it is new, and registers this broker. The Image is current
+// when it returns.
+func (c *Controller) Register() error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartTimeout)
+	defer cancel()
+	return c.start(ctx)
 }
 
 func errNoMetadataLog(cfg Config) error {
@@ -283,6 +304,9 @@ func errNoMetadataLog(cfg Config) error {
 // the quorum first elects a leader.
 func bootstrapImage(cfg Config) *metadata.Image {
 	b := metadata.NewBuilder(metadata.EmptyImage())
+	if len(cfg.Peers) > 0 {
+		return b.Finish(1)
+	}
 	b.Apply(&metadata.ClusterRecord{ID: cfg.ClusterID}, 1)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Features)) {
 		b.Apply(&metadata.FeatureLevel{Name: name, Level: cfg.Features[name]}, 1)
@@ -358,6 +382,31 @@ func (c *Controller) Step(ctx context.Context, m *pb.Message) error {
 		return ctx.Err()
 	case <-c.runDone:
 		return ErrClosed
+	}
+}
+
+// report tells raft that messages to a peer were lost.
+type report struct {
+	peer         int32
+	snapshotFail bool
+}
+
+// ReportUnreachable tells raft that messages to peer were lost, so it
+// probes the peer instead of streaming to it. It never blocks: a report
+// that does not fit is dropped (the next loss reports again).
+func (c *Controller) ReportUnreachable(peer int32) {
+	select {
+	case c.reportc <- report{peer: peer}:
+	default:
+	}
+}
+
+// ReportSnapshotFailed tells raft that a snapshot to peer was not sent, so
+// it sends another. It never blocks.
+func (c *Controller) ReportSnapshotFailed(peer int32) {
+	select {
+	case c.reportc <- report{peer: peer, snapshotFail: true}:
+	default:
 	}
 }
 

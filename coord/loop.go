@@ -67,6 +67,12 @@ func (l *loop) run() {
 			if err := l.rn.Step(m); err != nil {
 				c.logger.Debug("metadata: step", "err", err)
 			}
+		case r := <-c.reportc:
+			if r.snapshotFail {
+				l.rn.ReportSnapshot(raftID(r.peer), raft.SnapshotFailure)
+			} else {
+				l.rn.ReportUnreachable(raftID(r.peer))
+			}
 		case <-c.stopc:
 			return
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/log"
+	"kzero/node"
 )
 
 func adminContext(t *testing.T) context.Context {
@@ -142,7 +143,7 @@ func TestAdminCreatePartitions(t *testing.T) {
 		req.Topics = append(req.Topics, rt)
 	}
 	add("dup", 4)
-	add("grow", 4, []int32{b.nodeID})
+	add("grow", 4, []int32{b.ID()})
 	add("dup", 5)
 	resp := adminRequest[*kmsg.CreatePartitionsResponse](t, ctx, cl, req)
 	var got []string
@@ -161,8 +162,8 @@ func TestAdminCreatePartitions(t *testing.T) {
 	}
 
 	req.Topics = nil
-	add("other", 4, []int32{b.nodeID}) // two new partitions, one assignment
-	add("grow", 5, []int32{b.nodeID + 100})
+	add("other", 4, []int32{b.ID()}) // two new partitions, one assignment
+	add("grow", 5, []int32{b.ID() + 100})
 	resp = adminRequest[*kmsg.CreatePartitionsResponse](t, ctx, cl, req)
 	wantCode(t, "too few assignments", resp.Topics[0].ErrorCode, kerr.InvalidReplicaAssignment)
 	wantCode(t, "unknown broker", resp.Topics[1].ErrorCode, kerr.InvalidReplicaAssignment)
@@ -239,7 +240,7 @@ func TestAdminDescribeConfigs(t *testing.T) {
 
 	// Broker configs: static keys, topic config synonyms with their
 	// defaults, and null for one without a default.
-	brcs, err := adm.DescribeBrokerConfigs(ctx, b.nodeID)
+	brcs, err := adm.DescribeBrokerConfigs(ctx, b.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestAdminDescribeConfigs(t *testing.T) {
 	}
 	wantConfig(t, findConfig(t, brc, "log.segment.bytes"), "2097152", kmsg.ConfigSourceStaticBrokerConfig)
 	wantConfig(t, findConfig(t, brc, "log.retention.hours"), "168", kmsg.ConfigSourceDefaultConfig)
-	wantConfig(t, findConfig(t, brc, "node.id"), strconv.Itoa(int(b.nodeID)), kmsg.ConfigSourceStaticBrokerConfig)
+	wantConfig(t, findConfig(t, brc, "node.id"), strconv.Itoa(int(b.ID())), kmsg.ConfigSourceStaticBrokerConfig)
 	if c := findConfig(t, brc, "log.retention.ms"); c.Value != nil || c.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("log.retention.ms = %v (%v), want null default", c.Value, c.Source)
 	}
@@ -285,7 +286,7 @@ func TestAdminDescribeConfigs(t *testing.T) {
 	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, "described"
 	res.ConfigNames = []string{"segment.ms", "no.such.config", "max.message.bytes"}
 	req.Resources = append(req.Resources, res)
-	res.ResourceType, res.ResourceName, res.ConfigNames = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(b.nodeID)+7), nil
+	res.ResourceType, res.ResourceName, res.ConfigNames = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(b.ID())+7), nil
 	req.Resources = append(req.Resources, res)
 	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, "bad/name"
 	req.Resources = append(req.Resources, res)
@@ -317,9 +318,9 @@ func TestAdminDescribeConfigs(t *testing.T) {
 }
 
 // partitionLog is the local log of a partition.
-func partitionLog(t *testing.T, b *broker, topic string, partition int32) *log.Log {
+func partitionLog(t *testing.T, b *node.Node, topic string, partition int32) *log.Log {
 	t.Helper()
-	p, ok := b.replicas.Partition(log.TopicPartition{Topic: topic, Partition: partition})
+	p, ok := b.Replicas().Partition(log.TopicPartition{Topic: topic, Partition: partition})
 	if !ok {
 		t.Fatalf("%s-%d is not local", topic, partition)
 	}
@@ -493,7 +494,7 @@ func TestAdminDescribeCluster(t *testing.T) {
 		t.Fatalf("brokers %+v", resp.Brokers)
 	}
 	br := resp.Brokers[0]
-	if br.NodeID != b.nodeID || br.Port != md.Brokers[0].Port || br.Host != md.Brokers[0].Host || br.Rack == nil || *br.Rack != "r1" || br.IsFenced {
+	if br.NodeID != b.ID() || br.Port != md.Brokers[0].Port || br.Host != md.Brokers[0].Host || br.Rack == nil || *br.Rack != "r1" || br.IsFenced {
 		t.Fatalf("broker %+v, metadata %+v", br, md.Brokers[0])
 	}
 
@@ -543,7 +544,7 @@ func TestAdminDescribeTopicPartitions(t *testing.T) {
 				t.Fatalf("%s: id %x, operations %d", *rt.Topic, rt.TopicID, rt.AuthorizedOperations)
 			}
 			for _, p := range rt.Partitions {
-				if p.LeaderID != b.nodeID || len(p.Replicas) != 1 || len(p.ISR) != 1 || p.EligibleLeaderReplicas == nil || len(p.EligibleLeaderReplicas) != 0 {
+				if p.LeaderID != b.ID() || len(p.Replicas) != 1 || len(p.ISR) != 1 || p.EligibleLeaderReplicas == nil || len(p.EligibleLeaderReplicas) != 0 {
 					t.Fatalf("%s-%d: %+v", *rt.Topic, p.Partition, p)
 				}
 				page = append(page, fmt.Sprintf("%s:%d", *rt.Topic, p.Partition))
@@ -641,7 +642,7 @@ func TestAdminOffsetForLeaderEpoch(t *testing.T) {
 
 // produceIdempotent writes one batch of n records as an idempotent
 // producer would: producer id, epoch and base sequence set.
-func produceIdempotent(t *testing.T, ctx context.Context, b *broker, cl *kgo.Client, topic string, partition int32, pid int64, epoch int16, seq int32, n int) {
+func produceIdempotent(t *testing.T, ctx context.Context, b *node.Node, cl *kgo.Client, topic string, partition int32, pid int64, epoch int16, seq int32, n int) {
 	t.Helper()
 	var bld log.Builder
 	bld.Reset(log.BatchHeader{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
@@ -656,7 +657,7 @@ func produceIdempotent(t *testing.T, ctx context.Context, b *broker, cl *kgo.Cli
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 10000
 	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic, rt.TopicID = topic, b.ctrl.Image().Topic(topic).ID // by id from v13
+	rt.Topic, rt.TopicID = topic, b.Controller().Image().Topic(topic).ID // by id from v13
 	rp := kmsg.NewProduceRequestTopicPartition()
 	rp.Partition, rp.Records = partition, batch
 	rt.Partitions = append(rt.Partitions, rp)

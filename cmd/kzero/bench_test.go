@@ -51,11 +51,11 @@ var benchBrokers = []benchBroker{
 		if err != nil {
 			b.Fatal(err)
 		}
-		br, err := startBroker(cfg, logger)
+		br, err := startNode(cfg, logger)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return br.Addr().String(), br.srv.Stats, func() {
+		return br.Addr().String(), br.ServerStats, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := br.Stop(ctx); err != nil {

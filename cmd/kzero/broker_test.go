@@ -11,11 +11,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/node"
 )
 
 // startTestBroker runs an in-process broker on an ephemeral loopback port
 // with its data in dir.
-func startTestBroker(t *testing.T, dir string, extra ...string) *broker {
+func startTestBroker(t *testing.T, dir string, extra ...string) *node.Node {
 	t.Helper()
 	over := map[string]string{
 		"listeners":      "PLAINTEXT://127.0.0.1:0",
@@ -30,14 +32,14 @@ func startTestBroker(t *testing.T, dir string, extra ...string) *broker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := startBroker(cfg, logger)
+	b, err := startNode(cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-func stopBroker(t *testing.T, b *broker) {
+func stopBroker(t *testing.T, b *node.Node) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -46,7 +48,7 @@ func stopBroker(t *testing.T, b *broker) {
 	}
 }
 
-func newClient(t *testing.T, b *broker, opts ...kgo.Opt) *kgo.Client {
+func newClient(t *testing.T, b *node.Node, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr().String())}, opts...)...)
 	if err != nil {
@@ -89,7 +91,7 @@ func TestProduceConsumeEveryCodecAndRestart(t *testing.T) {
 			}
 		}
 	}
-	consume := func(b *broker) map[string]int {
+	consume := func(b *node.Node) map[string]int {
 		cl := newClient(t, b, kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 		got := map[string]int{}
 		n := 0

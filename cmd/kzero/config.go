@@ -131,10 +131,15 @@ var keys = func() map[string]key {
 	i("transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000", 1)
 	i("transaction.remove.expired.transaction.cleanup.interval.ms", "3600000", 1)
 
-	// Kafka keys with no effect in a single-process kzero yet.
+	// The metadata quorum (static voters, KIP-595).
+	s("controller.quorum.voters", "")
+	s("controller.listener.names", "")
+	s("listener.security.protocol.map", "")
+
+	// Kafka keys with no effect in kzero yet.
 	for _, k := range []string{
-		"controller.quorum.voters", "controller.quorum.bootstrap.servers", "controller.listener.names",
-		"listener.security.protocol.map", "inter.broker.listener.name", "num.io.threads",
+		"controller.quorum.bootstrap.servers",
+		"inter.broker.listener.name", "num.io.threads",
 		"num.recovery.threads.per.data.dir",
 		"share.coordinator.state.topic.replication.factor",
 		"share.coordinator.state.topic.min.isr", "num.replica.fetchers", "replica.lag.time.max.ms",
@@ -279,34 +284,92 @@ func (c *brokerConfig) logDirs() []string {
 	return dirs
 }
 
-// listener is host:port of the PLAINTEXT listener.
-func (c *brokerConfig) listener() (string, error) { return parseListener(c.str("listeners")) }
-
-// advertised is the host and port clients are told to connect to.
-func (c *brokerConfig) advertised(bound net.Addr) (string, int32, error) {
-	addr := bound.String()
-	if c.has("advertised.listeners") {
-		a, err := parseListener(c.str("advertised.listeners"))
-		if err != nil {
-			return "", 0, fmt.Errorf("advertised.listeners: %w", err)
+// listener is host:port of the client (PLAINTEXT) listener: the one
+// listener not named in controller.listener.names.
+func (c *brokerConfig) listener() (string, error) {
+	ls, err := c.listeners()
+	if err != nil {
+		return "", err
+	}
+	ctrl := c.controllerListenerNames()
+	var out []string
+	for _, l := range ls {
+		if !slices.Contains(ctrl, l.name) {
+			out = append(out, l.addr)
 		}
-		addr = a
 	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, err
+	if len(out) != 1 {
+		return "", fmt.Errorf("kzero serves one client listener besides the controller's, got %d", len(out))
 	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return "", 0, err
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	return host, int32(p), nil
+	return out[0], nil
 }
 
-// parseListener accepts one PLAINTEXT://host:port listener.
+// controllerListener is host:port of the listener named first in
+// controller.listener.names, "" when there is none.
+func (c *brokerConfig) controllerListener() (string, error) {
+	ls, err := c.listeners()
+	if err != nil {
+		return "", err
+	}
+	names := c.controllerListenerNames()
+	for _, l := range ls {
+		if len(names) > 0 && l.name == names[0] {
+			return l.addr, nil
+		}
+	}
+	return "", nil
+}
+
+func (c *brokerConfig) controllerListenerNames() []string {
+	return splitList(c.str("controller.listener.names"))
+}
+
+type listener struct{ name, addr string }
+
+// listeners parses `listeners`: NAME://host:port, comma-separated. Every
+// name's security protocol (listener.security.protocol.map; a name that is
+// a protocol maps to itself, CONTROLLER to PLAINTEXT) must be PLAINTEXT.
+func (c *brokerConfig) listeners() ([]listener, error) {
+	protocols := map[string]string{"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+		"SASL_SSL": "SASL_SSL", "CONTROLLER": "PLAINTEXT"}
+	for _, kv := range splitList(c.str("listener.security.protocol.map")) {
+		name, proto, ok := strings.Cut(kv, ":")
+		if !ok {
+			return nil, fmt.Errorf("listener.security.protocol.map: %q is not NAME:PROTOCOL", kv)
+		}
+		protocols[strings.TrimSpace(name)] = strings.TrimSpace(proto)
+	}
+	var out []listener
+	for _, v := range splitList(c.str("listeners")) {
+		name, addr, ok := strings.Cut(v, "://")
+		if !ok {
+			return nil, fmt.Errorf("listener %q is not NAME://host:port", v)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("listener %q: %w", v, err)
+		}
+		switch p := protocols[name]; p {
+		case "PLAINTEXT":
+		case "":
+			return nil, fmt.Errorf("listener %s: no security protocol for it in listener.security.protocol.map", name)
+		default:
+			return nil, fmt.Errorf("listener %s: %s is not supported yet, only PLAINTEXT", name, p)
+		}
+		for _, l := range out {
+			if l.name == name {
+				return nil, fmt.Errorf("listener %s is named twice", name)
+			}
+		}
+		out = append(out, listener{name, addr})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no listener")
+	}
+	return out, nil
+}
+
+// parseListener accepts one PLAINTEXT://host:port listener
+// (advertised.listeners).
 func parseListener(v string) (string, error) {
 	parts := strings.Split(v, ",")
 	if len(parts) != 1 {
@@ -325,6 +388,27 @@ func parseListener(v string) (string, error) {
 	return addr, nil
 }
 
+// voters parses controller.quorum.voters: id@host:port, comma-separated
+// (Kafka's static quorum). Empty: this node is the only voter.
+func (c *brokerConfig) voters() (map[int32]string, error) {
+	out := map[int32]string{}
+	for _, v := range splitList(c.str("controller.quorum.voters")) {
+		id, addr, ok := strings.Cut(v, "@")
+		n, err := strconv.ParseInt(id, 10, 32)
+		if !ok || err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not id@host:port", v)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("%q: %w", v, err)
+		}
+		if _, dup := out[int32(n)]; dup {
+			return nil, fmt.Errorf("voter %d is named twice", n)
+		}
+		out[int32(n)] = addr
+	}
+	return out, nil
+}
+
 func (c *brokerConfig) checkCombined() error {
 	roles := strings.Split(strings.ReplaceAll(c.str("process.roles"), " ", ""), ",")
 	slices.Sort(roles)
@@ -333,6 +417,31 @@ func (c *brokerConfig) checkCombined() error {
 	}
 	if _, err := c.listener(); err != nil {
 		return fmt.Errorf("listeners: %w", err)
+	}
+	voters, err := c.voters()
+	if err != nil {
+		return fmt.Errorf("controller.quorum.voters: %w", err)
+	}
+	if len(voters) > 0 {
+		id := int32(c.int("node.id"))
+		own, ok := voters[id]
+		if !ok {
+			return fmt.Errorf("controller.quorum.voters=%s does not name this node (node.id=%d)", c.str("controller.quorum.voters"), id)
+		}
+		if len(c.controllerListenerNames()) == 0 {
+			return fmt.Errorf("controller.listener.names is empty: the quorum needs a controller listener")
+		}
+		addr, err := c.controllerListener()
+		if err != nil {
+			return fmt.Errorf("listeners: %w", err)
+		}
+		if addr == "" {
+			return fmt.Errorf("listeners has no %s listener (controller.listener.names)", c.controllerListenerNames()[0])
+		}
+		_, ownPort, _ := net.SplitHostPort(own)
+		if _, port, _ := net.SplitHostPort(addr); port != ownPort {
+			return fmt.Errorf("controller.quorum.voters gives node %d the address %s, but its controller listener is %s", id, own, addr)
+		}
 	}
 	if len(c.logDirs()) == 0 {
 		return fmt.Errorf("log.dirs is empty")

@@ -96,6 +96,49 @@ func TestLoadConfig(t *testing.T) {
 			t.Errorf("accepted %v", bad)
 		}
 	}
+	// A static quorum: this node among the voters, on its controller
+	// listener.
+	quorum := map[string]string{
+		"node.id":                   "2",
+		"listeners":                 "PLAINTEXT://127.0.0.1:9192,CONTROLLER://127.0.0.1:9193",
+		"controller.listener.names": "CONTROLLER",
+		"controller.quorum.voters":  "1@127.0.0.1:9093,2@127.0.0.1:9193,3@127.0.0.1:9293",
+	}
+	c, err = loadConfig(nil, quorum, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr, _ := c.listener(); addr != "127.0.0.1:9192" {
+		t.Errorf("client listener %s", addr)
+	}
+	if addr, _ := c.controllerListener(); addr != "127.0.0.1:9193" {
+		t.Errorf("controller listener %s", addr)
+	}
+	if v, _ := c.voters(); len(v) != 3 || v[3] != "127.0.0.1:9293" {
+		t.Errorf("voters %v", v)
+	}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range quorum {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	for _, bad := range []map[string]string{
+		with("node.id", "4"), // not a voter
+		with("controller.quorum.voters", "1@127.0.0.1:9093,1@127.0.0.1:9193"), // duplicate id
+		with("controller.quorum.voters", "x@127.0.0.1:9093"),
+		with("controller.listener.names", ""),
+		with("listeners", "PLAINTEXT://127.0.0.1:9192"),                                             // no controller listener
+		with("listeners", "PLAINTEXT://127.0.0.1:9192,CONTROLLER://127.0.0.1:9999"),                 // not its voter address
+		with("listeners", "PLAINTEXT://127.0.0.1:9192,CONTROLLER://127.0.0.1:9193,X://127.0.0.1:1"), // no protocol for X
+	} {
+		if _, err := loadConfig(nil, bad, quiet); err == nil {
+			t.Errorf("accepted %v", bad)
+		}
+	}
 	// Unknown keys are warned about, not fatal.
 	if _, err := loadConfig(nil, map[string]string{"no.such.key": "1"}, quiet); err != nil {
 		t.Errorf("unknown key refused: %v", err)

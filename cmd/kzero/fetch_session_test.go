@@ -40,7 +40,7 @@ func TestFetchSessions(t *testing.T) {
 		req.MaxBytes = 1 << 20
 		if len(parts) > 0 {
 			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic, rt.TopicID = "s", b.ctrl.Image().Topic("s").ID
+			rt.Topic, rt.TopicID = "s", b.Controller().Image().Topic("s").ID
 			for p, off := range parts {
 				rp := kmsg.NewFetchRequestTopicPartition()
 				rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, off, 1<<20
@@ -50,7 +50,7 @@ func TestFetchSessions(t *testing.T) {
 		}
 		if len(forget) > 0 {
 			ft := kmsg.NewFetchRequestForgottenTopic()
-			ft.Topic, ft.TopicID, ft.Partitions = "s", b.ctrl.Image().Topic("s").ID, forget
+			ft.Topic, ft.TopicID, ft.Partitions = "s", b.Controller().Image().Topic("s").ID, forget
 			req.ForgottenTopics = append(req.ForgottenTopics, ft)
 		}
 		resp, err := req.RequestWith(ctx, cl)

@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/node"
 )
 
 // KIP-848 consumer groups end to end: kgo members with the server-side
@@ -17,7 +19,7 @@ import (
 
 // startConsumerProtocolBroker starts a broker whose consumer groups
 // heartbeat every 200ms and expire sessions after 3s, so tests run fast.
-func startConsumerProtocolBroker(t *testing.T, dir string) *broker {
+func startConsumerProtocolBroker(t *testing.T, dir string) *node.Node {
 	t.Helper()
 	return startGroupBroker(t, dir,
 		"group.consumer.heartbeat.interval.ms", "200",

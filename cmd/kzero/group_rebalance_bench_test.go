@@ -55,7 +55,7 @@ func BenchmarkRebalanceLatency(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	br, err := startBroker(cfg, logger)
+	br, err := startNode(cfg, logger)
 	if err != nil {
 		b.Fatal(err)
 	}

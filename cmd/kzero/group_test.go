@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/node"
 )
 
 // Consumer groups end to end: real brokers, real clients (franz-go kgo
@@ -21,7 +23,7 @@ import (
 
 // startGroupBroker starts a broker whose groups rebalance at once (no
 // initial delay) and accept short sessions, so tests run fast.
-func startGroupBroker(t *testing.T, dir string, extra ...string) *broker {
+func startGroupBroker(t *testing.T, dir string, extra ...string) *node.Node {
 	t.Helper()
 	return startTestBroker(t, dir, append([]string{
 		"group.initial.rebalance.delay.ms", "0",
@@ -31,7 +33,7 @@ func startGroupBroker(t *testing.T, dir string, extra ...string) *broker {
 }
 
 // groupClient is a kgo consumer in a group, with options for groups.
-func groupClient(t *testing.T, b *broker, group, topic string, opts ...kgo.Opt) *kgo.Client {
+func groupClient(t *testing.T, b *node.Node, group, topic string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	base := []kgo.Opt{
 		kgo.SeedBrokers(b.Addr().String()),
@@ -170,7 +172,7 @@ type member struct {
 	done   chan struct{}
 }
 
-func startMember(t *testing.T, b *broker, l *ledger, name, group, topic string, opts ...kgo.Opt) *member {
+func startMember(t *testing.T, b *node.Node, l *ledger, name, group, topic string, opts ...kgo.Opt) *member {
 	if testing.Verbose() {
 		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(testWriter{t, name}, kgo.LogLevelInfo, nil)))
 	}

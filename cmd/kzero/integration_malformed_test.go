@@ -98,7 +98,7 @@ func TestMalformedFramesCloseOnlyTheirConnection(t *testing.T) {
 	if string(got[0].Value) != "before" || string(got[1].Value) != "after" {
 		t.Fatalf("consumed %q, %q", got[0].Value, got[1].Value)
 	}
-	if s := b.srv.Stats(); s.Rejected < 4 {
+	if s := b.ServerStats(); s.Rejected < 4 {
 		t.Fatalf("server counted %d rejected connections, want at least the 4 bad sizes and headers", s.Rejected)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/node"
 )
 
 // ListOffsets by timestamp finds the first offset, in offset order, whose
@@ -187,7 +189,7 @@ func TestDeleteRecords(t *testing.T) {
 		t.Fatalf("DeleteRecords past the high watermark: %v, want OFFSET_OUT_OF_RANGE", r.Err)
 	}
 
-	checkStart := func(b *broker) {
+	checkStart := func(b *node.Node) {
 		t.Helper()
 		cl := newClient(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"trim": {part: kgo.NewOffset().AtStart()}}))
 		got := consumeN(t, ctx, cl, int(end-cut))

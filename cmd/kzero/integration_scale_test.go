@@ -69,7 +69,7 @@ func TestManyConnections(t *testing.T) {
 	cl := newClient(t, b)
 	createTopic(t, ctx, cl, "crowd", partitions, nil)
 	addr := b.Addr().String()
-	opened := b.srv.Stats().ConnectionsOpened
+	opened := b.ServerStats().ConnectionsOpened
 
 	// Open every connection first, then use them all at once.
 	raws := make([]*rawConn, conns)
@@ -92,7 +92,7 @@ func TestManyConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := b.srv.Stats()
+	s := b.ServerStats()
 	if n := s.ConnectionsOpened - opened; n < conns {
 		t.Fatalf("broker saw %d new connections, want %d", n, conns)
 	}

@@ -17,6 +17,7 @@ var allowed = map[string][]string{
 	"coord":      {"replica", "log", "index"},
 	"net/server": {"net/wire"},
 	"net/api":    {"coord", "replica", "log", "index", "net/wire", "net/server"},
+	"node":       {"net/api", "net/server", "net/wire", "coord", "replica", "log", "index"},
 	"tools":      {"log", "index"},
 	"bench":      {"log", "index"},
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"kzero/node"
 )
 
 // overrideFlags collects repeated --override key=value flags.
@@ -73,14 +75,23 @@ func run(args []string) error {
 	// Before the ready line: a supervisor may signal as soon as it sees it.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	b, err := startBroker(cfg, logger)
+	n, err := startNode(cfg, logger)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("kzero ready on %s\n", b.Addr())
+	fmt.Printf("kzero ready on %s\n", n.Addr())
 	s := <-sig
 	logger.Info("shutting down", "signal", s.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return b.Stop(ctx)
+	return n.Stop(ctx)
+}
+
+// startNode starts a node configured by cfg.
+func startNode(cfg *brokerConfig, logger *slog.Logger) (*node.Node, error) {
+	ncfg, err := cfg.nodeConfig(logger)
+	if err != nil {
+		return nil, err
+	}
+	return node.Start(ncfg)
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/node"
 )
 
 // etl is one consume-transform-produce worker: a kgo GroupTransactSession
@@ -18,7 +20,7 @@ type etl struct {
 	kill *killSwitch
 }
 
-func startETL(t *testing.T, b *broker, txnID string, opts ...kgo.Opt) *etl {
+func startETL(t *testing.T, b *node.Node, txnID string, opts ...kgo.Opt) *etl {
 	t.Helper()
 	k := &killSwitch{}
 	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{

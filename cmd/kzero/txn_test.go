@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"kzero/node"
 )
 
 // txnVersions are the two transaction protocols clients speak: v2
@@ -30,7 +32,7 @@ var txnVersions = []struct {
 	}())}},
 }
 
-func txnClient(t *testing.T, b *broker, id string, opts ...kgo.Opt) *kgo.Client {
+func txnClient(t *testing.T, b *node.Node, id string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	return newClient(t, b, append([]kgo.Opt{kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
 }
@@ -55,7 +57,7 @@ func produceTxn(t *testing.T, ctx context.Context, cl *kgo.Client, topic, prefix
 
 // readAll consumes topic from the start until want records came (or the
 // context ends) and returns the values seen.
-func readAll(t *testing.T, ctx context.Context, b *broker, topic string, isolation kgo.IsolationLevel, want int) map[string]int {
+func readAll(t *testing.T, ctx context.Context, b *node.Node, topic string, isolation kgo.IsolationLevel, want int) map[string]int {
 	t.Helper()
 	cl := newClient(t, b, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(isolation))
 	seen := map[string]int{}

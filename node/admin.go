@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"net/http"
@@ -12,12 +12,12 @@ import (
 
 // metricsHandler serves /metrics: the network layer's counters, the logs'
 // sizes, and the Go runtime and process collectors.
-func (b *broker) metricsHandler() http.Handler {
+func (n *Node) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, f func(server.Stats) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
-			func() float64 { return float64(f(b.srv.Stats())) }))
+			func() float64 { return float64(f(n.srv.Stats())) }))
 	}
 	counter("connections_opened_total", "Connections accepted.", func(s server.Stats) int64 { return s.ConnectionsOpened })
 	counter("connections_closed_total", "Connections closed.", func(s server.Stats) int64 { return s.ConnectionsClosed })
@@ -27,17 +27,17 @@ func (b *broker) metricsHandler() http.Handler {
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "partitions", Help: "Partition logs on this broker."},
-		func() float64 { return float64(len(b.logs.Logs())) }))
+		func() float64 { return float64(len(n.logs.Logs())) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "stray_partitions",
 		Help: "Partition folders set aside as stray (the metadata does not name them), left for the operator."},
-		func() float64 { return float64(b.logs.Strays()) }))
+		func() float64 { return float64(n.logs.Strays()) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "log_size_bytes", Help: "Bytes in all partition logs."},
 		func() float64 {
-			var n int64
-			for _, l := range b.logs.Logs() {
-				n += l.Size()
+			var size int64
+			for _, l := range n.logs.Logs() {
+				size += l.Size()
 			}
-			return float64(n)
+			return float64(size)
 		}))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"kzero/coord/group"
+	"kzero/coord/txn"
+	"kzero/net/server"
+	"kzero/node"
+)
+
+// nodeConfig is the node's configuration from server.properties.
+func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
+	addr, err := c.listener()
+	if err != nil {
+		return node.Config{}, err
+	}
+	var adv string
+	if c.has("advertised.listeners") {
+		if adv, err = parseListener(c.str("advertised.listeners")); err != nil {
+			return node.Config{}, fmt.Errorf("advertised.listeners: %w", err)
+		}
+	}
+	voters, err := c.voters()
+	if err != nil {
+		return node.Config{}, fmt.Errorf("controller.quorum.voters: %w", err)
+	}
+	ctrlAddr, err := c.controllerListener()
+	if err != nil {
+		return node.Config{}, err
+	}
+	return node.Config{
+		NodeID:         int32(c.int("node.id")),
+		Voters:         voters,
+		ControllerAddr: ctrlAddr,
+		Rack:           c.str("broker.rack"),
+		ListenAddr:     addr,
+		AdvertisedAddr: adv,
+		AdminAddr:      c.str("admin.listener"),
+		Logs:           c.managerConfig(logger),
+		Server: server.Config{
+			Loops:            c.int("num.network.threads"),
+			MaxRequestBytes:  c.int("socket.request.max.bytes"),
+			IdleTimeout:      msDuration(c.long("connections.max.idle.ms")),
+			SocketSendBuffer: max(c.int("socket.send.buffer.bytes"), 0),
+			SocketRecvBuffer: max(c.int("socket.receive.buffer.bytes"), 0),
+		},
+		Groups:                   c.groupConfig(),
+		Txns:                     c.txnConfig(),
+		AutoCreateTopics:         c.bool("auto.create.topics.enable"),
+		NumPartitions:            int32(c.int("num.partitions")),
+		DefaultReplicationFactor: int16(c.int("default.replication.factor")),
+		StaticConfigs:            c.props,
+		ValidateBrokerConfig:     validateDynamicBrokerConfig,
+		Logger:                   logger,
+	}, nil
+}
+
+// validateDynamicBrokerConfig checks a broker config set at runtime
+// (AlterConfigs on a BROKER resource) that is not a topic config synonym:
+// it must be a key kzero knows, with a valid value.
+func validateDynamicBrokerConfig(name, value string) error {
+	k, ok := keys[name]
+	if !ok || k.inert {
+		return fmt.Errorf("%s cannot be set dynamically", name)
+	}
+	return k.check(value)
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// groupConfig is the group coordinator's configuration from the broker's.
+func (c *brokerConfig) groupConfig() group.Config {
+	return group.Config{
+		NumPartitions:          int32(c.int("offsets.topic.num.partitions")),
+		ReplicationFactor:      int16(c.int("offsets.topic.replication.factor")),
+		InitialRebalanceDelay:  msDuration(c.long("group.initial.rebalance.delay.ms")),
+		MinSessionTimeout:      msDuration(c.long("group.min.session.timeout.ms")),
+		MaxSessionTimeout:      msDuration(c.long("group.max.session.timeout.ms")),
+		MaxSize:                c.int("group.max.size"),
+		OffsetsRetention:       time.Duration(c.long("offsets.retention.minutes")) * time.Minute,
+		RetentionCheckInterval: msDuration(c.long("offsets.retention.check.interval.ms")),
+		OffsetMetadataMaxBytes: c.int("offset.metadata.max.bytes"),
+
+		ConsumerSessionTimeout:       msDuration(c.long("group.consumer.session.timeout.ms")),
+		ConsumerMinSessionTimeout:    msDuration(c.long("group.consumer.min.session.timeout.ms")),
+		ConsumerMaxSessionTimeout:    msDuration(c.long("group.consumer.max.session.timeout.ms")),
+		ConsumerHeartbeatInterval:    msDuration(c.long("group.consumer.heartbeat.interval.ms")),
+		ConsumerMinHeartbeatInterval: msDuration(c.long("group.consumer.min.heartbeat.interval.ms")),
+		ConsumerMaxHeartbeatInterval: msDuration(c.long("group.consumer.max.heartbeat.interval.ms")),
+		ConsumerMaxSize:              c.int("group.consumer.max.size"),
+		ConsumerAssignors:            splitList(c.str("group.consumer.assignors")),
+		ConsumerMigrationPolicy:      strings.ToLower(strings.TrimSpace(c.str("group.consumer.migration.policy"))),
+	}
+}
+
+// splitList reads a comma-separated list config.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// txnConfig is the transaction coordinator's configuration from the
+// broker's.
+func (c *brokerConfig) txnConfig() txn.Config {
+	return txn.Config{
+		NumPartitions:       int32(c.int("transaction.state.log.num.partitions")),
+		ReplicationFactor:   int16(c.int("transaction.state.log.replication.factor")),
+		MinISR:              c.int("transaction.state.log.min.isr"),
+		SegmentBytes:        int64(c.int("transaction.state.log.segment.bytes")),
+		MaxTimeout:          msDuration(int64(c.int("transaction.max.timeout.ms"))),
+		IDExpiration:        msDuration(int64(c.int("transactional.id.expiration.ms"))),
+		AbortCheckInterval:  msDuration(int64(c.int("transaction.abort.timed.out.transaction.cleanup.interval.ms"))),
+		ExpireCheckInterval: msDuration(int64(c.int("transaction.remove.expired.transaction.cleanup.interval.ms"))),
+	}
+}

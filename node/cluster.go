@@ -1,0 +1,57 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/coord"
+	"kzero/coord/metadata"
+	"kzero/coord/topicconfig"
+	"kzero/log"
+)
+
+// clusterView is the controller as the API handlers see it, with topic
+// auto-creation by the broker's defaults and the broker's configs.
+type clusterView struct {
+	*coord.Controller
+	n *Node
+}
+
+func (c clusterView) BrokerConfigs() topicconfig.BrokerConfigs {
+	return c.n.brokerConfigs(c.Image())
+}
+
+func (c clusterView) AutoCreateTopic(ctx context.Context, name string) error {
+	res := c.CreateTopics(ctx, []coord.TopicSpec{{Name: name, NumPartitions: -1, ReplicationFactor: -1}}, false)
+	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
+		return fmt.Errorf("%s: %w", res[0].Message, err)
+	}
+	return nil
+}
+
+// brokerConfigs are the places a topic config falls back to.
+func (n *Node) brokerConfigs(img *metadata.Image) topicconfig.BrokerConfigs {
+	return topicconfig.BrokerConfigs{
+		Dynamic:        img.BrokerConfigs(strconv.Itoa(int(n.nodeID))),
+		ClusterDefault: img.BrokerConfigs(""),
+		Static:         n.cfg.StaticConfigs,
+	}
+}
+
+// topicLogConfig is the log configuration of a topic: its own configs,
+// else the broker's.
+func (n *Node) topicLogConfig(t *metadata.Topic, img *metadata.Image) log.Config {
+	return topicconfig.LogConfig(t.Configs, n.brokerConfigs(img))
+}
+
+func (n *Node) minInsync(t *metadata.Topic, img *metadata.Image) int {
+	v, _ := topicconfig.Value("min.insync.replicas", t.Configs, n.brokerConfigs(img))
+	min, err := strconv.Atoi(v)
+	if err != nil {
+		return 1
+	}
+	return min
+}

@@ -1,0 +1,247 @@
+package node
+
+// Several nodes in one process: a metadata quorum of three voters over
+// loopback, every broker in every node's metadata, replicas placed on
+// distinct brokers, metadata changes going on after the quorum leader
+// stops, and a restarted voter catching up.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/log"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// freeAddrs returns n loopback addresses nothing listens on now.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var lns []net.Listener
+	var out []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+// testCluster is n combined nodes (broker and controller) in this process.
+type testCluster struct {
+	t      *testing.T
+	dirs   []string
+	voters map[int32]string
+	nodes  []*Node // nil where stopped
+}
+
+func nodeConfig(id int32, dir string, voters map[int32]string) Config {
+	logs := log.DefaultManagerConfig(dir)
+	return Config{
+		NodeID:         id,
+		Rack:           fmt.Sprintf("rack-%d", id%2),
+		ListenAddr:     "127.0.0.1:0",
+		Voters:         voters,
+		ControllerAddr: voters[id],
+		Logs:           logs,
+		NumPartitions:  1,
+		Logger:         quiet,
+	}
+}
+
+func startCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
+	addrs := freeAddrs(t, n)
+	c := &testCluster{t: t, voters: map[int32]string{}, nodes: make([]*Node, n)}
+	for i := range n {
+		c.voters[int32(i+1)] = addrs[i]
+		c.dirs = append(c.dirs, t.TempDir())
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { c.nodes[i], errs[i] = Start(nodeConfig(int32(i+1), c.dirs[i], c.voters)) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+	}
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.stop(i)
+		}
+	})
+	return c
+}
+
+func (c *testCluster) stop(i int) {
+	if c.nodes[i] == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.nodes[i].Stop(ctx); err != nil {
+		c.t.Errorf("stop node %d: %v", i+1, err)
+	}
+	c.nodes[i] = nil
+}
+
+func (c *testCluster) restart(i int) {
+	n, err := Start(nodeConfig(int32(i+1), c.dirs[i], c.voters))
+	if err != nil {
+		c.t.Fatalf("restart node %d: %v", i+1, err)
+	}
+	c.nodes[i] = n
+}
+
+// leader is the index of the node the quorum follows, once all running
+// nodes agree on one.
+func (c *testCluster) leader(ctx context.Context) int {
+	for ctx.Err() == nil {
+		lead := int32(-1)
+		agree := true
+		for _, n := range c.nodes {
+			if n == nil {
+				continue
+			}
+			id := n.Controller().Image().ControllerID()
+			if lead == -1 {
+				lead = id
+			}
+			agree = agree && id == lead && id >= 0
+		}
+		if agree && lead >= 1 && c.nodes[lead-1] != nil {
+			return int(lead - 1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatal("no quorum leader all nodes agree on")
+	return -1
+}
+
+func (c *testCluster) client(i int, opts ...kgo.Opt) (*kgo.Client, *kadm.Client) {
+	c.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.nodes[i].Addr().String())}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl, kadm.NewClient(cl)
+}
+
+// waitTopic waits until node i's metadata has topic.
+func (c *testCluster) waitTopic(ctx context.Context, i int, topic string) {
+	for c.nodes[i].Controller().Image().Topic(topic) == nil {
+		if ctx.Err() != nil {
+			c.t.Fatalf("node %d never learned of topic %s", i+1, topic)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestThreeNodeQuorum(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	// Every node knows the three brokers and the same cluster id.
+	cluster := c.nodes[0].Controller().Image().ClusterID()
+	for i, n := range c.nodes {
+		img := n.Controller().Image()
+		if img.ClusterID() != cluster || cluster == "" {
+			t.Fatalf("node %d: cluster %q, node 1: %q", i+1, img.ClusterID(), cluster)
+		}
+		for id := int32(1); id <= 3; id++ {
+			if _, ok := img.Broker(id); !ok {
+				t.Fatalf("node %d does not know broker %d", i+1, id)
+			}
+		}
+		if mp, ok, err := log.ReadMetaProperties(c.dirs[i]); err != nil || !ok || mp.ClusterID != cluster || mp.NodeID != int32(i+1) {
+			t.Fatalf("node %d meta.properties %+v %v %v", i+1, mp, ok, err)
+		}
+	}
+
+	// A topic created through any node: replicas on three distinct brokers,
+	// leaders spread, every node learns it.
+	_, adm := c.client(1)
+	res, err := adm.CreateTopic(ctx, 6, 3, nil, "spread")
+	if err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	md, err := adm.Metadata(ctx, "spread")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Brokers) != 3 {
+		t.Fatalf("metadata lists %d brokers", len(md.Brokers))
+	}
+	leaders := map[int32]int{}
+	for _, p := range md.Topics["spread"].Partitions {
+		rs := slices.Clone(p.Replicas)
+		slices.Sort(rs)
+		if !slices.Equal(rs, []int32{1, 2, 3}) {
+			t.Fatalf("partition %d replicas %v", p.Partition, p.Replicas)
+		}
+		leaders[p.Leader]++
+	}
+	if len(leaders) != 3 {
+		t.Fatalf("leaders %v: not spread over the three brokers", leaders)
+	}
+	for i := range c.nodes {
+		c.waitTopic(ctx, i, "spread")
+	}
+
+	// Records go to each partition's leader and come back.
+	cl, _ := c.client(0, kgo.DefaultProduceTopic("spread"), kgo.ConsumeTopics("spread"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	const records = 60
+	for i := range records {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	for got < records {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d: %v", got, records, err)
+		}
+		got += fs.NumRecords()
+	}
+
+	// The quorum leader stops: the two others elect a new one and
+	// metadata changes go on.
+	old := c.leader(ctx)
+	c.stop(old)
+	other := (old + 1) % 3
+	_, adm = c.client(other)
+	res, err = adm.CreateTopic(ctx, 2, 2, nil, "after")
+	if err != nil || res.Err != nil {
+		t.Fatalf("create after the leader stopped: %v %v", err, res.Err)
+	}
+	if l := c.leader(ctx); l == old {
+		t.Fatalf("leader is still the stopped node %d", old+1)
+	}
+
+	// It comes back and catches up.
+	c.restart(old)
+	c.waitTopic(ctx, old, "after")
+}

@@ -1,0 +1,59 @@
+package node
+
+import (
+	"log/slog"
+
+	"kzero/coord/group"
+	"kzero/coord/txn"
+	"kzero/log"
+	"kzero/net/server"
+)
+
+// Config is one node's configuration as typed values; cmd/kzero builds it
+// from server.properties. Zero values take the defaults of the parts they
+// configure.
+type Config struct {
+	NodeID int32  // node.id
+	Rack   string // broker.rack
+
+	ListenAddr     string // the Kafka listener's host:port (port 0: any)
+	AdvertisedAddr string // host:port told to clients; empty: the bound address
+	AdminAddr      string // /metrics and /debug/pprof; empty: none
+
+	// Voters are the metadata quorum's controllers, node id -> their
+	// controller listener (controller.quorum.voters), this node among
+	// them. Empty or only this node: a single voter, no controller
+	// listener. ControllerAddr is this node's controller listener.
+	Voters         map[int32]string
+	ControllerAddr string
+
+	Logs   log.ManagerConfig // log.dirs and the log.* settings
+	Server server.Config     // the listener's settings; Addr, Inline and Logger are the node's
+	Groups group.Config      // the group coordinator; Logger is the node's
+	Txns   txn.Config        // the transaction coordinator; producer ids, markers and Logger are the node's
+
+	AutoCreateTopics         bool  // auto.create.topics.enable
+	NumPartitions            int32 // num.partitions
+	DefaultReplicationFactor int16 // default.replication.factor
+
+	// StaticConfigs are server.properties as given: topic configs fall back
+	// to them (log.retention.hours for retention.ms, ...).
+	StaticConfigs map[string]string
+	// ValidateBrokerConfig checks a dynamic broker config that is not a
+	// topic config synonym (AlterConfigs on a BROKER resource).
+	ValidateBrokerConfig func(key, value string) error
+
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.NumPartitions <= 0 {
+		c.NumPartitions = 1
+	}
+	if c.DefaultReplicationFactor <= 0 {
+		c.DefaultReplicationFactor = 1
+	}
+}

@@ -1,0 +1,36 @@
+// Package node is one kzero node as a library: Start opens the log dirs,
+// starts the Kafka listener, joins the metadata quorum, and wires the
+// replicas, the group and transaction coordinators and the API handlers to
+// the metadata; Stop takes it down in the reverse order. cmd/kzero only
+// parses flags and server.properties into a Config and calls Start, so
+// tests can run several nodes in one process.
+//
+// # Identity on disk
+//
+// Every log dir holds meta.properties (cluster.id, node.id, directory.id).
+// Start refuses dirs that disagree with each other or with node.id, a
+// metadata log of another cluster, and a missing metadata log when the
+// dirs hold data: a node with data never becomes a new, empty cluster.
+// Dirs with no meta.properties take the metadata log's cluster id.
+//
+// # The metadata publisher
+//
+// Each metadata image is applied to the node's parts in apply order, on
+// the controller's notifier goroutine (publisher.go). For each partition:
+//
+//   - become leader: this node is the partition's leader in the new image
+//     (new partition, new leader epoch, or changed configs): its log is
+//     opened or created and the replica led at the image's epoch and ISR;
+//   - become follower: this node is a replica but not the leader: the
+//     replica stops leading (clients get NOT_LEADER_OR_FOLLOWER) and keeps
+//     its log; fetching from the leader comes with replication;
+//   - stop replica: the partition left this node (moved away) and its log
+//     is kept until the topic is deleted; a deleted topic's logs are
+//     deleted (renamed -delete, removed in the background).
+//
+// Then the group and transaction coordinators are told which partitions of
+// __consumer_offsets and __transaction_state this node leads: they load
+// those and unload the rest. At start, partition logs on disk that the
+// metadata does not give this node are stray: renamed aside
+// (<topic>-<partition>.<id>-stray), logged and counted, never deleted.
+package node

@@ -1,0 +1,302 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	raftpb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/coord"
+	"kzero/coord/group"
+	"kzero/coord/metadata"
+	"kzero/coord/raftnet"
+	"kzero/coord/txn"
+	"kzero/log"
+	"kzero/net/api"
+	"kzero/net/server"
+	"kzero/replica"
+)
+
+// Node is one running kzero node: its log dirs, its member of the metadata
+// quorum, its replicas and coordinators, the Kafka listener and the admin
+// HTTP listener.
+type Node struct {
+	cfg      Config
+	logger   *slog.Logger
+	logs     *log.Manager
+	ctrl     *coord.Controller
+	replicas *replica.Manager
+	groups   *group.Coordinator
+	txns     *txn.Coordinator
+	srv      *server.Server
+	raft     *raftnet.Transport // the controller listener; nil for a single voter
+	admin    *http.Server
+	adminLn  net.Listener
+	nodeID   int32
+}
+
+// readyHandler answers nothing until the broker is wired: the listener
+// starts first so its bound port can be registered.
+type readyHandler struct{ h atomic.Pointer[api.Handler] }
+
+var errStarting = errors.New("broker is starting")
+
+func (r *readyHandler) Serve(req *server.Request) {
+	if h := r.h.Load(); h != nil {
+		h.Serve(req)
+		return
+	}
+	req.Fail(errStarting)
+}
+
+// Start opens the log dirs, starts the listener (its bound port is what
+// the node registers), joins the metadata quorum, wires the replicas and
+// coordinators to the metadata, and starts the admin listener. When it
+// returns the node serves. On error everything started is stopped.
+func Start(cfg Config) (_ *Node, err error) {
+	cfg.setDefaults()
+	n := &Node{cfg: cfg, logger: cfg.Logger, nodeID: cfg.NodeID}
+	defer func() {
+		if err != nil {
+			n.Stop(context.Background())
+		}
+	}()
+	logsCfg := cfg.Logs
+	logsCfg.Logger = n.logger
+	if n.logs, err = log.OpenManager(logsCfg); err != nil {
+		return nil, err
+	}
+	n.logs.Start()
+
+	ready := &readyHandler{}
+	srvCfg := cfg.Server
+	srvCfg.Addr, srvCfg.Inline, srvCfg.Logger = cfg.ListenAddr, api.Inline, n.logger
+	n.srv = server.New(srvCfg, ready)
+	if err = n.srv.Start(); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	host, port, err := advertised(n.srv.Addr(), cfg.AdvertisedAddr)
+	if err != nil {
+		return nil, err
+	}
+
+	// The log dirs' meta.properties say which cluster this node's data
+	// belongs to. A node with data never bootstraps a new cluster: if its
+	// metadata log is gone, it refuses to start.
+	clusterID, err := n.logs.Identity(n.nodeID)
+	if err != nil {
+		return nil, err
+	}
+	hasData := len(n.logs.Logs()) > 0 || n.logs.Strays() > 0
+	// A quorum of several voters talks raft over the controller listener.
+	var deliver atomic.Pointer[coord.Controller]
+	var peers []coord.Peer
+	var transport coord.Transport
+	if len(cfg.Voters) > 1 {
+		others := map[int32]string{}
+		for id, addr := range cfg.Voters {
+			if id != n.nodeID {
+				others[id] = addr
+				peers = append(peers, coord.Peer{ID: id, Addr: addr})
+			}
+		}
+		n.raft = raftnet.New(raftnet.Config{
+			NodeID:     n.nodeID,
+			ListenAddr: cfg.ControllerAddr,
+			Peers:      others,
+			Deliver: func(ctx context.Context, m *raftpb.Message) error {
+				if c := deliver.Load(); c != nil {
+					return c.Step(ctx, m)
+				}
+				return nil // not listening yet: raft sends again
+			},
+			OnUnreachable: func(peer int32) {
+				if c := deliver.Load(); c != nil {
+					c.ReportUnreachable(peer)
+				}
+			},
+			OnSnapshotFailed: func(peer int32) {
+				if c := deliver.Load(); c != nil {
+					c.ReportSnapshotFailed(peer)
+				}
+			},
+			Logger: n.logger,
+		})
+		if err = n.raft.Start(); err != nil {
+			return nil, fmt.Errorf("controller listener %s: %w", cfg.ControllerAddr, err)
+		}
+		transport = n.raft
+	}
+	n.ctrl, err = coord.New(coord.Config{
+		NodeID:                   n.nodeID,
+		Peers:                    peers,
+		Transport:                transport,
+		ClusterID:                clusterID,
+		Bootstrap:                !hasData,
+		Dir:                      filepath.Join(n.logs.Dirs()[0], "__cluster_metadata-0"),
+		Listeners:                []metadata.Listener{{Name: "PLAINTEXT", Host: host, Port: port}},
+		Rack:                     cfg.Rack,
+		DefaultPartitions:        cfg.NumPartitions,
+		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		ValidateBrokerConfig:     cfg.ValidateBrokerConfig,
+		Logger:                   n.logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open metadata: %w", err)
+	}
+	deliver.Store(n.ctrl)
+	if err = n.ctrl.Register(); err != nil {
+		return nil, fmt.Errorf("join metadata quorum: %w", err)
+	}
+	// Dirs not formatted yet (a new node, or one from before
+	// meta.properties) take the metadata log's cluster id.
+	if err = n.logs.Format(n.ctrl.Image().ClusterID(), n.nodeID); err != nil {
+		return nil, err
+	}
+	n.setAsideStrays(n.ctrl.Image())
+	n.replicas = replica.NewManager(n.nodeID, n.logs)
+	groupCfg := cfg.Groups
+	groupCfg.Logger = n.logger
+	n.groups = group.New(groupCfg)
+	pids := coord.NewProducerIDs(func(ctx context.Context) (int64, int32, error) {
+		return n.ctrl.AllocateProducerIDs(ctx, n.nodeID)
+	})
+	markers := txn.LocalMarkers{
+		Replicas:    n.replicas,
+		Offsets:     n.groups,
+		TopicExists: func(topic string) bool { return n.ctrl.Image().Topic(topic) != nil },
+	}
+	txnCfg := cfg.Txns
+	txnCfg.AllocateProducerID, txnCfg.Markers, txnCfg.Logger = pids.Next, markers, n.logger
+	n.txns = txn.New(txnCfg)
+	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
+
+	ready.h.Store(api.New(api.Config{
+		NodeID:                   n.nodeID,
+		AdvertisedHost:           host,
+		AdvertisedPort:           port,
+		Rack:                     cfg.Rack,
+		AutoCreateTopics:         cfg.AutoCreateTopics,
+		NumPartitions:            cfg.NumPartitions,
+		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		Logger:                   n.logger,
+	}, api.Services{
+		Cluster:     clusterView{n.ctrl, n},
+		Replicas:    n.replicas,
+		Groups:      n.groups,
+		Txns:        n.txns,
+		ProducerIDs: pids,
+		Markers:     markers,
+	}))
+
+	if err = n.startAdmin(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// advertised is the host and port clients are told to connect to: the
+// configured advertised address, else the bound one (a wildcard host
+// becomes 127.0.0.1).
+func advertised(bound net.Addr, configured string) (string, int32, error) {
+	addr := bound.String()
+	if configured != "" {
+		addr = configured
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", 0, err
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return host, int32(p), nil
+}
+
+// Addr is the Kafka listener's bound address.
+func (n *Node) Addr() net.Addr { return n.srv.Addr() }
+
+// AdminAddr is the admin HTTP listener's bound address, nil without one.
+func (n *Node) AdminAddr() net.Addr {
+	if n.adminLn == nil {
+		return nil
+	}
+	return n.adminLn.Addr()
+}
+
+// ID is the node's node.id.
+func (n *Node) ID() int32 { return n.nodeID }
+
+// Controller is the node's member of the metadata quorum.
+func (n *Node) Controller() *coord.Controller { return n.ctrl }
+
+// Replicas are the node's partition replicas.
+func (n *Node) Replicas() *replica.Manager { return n.replicas }
+
+// Logs is the node's log dir manager.
+func (n *Node) Logs() *log.Manager { return n.logs }
+
+// ServerStats are the Kafka listener's counters.
+func (n *Node) ServerStats() server.Stats { return n.srv.Stats() }
+
+// Stop closes the listener, then the group coordinator, the controller,
+// and the logs (flushing them and writing their checkpoints).
+func (n *Node) Stop(ctx context.Context) error {
+	var errs []error
+	if n.admin != nil {
+		errs = append(errs, n.admin.Shutdown(ctx))
+	}
+	if n.srv != nil {
+		errs = append(errs, n.srv.Stop(ctx))
+	}
+	if n.txns != nil {
+		n.txns.Close()
+	}
+	if n.groups != nil {
+		n.groups.Close()
+	}
+	if n.ctrl != nil {
+		errs = append(errs, n.ctrl.Close())
+	}
+	if n.raft != nil {
+		errs = append(errs, n.raft.Close())
+	}
+	if n.logs != nil {
+		errs = append(errs, n.logs.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Node) startAdmin() error {
+	addr := n.cfg.AdminAddr
+	if addr == "" {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/metrics", n.metricsHandler())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("admin listener %s: %w", addr, err)
+	}
+	n.admin, n.adminLn = &http.Server{Handler: mux}, ln
+	go n.admin.Serve(ln)
+	n.logger.Info("admin listener", "addr", ln.Addr().String())
+	return nil
+}

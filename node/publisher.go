@@ -1,0 +1,214 @@
+package node
+
+import (
+	"slices"
+	"strconv"
+
+	"kzero/coord/group"
+	"kzero/coord/metadata"
+	"kzero/coord/txn"
+	"kzero/log"
+	"kzero/replica"
+)
+
+// applyImage makes the local replicas follow the metadata: partitions this
+// broker leads are opened and led, deleted topics' logs removed.
+func (n *Node) applyImage(prev, next *metadata.Image) {
+	// Once the partitions are opened and removed: the group coordinator
+	// loads the __consumer_offsets partitions led here.
+	defer n.applyTxnImage(next)
+	defer n.applyGroupImage(next)
+	// A change of dynamic broker configs may change every topic's log config.
+	brokerChanged := prev == nil || !sameConfigs(prev.BrokerConfigs(""), next.BrokerConfigs("")) ||
+		!sameConfigs(prev.BrokerConfigs(strconv.Itoa(int(n.nodeID))), next.BrokerConfigs(strconv.Itoa(int(n.nodeID))))
+	for _, t := range next.Topics() {
+		var old *metadata.Topic
+		if prev != nil {
+			old = prev.Topic(t.Name)
+		}
+		logCfg := n.topicLogConfig(t, next)
+		for _, p := range t.Partitions {
+			if p.Leader != n.nodeID {
+				continue
+			}
+			if !brokerChanged && old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
+				old.Partitions[p.Partition].LeaderEpoch == p.LeaderEpoch && sameConfigs(old.Configs, t.Configs) {
+				continue
+			}
+			if _, err := n.replicas.MakeLeader(replica.LeaderSpec{
+				TP:                log.TopicPartition{Topic: t.Name, Partition: p.Partition},
+				TopicID:           t.ID,
+				LeaderEpoch:       p.LeaderEpoch,
+				ISR:               p.ISR,
+				MinInsyncReplicas: n.minInsync(t, next),
+				Config:            logCfg,
+			}); err != nil {
+				n.logger.Error("cannot open partition", "topic", t.Name, "partition", p.Partition, "err", err)
+			}
+		}
+	}
+	if prev == nil {
+		return
+	}
+	for _, t := range prev.Topics() {
+		nt := next.Topic(t.Name)
+		deleted := nt == nil || nt.ID != t.ID
+		for _, p := range t.Partitions {
+			tp := log.TopicPartition{Topic: t.Name, Partition: p.Partition}
+			switch {
+			case deleted:
+				n.stopReplica(tp, true)
+			case int(p.Partition) >= len(nt.Partitions):
+				n.stopReplica(tp, false) // partitions only grow; kept if ever seen
+			case nt.Partitions[p.Partition].Leader == n.nodeID:
+				// led, handled above
+			case slices.Contains(nt.Partitions[p.Partition].Replicas, n.nodeID):
+				n.becomeFollower(tp)
+			default:
+				n.stopReplica(tp, false) // moved away
+			}
+		}
+	}
+}
+
+// becomeFollower stops leading a partition this node still holds a replica
+// of: clients get NOT_LEADER_OR_FOLLOWER from here on; the log stays. The
+// follower's fetcher comes with replication.
+func (n *Node) becomeFollower(tp log.TopicPartition) {
+	if err := n.replicas.Remove(tp, false); err != nil {
+		n.logger.Error("cannot stop leading partition", "partition", tp.String(), "err", err)
+	}
+}
+
+// stopReplica drops a partition from this node: its log is deleted when
+// its topic was, kept otherwise (moved away, to be set aside as stray at
+// the next start).
+func (n *Node) stopReplica(tp log.TopicPartition, deleteLog bool) {
+	if err := n.replicas.Remove(tp, deleteLog); err != nil {
+		n.logger.Error("cannot remove partition", "partition", tp.String(), "err", err)
+	}
+}
+
+// setAsideStrays moves aside the partition logs on disk that the metadata
+// does not give this node: a topic it does not know (deleted while the node
+// was down, or a metadata log that lost it), a partition it does not have,
+// or another topic of the same name. Kafka calls them stray. They are
+// renamed <topic>-<partition>.<id>-stray and logged, never deleted.
+func (n *Node) setAsideStrays(img *metadata.Image) {
+	for tp, l := range n.logs.Logs() {
+		reason := ""
+		t := img.Topic(tp.Topic)
+		switch {
+		case t == nil:
+			reason = "the metadata has no such topic"
+		case int(tp.Partition) >= len(t.Partitions):
+			reason = "the metadata has no such partition"
+		case !slices.Contains(t.Partitions[tp.Partition].Replicas, n.nodeID):
+			reason = "this node is not one of its replicas"
+		default:
+			if id, ok, _ := log.ReadTopicID(l.Dir()); ok && id != t.ID {
+				reason = "it belongs to another topic of the same name"
+			}
+		}
+		if reason == "" {
+			continue
+		}
+		id, _, _ := log.ReadTopicID(l.Dir())
+		to, err := n.logs.SetAside(tp)
+		if err != nil {
+			n.logger.Error("cannot set aside a stray partition", "partition", tp.String(), "err", err)
+			continue
+		}
+		n.logger.Warn("stray partition set aside, not deleted", "partition", tp.String(),
+			"topic_id", metadata.TopicIDString(id), "reason", reason, "moved_to", to)
+	}
+}
+
+func sameConfigs(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// imageTopics is a metadata image as the group coordinator resolves
+// consumer group subscriptions against it.
+type imageTopics struct{ img *metadata.Image }
+
+func (t imageTopics) Version() int64 { return t.img.Offset() }
+
+func (t imageTopics) ByName(name string) (group.TopicInfo, bool) {
+	if tp := t.img.Topic(name); tp != nil {
+		return topicInfo(tp), true
+	}
+	return group.TopicInfo{}, false
+}
+
+func (t imageTopics) ByID(id [16]byte) (group.TopicInfo, bool) {
+	if tp := t.img.TopicByID(id); tp != nil {
+		return topicInfo(tp), true
+	}
+	return group.TopicInfo{}, false
+}
+
+func (t imageTopics) All() []group.TopicInfo {
+	ts := t.img.Topics()
+	out := make([]group.TopicInfo, len(ts))
+	for i, tp := range ts {
+		out[i] = topicInfo(tp)
+	}
+	return out
+}
+
+func topicInfo(t *metadata.Topic) group.TopicInfo {
+	return group.TopicInfo{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions)), Internal: t.Internal()}
+}
+
+// applyGroupImage tells the group coordinator which __consumer_offsets
+// partitions this broker leads, after applyImage opened them.
+func (n *Node) applyGroupImage(next *metadata.Image) {
+	n.groups.SetTopics(imageTopics{next})
+	t := next.Topic(group.TopicName)
+	if t == nil {
+		for _, p := range n.groups.Leading() {
+			n.groups.Resign(p)
+		}
+		return
+	}
+	n.groups.SetPartitionCount(int32(len(t.Partitions)))
+	for _, p := range t.Partitions {
+		part, ok := n.replicas.Partition(log.TopicPartition{Topic: t.Name, Partition: p.Partition})
+		if p.Leader == n.nodeID && ok {
+			n.groups.Lead(part)
+			continue
+		}
+		n.groups.Resign(p.Partition)
+	}
+}
+
+// applyTxnImage tells the transaction coordinator which
+// __transaction_state partitions this broker leads, after applyImage
+// opened them.
+func (n *Node) applyTxnImage(next *metadata.Image) {
+	t := next.Topic(txn.TopicName)
+	if t == nil {
+		for _, p := range n.txns.Leading() {
+			n.txns.Resign(p)
+		}
+		return
+	}
+	n.txns.SetPartitionCount(int32(len(t.Partitions)))
+	for _, p := range t.Partitions {
+		part, ok := n.replicas.Partition(log.TopicPartition{Topic: t.Name, Partition: p.Partition})
+		if p.Leader == n.nodeID && ok {
+			n.txns.Lead(part)
+			continue
+		}
+		n.txns.Resign(p.Partition)
+	}
+}
