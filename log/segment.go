@@ -293,13 +293,18 @@ func (s *Segment) indexBatch(b Batch, pos int64, size int, interval int) error {
 		s.firstBatchTs.Store(b.MaxTimestamp())
 	}
 	if s.bytesSinceIndex > interval {
-		if err := s.index.Append(b.LastOffset(), pos); err != nil {
+		// An entry that finds no space for its page is left out (the
+		// next batch tries again): the indexes are sparse anyway.
+		err := s.index.Append(b.LastOffset(), pos)
+		switch {
+		case err == nil:
+			if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !noSpace(err) {
+				return fmt.Errorf("time index: %w", err)
+			}
+			s.bytesSinceIndex = 0
+		case !noSpace(err):
 			return fmt.Errorf("offset index: %w", err)
 		}
-		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil {
-			return fmt.Errorf("time index: %w", err)
-		}
-		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += size
 	return nil
@@ -330,7 +335,7 @@ func (s *Segment) full(cfg *Config, n int64, lastOffset int64, maxTs int64, now 
 // by time finds it) and the indexes shrink to their entries.
 func (s *Segment) seal() error {
 	if s.size.Load() > 0 {
-		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !errors.Is(err, index.ErrFull) {
+		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !errors.Is(err, index.ErrFull) && !noSpace(err) {
 			return fmt.Errorf("seal time index: %w", err)
 		}
 	}
