@@ -54,6 +54,7 @@ type Log struct {
 	epochs *epochCache
 	queue  appendQueue
 	bg     sync.WaitGroup // flushes of sealed segments in flight
+	bgSync sync.Mutex     // one flush of sealed segments at a time, in order
 
 	cleaner cleanerState // compaction bookkeeping (cleaner.go)
 }
@@ -158,14 +159,38 @@ func (l *Log) rollLocked() error {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
-		if old.acquire() {
-			defer old.Release()
-			if err := old.Sync(); err == nil {
-				l.advanceRecoveryPoint(old.NextOffset())
-			}
-		}
+		l.syncSealedUpTo(old)
 	}()
 	return nil
+}
+
+// syncSealedUpTo fsyncs the segments up to and including old that hold
+// data above the recovery point, in order, then advances the recovery
+// point past old. In order, and one flush at a time: two rolls in quick
+// succession start two flushes, and if the later one finished first it
+// would move the recovery point past data not yet on disk, which recovery
+// after a power loss would then not check.
+func (l *Log) syncSealedUpTo(old *Segment) {
+	if !old.acquire() {
+		return // truncated or deleted meanwhile
+	}
+	defer old.Release()
+	l.bgSync.Lock()
+	defer l.bgSync.Unlock()
+	for _, s := range l.Segments() {
+		if s.base > old.base {
+			break
+		}
+		if s.NextOffset() <= l.recoveryPoint.Load() || !s.acquire() {
+			continue
+		}
+		err := s.Sync()
+		s.Release()
+		if err != nil {
+			return
+		}
+	}
+	l.advanceRecoveryPoint(old.NextOffset())
 }
 
 // Roll forces a new active segment (used by tests and by segment.ms when no

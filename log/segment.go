@@ -54,7 +54,7 @@ func ParseFileName(name string) (base int64, suffix string, ok bool) {
 type Segment struct {
 	base    int64
 	dir     string
-	f       *os.File
+	f       File
 	fd      int
 	index   *index.OffsetIndex
 	tindex  *index.TimeIndex
@@ -101,7 +101,7 @@ func createSegment(dir string, base int64, cfg *Config) (*Segment, error) {
 // indexBytes is the index capacity: segment.index.bytes for a segment that
 // will take appends or a rebuild, 0 for a sealed one (its own size).
 func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, indexBytes int) (*Segment, error) {
-	f, err := os.OpenFile(segmentPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := cfg.fs().OpenFile(segmentPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open segment: %w", err)
 	}
