@@ -24,7 +24,7 @@ func smallTmpfs(t *testing.T, size string) string {
 		t.Skipf("mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
