@@ -65,16 +65,16 @@ func (f *crashFile) Sync() error {
 	return nil
 }
 
-// crash decides what each file keeps and writes it. The log that wrote
-// the files must not write any more.
-func (c *crashFS) crash(t *testing.T, rng *rand.Rand) {
-	t.Helper()
+// capture decides what each file would keep if the power went now; the
+// log may still be writing. restore writes it once the log is gone.
+func (c *crashFS) capture(rng *rand.Rand) (map[string][]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	out := map[string][]byte{}
 	for _, name := range slices.Sorted(maps.Keys(c.durable)) {
 		cur, err := os.ReadFile(name)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		kept := c.durable[name]
 		if len(cur) >= len(kept) && bytes.Equal(cur[:len(kept)], kept) {
@@ -86,7 +86,26 @@ func (c *crashFS) crash(t *testing.T, rng *rand.Rand) {
 			}
 			kept = append(bytes.Clone(kept), tail...)
 		}
-		if err := os.WriteFile(name, kept, 0o644); err != nil {
+		out[name] = kept
+	}
+	return out, nil
+}
+
+// restore puts the files as capture found them; a segment file created
+// after it is removed.
+func (c *crashFS) restore(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name := range c.durable {
+		data, ok := files[name]
+		var err error
+		if ok {
+			err = os.WriteFile(name, data, 0o644)
+		} else {
+			err = os.Remove(name)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,17 +180,31 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 	}
 	// Appends of random sizes from a few producers at once (group
 	// commit), each acknowledged batch remembered by its first offset.
-	acked := map[int64][]byte{} // first offset -> records of the batch
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	n := 50 + rng.IntN(200)
-	for p := range 3 {
-		batches := make([][]byte, n/3)
-		for i := range batches {
-			batches[i] = uniqueBatch(t, fmt.Sprintf("p%d-%d", p, i), 1+rng.IntN(4), 1+rng.IntN(2000))
+	// The power goes when the k-th acknowledgement arrives, while the
+	// other producers are still writing.
+	const producers = 3
+	batches := make([][][]byte, producers)
+	for p := range batches {
+		batches[p] = make([][]byte, 20+rng.IntN(70))
+		for i := range batches[p] {
+			batches[p][i] = uniqueBatch(t, fmt.Sprintf("p%d-%d", p, i), 1+rng.IntN(4), 1+rng.IntN(2000))
 		}
+	}
+	k := 1 + rng.IntN(len(batches[0])*producers/2)
+	crashRng := rand.New(rand.NewPCG(seed, 34))
+	var (
+		mu            sync.Mutex
+		acked         = map[int64][]byte{} // first offset -> records of the batch
+		ackedEnd      int64                // the end of the acknowledged batches
+		ackedAtCrash  int64                // ackedEnd when the power went
+		recoveryPoint int64                // what a checkpoint could hold at the crash
+		survived      map[string][]byte
+		crashErr      error
+	)
+	var wg sync.WaitGroup
+	for p := range producers {
 		wg.Go(func() {
-			for i, b := range batches {
+			for i, b := range batches[p] {
 				info, err := l.Append(b, OriginClient, 0)
 				if err != nil {
 					t.Errorf("producer %d append %d: %v", p, i, err)
@@ -179,20 +212,26 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 				}
 				mu.Lock()
 				acked[info.FirstOffset] = Batch(b).RecordsBytes()
+				ackedEnd = max(ackedEnd, info.LastOffset+1)
+				if len(acked) == k {
+					ackedAtCrash = ackedEnd
+					recoveryPoint = l.RecoveryPoint()
+					survived, crashErr = fs.capture(crashRng)
+				}
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	ackedEnd := l.LogEndOffset()
-	recoveryPoint := l.RecoveryPoint() // what a checkpoint could hold
+	if crashErr != nil || survived == nil {
+		t.Fatalf("no crash captured: %v", crashErr)
+	}
 
-	// The power goes: keep what the disk may have, and drop the log
-	// without closing it.
-	// (Its descriptors and mappings are left open, as a dead process
-	// leaves them to the kernel: closing would trim its index files.)
-	fs.crash(t, rng)
+	// Drop the log without closing it (its descriptors and mappings stay
+	// open, as a dead process leaves them to the kernel: closing would
+	// trim its index files), and put the files as the power loss left them.
 	l.bg.Wait()
+	fs.restore(t, survived)
 
 	rec := &recordingHandler{}
 	before := dirLogBytes(t, dir)
@@ -206,9 +245,10 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 	if dropped != before-l.Size() {
 		t.Fatalf("recovery says it dropped %d bytes; the segments lost %d", dropped, before-l.Size())
 	}
-	t.Logf("appended up to %d, recovery point %d, recovered up to %d, dropping %d bytes of torn tail", ackedEnd, recoveryPoint, end, dropped)
-	if flushEach && end != ackedEnd {
-		t.Fatalf("with flush.messages=1 the log recovered up to %d, acknowledged up to %d", end, ackedEnd)
+	t.Logf("acknowledged up to %d at the power loss (%d in all), recovery point %d, recovered up to %d, dropping %d bytes of torn tail",
+		ackedAtCrash, ackedEnd, recoveryPoint, end, dropped)
+	if flushEach && end < ackedAtCrash {
+		t.Fatalf("with flush.messages=1 the log recovered up to %d, acknowledged up to %d before the power loss", end, ackedAtCrash)
 	}
 	if end < recoveryPoint || end > ackedEnd {
 		t.Fatalf("recovered up to %d: below the recovery point %d or past the appends %d", end, recoveryPoint, ackedEnd)
