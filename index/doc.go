@@ -44,6 +44,16 @@
 // width, or entries out of order, fail with an error wrapping ErrCorrupt.
 // Pass maxBytes 0 to open a sealed index at its own size.
 //
+// The preallocated tail is sparse, and a store into a hole of a shared
+// mapping allocates a block inside the page fault: on a full file system
+// that is a SIGBUS (on tmpfs even a load from a hole is). So the writer
+// allocates each page for real (fallocate) before its first entry goes
+// there, and an append that finds no space fails with an error wrapping
+// ENOSPC; open counts entries only up to the first hole (SEEK_HOLE) and
+// never reads the sparse tail. A page at a time, not the whole capacity:
+// segment.index.bytes of real disk per index would cost 20 MiB a
+// partition.
+//
 // TimeIndex.Full reports full with one slot still free, as Kafka's time index
 // does: the log rolls the segment when either index is full, and the entry
 // for the segment's largest timestamp, written at the roll, must still fit.

@@ -49,8 +49,16 @@ type table struct {
 	// Writer only.
 	f      *os.File
 	size   int64 // current file length: slots*width, or less after trim
+	alloc  int64 // the first alloc bytes of the file have disk blocks (reserve)
 	closed bool
 }
+
+// allocChunk is how much index space reserve allocates at a time: a page,
+// so an entry store never straddles into a page without blocks. A whole
+// preallocated index allocated for real would cost segment.index.bytes
+// twice per partition (20 MiB by default); a page at a time costs one
+// fallocate per 512 offset index entries (about 2 MiB of log).
+const allocChunk = 4096
 
 // checkFunc validates the first n entries of a freshly opened table.
 type checkFunc func(t *table, n int) error
@@ -111,7 +119,7 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 			return nil, fmt.Errorf("index: madvise %s: %w", path, err)
 		}
 	}
-	n := t.countEntries(int(size) / width)
+	n := t.countEntries(int(t.dataEnd()) / width)
 	if err := check(t, n); err != nil {
 		unix.Munmap(t.data)
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
@@ -122,6 +130,20 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 	}
 	t.n.Store(int64(n))
 	return t, nil
+}
+
+// dataEnd returns where the file's first hole starts (SEEK_HOLE), or its
+// size when it has none or the file system cannot tell. Entries lie before
+// it: every slot the writer stored into had its blocks allocated first.
+// countEntries must not read the hole through the mapping: on tmpfs even a
+// read fault of a hole allocates a page, and on a full file system that
+// is a SIGBUS.
+func (t *table) dataEnd() int64 {
+	off, err := unix.Seek(int(t.f.Fd()), 0, unix.SEEK_HOLE)
+	if err != nil || off > t.size {
+		return t.size
+	}
+	return off - off%int64(t.width)
 }
 
 // countEntries returns how many of the first n slots are entries: a trailing
@@ -234,12 +256,55 @@ func (t *table) prepareAppend(n int) ([]byte, error) {
 	if n >= t.slots {
 		return nil, fmt.Errorf("%w: %s holds %d entries", ErrFull, t.filePath(), n)
 	}
-	if int64(n+1)*int64(t.width) > t.size {
+	end := int64(n+1) * int64(t.width)
+	if end > t.size {
 		if err := t.extend(); err != nil {
 			return nil, err
 		}
 	}
+	if err := t.reserve(end); err != nil {
+		return nil, err
+	}
 	return t.slot(n), nil
+}
+
+// reserve makes sure the first end bytes of the file have disk blocks
+// before the writer stores into them through the mapping. A store into a
+// hole of a shared mapping makes the kernel allocate a block in the page
+// fault, and on a full file system that fault is a SIGBUS, which no error
+// handling can catch; fallocate asks for the blocks first and fails with
+// ENOSPC instead. On a file system without fallocate (EOPNOTSUPP) the
+// free slots are written with zeros through the file, which allocates
+// them just as well. end must lie inside the file.
+func (t *table) reserve(end int64) error {
+	if end <= t.alloc {
+		return nil
+	}
+	to := min((end+allocChunk-1)/allocChunk*allocChunk, t.size)
+	err := unix.Fallocate(int(t.f.Fd()), unix.FALLOC_FL_KEEP_SIZE, t.alloc, to-t.alloc)
+	if errors.Is(err, unix.EOPNOTSUPP) {
+		err = t.zeroFree(to)
+	}
+	if err != nil {
+		return fmt.Errorf("index: allocate %s up to %d bytes: %w", t.filePath(), to, err)
+	}
+	t.alloc = to
+	return nil
+}
+
+// zeroFree writes zeros over the free slots below to, which hold zeros
+// already (never below the published entries, which readers may be
+// reading).
+func (t *table) zeroFree(to int64) error {
+	from := max(t.alloc, int64(t.len())*int64(t.width))
+	for from < to {
+		n, err := t.f.WriteAt(zeroPage[:min(int64(len(zeroPage)), to-from)], from)
+		if err != nil {
+			return err
+		}
+		from += int64(n)
+	}
+	return nil
 }
 
 // publish makes n entries visible to readers. The entry bytes must be written
@@ -262,14 +327,21 @@ func (t *table) extend() error {
 
 // truncate drops the entries from n on: it publishes the smaller count first,
 // so new readers stop at it, then zeroes the dropped slots, so a crash before
-// the next trim cannot bring them back on open.
+// the next trim cannot bring them back on open. Slots hold data, so their
+// blocks exist; when reserve still cannot vouch for them (a full file system
+// with blocks smaller than a page, where a store into one block of a page
+// needs the page's other blocks too), the zeroing is skipped: a crash then
+// leaves stale entries past the count, which the log's recovery of the
+// active segment rebuilds over, and trim cuts them off at the next seal.
 func (t *table) truncate(n int) {
 	old := t.len()
 	if n >= old || n < 0 {
 		return
 	}
 	t.publish(n)
-	clear(t.data[n*t.width : old*t.width])
+	if t.reserve(int64(old)*int64(t.width)) == nil {
+		clear(t.data[n*t.width : old*t.width])
+	}
 }
 
 // trim shrinks the file to its entries. The mapping stays: readers read only
@@ -286,6 +358,7 @@ func (t *table) trim() error {
 		return fmt.Errorf("index: trim %s to %d bytes: %w", t.filePath(), want, err)
 	}
 	t.size = want
+	t.alloc = min(t.alloc, want/allocChunk*allocChunk)
 	return nil
 }
 

@@ -123,34 +123,40 @@ func (l *Log) commit(group []*appendOp) {
 		}
 		return
 	}
+	if l.mu.noSpace && !l.probeSpaceLocked(group) {
+		return
+	}
 	cfg := l.cfg.Load()
 	now := cfg.nowMs()
 	w := groupWriter{l: l, cfg: cfg, seg: l.active()}
 	w.pos = w.seg.size.Load()
 	w.start = w.pos
-	for _, op := range group {
+	for i, op := range group {
 		if op.err = l.check(op, cfg, now); op.err != nil || op.info.Duplicate {
 			continue
 		}
 		if w.seg.full(cfg, int64(len(op.records)), op.info.LastOffset, op.maxTs, now) {
 			if err := w.flush(); err != nil {
-				l.failGroup(group, err)
+				l.failGroup(&w, group[i:], err)
 				return
 			}
 			if err := l.rollLocked(); err != nil {
-				l.failGroup(group, err)
+				l.failGroup(&w, group[i:], err)
 				return
 			}
 			w.seg = l.active()
 			w.pos, w.start = 0, 0
 		}
+		if w.ops == 0 {
+			w.begin(group[i:])
+		}
 		if err := w.add(op); err != nil {
-			l.failGroup(group, err)
+			l.failGroup(&w, group[i:], err)
 			return
 		}
 	}
 	if err := w.flush(); err != nil {
-		l.failGroup(group, err)
+		l.failGroup(&w, nil, err)
 		return
 	}
 	l.publishUnstableLocked()
@@ -171,12 +177,31 @@ func (l *Log) commit(group []*appendOp) {
 	}
 }
 
-// failGroup fails every op of the group not yet failed: the log stops
+// failGroup fails the ops not yet written and not failed already: those
+// from w.pending on, or rest when nothing is pending. Ops written before
+// (ahead of a roll) succeeded. Out of space, the log puts its state back to
+// the last write and stays open (space.go); after any other error it stops
 // accepting writes, as Kafka takes a log dir offline after an I/O error.
-func (l *Log) failGroup(group []*appendOp, err error) {
-	l.logger.Error("append failed, log goes offline", "dir", l.dir, "err", err)
-	l.mu.closed = true
-	for _, op := range group {
+func (l *Log) failGroup(w *groupWriter, rest []*appendOp, err error) {
+	pending := rest
+	if w.pending != nil {
+		pending = w.pending
+	}
+	offline := true
+	if noSpace(err) {
+		if uerr := l.outOfSpaceLocked(w, err); uerr != nil {
+			err = fmt.Errorf("%w; undoing it: %w", err, uerr)
+		} else {
+			offline = false
+		}
+	}
+	if offline {
+		l.logger.Error("append failed, log goes offline", "dir", l.dir, "err", err)
+		l.mu.closed = true
+	}
+	clear(l.mu.iov)
+	l.mu.iov = l.mu.iov[:0]
+	for _, op := range pending {
 		if op.err == nil {
 			op.err = fmt.Errorf("%v: %w", err, kerr.KafkaStorageError)
 		}
@@ -300,6 +325,18 @@ type groupWriter struct {
 	pos   int64 // file position after the pending bytes
 	ops   int
 	next  int64
+
+	// pending are the group's ops from the first one not yet written;
+	// mark is what their adds change in seg, to put back if the write
+	// fails. Set by begin.
+	pending []*appendOp
+	mark    segmentMark
+}
+
+// begin starts a run of ops written together, the first of rest.
+func (w *groupWriter) begin(rest []*appendOp) {
+	w.pending = rest
+	w.mark = w.seg.markLocked()
 }
 
 func (w *groupWriter) add(op *appendOp) error {
@@ -347,6 +384,7 @@ func (w *groupWriter) flush() error {
 	w.seg.next.Store(w.next)
 	l.logEndOffset.Store(w.next)
 	w.start = w.pos
+	w.pending = nil
 	return nil
 }
 

@@ -125,6 +125,7 @@ func WriteCheckpoint(path string, offsets map[TopicPartition]int64) error {
 	}
 	tmp := path + ".tmp"
 	if err := writeFileSync(tmp, buf.Bytes()); err != nil {
+		os.Remove(tmp) // the old file stays; a full disk gets its space back
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

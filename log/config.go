@@ -37,6 +37,9 @@ type Config struct {
 
 	// Now is the clock; tests replace it. Nil means time.Now.
 	Now func() time.Time
+	// FS is the file system segment files are opened in; tests replace
+	// it (fs.go). Nil means the operating system's.
+	FS FS
 }
 
 // DefaultConfig returns Apache Kafka's defaults for the topic configs above.

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -46,12 +47,14 @@ type Log struct {
 		iov           []unix.Iovec
 		unflushed     int64 // records appended since the last fsync
 		closed        bool
+		noSpace       bool  // a write failed for lack of space: probe first (space.go)
 		lastSnapAt    int64 // offset of the newest producer snapshot
 	}
 
 	epochs *epochCache
 	queue  appendQueue
 	bg     sync.WaitGroup // flushes of sealed segments in flight
+	bgSync sync.Mutex     // one flush of sealed segments at a time, in order
 
 	cleaner cleanerState // compaction bookkeeping (cleaner.go)
 }
@@ -156,14 +159,38 @@ func (l *Log) rollLocked() error {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
-		if old.acquire() {
-			defer old.Release()
-			if err := old.Sync(); err == nil {
-				l.advanceRecoveryPoint(old.NextOffset())
-			}
-		}
+		l.syncSealedUpTo(old)
 	}()
 	return nil
+}
+
+// syncSealedUpTo fsyncs the segments up to and including old that hold
+// data above the recovery point, in order, then advances the recovery
+// point past old. In order, and one flush at a time: two rolls in quick
+// succession start two flushes, and if the later one finished first it
+// would move the recovery point past data not yet on disk, which recovery
+// after a power loss would then not check.
+func (l *Log) syncSealedUpTo(old *Segment) {
+	if !old.acquire() {
+		return // truncated or deleted meanwhile
+	}
+	defer old.Release()
+	l.bgSync.Lock()
+	defer l.bgSync.Unlock()
+	for _, s := range l.Segments() {
+		if s.base > old.base {
+			break
+		}
+		if s.NextOffset() <= l.recoveryPoint.Load() || !s.acquire() {
+			continue
+		}
+		err := s.Sync()
+		s.Release()
+		if err != nil {
+			return
+		}
+	}
+	l.advanceRecoveryPoint(old.NextOffset())
 }
 
 // Roll forces a new active segment (used by tests and by segment.ms when no
@@ -206,10 +233,8 @@ func (l *Log) flushLocked() error {
 			}
 		}
 	}
-	if l.mu.epochUnsynced {
-		if err := l.writeEpochsLocked(true); err != nil {
-			return fmt.Errorf("write leader epoch checkpoint: %w", err)
-		}
+	if err := l.syncEpochsLocked(); err != nil {
+		return fmt.Errorf("write leader epoch checkpoint: %w", err)
 	}
 	l.mu.unflushed = 0
 	l.lastFlushMs.Store(l.cfg.Load().nowMs())
@@ -218,6 +243,11 @@ func (l *Log) flushLocked() error {
 }
 
 // Close flushes the log, snapshots producer state and closes its files.
+// On a full file system the producer snapshot (and the leader epoch
+// checkpoint) may not be written: that is logged and left out, since the
+// next start replays producer state from an older snapshot and rebuilds the
+// epochs from the batches; Close then returns an error wrapping ENOSPC only
+// if the log's own data could not be made durable.
 func (l *Log) Close() error {
 	l.bg.Wait()
 	l.mu.Lock()
@@ -226,7 +256,9 @@ func (l *Log) Close() error {
 		return nil
 	}
 	err := l.flushLocked()
-	if serr := l.snapshotProducersLocked(l.logEndOffset.Load()); err == nil {
+	if serr := l.snapshotProducersLocked(l.logEndOffset.Load()); noSpace(serr) {
+		l.logger.Warn("no space for the producer state snapshot at close; the next start replays from an older one", "dir", l.dir, "err", serr)
+	} else if err == nil {
 		err = serr
 	}
 	if err2 := l.active().seal(); err == nil {
@@ -366,21 +398,65 @@ func (l *Log) noteEpochLocked(b Batch) {
 }
 
 // syncEpochsLocked writes leader-epoch-checkpoint, with fsync, when the
-// cache changed or an append wrote it without one.
+// cache changed or an append wrote it without one. Out of space it only
+// warns: the file is gone then (see writeEpochsLocked), which is safe, and
+// retention and truncation, which call it, must work on a full disk.
 func (l *Log) syncEpochsLocked() error {
 	if !l.mu.epochDirty && !l.mu.epochUnsynced {
 		return nil
 	}
-	return l.writeEpochsLocked(true)
+	if !l.mu.epochDirty {
+		// The file holds the cache already: fsync it (and the rename
+		// that put it there), which needs no space.
+		err := syncFile(l.epochs.path)
+		if err == nil {
+			err = syncDir(l.dir)
+		}
+		if err == nil {
+			l.mu.epochUnsynced = false
+			return nil
+		}
+	}
+	err := l.writeEpochsLocked(true)
+	if noSpace(err) {
+		l.logger.Warn("no space for the leader epoch checkpoint", "dir", l.dir, "err", err)
+		return nil
+	}
+	return err
 }
 
-// writeEpochsLocked writes leader-epoch-checkpoint, fsynced or not.
+// writeEpochsLocked writes leader-epoch-checkpoint, fsynced or not. When
+// the write fails (a full disk) the file is removed, not left stale: an
+// older file lacks the newer epochs, a missing one is rebuilt from the
+// batch headers at the next start. The cache stays dirty, so the next
+// append or flush writes it again.
 func (l *Log) writeEpochsLocked(sync bool) error {
-	l.mu.epochDirty = false
-	l.mu.epochUnsynced = !sync
 	l.mu.epoch = -1
 	if e := l.epochs.snapshot(); len(e) > 0 {
 		l.mu.epoch = e[len(e)-1].Epoch
 	}
-	return l.epochs.write(sync)
+	if err := l.epochs.write(sync); err != nil {
+		l.mu.epochDirty = true
+		os.Remove(l.epochs.path + ".tmp")
+		if rerr := os.Remove(l.epochs.path); rerr != nil && !os.IsNotExist(rerr) {
+			err = errors.Join(err, rerr)
+		}
+		return err
+	}
+	l.mu.epochDirty = false
+	l.mu.epochUnsynced = !sync
+	return nil
+}
+
+// syncFile fsyncs the file at path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -464,6 +464,14 @@ func (m *Manager) Close() error {
 			}
 		}
 	}
+	if noSpace(err) {
+		// The logs' data is in the page cache at least; what failed is a
+		// checkpoint, a producer snapshot, an fsync or the clean shutdown
+		// marker. A dir not marked clean is recovered at the next start
+		// from its older checkpoints.
+		m.logger.Warn("log dir full at shutdown: the next start recovers from the older checkpoints", "err", err)
+		err = nil
+	}
 	m.unlock()
 	return err
 }

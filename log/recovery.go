@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -152,19 +153,22 @@ func (l *Log) recoverSegments(segs []*Segment, from int) ([]*Segment, error) {
 	if from > 0 {
 		prevNext = segs[from-1].NextOffset()
 	}
+	var dropped int64 // bytes of torn or damaged tail removed
 	for i := from; i < len(segs); i++ {
 		s := segs[i]
 		truncated, err := s.recover(cfg, prevNext)
 		if err != nil {
 			return segs, err
 		}
+		dropped += truncated
 		if truncated > 0 {
 			l.logger.Warn("recovery truncated a damaged log", "dir", l.dir, "segment", s.base,
 				"bytes", truncated, "next_offset", s.NextOffset())
 		}
 		if truncated > 0 && i < len(segs)-1 {
 			for _, later := range segs[i+1:] {
-				l.logger.Warn("recovery deleted a segment after damage", "dir", l.dir, "segment", later.base)
+				l.logger.Warn("recovery deleted a segment after damage", "dir", l.dir, "segment", later.base, "bytes", later.Size())
+				dropped += later.Size()
 				later.deleted.Store(true)
 				later.Release()
 			}
@@ -179,6 +183,12 @@ func (l *Log) recoverSegments(segs []*Segment, from int) ([]*Segment, error) {
 	}
 	// A damaged segment may now be empty, with segments before it: keep it
 	// as the active segment; its base offset is the log end.
+	level := slog.LevelDebug
+	if dropped > 0 {
+		level = slog.LevelInfo
+	}
+	l.logger.Log(context.Background(), level, "recovered log", "dir", l.dir, "from_offset", segs[from].base,
+		"end_offset", segs[len(segs)-1].NextOffset(), "dropped_bytes", dropped)
 	return segs, nil
 }
 

@@ -54,7 +54,7 @@ func ParseFileName(name string) (base int64, suffix string, ok bool) {
 type Segment struct {
 	base    int64
 	dir     string
-	f       *os.File
+	f       File
 	fd      int
 	index   *index.OffsetIndex
 	tindex  *index.TimeIndex
@@ -101,7 +101,7 @@ func createSegment(dir string, base int64, cfg *Config) (*Segment, error) {
 // indexBytes is the index capacity: segment.index.bytes for a segment that
 // will take appends or a rebuild, 0 for a sealed one (its own size).
 func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, indexBytes int) (*Segment, error) {
-	f, err := os.OpenFile(segmentPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := cfg.fs().OpenFile(segmentPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open segment: %w", err)
 	}
@@ -293,13 +293,18 @@ func (s *Segment) indexBatch(b Batch, pos int64, size int, interval int) error {
 		s.firstBatchTs.Store(b.MaxTimestamp())
 	}
 	if s.bytesSinceIndex > interval {
-		if err := s.index.Append(b.LastOffset(), pos); err != nil {
+		// An entry that finds no space for its page is left out (the
+		// next batch tries again): the indexes are sparse anyway.
+		err := s.index.Append(b.LastOffset(), pos)
+		switch {
+		case err == nil:
+			if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !noSpace(err) {
+				return fmt.Errorf("time index: %w", err)
+			}
+			s.bytesSinceIndex = 0
+		case !noSpace(err):
 			return fmt.Errorf("offset index: %w", err)
 		}
-		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil {
-			return fmt.Errorf("time index: %w", err)
-		}
-		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += size
 	return nil
@@ -330,7 +335,7 @@ func (s *Segment) full(cfg *Config, n int64, lastOffset int64, maxTs int64, now 
 // by time finds it) and the indexes shrink to their entries.
 func (s *Segment) seal() error {
 	if s.size.Load() > 0 {
-		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !errors.Is(err, index.ErrFull) {
+		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !errors.Is(err, index.ErrFull) && !noSpace(err) {
 			return fmt.Errorf("seal time index: %w", err)
 		}
 	}
