@@ -20,6 +20,7 @@ func (b *broker) metricsHandler() http.Handler {
 			func() float64 { return float64(f(b.srv.Stats())) }))
 	}
 	counter("connections_opened_total", "Connections accepted.", func(s server.Stats) int64 { return s.ConnectionsOpened })
+	counter("accept_errors_total", "Failed accepts (out of descriptors or kernel memory), each retried after a backoff.", func(s server.Stats) int64 { return s.AcceptErrors })
 	counter("connections_closed_total", "Connections closed.", func(s server.Stats) int64 { return s.ConnectionsClosed })
 	counter("connections_idle_closed_total", "Connections closed by connections.max.idle.ms.", func(s server.Stats) int64 { return s.IdleClosed })
 	counter("connections_rejected_total", "Connections closed for a malformed or oversize frame.", func(s server.Stats) int64 { return s.Rejected })

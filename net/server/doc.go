@@ -32,10 +32,32 @@
 //     honoured); so does any other sendfile error.
 //   - Idle: a connection with nothing in flight and no traffic for
 //     Config.IdleTimeout (connections.max.idle.ms) is closed.
+//   - Accept: the listener is bound with SO_REUSEADDR and without
+//     SO_REUSEPORT, so a broker restarted after a crash binds its port at
+//     once (connections of the dead process in TIME_WAIT do not block it)
+//     and a second process on a port in use still fails. A failed accept
+//     (EMFILE, ENFILE, ENOBUFS, ENOMEM) is counted (Stats.AcceptErrors),
+//     logged once per run of failures and retried after a backoff (5ms
+//     doubling to 1s); open connections are served throughout, and the
+//     waiting connections are accepted once descriptors free up.
 //   - Stop closes the listener and all connections, then waits for the
 //     loops and for running Serve calls.
 //
 // # Goroutines and ownership
+//
+// Acceptor (one goroutine, listener.go): kzero owns the listening socket,
+// not gnet. gnet's own accept path ends its main reactor, and with it the
+// engine and every connection, on any accept error but EAGAIN, EINTR,
+// ECONNRESET and ECONNABORTED: descriptor exhaustion would stop the
+// broker serving. So the event loops run as gnet's Client (its engine
+// without a listener), and the acceptor takes connections with Go's
+// net.Listener (the runtime's poller wakes it; closing the listener stops
+// it) and hands each to the loop with the fewest connections
+// (Client.EnrollContext, which duplicates the descriptor, registers the
+// duplicate and closes the original). That is the simplest way to own
+// accept errors with gnet v2.9.7: no second poller of ours, no copy of
+// gnet's accept code. The cost is a dup and a hand-over per connection,
+// which is nothing next to a Kafka connection's lifetime.
 //
 // Event loop (gnet, one per core by default; a connection stays on one):
 // OnOpen, OnTraffic, OnClose, and the tasks queued with EventLoop.Execute.

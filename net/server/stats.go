@@ -6,6 +6,11 @@ import "sync/atomic"
 type Stats struct {
 	ConnectionsOpened int64
 	ConnectionsClosed int64
+	// AcceptErrors counts failed accepts (out of descriptors: EMFILE,
+	// ENFILE; out of kernel memory: ENOBUFS, ENOMEM) and accepted
+	// connections that could not be handed to an event loop; each is
+	// retried after a backoff.
+	AcceptErrors int64
 	// IdleClosed counts connections closed by IdleTimeout.
 	IdleClosed int64
 	// Rejected counts connections closed for a bad frame: a negative or
@@ -25,14 +30,16 @@ type Stats struct {
 
 // counters are the live Stats, updated by event loops and handlers.
 type counters struct {
-	opened, closed, idleClosed, rejected, requests atomic.Int64
-	zeroCopy, copied, socketFull                   atomic.Int64
+	opened, closed, acceptErrors   atomic.Int64
+	idleClosed, rejected, requests atomic.Int64
+	zeroCopy, copied, socketFull   atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
 		ConnectionsOpened: c.opened.Load(),
 		ConnectionsClosed: c.closed.Load(),
+		AcceptErrors:      c.acceptErrors.Load(),
 		IdleClosed:        c.idleClosed.Load(),
 		Rejected:          c.rejected.Load(),
 		Requests:          c.requests.Load(),
