@@ -66,14 +66,15 @@ func startBroker(cfg *brokerConfig, logger *slog.Logger) (_ *broker, err error) 
 	addr, _ := cfg.listener()
 	ready := &readyHandler{}
 	b.srv = server.New(server.Config{
-		Addr:             addr,
-		Loops:            cfg.int("num.network.threads"),
-		MaxRequestBytes:  cfg.int("socket.request.max.bytes"),
-		IdleTimeout:      msDuration(cfg.long("connections.max.idle.ms")),
-		SocketSendBuffer: max(cfg.int("socket.send.buffer.bytes"), 0),
-		SocketRecvBuffer: max(cfg.int("socket.receive.buffer.bytes"), 0),
-		Inline:           api.Inline,
-		Logger:           logger,
+		Addr:                  addr,
+		Loops:                 cfg.int("num.network.threads"),
+		MaxRequestBytes:       cfg.int("socket.request.max.bytes"),
+		IdleTimeout:           msDuration(cfg.long("connections.max.idle.ms")),
+		QueuedMaxRequestBytes: queuedMaxBytes(cfg.long("queued.max.request.bytes")),
+		SocketSendBuffer:      max(cfg.int("socket.send.buffer.bytes"), 0),
+		SocketRecvBuffer:      max(cfg.int("socket.receive.buffer.bytes"), 0),
+		Inline:                api.Inline,
+		Logger:                logger,
 	}, ready)
 	if err = b.srv.Start(); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -246,4 +247,13 @@ func (b *broker) startAdmin() error {
 	go b.admin.Serve(ln)
 	b.logger.Info("admin listener", "addr", ln.Addr().String())
 	return nil
+}
+
+// queuedMaxBytes maps queued.max.request.bytes to server.Config: 0 or -1,
+// unbounded in Kafka, is negative there (where 0 means its default).
+func queuedMaxBytes(v int64) int64 {
+	if v <= 0 {
+		return -1
+	}
+	return v
 }

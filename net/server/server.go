@@ -24,6 +24,7 @@ type Server struct {
 	log     *slog.Logger
 	epoch   time.Time // base of the monotonic clock in lastActive
 	stats   counters
+	mem     requestMemory
 
 	// sendfile is unix.Sendfile; tests inject faults.
 	sendfile func(outfd, infd int, offset *int64, count int) (int, error)
@@ -58,6 +59,7 @@ func New(cfg Config, h Handler) *Server {
 		runDone:  make(chan struct{}),
 	}
 	s.mu.conns = make(map[uint64]*Conn)
+	s.mem.limit, s.mem.connLimit = cfg.QueuedMaxRequestBytes, cfg.ConnQueuedMaxRequestBytes
 	return s
 }
 
@@ -108,7 +110,11 @@ func (s *Server) Start() error {
 func (s *Server) Addr() net.Addr { return s.addr }
 
 // Stats returns the counters.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	st.RequestBytesHeld = s.mem.held.Load()
+	return st
+}
 
 // Stop closes the listener and every connection (gnet writes what it
 // still buffers, as far as the socket takes it), then waits until the
@@ -221,20 +227,39 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*Conn)
 	c.lastActive.Store(e.s.now())
+	if c.loop.paused {
+		// gnet put the read interest back (its write buffer drained or
+		// filled): take it out again and leave the bytes in gnet.
+		c.setReadInterest(false)
+		return gnet.None
+	}
+	return c.readFrames()
+}
+
+// readFrames reads and queues the whole frames gnet and the socket hold,
+// until more bytes or memory are needed. On the loop.
+func (c *Conn) readFrames() gnet.Action {
+	r := &c.loop.reader
 	for {
-		frame, err := c.loop.reader.next(gc)
+		frame, held, err := r.next(c.loop.gc)
+		if r.grown != 0 {
+			c.srv.stats.frameGrow.Add(r.grown)
+			r.grown = 0
+		}
 		if err != nil {
 			return c.reject(err)
 		}
 		if frame == nil {
 			return gnet.None
 		}
+		c.queued.Add(int64(held))
 		h, body, err := wire.ParseRequestHeader(frame.B)
 		if err != nil {
 			framePool.Put(frame)
+			c.releaseFrame(held)
 			return c.reject(fmt.Errorf("request header: %w", err))
 		}
-		c.enqueue(newRequest(c, h, body, frame))
+		c.enqueue(newRequest(c, h, body, frame, held))
 	}
 }
 

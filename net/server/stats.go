@@ -23,6 +23,16 @@ type Stats struct {
 	// file, or CopyWhenBlocked and the socket was full).
 	ZeroCopyBytes int64
 	CopiedBytes   int64
+	// RequestBytesHeld is the request memory held now (a gauge): the
+	// buffers of frames being read and of requests not yet completed, as
+	// capped by Config.QueuedMaxRequestBytes.
+	RequestBytesHeld int64
+	// ReadPauses counts the times a connection stopped reading because it
+	// or the server was at its request memory cap.
+	ReadPauses int64
+	// FrameGrowBytes counts bytes copied when a partly read frame moved to
+	// a larger buffer (a large frame that arrived slowly).
+	FrameGrowBytes int64
 	// SocketFull counts the times a file range found the socket full (and
 	// waited for it to drain, or was copied with CopyWhenBlocked).
 	SocketFull int64
@@ -33,6 +43,7 @@ type counters struct {
 	opened, closed, acceptErrors   atomic.Int64
 	idleClosed, rejected, requests atomic.Int64
 	zeroCopy, copied, socketFull   atomic.Int64
+	readPauses, frameGrow          atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -46,5 +57,7 @@ func (c *counters) snapshot() Stats {
 		ZeroCopyBytes:     c.zeroCopy.Load(),
 		CopiedBytes:       c.copied.Load(),
 		SocketFull:        c.socketFull.Load(),
+		ReadPauses:        c.readPauses.Load(),
+		FrameGrowBytes:    c.frameGrow.Load(),
 	}
 }
