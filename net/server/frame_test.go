@@ -290,3 +290,66 @@ func TestLargeFrameAllocs(t *testing.T) {
 		t.Fatalf("%d bytes copied into larger buffers", r.grown)
 	}
 }
+
+// countingMemory is a frameMemory that grants everything and counts.
+type countingMemory struct{ reserved, released int }
+
+func (m *countingMemory) reserve(partial, n int) bool { m.reserved += n; return true }
+func (m *countingMemory) release(n int)               { m.released += n }
+
+// TestFrameReaderGrowsAsBytesArrive: a frame declaring 1 MiB that arrives
+// 10 KiB at a time holds a buffer of at most four times what arrived (and
+// at least smallFrame), is cut whole and intact, and what it reserved is
+// what it holds.
+func TestFrameReaderGrowsAsBytesArrive(t *testing.T) {
+	body := make([]byte, 1<<20)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	stream := echoFrame(1, body)
+	in := &memInbound{data: stream}
+	mem := &countingMemory{}
+	r := frameReader{max: wire.DefaultMaxRequestBytes, mem: mem}
+	var frame []byte
+	for in.avail < len(stream) {
+		in.avail = min(len(stream), in.avail+10<<10)
+		f, held, err := r.next(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != nil {
+			frame = bytes.Clone(f.B)
+			if held != mem.reserved {
+				t.Fatalf("frame holds %d, reserved %d", held, mem.reserved)
+			}
+			framePool.Put(f)
+			break
+		}
+		if limit := max(4*in.avail, smallFrame); r.held > limit {
+			t.Fatalf("%d bytes arrived, buffer of %d", in.avail, r.held)
+		}
+	}
+	if !bytes.Equal(frame, stream[4:]) {
+		t.Fatalf("frame of %d bytes differs from the %d sent", len(frame), len(stream)-4)
+	}
+	// Copies into larger buffers: less than the frame (each buffer at
+	// least doubles).
+	if r.grown >= int64(len(body)) {
+		t.Fatalf("%d bytes copied growing a %d-byte frame", r.grown, len(body))
+	}
+}
+
+// A partial frame dropped with its connection returns what it reserved.
+func TestFrameReaderReleasesPartial(t *testing.T) {
+	stream := echoFrame(1, make([]byte, 1<<20))
+	in := &memInbound{data: stream, avail: 200 << 10}
+	mem := &countingMemory{}
+	r := frameReader{max: wire.DefaultMaxRequestBytes, mem: mem}
+	if f, _, err := r.next(in); f != nil || err != nil {
+		t.Fatalf("partial frame: %v %v", f, err)
+	}
+	r.release()
+	if mem.reserved == 0 || mem.released != mem.reserved {
+		t.Fatalf("reserved %d, released %d", mem.reserved, mem.released)
+	}
+}
