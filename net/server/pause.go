@@ -19,7 +19,7 @@ import (
 // the interest back and goes on with what gnet holds.
 //
 // gnet does not expose a loop's epoll descriptor: loopEpoll reads it from
-// the loop's unexported poller (gnet v2.9.7; TestPausedConnectionHoldsNoMore
+// the loop's unexported poller (gnet v2.9.7; TestRequestMemoryCapPausesReading
 // fails if a gnet upgrade moves it, and without it a connection over its
 // memory stops consuming but gnet goes on reading). The interest set kzero
 // writes is gnet's own (EPOLLIN|EPOLLPRI, plus EPOLLOUT while gnet has
