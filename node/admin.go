@@ -20,10 +20,14 @@ func (n *Node) metricsHandler() http.Handler {
 			func() float64 { return float64(f(n.srv.Stats())) }))
 	}
 	counter("connections_opened_total", "Connections accepted.", func(s server.Stats) int64 { return s.ConnectionsOpened })
+	counter("accept_errors_total", "Failed accepts (out of descriptors or kernel memory), each retried after a backoff.", func(s server.Stats) int64 { return s.AcceptErrors })
 	counter("connections_closed_total", "Connections closed.", func(s server.Stats) int64 { return s.ConnectionsClosed })
 	counter("connections_idle_closed_total", "Connections closed by connections.max.idle.ms.", func(s server.Stats) int64 { return s.IdleClosed })
 	counter("connections_rejected_total", "Connections closed for a malformed or oversize frame.", func(s server.Stats) int64 { return s.Rejected })
 	counter("requests_total", "Requests received.", func(s server.Stats) int64 { return s.Requests })
+	counter("read_pauses_total", "Times a connection stopped reading at queued.max.request.bytes.", func(s server.Stats) int64 { return s.ReadPauses })
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "request_bytes_held", Help: "Bytes held by requests being read and queued (capped by queued.max.request.bytes)."},
+		func() float64 { return float64(n.srv.Stats().RequestBytesHeld) }))
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "partitions", Help: "Partition logs on this broker."},

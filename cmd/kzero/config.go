@@ -67,6 +67,7 @@ var keys = func() map[string]key {
 	i("socket.send.buffer.bytes", "-1", -1)
 	i("socket.receive.buffer.bytes", "-1", -1)
 	l("connections.max.idle.ms", "600000", -1)
+	l("queued.max.request.bytes", "268435456", -1) // kzero's default; Kafka's, -1, is unbounded
 
 	l("log.segment.bytes", "1073741824", 14)
 	l("log.roll.ms", "", 1)

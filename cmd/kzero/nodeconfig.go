@@ -42,11 +42,12 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		AdminAddr:      c.str("admin.listener"),
 		Logs:           c.managerConfig(logger),
 		Server: server.Config{
-			Loops:            c.int("num.network.threads"),
-			MaxRequestBytes:  c.int("socket.request.max.bytes"),
-			IdleTimeout:      msDuration(c.long("connections.max.idle.ms")),
-			SocketSendBuffer: max(c.int("socket.send.buffer.bytes"), 0),
-			SocketRecvBuffer: max(c.int("socket.receive.buffer.bytes"), 0),
+			Loops:                 c.int("num.network.threads"),
+			MaxRequestBytes:       c.int("socket.request.max.bytes"),
+			IdleTimeout:           msDuration(c.long("connections.max.idle.ms")),
+			QueuedMaxRequestBytes: queuedMaxBytes(c.long("queued.max.request.bytes")),
+			SocketSendBuffer:      max(c.int("socket.send.buffer.bytes"), 0),
+			SocketRecvBuffer:      max(c.int("socket.receive.buffer.bytes"), 0),
 		},
 		Groups:                   c.groupConfig(),
 		Txns:                     c.txnConfig(),
@@ -68,6 +69,15 @@ func validateDynamicBrokerConfig(name, value string) error {
 		return fmt.Errorf("%s cannot be set dynamically", name)
 	}
 	return k.check(value)
+}
+
+// queuedMaxBytes maps queued.max.request.bytes to server.Config: 0 or -1,
+// unbounded in Kafka, is negative there (where 0 means its default).
+func queuedMaxBytes(v int64) int64 {
+	if v <= 0 {
+		return -1
+	}
+	return v
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -13,6 +13,16 @@ const (
 	DefaultMaxRequestBytes = wire.DefaultMaxRequestBytes
 	// DefaultIdleTimeout is connections.max.idle.ms.
 	DefaultIdleTimeout = 600000 * time.Millisecond
+	// DefaultQueuedMaxRequestBytes is kzero's queued.max.request.bytes
+	// (Kafka's is -1, unbounded): 256 MiB, room for two requests of the
+	// default socket.request.max.bytes and any number of small ones, and
+	// a bound on what clients that send slowly or never finish a request
+	// can make the broker hold.
+	DefaultQueuedMaxRequestBytes = 256 << 20
+	// DefaultConnQueuedMaxRequestBytes caps what one connection holds in
+	// requests read ahead of the one being served (kzero's; Kafka reads
+	// one request per connection at a time).
+	DefaultConnQueuedMaxRequestBytes = 16 << 20
 )
 
 // Config is the listener's configuration. The zero value of a field means
@@ -26,6 +36,19 @@ type Config struct {
 	// MaxRequestBytes is socket.request.max.bytes: a larger request frame
 	// closes its connection.
 	MaxRequestBytes int
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the bytes all
+	// connections may hold in requests being read and not yet completed
+	// (frame buffers, counted by their size class). A connection that
+	// would go over stops reading, and TCP holds its client back, until
+	// requests complete; see memory.go for the exceptions that keep small
+	// requests answered. 0 means DefaultQueuedMaxRequestBytes; negative,
+	// unbounded.
+	QueuedMaxRequestBytes int64
+	// ConnQueuedMaxRequestBytes is the same cap for one connection, on its
+	// requests read ahead: the frame being read may always complete once
+	// the connection's earlier requests are done. 0 means
+	// DefaultConnQueuedMaxRequestBytes; negative, unbounded.
+	ConnQueuedMaxRequestBytes int64
 	// IdleTimeout is connections.max.idle.ms: a connection with no request
 	// in flight and no bytes read or written for this long is closed. A
 	// negative value never closes idle connections.
@@ -56,6 +79,12 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.MaxRequestBytes <= 0 {
 		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.QueuedMaxRequestBytes == 0 {
+		c.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes
+	}
+	if c.ConnQueuedMaxRequestBytes == 0 {
+		c.ConnQueuedMaxRequestBytes = DefaultConnQueuedMaxRequestBytes
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout

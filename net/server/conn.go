@@ -187,8 +187,10 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 		local:  gc.LocalAddr(),
 	}
 	c.loop.gc, c.loop.el, c.loop.fd = gc, gc.EventLoop(), gc.Fd()
-	c.loop.reader.max = s.cfg.MaxRequestBytes
+	c.loop.reader.max, c.loop.reader.mem = s.cfg.MaxRequestBytes, c
+	c.loop.epfd = loopEpoll(c.loop.el)
 	c.loop.drainTask = gnet.RunnableFunc(c.drain)
+	c.loop.resumeTask = gnet.RunnableFunc(c.resumeReading)
 	c.loop.wakeTask = gnet.RunnableFunc(c.writable)
 	c.lastActive.Store(s.now())
 	s.register(c)
@@ -203,6 +205,7 @@ func (c *Conn) onClose(err error) {
 	l := &c.loop
 	l.dead = true
 	c.srv.poller.forget(c)
+	c.srv.mem.forget(c)
 	l.reader.release()
 	c.mu.Lock()
 	c.mu.closed = true

@@ -30,12 +30,40 @@
 //     bytes are sent, or when the connection dies. A range shorter on disk
 //     than promised closes the connection (the frame size cannot be
 //     honoured); so does any other sendfile error.
+//   - Memory: requests being read and queued hold at most
+//     Config.QueuedMaxRequestBytes in total and
+//     Config.ConnQueuedMaxRequestBytes per connection (see below for the
+//     exceptions); a connection over either stops reading until its or
+//     others' requests complete, and is not closed. Stats.RequestBytesHeld
+//     and ReadPauses tell.
 //   - Idle: a connection with nothing in flight and no traffic for
 //     Config.IdleTimeout (connections.max.idle.ms) is closed.
+//   - Accept: the listener is bound with SO_REUSEADDR and without
+//     SO_REUSEPORT, so a broker restarted after a crash binds its port at
+//     once (connections of the dead process in TIME_WAIT do not block it)
+//     and a second process on a port in use still fails. A failed accept
+//     (EMFILE, ENFILE, ENOBUFS, ENOMEM) is counted (Stats.AcceptErrors),
+//     logged once per run of failures and retried after a backoff (5ms
+//     doubling to 1s); open connections are served throughout, and the
+//     waiting connections are accepted once descriptors free up.
 //   - Stop closes the listener and all connections, then waits for the
 //     loops and for running Serve calls.
 //
 // # Goroutines and ownership
+//
+// Acceptor (one goroutine, listener.go): kzero owns the listening socket,
+// not gnet. gnet's own accept path ends its main reactor, and with it the
+// engine and every connection, on any accept error but EAGAIN, EINTR,
+// ECONNRESET and ECONNABORTED: descriptor exhaustion would stop the
+// broker serving. So the event loops run as gnet's Client (its engine
+// without a listener), and the acceptor takes connections with Go's
+// net.Listener (the runtime's poller wakes it; closing the listener stops
+// it) and hands each to the loop with the fewest connections
+// (Client.EnrollContext, which duplicates the descriptor, registers the
+// duplicate and closes the original). That is the simplest way to own
+// accept errors with gnet v2.9.7: no second poller of ours, no copy of
+// gnet's accept code. The cost is a dup and a hand-over per connection,
+// which is nothing next to a Kafka connection's lifetime.
 //
 // Event loop (gnet, one per core by default; a connection stays on one):
 // OnOpen, OnTraffic, OnClose, and the tasks queued with EventLoop.Execute.
@@ -46,11 +74,25 @@
 // used, because gnet runs it from a different queue than Execute and the
 // two can reorder.
 //
-// OnTraffic reads the size prefix (Peek, Discard), takes a pooled buffer of
-// the frame's size and fills it as bytes arrive (Read), so each byte is
-// copied once, out of gnet's read buffer, and a partial frame is never
-// copied again. A whole frame's header is decoded on the loop; the request
-// is queued in the connection's inbox (Conn.mu).
+// OnTraffic reads the size prefix (Peek, Discard), takes a pooled buffer
+// and fills it as bytes arrive (Read, then read(2) on the socket), so each
+// byte is copied once, out of gnet's read buffer or the kernel's, and a
+// partial frame is never copied again. The buffer is sized by what has
+// arrived, not by the declared size (frame.go): a frame mostly there gets
+// its full size at once, one that trickles in grows. A whole frame's
+// header is decoded on the loop; the request is queued in the
+// connection's inbox (Conn.mu).
+//
+// Request memory (memory.go, queued.max.request.bytes): frame buffers
+// count from the moment they are taken until their request completes, per
+// connection (read-ahead behind the request being served) and in total. A
+// connection that may not take more pauses its reads (pause.go): gnet
+// cannot stop reading a connection, so kzero takes the socket's read
+// interest out of the loop's epoll set itself, and the client is held
+// back by TCP flow control instead of by the broker's memory. The
+// completion that frees memory queues a resume on the loop. A connection
+// holding nothing may always read a small frame, so ApiVersions, Metadata
+// and heartbeats are answered while the broker is at its cap.
 //
 // Runner (one goroutine per connection while it has requests, started by
 // the loop or by a late completion): pops the inbox and calls Serve, one

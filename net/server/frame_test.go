@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
 
 	"kzero/net/wire"
 )
@@ -85,7 +86,7 @@ func FuzzFrameReader(f *testing.F) {
 			}
 			in.avail = min(len(stream), in.avail+step)
 			for {
-				frame, err := r.next(in)
+				frame, _, err := r.next(in)
 				if err != nil {
 					if !errors.Is(err, wire.ErrFrameTooLarge) && !errors.Is(err, wire.ErrNegativeSize) {
 						t.Fatalf("unexpected error %v", err)
@@ -134,7 +135,7 @@ func produceStream(n int) []byte {
 // decodeOne cuts, decodes and recycles one request: the loop's work per
 // request up to the handoff.
 func decodeOne(tb testing.TB, r *frameReader, in *memInbound) {
-	frame, err := r.next(in)
+	frame, _, err := r.next(in)
 	if err != nil || frame == nil {
 		tb.Fatalf("frame %v %v", frame, err)
 	}
@@ -142,7 +143,7 @@ func decodeOne(tb testing.TB, r *frameReader, in *memInbound) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	newRequest(nil, h, body, frame).free()
+	newRequest(nil, h, body, frame, 0).free()
 }
 
 // TestFrameDecodeAllocs: cutting a frame out of the stream, decoding its
@@ -191,7 +192,7 @@ func TestFrameReaderStraddles(t *testing.T) {
 	var got int
 	for in.avail < len(stream) {
 		in.avail++
-		frame, err := r.next(in)
+		frame, _, err := r.next(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,5 +239,117 @@ func TestLargeFramesReadDirect(t *testing.T) {
 		if corr != int32(i) || !bytes.Equal(body, want) {
 			t.Fatalf("response %d: correlation %d, %d bytes (want %d)", i, corr, len(body), len(want))
 		}
+	}
+}
+
+// fdInbound is memInbound whose socket is real: the rest of a frame waits
+// there, as it does behind gnet's buffer.
+type fdInbound struct {
+	memInbound
+	fd int
+}
+
+func (f *fdInbound) Fd() int { return f.fd }
+
+// TestLargeFrameAllocs: a large frame, its start in gnet's buffer and the
+// rest in the socket, gets a buffer of its full size at once (FIONREAD
+// says it has arrived), is read straight from the socket into it, is
+// never copied again, and allocates nothing in steady state.
+func TestLargeFrameAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	const size, head = 96 << 10, 16 << 10
+	stream := echoFrame(1, bytes.Repeat([]byte{9}, size))
+	in := &fdInbound{memInbound: memInbound{data: stream[:head], avail: head}, fd: fds[0]}
+	r := frameReader{max: wire.DefaultMaxRequestBytes}
+	one := func() {
+		in.pos = 0
+		if n, err := unix.Write(fds[1], stream[head:]); err != nil || n != len(stream)-head {
+			t.Fatalf("write %d: %v", n, err)
+		}
+		frame, _, err := r.next(in)
+		if err != nil || frame == nil || len(frame.B) != len(stream)-4 {
+			t.Fatalf("frame %v %v", frame, err)
+		}
+		framePool.Put(frame)
+	}
+	for range 10 {
+		one()
+	}
+	if allocs := testing.AllocsPerRun(200, one); allocs != 0 {
+		t.Fatalf("%v allocations per large frame", allocs)
+	}
+	if r.grown != 0 {
+		t.Fatalf("%d bytes copied into larger buffers", r.grown)
+	}
+}
+
+// countingMemory is a frameMemory that grants everything and counts.
+type countingMemory struct{ reserved, released int }
+
+func (m *countingMemory) reserve(partial, n int) bool { m.reserved += n; return true }
+func (m *countingMemory) release(n int)               { m.released += n }
+
+// TestFrameReaderGrowsAsBytesArrive: a frame declaring 1 MiB that arrives
+// 10 KiB at a time holds a buffer of at most four times what arrived (and
+// at least smallFrame), is cut whole and intact, and what it reserved is
+// what it holds.
+func TestFrameReaderGrowsAsBytesArrive(t *testing.T) {
+	body := make([]byte, 1<<20)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	stream := echoFrame(1, body)
+	in := &memInbound{data: stream}
+	mem := &countingMemory{}
+	r := frameReader{max: wire.DefaultMaxRequestBytes, mem: mem}
+	var frame []byte
+	for in.avail < len(stream) {
+		in.avail = min(len(stream), in.avail+10<<10)
+		f, held, err := r.next(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != nil {
+			frame = bytes.Clone(f.B)
+			if held != mem.reserved {
+				t.Fatalf("frame holds %d, reserved %d", held, mem.reserved)
+			}
+			framePool.Put(f)
+			break
+		}
+		if limit := max(4*in.avail, smallFrame); r.held > limit {
+			t.Fatalf("%d bytes arrived, buffer of %d", in.avail, r.held)
+		}
+	}
+	if !bytes.Equal(frame, stream[4:]) {
+		t.Fatalf("frame of %d bytes differs from the %d sent", len(frame), len(stream)-4)
+	}
+	// Copies into larger buffers: less than the frame (each buffer at
+	// least doubles).
+	if r.grown >= int64(len(body)) {
+		t.Fatalf("%d bytes copied growing a %d-byte frame", r.grown, len(body))
+	}
+}
+
+// A partial frame dropped with its connection returns what it reserved.
+func TestFrameReaderReleasesPartial(t *testing.T) {
+	stream := echoFrame(1, make([]byte, 1<<20))
+	in := &memInbound{data: stream, avail: 200 << 10}
+	mem := &countingMemory{}
+	r := frameReader{max: wire.DefaultMaxRequestBytes, mem: mem}
+	if f, _, err := r.next(in); f != nil || err != nil {
+		t.Fatalf("partial frame: %v %v", f, err)
+	}
+	r.release()
+	if mem.reserved == 0 || mem.released != mem.reserved {
+		t.Fatalf("reserved %d, released %d", mem.reserved, mem.released)
 	}
 }

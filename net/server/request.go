@@ -49,14 +49,15 @@ type Request struct {
 
 	conn  *Conn
 	frame *bytebufferpool.ByteBuffer
+	held  int // bytes of the connection's request memory the frame holds
 	state atomic.Int32
 }
 
 var requestPool = sync.Pool{New: func() any { return new(Request) }}
 
-func newRequest(c *Conn, h wire.RequestHeader, body []byte, frame *bytebufferpool.ByteBuffer) *Request {
+func newRequest(c *Conn, h wire.RequestHeader, body []byte, frame *bytebufferpool.ByteBuffer, held int) *Request {
 	r := requestPool.Get().(*Request)
-	r.Header, r.Body, r.conn, r.frame = h, body, c, frame
+	r.Header, r.Body, r.conn, r.frame, r.held = h, body, c, frame, held
 	r.state.Store(stateServing)
 	return r
 }
@@ -71,8 +72,11 @@ func (r *Request) free() {
 func (r *Request) dropFrame() {
 	if r.frame != nil {
 		framePool.Put(r.frame)
+		if r.conn != nil {
+			r.conn.releaseFrame(r.held)
+		}
 	}
-	r.Header, r.Body, r.frame = wire.RequestHeader{}, nil, nil
+	r.Header, r.Body, r.frame, r.held = wire.RequestHeader{}, nil, nil, 0
 }
 
 // Conn is the connection the request came on.
@@ -145,6 +149,8 @@ type Conn struct {
 
 	lastActive  atomic.Int64 // monotonic ns since the server's epoch
 	outstanding atomic.Int32 // requests read whose response is not yet written
+	queued      atomic.Int64 // request memory held by whole frames (memory.go)
+	waitOwn     atomic.Bool  // reads paused until queued drops
 
 	mu struct {
 		sync.Mutex

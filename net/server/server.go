@@ -2,11 +2,9 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,20 +24,22 @@ type Server struct {
 	log     *slog.Logger
 	epoch   time.Time // base of the monotonic clock in lastActive
 	stats   counters
+	mem     requestMemory
 
 	// sendfile is unix.Sendfile; tests inject faults.
 	sendfile func(outfd, infd int, offset *int64, count int) (int, error)
 
-	eng     gnet.Engine
+	loops   *gnet.Client     // gnet's event loops, without a listener
+	ln      *net.TCPListener // owned by kzero, not gnet: see listener.go
 	addr    net.Addr
-	booted  chan error // OnBoot, or Run's early failure, reports here once
-	runDone chan struct{}
+	runDone chan struct{} // closed once the event loops stopped
 	poller  *writablePoller
 	nextID  atomic.Uint64
 	runners sync.WaitGroup // runner goroutines
 
-	sweepStop, sweepDone chan struct{}
-	stopOnce             sync.Once
+	acceptStop, acceptDone chan struct{}
+	sweepStop, sweepDone   chan struct{}
+	stopOnce               sync.Once
 
 	mu struct {
 		sync.Mutex
@@ -56,10 +56,10 @@ func New(cfg Config, h Handler) *Server {
 		log:      cfg.Logger,
 		epoch:    time.Now(),
 		sendfile: unix.Sendfile,
-		booted:   make(chan error, 1),
 		runDone:  make(chan struct{}),
 	}
 	s.mu.conns = make(map[uint64]*Conn)
+	s.mem.limit, s.mem.connLimit = cfg.QueuedMaxRequestBytes, cfg.ConnQueuedMaxRequestBytes
 	return s
 }
 
@@ -67,38 +67,37 @@ func New(cfg Config, h Handler) *Server {
 // is bound (see Addr), or with the error that prevented it.
 func (s *Server) Start() error {
 	quietGnet()
-	p, err := newWritablePoller(s.log)
+	ln, err := s.listen()
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	s.poller = p
-	opts := []gnet.Option{
-		gnet.WithLogger(gnetLogger{s.log}),
-		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		gnet.WithSocketSendBuffer(s.cfg.SocketSendBuffer),
-		gnet.WithSocketRecvBuffer(s.cfg.SocketRecvBuffer),
+	p, err := newWritablePoller(s.log)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("server: %w", err)
 	}
+	s.poller = p
+	opts := []gnet.Option{gnet.WithLogger(gnetLogger{s.log})}
 	if s.cfg.Loops > 0 {
 		opts = append(opts, gnet.WithNumEventLoop(s.cfg.Loops))
 	} else {
 		opts = append(opts, gnet.WithMulticore(true))
 	}
-	go func() {
-		err := gnet.Run(&events{s: s}, "tcp://"+s.cfg.Addr, opts...)
-		if err != nil {
-			select {
-			case s.booted <- err:
-			default:
-				s.log.Error("event loops stopped", "err", err)
-			}
-		}
-		close(s.runDone)
-	}()
-	if err := <-s.booted; err != nil {
-		<-s.runDone
-		p.close()
-		return fmt.Errorf("server: listen on %s: %w", s.cfg.Addr, err)
+	// gnet's Client is its engine without a listener: event loops that
+	// take connections handed to them (accept, in listener.go).
+	loops, err := gnet.NewClient(&events{s: s}, opts...)
+	if err == nil {
+		err = loops.Start()
 	}
+	if err != nil {
+		p.close()
+		ln.Close()
+		return fmt.Errorf("server: start event loops: %w", err)
+	}
+	s.loops = loops
+	s.ln, s.addr = ln, ln.Addr()
+	s.acceptStop, s.acceptDone = make(chan struct{}), make(chan struct{})
+	go s.accept()
 	if s.cfg.IdleTimeout > 0 {
 		s.sweepStop, s.sweepDone = make(chan struct{}), make(chan struct{})
 		go s.sweep()
@@ -111,7 +110,11 @@ func (s *Server) Start() error {
 func (s *Server) Addr() net.Addr { return s.addr }
 
 // Stats returns the counters.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	st.RequestBytesHeld = s.mem.held.Load()
+	return st
+}
 
 // Stop closes the listener and every connection (gnet writes what it
 // still buffers, as far as the socket takes it), then waits until the
@@ -122,18 +125,21 @@ func (s *Server) Stop(ctx context.Context) error {
 		return nil // not started
 	}
 	s.stopOnce.Do(func() {
+		close(s.acceptStop)
+		_ = s.ln.Close()
+		<-s.acceptDone
 		if s.sweepStop != nil {
 			close(s.sweepStop)
 			<-s.sweepDone
 		}
-		// Engine.Stop signals the shutdown, then polls every 500ms for its
-		// end; with a done context it only signals, and runDone tells the
-		// end (gnet.Run returns after the loops closed every connection).
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		if err := s.eng.Stop(done); err != nil && !errors.Is(err, context.Canceled) {
-			s.log.Warn("stop event loops", "err", err)
-		}
+		go func() {
+			// Client.Stop closes every connection, then waits for the
+			// loops.
+			if err := s.loops.Stop(); err != nil {
+				s.log.Warn("stop event loops", "err", err)
+			}
+			close(s.runDone)
+		}()
 	})
 	select {
 	case <-s.runDone:
@@ -204,19 +210,6 @@ type events struct {
 	s *Server
 }
 
-func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
-	s := e.s
-	s.eng = eng
-	addr, err := boundAddr(eng)
-	if err != nil {
-		s.booted <- err
-		return gnet.Shutdown
-	}
-	s.addr = addr
-	s.booted <- nil
-	return gnet.None
-}
-
 func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	gc.SetContext(e.s.onOpen(gc))
 	return nil, gnet.None
@@ -234,20 +227,39 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*Conn)
 	c.lastActive.Store(e.s.now())
+	if c.loop.paused {
+		// gnet put the read interest back (its write buffer drained or
+		// filled): take it out again and leave the bytes in gnet.
+		c.setReadInterest(false)
+		return gnet.None
+	}
+	return c.readFrames()
+}
+
+// readFrames reads and queues the whole frames gnet and the socket hold,
+// until more bytes or memory are needed. On the loop.
+func (c *Conn) readFrames() gnet.Action {
+	r := &c.loop.reader
 	for {
-		frame, err := c.loop.reader.next(gc)
+		frame, held, err := r.next(c.loop.gc)
+		if r.grown != 0 {
+			c.srv.stats.frameGrow.Add(r.grown)
+			r.grown = 0
+		}
 		if err != nil {
 			return c.reject(err)
 		}
 		if frame == nil {
 			return gnet.None
 		}
+		c.queued.Add(int64(held))
 		h, body, err := wire.ParseRequestHeader(frame.B)
 		if err != nil {
 			framePool.Put(frame)
+			c.releaseFrame(held)
 			return c.reject(fmt.Errorf("request header: %w", err))
 		}
-		c.enqueue(newRequest(c, h, body, frame))
+		c.enqueue(newRequest(c, h, body, frame, held))
 	}
 }
 
@@ -256,24 +268,4 @@ func (c *Conn) reject(err error) gnet.Action {
 	c.srv.stats.rejected.Add(1)
 	c.srv.log.Warn("closing connection: bad request frame", "conn", c.id, "remote", c.remote, "err", err)
 	return gnet.Close
-}
-
-// boundAddr is the listener's address (the port, if 0 was asked).
-func boundAddr(eng gnet.Engine) (net.Addr, error) {
-	fd, err := eng.Dup()
-	if err != nil {
-		return nil, fmt.Errorf("dup listener: %w", err)
-	}
-	defer unix.Close(fd)
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		return nil, os.NewSyscallError("getsockname", err)
-	}
-	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
-		return &net.TCPAddr{IP: net.IP(sa.Addr[:]).To16(), Port: sa.Port}, nil
-	case *unix.SockaddrInet6:
-		return &net.TCPAddr{IP: net.IP(sa.Addr[:]), Port: sa.Port}, nil
-	}
-	return nil, fmt.Errorf("listener address %T is not TCP", sa)
 }

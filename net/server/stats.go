@@ -6,6 +6,11 @@ import "sync/atomic"
 type Stats struct {
 	ConnectionsOpened int64
 	ConnectionsClosed int64
+	// AcceptErrors counts failed accepts (out of descriptors: EMFILE,
+	// ENFILE; out of kernel memory: ENOBUFS, ENOMEM) and accepted
+	// connections that could not be handed to an event loop; each is
+	// retried after a backoff.
+	AcceptErrors int64
 	// IdleClosed counts connections closed by IdleTimeout.
 	IdleClosed int64
 	// Rejected counts connections closed for a bad frame: a negative or
@@ -18,6 +23,16 @@ type Stats struct {
 	// file, or CopyWhenBlocked and the socket was full).
 	ZeroCopyBytes int64
 	CopiedBytes   int64
+	// RequestBytesHeld is the request memory held now (a gauge): the
+	// buffers of frames being read and of requests not yet completed, as
+	// capped by Config.QueuedMaxRequestBytes.
+	RequestBytesHeld int64
+	// ReadPauses counts the times a connection stopped reading because it
+	// or the server was at its request memory cap.
+	ReadPauses int64
+	// FrameGrowBytes counts bytes copied when a partly read frame moved to
+	// a larger buffer (a large frame that arrived slowly).
+	FrameGrowBytes int64
 	// SocketFull counts the times a file range found the socket full (and
 	// waited for it to drain, or was copied with CopyWhenBlocked).
 	SocketFull int64
@@ -25,19 +40,24 @@ type Stats struct {
 
 // counters are the live Stats, updated by event loops and handlers.
 type counters struct {
-	opened, closed, idleClosed, rejected, requests atomic.Int64
-	zeroCopy, copied, socketFull                   atomic.Int64
+	opened, closed, acceptErrors   atomic.Int64
+	idleClosed, rejected, requests atomic.Int64
+	zeroCopy, copied, socketFull   atomic.Int64
+	readPauses, frameGrow          atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
 		ConnectionsOpened: c.opened.Load(),
 		ConnectionsClosed: c.closed.Load(),
+		AcceptErrors:      c.acceptErrors.Load(),
 		IdleClosed:        c.idleClosed.Load(),
 		Rejected:          c.rejected.Load(),
 		Requests:          c.requests.Load(),
 		ZeroCopyBytes:     c.zeroCopy.Load(),
 		CopiedBytes:       c.copied.Load(),
 		SocketFull:        c.socketFull.Load(),
+		ReadPauses:        c.readPauses.Load(),
+		FrameGrowBytes:    c.frameGrow.Load(),
 	}
 }

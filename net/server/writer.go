@@ -32,6 +32,8 @@ type loopState struct {
 	fd int
 
 	reader frameReader
+	epfd   int  // the loop's epoll set, for pausing reads; -1: cannot pause
+	paused bool // reads paused until memory frees (pause.go)
 
 	// pending holds responses taken from the outbox, in order;
 	// pending[head] is being written, from its part `part`, of which `sent`
@@ -49,8 +51,9 @@ type loopState struct {
 	writing bool // inside write: gnet may call OnClose re-entrantly
 	dead    bool // OnClose ran
 
-	drainTask gnet.Runnable // c.drain, made once
-	wakeTask  gnet.Runnable // c.writable, made once
+	drainTask  gnet.Runnable // c.drain, made once
+	wakeTask   gnet.Runnable // c.writable, made once
+	resumeTask gnet.Runnable // c.resumeReading, made once
 }
 
 // drain moves the outbox to pending and writes. On the loop, queued by
