@@ -1,0 +1,239 @@
+package main
+
+// Several kzero processes as one cluster (issue 14): a static quorum of 3
+// or 5 voters on loopback, topics placed on distinct brokers and across
+// racks, and the quorum leader killed with SIGKILL: a new one is elected,
+// metadata changes go on, and the killed node comes back and catches up.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// procCluster is n kzero processes, each broker and controller.
+type procCluster struct {
+	t      *testing.T
+	dirs   []string
+	voters string // controller.quorum.voters
+	ctrl   []string
+	procs  []*launched
+	addrs  []string // client listeners, "" while down
+}
+
+func startProcCluster(t *testing.T, n int) *procCluster {
+	t.Helper()
+	c := &procCluster{t: t, procs: make([]*launched, n), addrs: make([]string, n)}
+	var lns []net.Listener
+	var voters []string
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		c.ctrl = append(c.ctrl, ln.Addr().String())
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ln.Addr()))
+		c.dirs = append(c.dirs, t.TempDir())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	c.voters = strings.Join(voters, ",")
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { c.start(i) })
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for i := range c.procs {
+			c.kill(i)
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	return c
+}
+
+func (c *procCluster) args(i int) []string {
+	return []string{
+		"--override", "node.id=" + strconv.Itoa(i+1),
+		"--override", "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://" + c.ctrl[i],
+		"--override", "controller.listener.names=CONTROLLER",
+		"--override", "controller.quorum.voters=" + c.voters,
+		"--override", "broker.rack=rack-" + strconv.Itoa(i%2),
+		"--override", "log.dirs=" + c.dirs[i],
+		"--override", "admin.listener=127.0.0.1:0",
+	}
+}
+
+func (c *procCluster) start(i int) {
+	p := launch(c.t, c.args(i)...)
+	select {
+	case addr := <-p.ready:
+		c.procs[i], c.addrs[i] = p, addr
+	case <-p.done:
+		c.t.Errorf("node %d exited: %v\n%s", i+1, p.err, p.stderr)
+	case <-time.After(60 * time.Second):
+		p.kill()
+		c.t.Errorf("node %d not ready within 60s\n%s", i+1, p.stderr)
+	}
+}
+
+func (c *procCluster) kill(i int) {
+	if c.procs[i] != nil {
+		c.procs[i].kill()
+		c.procs[i], c.addrs[i] = nil, ""
+	}
+}
+
+// admin is a client of the running nodes.
+func (c *procCluster) admin() *kadm.Client {
+	var seeds []string
+	for _, a := range c.addrs {
+		if a != "" {
+			seeds = append(seeds, a)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// nodeAdmin is a client of node i alone.
+func (c *procCluster) nodeAdmin(i int) *kadm.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs[i]))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// controller is the quorum leader as node i sees it, -1 if none.
+func (c *procCluster) controller(ctx context.Context, i int) int32 {
+	m, err := c.nodeAdmin(i).BrokerMetadata(ctx)
+	if err != nil {
+		return -1
+	}
+	return m.Controller
+}
+
+func TestClusterProcesses(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		t.Run(fmt.Sprintf("%d-nodes", n), func(t *testing.T) { clusterProcesses(t, n) })
+	}
+}
+
+func clusterProcesses(t *testing.T, n int) {
+	c := startProcCluster(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	adm := c.admin()
+
+	m, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Brokers) != n {
+		t.Fatalf("metadata lists %d brokers, want %d", len(m.Brokers), n)
+	}
+	racks := map[int32]string{}
+	for _, b := range m.Brokers {
+		racks[b.NodeID] = *b.Rack
+	}
+
+	// Replication factor 3: three distinct brokers, both racks.
+	res, err := adm.CreateTopic(ctx, 12, 3, nil, "placed")
+	if err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	md, err := adm.Metadata(ctx, "placed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range md.Topics["placed"].Partitions {
+		rs := slices.Clone(p.Replicas)
+		slices.Sort(rs)
+		if len(slices.Compact(rs)) != 3 {
+			t.Fatalf("partition %d replicas %v: not three distinct brokers", p.Partition, p.Replicas)
+		}
+		rackSet := map[string]bool{}
+		for _, r := range p.Replicas {
+			rackSet[racks[r]] = true
+		}
+		if len(rackSet) != 2 {
+			t.Fatalf("partition %d replicas %v on racks %v: not across both racks", p.Partition, p.Replicas, rackSet)
+		}
+	}
+	// Fewer brokers than the factor: refused.
+	res, err = adm.CreateTopic(ctx, 1, int16(n+1), nil, "too-many")
+	if err == nil && res.Err == nil {
+		t.Fatalf("replication factor %d on %d brokers accepted", n+1, n)
+	}
+
+	// Kill the quorum leader, several times: a new one is elected,
+	// metadata changes go on, the killed node catches up after a restart.
+	rounds := 2
+	if s := os.Getenv("KZERO_ELECTION_ROUNDS"); s != "" {
+		rounds, _ = strconv.Atoi(s)
+	}
+	var took []time.Duration
+	for r := range rounds {
+		lead := c.controller(ctx, 0)
+		if lead < 1 {
+			t.Fatalf("round %d: no controller", r)
+		}
+		c.kill(int(lead - 1))
+		killed := time.Now()
+		survivor := int(lead) % n
+		var elected time.Duration
+		for {
+			if ctx.Err() != nil {
+				t.Fatalf("round %d: no new controller after killing %d", r, lead)
+			}
+			if id := c.controller(ctx, survivor); id >= 1 && id != lead && c.addrs[id-1] != "" {
+				elected = time.Since(killed)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		topic := fmt.Sprintf("after-%d", r)
+		res, err := c.nodeAdmin(survivor).CreateTopic(ctx, 3, 3, nil, topic)
+		if err != nil || res.Err != nil {
+			t.Fatalf("round %d: create after the leader died: %v %v", r, err, res.Err)
+		}
+		took = append(took, elected)
+		c.start(int(lead - 1))
+		if t.Failed() {
+			t.FailNow()
+		}
+		for {
+			md, err := c.nodeAdmin(int(lead-1)).Metadata(ctx, topic)
+			if err == nil && md.Topics[topic].Err == nil && len(md.Topics[topic].Partitions) == 3 {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("round %d: restarted node %d never learned of %s", r, lead, topic)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("%d nodes: new controller seen %v after a kill -9 of the leader (median %v)", n, took, took[len(took)/2])
+}
