@@ -45,6 +45,9 @@ type Config struct {
 	// which kzero does not have yet (Open refuses Peers without one).
 	Peers     []Peer
 	Transport Transport
+	// ControllerAddr is this voter's controller listener, host:port (for
+	// DescribeQuorum); empty for a single voter.
+	ControllerAddr string
 
 	SnapshotEvery            uint64           // default DefaultSnapshotEvery
 	DefaultPartitions        int32            // num.partitions, for NumPartitions -1; default 1
@@ -105,6 +108,7 @@ type Controller struct {
 		last *metadata.Image // the last image subscribers saw
 	}
 
+	quorum    atomic.Pointer[Quorum] // as of the last tick
 	failed    atomic.Pointer[error]
 	closeOnce sync.Once
 	store     *wal.Storage

@@ -49,9 +49,10 @@ func (l *loop) run() {
 			}
 		}
 		select {
-		case <-ticker.C:
+		case now := <-ticker.C:
 			l.rn.Tick()
 			l.expire()
+			l.observeQuorum(now)
 		case p := <-c.proposec:
 			l.propose(p)
 			// Take whatever else is queued: one Ready, one fsync for all.

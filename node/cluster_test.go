@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/log"
 )
@@ -225,6 +227,47 @@ func TestThreeNodeQuorum(t *testing.T) {
 			t.Fatalf("consumed %d of %d: %v", got, records, err)
 		}
 		got += fs.NumRecords()
+	}
+
+	// DescribeQuorum, sent where Metadata says the controller is: the
+	// leader, the three voters and how far each got; a node that is not
+	// the leader answers NOT_LEADER_OR_FOLLOWER naming the leader.
+	lead := c.leader(ctx)
+	qcl, _ := c.client(0)
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic, rt.Partitions = "__cluster_metadata", []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+	req.Topics = append(req.Topics, rt)
+	for {
+		resp, err := req.RequestWith(ctx, qcl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.LeaderID != int32(lead+1) || len(p.CurrentVoters) != 3 || p.HighWatermark <= 0 || len(resp.Nodes) != 3 {
+			t.Fatalf("DescribeQuorum: %+v (leader %d)", resp, lead+1)
+		}
+		caughtUp := 0
+		for _, v := range p.CurrentVoters {
+			if v.LogEndOffset == p.HighWatermark && v.LastCaughtUpTimestamp > 0 {
+				caughtUp++
+			}
+		}
+		if caughtUp == 3 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("voters never all caught up: %+v", p.CurrentVoters)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	follower := (lead + 1) % 3
+	resp, err := req.RequestWith(ctx, qcl.Broker(follower+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code || p.LeaderID != int32(lead+1) {
+		t.Fatalf("DescribeQuorum on follower %d: %+v", follower+1, p)
 	}
 
 	// The quorum leader stops: the two others elect a new one and

@@ -139,6 +139,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		NodeID:                   n.nodeID,
 		Peers:                    peers,
 		Transport:                transport,
+		ControllerAddr:           cfg.ControllerAddr,
 		ClusterID:                clusterID,
 		Bootstrap:                !hasData,
 		Dir:                      filepath.Join(n.logs.Dirs()[0], "__cluster_metadata-0"),

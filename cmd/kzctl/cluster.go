@@ -21,5 +21,13 @@ func (c *cli) clusterCmd() *cobra.Command {
 			return tools.ClusterInfo(ctx, env)
 		}),
 	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "quorum",
+		Short: "Print the metadata quorum: leader, epoch, high watermark, and each voter's progress",
+		Args:  noArgs,
+		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, _ []string) error {
+			return tools.ClusterQuorum(ctx, env)
+		}),
+	})
 	return cmd
 }

@@ -151,8 +151,15 @@ func TestIdentityAdoptedAndStraysSetAside(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(strays[0], "00000000000000000000.log")); err != nil {
 		t.Fatalf("the stray partition lost its segment: %v", err)
 	}
-	if s := p.stderr.String(); !strings.Contains(s, "stray partition set aside") || !strings.Contains(s, "ghost-0") {
-		t.Fatalf("no warning about the stray partition:\n%s", s)
+	// stderr is copied by another goroutine than the ready line's.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s := p.stderr.String()
+		if strings.Contains(s, "stray partition set aside") && strings.Contains(s, "ghost-0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning about the stray partition:\n%s", s)
+		}
 	}
 	p.stop(t)
 	// The stray stays where it is across restarts.

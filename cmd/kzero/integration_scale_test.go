@@ -23,7 +23,13 @@ func TestThousandPartitions(t *testing.T) {
 	defer cancel()
 	const partitions, perPartition = 1000, 3
 	cl := newClient(t, b, kgo.DefaultProduceTopic("wide"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	createTopic(t, ctx, cl, "wide", partitions, nil)
+	// Creating 1000 partitions opens 1000 logs before the answer: give it
+	// more than kadm's default 15 s on a loaded machine.
+	adm := kadm.NewClient(cl)
+	adm.SetTimeoutMillis(90000)
+	if res, err := adm.CreateTopic(ctx, partitions, 1, nil, "wide"); err != nil || res.Err != nil {
+		t.Fatalf("create topic wide: %v %v", err, res.Err)
+	}
 
 	var rs []*kgo.Record
 	for i := 0; i < perPartition; i++ {

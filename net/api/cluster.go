@@ -14,6 +14,8 @@ import (
 // its static configs.
 type Cluster interface {
 	Image() *metadata.Image
+	// Quorum is the metadata quorum as this node sees it.
+	Quorum() coord.Quorum
 	// AutoCreateTopic creates a topic with the broker's defaults
 	// (num.partitions, default.replication.factor) and returns once the
 	// image holds it; nil when it exists already.
