@@ -24,6 +24,9 @@ import (
 // DefaultSnapshotEvery is how many applied entries separate two snapshots.
 const DefaultSnapshotEvery = 10000
 
+// DefaultSnapshotKeep is how many entries behind a snapshot a voter keeps.
+const DefaultSnapshotKeep = 5000
+
 // Config configures a Controller.
 type Config struct {
 	NodeID    int32               // node.id; also this voter's identity in the quorum
@@ -49,7 +52,12 @@ type Config struct {
 	// DescribeQuorum); empty for a single voter.
 	ControllerAddr string
 
-	SnapshotEvery            uint64           // default DefaultSnapshotEvery
+	SnapshotEvery uint64 // default DefaultSnapshotEvery
+	// SnapshotKeep is how many entries a voter of a quorum keeps behind its
+	// newest snapshot, so a follower a little behind catches up from the
+	// log rather than a whole snapshot: default DefaultSnapshotKeep; -1
+	// keeps none. A single voter keeps none.
+	SnapshotKeep             int64
 	DefaultPartitions        int32            // num.partitions, for NumPartitions -1; default 1
 	DefaultReplicationFactor int16            // default.replication.factor, for -1; default 1
 	Features                 map[string]int16 // finalized on a new cluster; default metadata.version=MetadataVersion
@@ -99,8 +107,15 @@ type Controller struct {
 	reportc  chan report
 	stopc    chan struct{}
 	runDone  chan struct{}
-	notifyc  chan update
-	notDone  chan struct{}
+	// Images for the notifier: the raft loop appends and signals, never
+	// waiting for subscribers; the notifier takes all that is queued.
+	notify struct {
+		sync.Mutex
+		queue  []update
+		closed bool
+	}
+	notifyc chan struct{} // one pending signal
+	notDone chan struct{}
 
 	subs struct {
 		sync.Mutex
@@ -109,6 +124,7 @@ type Controller struct {
 	}
 
 	quorum    atomic.Pointer[Quorum] // as of the last tick
+	snapsIn   atomic.Int64           // snapshots received from a leader
 	failed    atomic.Pointer[error]
 	closeOnce sync.Once
 	store     *wal.Storage
@@ -124,8 +140,8 @@ type pending struct {
 
 // update is one published image, for the notifier.
 type update struct {
-	prev, next *metadata.Image
-	done       []delivery
+	next *metadata.Image
+	done []delivery
 }
 
 type delivery struct {
@@ -159,6 +175,12 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.SnapshotEvery == 0 {
 		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
+	switch {
+	case cfg.SnapshotKeep == 0:
+		cfg.SnapshotKeep = DefaultSnapshotKeep
+	case cfg.SnapshotKeep < 0:
+		cfg.SnapshotKeep = 0
 	}
 	if cfg.DefaultPartitions <= 0 {
 		cfg.DefaultPartitions = 1
@@ -263,7 +285,7 @@ func New(cfg Config) (*Controller, error) {
 		reportc:  make(chan report, 256),
 		stopc:    make(chan struct{}),
 		runDone:  make(chan struct{}),
-		notifyc:  make(chan update, 256),
+		notifyc:  make(chan struct{}, 1),
 		notDone:  make(chan struct{}),
 		store:    st,
 	}
@@ -272,7 +294,7 @@ func New(cfg Config) (*Controller, error) {
 	ld := &loop{c: c, rn: rn, st: st, confState: snap.GetMetadata().GetConfState(),
 		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}}
 	go ld.run()
-	go c.notify()
+	go c.runNotifier()
 	return c, nil
 }
 
@@ -362,12 +384,14 @@ func (c *Controller) start(ctx context.Context) error {
 // Image returns the current metadata image. It never blocks.
 func (c *Controller) Image() *metadata.Image { return c.image.Load() }
 
-// Subscribe registers fn to be called with each new image, in apply order,
-// after the image is published (Image returns it). fn is first called, before
-// Subscribe returns, with the empty image and the image current then, so that
-// diffing prev against next reaches every topic exactly once. Calls come from
-// one goroutine, one at a time; a slow fn delays later images' subscribers
-// and the proposers waiting on them, never the raft loop for long. fn must
+// Subscribe registers fn to be called with new images, in apply order,
+// after they are published (Image returns them). fn is first called, before
+// Subscribe returns, with the empty image and the image current then; each
+// later call's prev is the previous call's next, so diffing prev against
+// next reaches every change exactly once. Images that applied while fn ran
+// are coalesced: fn sees the newest. Calls come from one goroutine, one at a
+// time; a slow fn delays the proposers waiting on it, never the raft loop
+// (it queues images without waiting). fn must
 // not call Subscribe, and must not wait on a Proposal (CreateTopics, ...):
 // its result is delivered after fn returns.
 func (c *Controller) Subscribe(fn func(prev, next *metadata.Image)) {
@@ -421,7 +445,10 @@ func (c *Controller) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.stopc)
 		<-c.runDone
-		close(c.notifyc)
+		c.notify.Lock()
+		c.notify.closed = true
+		c.notify.Unlock()
+		c.signalNotifier()
 		<-c.notDone
 		err = c.store.Close()
 	})
@@ -437,20 +464,49 @@ func (c *Controller) Err() error {
 	return nil
 }
 
-// notify is the notifier goroutine: it calls subscribers with each image,
-// then wakes the proposals the image's entries answered.
-func (c *Controller) notify() {
+// runNotifier is the notifier goroutine: it calls subscribers with the
+// newest image, then wakes the proposals the entries up to it answered.
+func (c *Controller) runNotifier() {
 	defer close(c.notDone)
-	for u := range c.notifyc {
-		c.subs.Lock()
-		for _, fn := range c.subs.fns {
-			fn(u.prev, u.next)
+	for range c.notifyc {
+		c.notify.Lock()
+		queue, closed := c.notify.queue, c.notify.closed
+		c.notify.queue = nil
+		c.notify.Unlock()
+		if len(queue) > 0 {
+			// Subscribers see the newest image, diffed against the last
+			// one they saw: what changed in between is in the diff.
+			next := queue[len(queue)-1].next
+			c.subs.Lock()
+			for _, fn := range c.subs.fns {
+				fn(c.subs.last, next)
+			}
+			c.subs.last = next
+			c.subs.Unlock()
+			for _, u := range queue {
+				for _, d := range u.done {
+					d.p.done <- d.results
+				}
+			}
 		}
-		c.subs.last = u.next
-		c.subs.Unlock()
-		for _, d := range u.done {
-			d.p.done <- d.results
+		if closed {
+			return
 		}
+	}
+}
+
+// enqueue hands an image to the notifier without waiting.
+func (c *Controller) enqueue(u update) {
+	c.notify.Lock()
+	c.notify.queue = append(c.notify.queue, u)
+	c.notify.Unlock()
+	c.signalNotifier()
+}
+
+func (c *Controller) signalNotifier() {
+	select {
+	case c.notifyc <- struct{}{}:
+	default:
 	}
 }
 

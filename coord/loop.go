@@ -132,6 +132,7 @@ func (l *loop) handleReady(rd raft.Ready) error {
 		}
 		l.confState = meta.GetConfState()
 		l.applied, l.snapIndex = meta.GetIndex(), meta.GetIndex()
+		c.snapsIn.Add(1)
 		l.publish(img, nil)
 	}
 	if err := l.st.Save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
@@ -214,8 +215,8 @@ func (l *loop) applyEntries(ents []*pb.Entry) (*metadata.Image, []delivery) {
 // publish makes img current and queues it for the notifier.
 func (l *loop) publish(img *metadata.Image, done []delivery) {
 	c := l.c
-	prev := c.image.Swap(img)
-	c.notifyc <- update{prev: prev, next: img, done: done}
+	c.image.Store(img)
+	c.enqueue(update{next: img, done: done})
 }
 
 // maybeSnapshot snapshots the image every SnapshotEvery applied entries and
@@ -232,7 +233,7 @@ func (l *loop) maybeSnapshot() error {
 	}
 	compact := l.applied
 	if len(l.confState.GetVoters()) > 1 {
-		const keep = 5000
+		keep := uint64(c.cfg.SnapshotKeep)
 		compact = max(l.snapIndex, l.applied-min(l.applied, keep))
 	}
 	if err := l.st.CreateSnapshot(l.applied, l.confState, metadata.EncodeImage(img), compact); err != nil {

@@ -35,6 +35,10 @@ func (c *Controller) Quorum() Quorum {
 	return Quorum{Leader: -1}
 }
 
+// SnapshotsReceived counts the snapshots this voter installed from a leader
+// (it had fallen behind the leader's compacted log).
+func (c *Controller) SnapshotsReceived() int64 { return c.snapsIn.Load() }
+
 // observeQuorum publishes the quorum's state; the loop calls it each tick.
 // Times are the loop's: raft tracks no clock.
 func (l *loop) observeQuorum(now time.Time) {

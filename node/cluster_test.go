@@ -64,6 +64,10 @@ func nodeConfig(id int32, dir string, voters map[int32]string) Config {
 		Logs:           logs,
 		NumPartitions:  1,
 		Logger:         quiet,
+		// Snapshots often and no log kept behind them: a voter that was
+		// down catches up by snapshot.
+		MetadataSnapshotEvery: 8,
+		MetadataSnapshotKeep:  -1,
 	}
 }
 
@@ -284,7 +288,24 @@ func TestThreeNodeQuorum(t *testing.T) {
 		t.Fatalf("leader is still the stopped node %d", old+1)
 	}
 
-	// It comes back and catches up.
+	// More changes than a snapshot's worth, while it is down.
+	for i := range 10 {
+		if res, err := adm.CreateTopic(ctx, 1, 2, nil, fmt.Sprintf("while-down-%d", i)); err != nil || res.Err != nil {
+			t.Fatalf("create while down: %v %v", err, res.Err)
+		}
+	}
+
+	// It comes back and catches up, by snapshot: the leader compacted
+	// the entries it missed.
 	c.restart(old)
 	c.waitTopic(ctx, old, "after")
+	c.waitTopic(ctx, old, "while-down-9")
+	if n := c.nodes[old].Controller().SnapshotsReceived(); n == 0 {
+		t.Fatal("the restarted voter caught up without a snapshot")
+	}
+	// And it goes on following.
+	if res, err := adm.CreateTopic(ctx, 1, 3, nil, "last"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	c.waitTopic(ctx, old, "last")
 }

@@ -26,6 +26,10 @@ type Config struct {
 	// listener. ControllerAddr is this node's controller listener.
 	Voters         map[int32]string
 	ControllerAddr string
+	// MetadataSnapshotEvery and MetadataSnapshotKeep tune the metadata
+	// log's snapshots (coord.Config); zero: the defaults.
+	MetadataSnapshotEvery uint64
+	MetadataSnapshotKeep  int64
 
 	Logs   log.ManagerConfig // log.dirs and the log.* settings
 	Server server.Config     // the listener's settings; Addr, Inline and Logger are the node's

@@ -140,6 +140,8 @@ func Start(cfg Config) (_ *Node, err error) {
 		Peers:                    peers,
 		Transport:                transport,
 		ControllerAddr:           cfg.ControllerAddr,
+		SnapshotEvery:            cfg.MetadataSnapshotEvery,
+		SnapshotKeep:             cfg.MetadataSnapshotKeep,
 		ClusterID:                clusterID,
 		Bootstrap:                !hasData,
 		Dir:                      filepath.Join(n.logs.Dirs()[0], "__cluster_metadata-0"),
