@@ -12,18 +12,25 @@
 //     CRC-framed write-ahead log, snapshots), replayed on start.
 //   - coord/topicconfig: Kafka's topic configs: registry, validation,
 //     describe with sources and synonyms, conversion to kzero/log.Config.
-//
-// The group and transaction coordinators will be further sub-packages.
+//   - coord/raftnet: the raft transport between controller voters (TCP on
+//     the controller listener, kzero's own framing, documented there).
+//   - coord/group and coord/txn: the group coordinator (__consumer_offsets)
+//     and the transaction coordinator (__transaction_state).
 //
 // # The metadata log
 //
-// Open opens the folder (the broker passes <first log dir>/__cluster_metadata-0),
-// bootstraps it when new (a snapshot at index 1 naming the voters), replays
-// the newest snapshot and the WAL, elects itself when it is the only voter,
-// names a new cluster (ClusterRecord, FeatureLevel metadata.version=27), and
-// registers this broker (RegisterBroker, whose metadata offset becomes the
-// broker epoch). Every SnapshotEvery applied entries (default 10000) the
-// image is written as a snapshot and the WAL compacted behind it.
+// New opens the folder (the node passes <first log dir>/__cluster_metadata-0),
+// bootstraps it when new and Config.Bootstrap allows (a snapshot at index 1
+// naming the voters; a single voter also writes the cluster id and
+// features into it, so they are durable before any entry), replays the
+// newest snapshot and the WAL, and starts the raft loop; a single voter
+// elects itself at once. A node whose log dirs hold data passes Bootstrap
+// false: a missing metadata log is then refused, never replaced by a new
+// cluster. Register then names a new quorum's cluster (the first
+// ClusterRecord to commit wins) and registers this broker (RegisterBroker,
+// whose metadata offset becomes the broker epoch). Every SnapshotEvery
+// applied entries (default 10000) the image is written as a snapshot and
+// the WAL compacted behind it, keeping SnapshotKeep entries for followers.
 //
 // A raft entry carries one proposal: groups of records, each group applied
 // all or nothing and answered with its own Kafka error code. The proposer
@@ -39,10 +46,11 @@
 //     and incoming messages, and handles each Ready in raft's order: persist
 //     (fsynced when raft says so), send, apply, publish, Advance, maybe
 //     snapshot. Proposals queued together share one Ready and one fsync.
-//   - The notifier calls subscribers with (prev, next) for each published
-//     image, in apply order, then wakes the callers whose proposals that
-//     image answered: a CreateTopics returns after subscribers saw its
-//     topics.
+//   - The notifier calls subscribers with (prev, next) in apply order
+//     (images that applied while a subscriber ran are coalesced: the raft
+//     loop queues them and never waits), then wakes the callers whose
+//     proposals those images answered: a CreateTopics returns after
+//     subscribers saw its topics.
 //   - Callers (API handlers) read Controller.Image, an atomic pointer, with
 //     no lock, and call the admin methods from any goroutine; those encode
 //     their proposal on the caller's goroutine and wait for its outcome or
@@ -53,9 +61,13 @@
 //
 // # Several voters
 //
-// The design is raft's: Config.Peers and a Transport make a quorum of 3 or
-// 5 voters, Controller.Step takes their messages, proposals on a follower
-// are forwarded to the leader by raft, and a follower behind the log gets a
-// snapshot. No Transport is implemented yet, so Open refuses Peers: this
-// version runs one voter inside the broker.
+// Config.Peers and a Transport (coord/raftnet) make a static quorum of 3 or
+// 5 voters (controller.quorum.voters): Controller.Step takes their
+// messages, the transport's losses reach raft through ReportUnreachable and
+// ReportSnapshotFailed, proposals on a follower are forwarded to the leader
+// by raft, and a follower behind the leader's compacted log gets a
+// snapshot. Quorum reports the leader, the term and each voter's progress
+// (DescribeQuorum). Every node is a voter today: broker-only nodes that
+// follow the log without voting, broker liveness, fencing and leader
+// election for partitions are still to come (the cluster issue).
 package coord
