@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // procCluster is n kzero processes, each broker and controller.
@@ -234,6 +236,54 @@ func clusterProcesses(t *testing.T, n int) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// The majority lost: metadata changes fail with a clear error within
+	// the request's timeout, and partitions the survivor leads keep being
+	// served.
+	survivor := 0
+	for i := 1; i <= n/2+1; i++ { // a majority
+		c.kill(i)
+	}
+	md, err = c.nodeAdmin(survivor).Metadata(ctx, "placed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var led int32 = -1
+	for _, p := range md.Topics["placed"].Partitions {
+		if p.Leader == int32(survivor+1) {
+			led = p.Partition
+		}
+	}
+	if led < 0 {
+		t.Fatalf("node %d leads no partition of placed", survivor+1)
+	}
+	// Not idempotent: a producer id block comes from the quorum (as in
+	// Kafka, where a broker asks the controller for one on first use).
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs[survivor]), kgo.DefaultProduceTopic("placed"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Partition: led, Value: []byte("still served")}).FirstErr(); err != nil {
+		t.Fatalf("produce to partition %d led by the survivor: %v", led, err)
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "no-quorum", 1, 1
+	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 5000
+	start := time.Now()
+	resp, err := req.RequestWith(ctx, cl.Broker(survivor+1)) // no controller to route to
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := resp.Topics[0].ErrorCode
+	if code != kerr.RequestTimedOut.Code && code != kerr.NotController.Code {
+		t.Fatalf("CreateTopics without a quorum: %v, want REQUEST_TIMED_OUT or NOT_CONTROLLER", kerr.ErrorForCode(code))
+	}
+	if waited := time.Since(start); waited > 30*time.Second {
+		t.Fatalf("CreateTopics without a quorum answered after %v", waited)
+	}
+
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	t.Logf("%d nodes: new controller seen %v after a kill -9 of the leader (median %v)", n, took, took[len(took)/2])
 }
