@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/valyala/bytebufferpool"
@@ -90,8 +91,8 @@ func validateRecords(b Batch, cfg *Config, now int64) (int64, error) {
 			return -1, fmt.Errorf("zstd records may decompress to %d bytes, more than %d: %w", bound, limit, kerr.MessageTooLarge)
 		}
 	}
-	buf := bytebufferpool.Get()
-	defer bytebufferpool.Put(buf)
+	buf := getInflateBuffer()
+	defer putInflateBuffer(buf)
 	if err := decompress(c, buf, data, limit); err != nil {
 		if errors.Is(err, ErrDecompressedTooLarge) {
 			return -1, fmt.Errorf("%s records decompress to more than %d bytes: %w", c, limit, kerr.MessageTooLarge)
@@ -99,6 +100,35 @@ func validateRecords(b Batch, cfg *Config, now int64) (int64, error) {
 		return -1, fmt.Errorf("%s records do not decompress: %v: %w", c, err, kerr.InvalidRecord)
 	}
 	return w.walk(buf.B, b.NumRecords())
+}
+
+// inflateBuffers keeps the buffers compressed batches decompress into.
+// Unlike a sync.Pool it survives garbage collections: with 1 MiB batches a
+// pool emptied by each collection makes every validation allocate a
+// buffer, which brings the next collection sooner. Buffers above
+// inflateKeep are dropped rather than held for a rare large batch.
+var inflateBuffers = make(chan *bytebufferpool.ByteBuffer, 8)
+
+const inflateKeep = 8 << 20
+
+func getInflateBuffer() *bytebufferpool.ByteBuffer {
+	select {
+	case b := <-inflateBuffers:
+		return b
+	default:
+		return new(bytebufferpool.ByteBuffer)
+	}
+}
+
+func putInflateBuffer(b *bytebufferpool.ByteBuffer) {
+	if cap(b.B) > inflateKeep {
+		return
+	}
+	b.Reset()
+	select {
+	case inflateBuffers <- b:
+	default:
+	}
 }
 
 // recordWalk is the state of one batch's record walk.
@@ -114,58 +144,61 @@ type recordWalk struct {
 }
 
 // walk checks data, the uncompressed records section of a batch declaring
-// n records, and returns the largest record timestamp.
+// n records, and returns the largest record timestamp. It reads fields by
+// position (varintAt, bytesAt) rather than by re-slicing: this loop is the
+// whole cost of validating an uncompressed batch.
 func (w *recordWalk) walk(data []byte, n int32) (int64, error) {
 	maxTs := int64(-1)
 	for i := int32(0); i < n; i++ {
 		if len(data) == 0 {
 			return -1, fmt.Errorf("the batch declares %d records but holds %d: %w", n, i, kerr.InvalidRecord)
 		}
-		length, rest, ok := readVarint(data)
-		if !ok || length < 1 || length > int64(len(rest)) {
+		length, p := varintAt(data, 0)
+		if p < 0 || length < 1 || length > int64(len(data)-p) {
 			return -1, badRecord(i, "length")
 		}
-		body := rest[1:length] // after the attributes byte, unused in v2
-		data = rest[length:]
-		var tsDelta, v int64
-		if tsDelta, body, ok = readVarint(body); !ok {
+		body := data[p+1 : p+int(length)] // after the attributes byte, unused in v2
+		data = data[p+int(length):]
+		tsDelta, p := varlongAt(body, 0)
+		if p < 0 {
 			return -1, badRecord(i, "timestamp delta")
 		}
-		if v, body, ok = readVarint(body); !ok {
+		var delta, keyLen, headers int64
+		if delta, p = varintAt(body, p); p < 0 {
 			return -1, badRecord(i, "offset delta")
 		}
-		if v != int64(i) {
-			return -1, fmt.Errorf("record %d has offset delta %d: %w", i, v, kerr.InvalidRecord)
+		if delta != int64(i) {
+			return -1, fmt.Errorf("record %d has offset delta %d: %w", i, delta, kerr.InvalidRecord)
 		}
-		var keyLen int64
-		if keyLen, body, ok = skipBytes(body); !ok {
+		if keyLen, p = bytesAt(body, p); p < 0 {
 			return -1, badRecord(i, "key")
 		}
-		if _, body, ok = skipBytes(body); !ok {
+		if _, p = bytesAt(body, p); p < 0 {
 			return -1, badRecord(i, "value")
 		}
 		// Each header takes at least two bytes: a count beyond that is a lie.
-		if v, body, ok = readVarint(body); !ok || v < 0 || v > int64(len(body)/2) {
+		if headers, p = varintAt(body, p); p < 0 || headers < 0 || headers > int64(len(body)-p)/2 {
 			return -1, badRecord(i, "header count")
 		}
-		for range v {
+		for range headers {
 			var hk int64
-			if hk, body, ok = skipBytes(body); !ok || hk < 0 {
+			if hk, p = bytesAt(body, p); p < 0 || hk < 0 {
 				return -1, badRecord(i, "header key")
 			}
-			if _, body, ok = skipBytes(body); !ok {
+			if _, p = bytesAt(body, p); p < 0 {
 				return -1, badRecord(i, "header value")
 			}
 		}
-		if len(body) != 0 {
-			return -1, fmt.Errorf("record %d: %d bytes left inside its length: %w", i, len(body), kerr.InvalidRecord)
+		if p != len(body) {
+			return -1, fmt.Errorf("record %d: %d bytes left inside its length: %w", i, len(body)-p, kerr.InvalidRecord)
 		}
 		ts := w.base + tsDelta
 		maxTs = max(maxTs, ts)
-		if w.compact && keyLen < 0 {
+		switch {
+		case w.compact && keyLen < 0:
 			w.reject(i, false, "compacted topic cannot accept a record without a key")
-		} else if w.checkTs && ts != -1 {
-			w.checkTimestamp(i, ts)
+		case w.checkTs && ts != -1 && (w.before >= 0 && w.now-ts > w.before || w.after >= 0 && ts-w.now > w.after):
+			w.rejectTimestamp(i, ts)
 		}
 	}
 	if len(data) != 0 {
@@ -180,12 +213,11 @@ func (w *recordWalk) walk(data []byte, n int32) (int64, error) {
 	return maxTs, nil
 }
 
-// checkTimestamp applies message.timestamp.{before,after}.max.ms to record
-// i's timestamp ts.
-func (w *recordWalk) checkTimestamp(i int32, ts int64) {
+// rejectTimestamp records why record i's timestamp ts is out of range.
+func (w *recordWalk) rejectTimestamp(i int32, ts int64) {
 	if w.before >= 0 && w.now-ts > w.before {
 		w.reject(i, true, fmt.Sprintf("timestamp %d is more than %d ms before broker time %d", ts, w.before, w.now))
-	} else if w.after >= 0 && ts-w.now > w.after {
+	} else {
 		w.reject(i, true, fmt.Sprintf("timestamp %d is more than %d ms after broker time %d", ts, w.after, w.now))
 	}
 }
@@ -202,15 +234,54 @@ func badRecord(i int32, field string) error {
 	return fmt.Errorf("record %d: malformed %s: %w", i, field, kerr.InvalidRecord)
 }
 
-// skipBytes skips a varint length and that many bytes, returning the
-// length (-1: null).
-func skipBytes(b []byte) (int64, []byte, bool) {
-	n, b, ok := readVarint(b)
-	switch {
-	case !ok || n < -1 || n > int64(len(b)):
-		return 0, b, false
-	case n == -1:
-		return -1, b, true
+// varintAt reads the zigzag varint of a 32-bit field at b[p:], returning
+// it and the position after it, or a negative position when b ends, the
+// varint takes more than 5 bytes (Java's ByteUtils.readVarint refuses
+// those) or its value is beyond 32 bits. It is inlined.
+func varintAt(b []byte, p int) (int64, int) {
+	var u uint64
+	for s := uint(0); s < 35 && uint(p) < uint(len(b)); s += 7 {
+		c := b[p]
+		p++
+		u |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			if u > math.MaxUint32 {
+				return 0, -1
+			}
+			return int64(u>>1) ^ -int64(u&1), p
+		}
 	}
-	return n, b[n:], true
+	return 0, -1
+}
+
+// varlongAt is varintAt for a 64-bit field (the timestamp delta): up to
+// 10 bytes, the last of them 0 or 1, as binary.Varint reads them.
+func varlongAt(b []byte, p int) (int64, int) {
+	var u uint64
+	for s := uint(0); s < 70 && uint(p) < uint(len(b)); s += 7 {
+		c := b[p]
+		p++
+		if s == 63 && c > 1 {
+			return 0, -1
+		}
+		u |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			return int64(u>>1) ^ -int64(u&1), p
+		}
+	}
+	return 0, -1
+}
+
+// bytesAt skips the varint length at b[p:] and that many bytes, returning
+// the length (-1: null) and the position after them, or a negative
+// position when they do not fit.
+func bytesAt(b []byte, p int) (int64, int) {
+	n, p := varintAt(b, p)
+	switch {
+	case p < 0 || n < -1 || n > int64(len(b)-p):
+		return 0, -1
+	case n == -1:
+		return -1, p
+	}
+	return n, p + int(n)
 }

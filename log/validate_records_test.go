@@ -291,28 +291,6 @@ func TestAppendValidateAllocatesNothing(t *testing.T) {
 	}
 }
 
-// BenchmarkValidateRecords is the record walk alone (decompression
-// included), on the batches of BenchmarkAppendValidate.
-func BenchmarkValidateRecords(b *testing.B) {
-	cfg := DefaultConfig()
-	cfg.MaxMessageBytes = 2 << 20
-	for _, c := range []Codec{CodecNone, CodecLZ4, CodecZstd} {
-		for _, size := range []int{16 << 10, 1 << 20} {
-			b.Run(c.String()+"/"+map[int]string{16 << 10: "batch=16KiB", 1 << 20: "batch=1024KiB"}[size], func(b *testing.B) {
-				batch := Batch(validateBenchBatch(b, size, c))
-				now := time.Now().UnixMilli()
-				b.SetBytes(int64(size))
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := validateRecords(batch, &cfg, now); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
-}
-
 // FuzzAppendClient wraps fuzz bytes in a client batch (codec bits, record
 // count, a records section compressed here or taken as it is), with a
 // correct length and CRC, and appends it to one log shared by every input.
