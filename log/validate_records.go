@@ -42,11 +42,13 @@ import (
 // leaves room for a batch of many records that compress well, and for
 // records larger than max.message.bytes that fit only compressed. A
 // compression bomb costs at most this much inflating, 64 MiB with the
-// default max.message.bytes, far from the 1 GiB it may claim; where a
-// codec declares its output size up front (snappy, a zstd frame with a
-// content size) a claim above the bound is refused before any inflating.
-// Kafka itself sets no bound; batches of real data compress far less than
-// 64:1.
+// default max.message.bytes, far from the 1 GiB it may claim. Where the
+// format bounds its output before decoding it is refused without
+// inflating: snappy declares its length, and zstd's frame and block
+// headers give a true upper bound for any frame (zstdBound). gzip and lz4
+// have no such bound and inflate up to the limit, into a buffer that never
+// grows past it. Kafka itself sets no bound; batches of real data compress
+// far less than 64:1.
 const (
 	inflateRatio   = 64
 	inflateCeiling = 256 << 20
