@@ -69,6 +69,11 @@ type appendQueue struct {
 // Errors wrap the Kafka error for the producer; kerr.KafkaStorageError
 // means the log can no longer be written.
 func (l *Log) Append(records []byte, origin Origin, leaderEpoch int32) (AppendInfo, error) {
+	if origin == OriginClient {
+		if err := l.validateClient(records); err != nil {
+			return AppendInfo{FirstOffset: -1, LastOffset: -1, LogAppendTime: -1}, err
+		}
+	}
 	op := opPool.Get().(*appendOp)
 	op.records, op.origin, op.epoch = records, origin, leaderEpoch
 	q := &l.queue
@@ -219,7 +224,6 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 	}
 	op.info = AppendInfo{FirstOffset: -1, LogAppendTime: -1}
 	op.maxTs = -1
-	first := true
 	for len(rest) > 0 {
 		b, r, err := ParseBatch(rest)
 		if err != nil {
@@ -231,15 +235,7 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 		}
 		switch op.origin {
 		case OriginClient:
-			if !first || len(rest) > 0 {
-				return fmt.Errorf("produce requests carry exactly one batch per partition: %w", kerr.InvalidRecord)
-			}
-			if err := b.ValidateProduce(); err != nil {
-				return err
-			}
-			if err := checkTimestamps(b, cfg, now); err != nil {
-				return err
-			}
+			// validateClient checked the batch and its records.
 			if b.ProducerID() != NoProducerID {
 				dup, dupFirst, dupLast, err := l.mu.producers.Check(b)
 				if err != nil {
@@ -248,11 +244,6 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 				if dup {
 					op.info = AppendInfo{FirstOffset: dupFirst, LastOffset: dupLast, LogAppendTime: -1, Duplicate: true}
 					return nil
-				}
-			}
-			if cfg.Compact {
-				if err := checkKeys(b); err != nil {
-					return err
 				}
 			}
 		case OriginCoordinator:
@@ -276,7 +267,6 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 				return fmt.Errorf("replicated batch at offset %d below log end offset %d: %w", b.BaseOffset(), next, kerr.CorruptMessage)
 			}
 		}
-		first = false
 		if op.origin != OriginReplication {
 			b.SetBaseOffset(next)
 			b.SetPartitionLeaderEpoch(op.epoch)
@@ -297,21 +287,37 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 	return nil
 }
 
-// checkTimestamps applies message.timestamp.{before,after}.max.ms to the
-// batch's first and largest timestamps.
-func checkTimestamps(b Batch, cfg *Config, now int64) error {
-	if cfg.LogAppendTime {
-		return nil
+// validateClient checks a produce request's record set as Kafka checks
+// one from a client: exactly one batch, within max.message.bytes, a sound
+// header and CRC, and every record inside (validateRecords). It needs no
+// log state, so it runs before the append queues, outside the writer's
+// lock: decompressing a batch delays no other append. Like Kafka it then
+// writes the largest record timestamp as the batch's max timestamp, which
+// the time index and retention trust.
+func (l *Log) validateClient(records []byte) error {
+	cfg := l.cfg.Load()
+	if len(records) == 0 {
+		return fmt.Errorf("empty record set: %w", kerr.CorruptMessage)
 	}
-	lo, hi := b.BaseTimestamp(), b.MaxTimestamp()
-	if lo < 0 || hi < 0 {
-		return nil // no timestamps: accepted like Kafka's NO_TIMESTAMP
+	b, rest, err := ParseBatch(records)
+	if err != nil {
+		return err
 	}
-	if cfg.TimestampBeforeMaxMs >= 0 && now-lo > cfg.TimestampBeforeMaxMs {
-		return fmt.Errorf("timestamp %d is more than %d ms before broker time: %w", lo, cfg.TimestampBeforeMaxMs, kerr.InvalidTimestamp)
+	if len(b) > cfg.MaxMessageBytes {
+		return fmt.Errorf("batch of %d bytes exceeds max.message.bytes %d: %w", len(b), cfg.MaxMessageBytes, kerr.MessageTooLarge)
 	}
-	if cfg.TimestampAfterMaxMs >= 0 && hi-now > cfg.TimestampAfterMaxMs {
-		return fmt.Errorf("timestamp %d is more than %d ms after broker time: %w", hi, cfg.TimestampAfterMaxMs, kerr.InvalidTimestamp)
+	if len(rest) > 0 {
+		return fmt.Errorf("produce requests carry exactly one batch per partition: %w", kerr.InvalidRecord)
+	}
+	if err := b.ValidateProduce(); err != nil {
+		return err
+	}
+	maxTs, err := validateRecords(b, cfg, cfg.nowMs())
+	if err != nil {
+		return err
+	}
+	if !cfg.LogAppendTime && !b.LogAppendTime() && b.MaxTimestamp() != maxTs {
+		b.SetMaxTimestamp(maxTs)
 	}
 	return nil
 }

@@ -203,6 +203,12 @@ func (b Batch) SetPartitionLeaderEpoch(e int32) {
 func (b Batch) SetLogAppendTime(ts int64) {
 	a := uint16(b.Attributes()) | attrLogAppendTime
 	binary.BigEndian.PutUint16(b[offAttributes:], a)
+	b.SetMaxTimestamp(ts)
+}
+
+// SetMaxTimestamp rewrites maxTimestamp and recomputes the CRC, which
+// covers it.
+func (b Batch) SetMaxTimestamp(ts int64) {
 	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(ts))
 	b.UpdateCRC()
 }
@@ -256,9 +262,11 @@ func (b Batch) Validate() error {
 	return nil
 }
 
-// ValidateProduce is Validate plus the rules Kafka applies to batches from
-// clients: at least one record, offset deltas 0..count-1, no control
-// batches, and a producer id when the batch is transactional.
+// ValidateProduce is Validate plus the rules Kafka applies to the header
+// of a batch from a client: at least one record, a last offset delta of
+// count-1, no control batches, a producer id when the batch is
+// transactional and a sequence with a producer id. The records inside are
+// checked by Log.Append (validateRecords).
 func (b Batch) ValidateProduce() error {
 	if err := b.Validate(); err != nil {
 		return err
@@ -275,6 +283,9 @@ func (b Batch) ValidateProduce() error {
 	}
 	if b.IsTransactional() && b.ProducerID() == NoProducerID {
 		return fmt.Errorf("transactional batch without a producer id: %w", kerr.InvalidRecord)
+	}
+	if b.ProducerID() != NoProducerID && b.BaseSequence() < 0 {
+		return fmt.Errorf("base sequence %d for producer id %d: %w", b.BaseSequence(), b.ProducerID(), kerr.InvalidRecord)
 	}
 	return nil
 }

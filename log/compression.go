@@ -146,7 +146,9 @@ func readLimited(dst []byte, r io.Reader, hint, limit int) ([]byte, error) {
 	}
 	for stalls := 0; ; {
 		if len(dst) == cap(dst) {
-			dst = slices.Grow(dst, 1) // doubles, amortised
+			// Double what was read, but never past one byte over the
+			// limit: a bomb costs at most about twice the limit.
+			dst = slices.Grow(dst, max(1, min(len(dst)-start, start+limit+1-len(dst))))
 		}
 		// Read at most one byte past the limit: enough to see it crossed.
 		end := cap(dst)
@@ -212,9 +214,19 @@ const zstdMaxWindow = 128 << 20
 // capacity it is given; when the output needs more, the room doubles, up
 // to limit, and the decode starts over, so the work stays within twice
 // the output's, and a warm buffer decodes in one pass.
+// When the frame and block headers parse, their bound of the output
+// (zstdBound) sizes the first room, so the decode takes one pass.
 func decodeZstd(d *zstd.Decoder, dst, src []byte, limit int) ([]byte, error) {
 	start := len(dst)
 	room := min(limit, max(cap(dst)-start, 4*len(src), 16<<10))
+	if bound, ok := zstdBound(src); ok {
+		room = int(min(uint64(limit), max(bound, 1)))
+	}
+	// A first frame declaring more than limit is too large, or lies and
+	// fails: either way there is nothing to decode.
+	if h := (zstd.Header{}); h.Decode(src) == nil && h.HasFCS && h.FrameContentSize > uint64(limit) {
+		return dst, ErrDecompressedTooLarge
+	}
 	for {
 		buf := slices.Grow(dst[:start], room)
 		out, err := d.DecodeAll(src, buf[:start:start+room])
@@ -227,6 +239,78 @@ func decodeZstd(d *zstd.Decoder, dst, src []byte, limit int) ([]byte, error) {
 		room = min(limit, 2*room)
 		dst = buf
 	}
+}
+
+// zstdBlockMax is the most one zstd block decodes to (Block_Maximum_Size,
+// RFC 8878 3.1.1.2.4), unless the window is smaller.
+const zstdBlockMax = 128 << 10
+
+// zstdBound is an upper bound of what src, a sequence of zstd frames,
+// decodes to, read from the frame and block headers alone: a raw or RLE
+// block gives its size, a compressed block at most the block maximum, a
+// frame with a content size at most that (the decoder fails a frame that
+// exceeds it). Encoders fill every block but a frame's last, so for real
+// data the bound is within a block per frame of the output. ok is false
+// when the headers do not parse; the decoder then says why.
+func zstdBound(src []byte) (bound uint64, ok bool) {
+	for len(src) > 0 {
+		var h zstd.Header
+		rest, err := h.DecodeAndStrip(src)
+		if err != nil {
+			return 0, false
+		}
+		if h.Skippable {
+			if uint64(h.SkippableSize) > uint64(len(rest)) {
+				return 0, false
+			}
+			src = rest[h.SkippableSize:]
+			continue
+		}
+		blockMax := min(h.WindowSize, zstdBlockMax)
+		if h.SingleSegment {
+			blockMax = min(h.FrameContentSize, zstdBlockMax)
+		}
+		var frame uint64
+		for last := false; !last; {
+			if len(rest) < 3 {
+				return 0, false
+			}
+			bh := uint32(rest[0]) | uint32(rest[1])<<8 | uint32(rest[2])<<16
+			rest = rest[3:]
+			last = bh&1 != 0
+			size := uint64(bh >> 3)
+			var in uint64
+			switch (bh >> 1) & 3 {
+			case 0: // raw
+				frame += size
+				in = size
+			case 1: // RLE: one byte repeated size times
+				frame += size
+				in = 1
+			case 2: // compressed
+				frame += blockMax
+				in = size
+			default:
+				return 0, false
+			}
+			if in > uint64(len(rest)) {
+				return 0, false
+			}
+			rest = rest[in:]
+		}
+		if h.HasFCS {
+			frame = min(frame, h.FrameContentSize)
+		}
+		if h.HasCheckSum {
+			if len(rest) < 4 {
+				return 0, false
+			}
+			rest = rest[4:]
+		}
+		bound += frame
+		src = rest
+	}
+	return bound, true
 }
 
 var (

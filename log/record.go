@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/valyala/bytebufferpool"
@@ -36,6 +37,8 @@ type Record struct {
 	Key, Value     []byte // nil is null, distinct from empty
 	Headers        []Header
 }
+
+var readerPool = sync.Pool{New: func() any { return new(RecordReader) }}
 
 // RecordReader iterates the records of one batch without copying them and,
 // in steady state, without allocating: the Record it returns, its Headers
