@@ -238,17 +238,17 @@ type ClusterRecord struct {
 	ID string
 }
 
-func (*RegisterBroker) Type() RecordType  { return TypeRegisterBroker }
-func (*TopicRecord) Type() RecordType     { return TypeTopic }
-func (*PartitionRecord) Type() RecordType { return TypePartition }
-func (*RemoveTopic) Type() RecordType     { return TypeRemoveTopic }
-func (*ConfigRecord) Type() RecordType    { return TypeConfig }
-func (*ProducerIDBlock) Type() RecordType { return TypeProducerIDBlock }
-func (*FeatureLevel) Type() RecordType    { return TypeFeatureLevel }
-func (*ClusterRecord) Type() RecordType   { return TypeCluster }
-func (*BrokerChange) Type() RecordType    { return TypeBrokerChange }
+func (*RegisterBroker) Type() RecordType   { return TypeRegisterBroker }
+func (*TopicRecord) Type() RecordType      { return TypeTopic }
+func (*PartitionRecord) Type() RecordType  { return TypePartition }
+func (*RemoveTopic) Type() RecordType      { return TypeRemoveTopic }
+func (*ConfigRecord) Type() RecordType     { return TypeConfig }
+func (*ProducerIDBlock) Type() RecordType  { return TypeProducerIDBlock }
+func (*FeatureLevel) Type() RecordType     { return TypeFeatureLevel }
+func (*ClusterRecord) Type() RecordType    { return TypeCluster }
+func (*BrokerChange) Type() RecordType     { return TypeBrokerChange }
 func (*UnregisterBroker) Type() RecordType { return TypeUnregister }
-func (*PartitionChange) Type() RecordType { return TypePartitionChange }
+func (*PartitionChange) Type() RecordType  { return TypePartitionChange }
 
 // AppendRecord appends r's encoding to b.
 func AppendRecord(b []byte, r Record) []byte {
