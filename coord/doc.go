@@ -12,6 +12,10 @@
 //     CRC-framed write-ahead log, snapshots), replayed on start.
 //   - coord/topicconfig: Kafka's topic configs: registry, validation,
 //     describe with sources and synonyms, conversion to kzero/log.Config.
+//   - coord/control: the active controller's decisions as a pure state
+//     machine (broker registration, heartbeats and fencing, leader
+//     election, ISR changes, ElectLeaders, reassignments, replica
+//     placement): image and event in, records and answer out.
 //
 // The group and transaction coordinators will be further sub-packages.
 //
