@@ -115,7 +115,7 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 		if br.Epoch < 0 {
 			br.Epoch = offset
 		}
-		if br.Registered < 0 {
+		if br.Registered <= 0 { // offsets start at 1: 0 is a proposal that left it unset
 			br.Registered = offset
 		}
 		own(&b.owned.brokers, &img.brokers)

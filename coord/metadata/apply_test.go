@@ -129,7 +129,7 @@ func TestRemoveAndConfigs(t *testing.T) {
 func TestBrokerEpochIsOffset(t *testing.T) {
 	img, _ := applyOne(t, EmptyImage(), 42, []Record{&RegisterBroker{ID: 2, Epoch: -1, Rack: "r"}})
 	b, ok := img.Broker(2)
-	if !ok || b.Epoch != 42 || b.Rack != "r" {
+	if !ok || b.Epoch != 42 || b.Rack != "r" || b.Registered != 42 || b.Fenced {
 		t.Fatalf("broker %+v", b)
 	}
 	img, res := applyOne(t, img, 43, []Record{&ClusterRecord{ID: "one"}}, []Record{&ClusterRecord{ID: "two"}})

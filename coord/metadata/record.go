@@ -75,8 +75,8 @@ type Listener struct {
 // it has caught up with the metadata log. Version 0 records (written before
 // kzero had fencing) decode unfenced, so a single node keeps serving.
 // Registered is the metadata offset of this record, the offset a broker
-// must have applied to count as caught up: -1 in a proposal, set when it
-// applies (version 0 decodes it as the epoch).
+// must have applied to count as caught up: -1 (or 0) in a proposal, set
+// when it applies (version 0 decodes it as the epoch).
 type RegisterBroker struct {
 	ID                   int32
 	Incarnation          [16]byte
