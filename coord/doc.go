@@ -16,6 +16,11 @@
 //     the controller listener, kzero's own framing, documented there).
 //   - coord/group and coord/txn: the group coordinator (__consumer_offsets)
 //     and the transaction coordinator (__transaction_state).
+//   - coord/control: the active controller's decisions as a pure state
+//     machine (broker registration, heartbeats and fencing, leader
+//     election, ISR changes, ElectLeaders, reassignments, replica
+//     placement): image and event in, records and answer out. Not yet
+//     driven by the raft loop.
 //
 // # The metadata log
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kzero/coord/control"
 	"kzero/coord/metadata"
 	"kzero/coord/topicconfig"
 )
@@ -153,14 +154,13 @@ func (c *Controller) planTopic(img *metadata.Image, s TopicSpec, rng *rand.Rand)
 		if rf <= 0 {
 			return nil, 0, 0, metadata.Reject(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 		}
-		brokers := img.Brokers()
-		if int(rf) > len(brokers) {
-			return nil, 0, 0, metadata.Reject(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+		pl, rej := control.NewPlacer(img, int(rf), rng)
+		if rej != nil {
+			return nil, 0, 0, rej
 		}
-		pl := newPlacer(brokers, rng)
 		assign = make([][]int32, parts)
 		for p := range assign {
-			assign[p] = pl.replicas(int32(p), int(rf))
+			assign[p] = pl.Replicas(int32(p))
 		}
 	}
 	if err := topicconfig.ValidateAll(s.Configs); err != nil {
@@ -174,16 +174,16 @@ func (c *Controller) planTopic(img *metadata.Image, s TopicSpec, rng *rand.Rand)
 	recs := make([]metadata.Record, 0, 1+len(assign)+len(s.Configs))
 	recs = append(recs, &metadata.TopicRecord{Name: s.Name, ID: id})
 	for p, replicas := range assign {
-		recs = append(recs, newPartition(id, int32(p), replicas))
+		rec, rej := control.NewPartition(img, id, int32(p), replicas)
+		if rej != nil {
+			return nil, 0, 0, rej
+		}
+		recs = append(recs, rec)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Configs)) {
 		recs = append(recs, &metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, Name: s.Name, Key: k, Value: s.Configs[k]})
 	}
 	return recs, int32(len(assign)), int16(len(assign[0])), nil
-}
-
-func newPartition(id [16]byte, p int32, replicas []int32) *metadata.PartitionRecord {
-	return &metadata.PartitionRecord{TopicID: id, Partition: p, Replicas: replicas, ISR: slices.Clone(replicas), Leader: replicas[0]}
 }
 
 // checkAssignment checks a manual replica assignment: replicas non-empty,
@@ -356,18 +356,21 @@ func planPartitions(img *metadata.Image, s PartitionSpec, rng *rand.Rand) ([]met
 		}
 		assign = s.Assignments
 	} else {
-		brokers := img.Brokers()
-		if rf > len(brokers) {
-			return nil, metadata.Reject(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+		pl, rej := control.NewPlacer(img, rf, rng)
+		if rej != nil {
+			return nil, rej
 		}
-		pl := newPlacer(brokers, rng)
 		for p := cur; p < s.Count; p++ {
-			assign = append(assign, pl.replicas(p, rf))
+			assign = append(assign, pl.Replicas(p))
 		}
 	}
 	recs := make([]metadata.Record, 0, add)
 	for i, replicas := range assign {
-		recs = append(recs, newPartition(t.ID, cur+int32(i), slices.Clone(replicas)))
+		rec, rej := control.NewPartition(img, t.ID, cur+int32(i), replicas)
+		if rej != nil {
+			return nil, rej
+		}
+		recs = append(recs, rec)
 	}
 	return recs, nil
 }

@@ -110,12 +110,40 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 		if r.ID < 0 {
 			return fmt.Errorf("broker id %d", r.ID)
 		}
-		br := &Broker{ID: r.ID, Incarnation: r.Incarnation, Epoch: r.Epoch, Rack: r.Rack, Listeners: slices.Clone(r.Listeners)}
+		br := &Broker{ID: r.ID, Incarnation: r.Incarnation, Epoch: r.Epoch, Rack: r.Rack, Listeners: slices.Clone(r.Listeners),
+			Fenced: r.Fenced, InControlledShutdown: r.InControlledShutdown, Registered: r.Registered}
 		if br.Epoch < 0 {
 			br.Epoch = offset
 		}
+		if br.Registered <= 0 { // offsets start at 1: 0 is a proposal that left it unset
+			br.Registered = offset
+		}
 		own(&b.owned.brokers, &img.brokers)
 		img.brokers[r.ID] = br
+	case *BrokerChange:
+		cur := img.brokers[r.ID]
+		if cur == nil || cur.Epoch != r.Epoch {
+			return fmt.Errorf("change of broker %d epoch %d: not registered with that epoch", r.ID, r.Epoch)
+		}
+		br := *cur
+		switch r.Fence {
+		case Fence:
+			br.Fenced = true
+		case Unfence:
+			br.Fenced = false
+		}
+		if r.ControlledShutdown {
+			br.InControlledShutdown = true
+		}
+		own(&b.owned.brokers, &img.brokers)
+		img.brokers[r.ID] = &br
+	case *UnregisterBroker:
+		cur := img.brokers[r.ID]
+		if cur == nil || cur.Epoch != r.Epoch {
+			return fmt.Errorf("unregister of broker %d epoch %d: not registered with that epoch", r.ID, r.Epoch)
+		}
+		own(&b.owned.brokers, &img.brokers)
+		delete(img.brokers, r.ID)
 	case *TopicRecord:
 		if img.topics[r.Name] != nil || img.topicIDs[r.ID] != nil || r.ID == ([16]byte{}) || r.Name == "" {
 			return fmt.Errorf("topic %q (id %s) exists or is invalid", r.Name, TopicIDString(r.ID))
@@ -137,13 +165,21 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 			return fmt.Errorf("partition %d of topic %q with %d partitions", r.Partition, t.Name, len(t.Partitions))
 		}
 		t = b.mutTopic(t)
-		p := Partition{Partition: r.Partition, Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR),
-			Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch}
+		p := r.partition()
+		p.Replicas, p.ISR = slices.Clone(p.Replicas), slices.Clone(p.ISR)
+		p.AddingReplicas, p.RemovingReplicas = slices.Clone(p.AddingReplicas), slices.Clone(p.RemovingReplicas)
 		if int(r.Partition) == len(t.Partitions) {
 			t.Partitions = append(t.Partitions, p)
 		} else {
 			t.Partitions[r.Partition] = p
 		}
+	case *PartitionChange:
+		t := img.topicIDs[r.TopicID]
+		if t == nil || r.Partition < 0 || int(r.Partition) >= len(t.Partitions) {
+			return fmt.Errorf("change of unknown partition %s-%d", TopicIDString(r.TopicID), r.Partition)
+		}
+		t = b.mutTopic(t)
+		t.Partitions[r.Partition] = t.Partitions[r.Partition].With(r)
 	case *RemoveTopic:
 		t := img.topicIDs[r.ID]
 		if t == nil {
@@ -228,6 +264,13 @@ func Reject(err *kerr.Error, format string, args ...any) *Rejection {
 	return &Rejection{Err: err, Message: fmt.Sprintf(format, args...)}
 }
 
+// brokerState is what Check tracks of a broker the group registered or
+// unregistered (a nil *brokerState in its map).
+type brokerState struct {
+	epoch       int64 // -1: registered by this group, epoch known when it applies
+	incarnation [16]byte
+}
+
 // Check decides whether group applies as a whole to the Builder's current
 // state: the conditions the proposer saw may no longer hold when the entry
 // commits (a concurrent create of the same topic, a producer id block
@@ -241,7 +284,30 @@ func (b *Builder) Check(group []Record) *Rejection {
 	}
 	created := map[[16]byte]*topicState{} // topics the group created or grew so far
 	removed := map[[16]byte]bool{}
-	epochs := map[[16]byte]map[int32]int32{} // partition epochs the group set
+	type tp struct {
+		id [16]byte
+		p  int32
+	}
+	parts := map[tp]Partition{}         // partition states the group set so far
+	brokers := map[int32]*brokerState{} // broker states the group set so far
+	brokerNow := func(id int32) *brokerState {
+		if s, ok := brokers[id]; ok {
+			return s
+		}
+		if br := img.brokers[id]; br != nil {
+			return &brokerState{epoch: br.Epoch, incarnation: br.Incarnation}
+		}
+		return nil
+	}
+	partitionNow := func(id [16]byte, p int32) (Partition, bool) {
+		if s, ok := parts[tp{id, p}]; ok {
+			return s, true
+		}
+		if t := img.topicIDs[id]; t != nil && !removed[id] && p >= 0 && int(p) < len(t.Partitions) {
+			return t.Partitions[p], true
+		}
+		return Partition{}, false
+	}
 	nextPID := img.nextProducerID
 	clusterSet := img.clusterID != ""
 
@@ -289,6 +355,28 @@ func (b *Builder) Check(group []Record) *Rejection {
 			if r.ID < 0 {
 				return Reject(kerr.InvalidRequest, "bad broker id %d", r.ID)
 			}
+			if r.Epoch >= 0 { // amends the current registration
+				if cur := brokerNow(r.ID); cur == nil || cur.epoch != r.Epoch || cur.incarnation != r.Incarnation {
+					return Reject(kerr.StaleBrokerEpoch, "broker %d is not registered with epoch %d and this incarnation", r.ID, r.Epoch)
+				}
+			}
+			brokers[r.ID] = &brokerState{epoch: r.Epoch, incarnation: r.Incarnation} // -1: a new epoch, unknown until applied
+		case *BrokerChange:
+			if cur := brokerNow(r.ID); cur == nil || cur.epoch != r.Epoch || r.Epoch < 0 {
+				return Reject(kerr.StaleBrokerEpoch, "broker %d is not registered with epoch %d", r.ID, r.Epoch)
+			}
+			if r.Fence < Unfence || r.Fence > Fence {
+				return Reject(kerr.InvalidRequest, "bad fence change %d", r.Fence)
+			}
+		case *UnregisterBroker:
+			cur := brokerNow(r.ID)
+			if cur == nil {
+				return Reject(kerr.BrokerIDNotRegistered, "Broker ID %d is not currently registered", r.ID)
+			}
+			if cur.epoch != r.Epoch || r.Epoch < 0 {
+				return Reject(kerr.StaleBrokerEpoch, "broker %d is not registered with epoch %d", r.ID, r.Epoch)
+			}
+			brokers[r.ID] = nil
 		case *TopicRecord:
 			if err := ValidateTopicName(r.Name); err != nil {
 				return Reject(kerr.InvalidTopicException, "%v", err)
@@ -318,30 +406,49 @@ func (b *Builder) Check(group []Record) *Rejection {
 				} else {
 					created[r.TopicID] = ts // track the count for later records
 				}
+				parts[tp{r.TopicID, r.Partition}] = r.partition()
 				break
 			}
 			if r.Partition < 0 || r.Partition >= ts.parts {
 				return Reject(kerr.UnknownTopicOrPartition, "topic '%s' has no partition %d", ts.name, r.Partition)
 			}
-			cur, seen := epochs[r.TopicID][r.Partition]
-			if !seen {
-				if t := img.topicIDs[r.TopicID]; t != nil && int(r.Partition) < len(t.Partitions) {
-					cur = t.Partitions[r.Partition].PartitionEpoch
-				}
+			cur, _ := partitionNow(r.TopicID, r.Partition)
+			if r.PartitionEpoch != cur.PartitionEpoch+1 {
+				return Reject(kerr.InvalidUpdateVersion, "partition %s-%d is at epoch %d, not %d", ts.name, r.Partition, cur.PartitionEpoch, r.PartitionEpoch-1)
 			}
-			if r.PartitionEpoch != cur+1 {
-				return Reject(kerr.InvalidUpdateVersion, "partition %s-%d is at epoch %d, not %d", ts.name, r.Partition, cur, r.PartitionEpoch-1)
+			parts[tp{r.TopicID, r.Partition}] = r.partition()
+		case *PartitionChange:
+			ts, ok := topicByID(r.TopicID)
+			if !ok {
+				return Reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.TopicID))
 			}
-			if epochs[r.TopicID] == nil {
-				epochs[r.TopicID] = map[int32]int32{}
+			cur, ok := partitionNow(r.TopicID, r.Partition)
+			if !ok {
+				return Reject(kerr.UnknownTopicOrPartition, "topic '%s' has no partition %d", ts.name, r.Partition)
 			}
-			epochs[r.TopicID][r.Partition] = r.PartitionEpoch
+			if r.PartitionEpoch != cur.PartitionEpoch+1 {
+				return Reject(kerr.InvalidUpdateVersion, "partition %s-%d is at epoch %d, not %d", ts.name, r.Partition, cur.PartitionEpoch, r.PartitionEpoch-1)
+			}
+			if r.Leader < NoLeaderChange || r.LeaderRecovery < RecoveryNoChange || r.LeaderRecovery > Recovering ||
+				len(r.Replicas) == 0 && (len(r.AddingReplicas) > 0 || len(r.RemovingReplicas) > 0) {
+				return Reject(kerr.InvalidRequest, "bad change of partition %s-%d", ts.name, r.Partition)
+			}
+			next := cur.With(r)
+			if msg := next.problem(); msg != "" {
+				return Reject(kerr.InvalidRequest, "partition %s-%d after the change: %s", ts.name, r.Partition, msg)
+			}
+			parts[tp{r.TopicID, r.Partition}] = next
 		case *RemoveTopic:
 			if _, ok := topicByID(r.ID); !ok {
 				return Reject(kerr.UnknownTopicID, "unknown topic id %s", TopicIDString(r.ID))
 			}
 			removed[r.ID] = true
 			delete(created, r.ID)
+			for k := range parts {
+				if k.id == r.ID {
+					delete(parts, k)
+				}
+			}
 		case *ConfigRecord:
 			switch r.ResourceType {
 			case ResourceTopic:

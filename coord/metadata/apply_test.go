@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -128,7 +129,7 @@ func TestRemoveAndConfigs(t *testing.T) {
 func TestBrokerEpochIsOffset(t *testing.T) {
 	img, _ := applyOne(t, EmptyImage(), 42, []Record{&RegisterBroker{ID: 2, Epoch: -1, Rack: "r"}})
 	b, ok := img.Broker(2)
-	if !ok || b.Epoch != 42 || b.Rack != "r" {
+	if !ok || b.Epoch != 42 || b.Rack != "r" || b.Registered != 42 || b.Fenced {
 		t.Fatalf("broker %+v", b)
 	}
 	img, res := applyOne(t, img, 43, []Record{&ClusterRecord{ID: "one"}}, []Record{&ClusterRecord{ID: "two"}})
@@ -163,5 +164,125 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if string(EncodeImage(got)) != string(EncodeImage(img)) {
 		t.Fatal("snapshot encoding is not deterministic")
+	}
+}
+
+func TestBrokerStates(t *testing.T) {
+	inc := NewUUID()
+	img, _ := applyOne(t, EmptyImage(), 5, []Record{&RegisterBroker{ID: 1, Incarnation: inc, Epoch: -1, Registered: -1, Fenced: true}})
+	if b, _ := img.Broker(1); !b.Fenced || b.Epoch != 5 || b.Registered != 5 || b.Active() || len(img.LiveBrokers()) != 0 {
+		t.Fatalf("broker %+v", b)
+	}
+	img, res := applyOne(t, img, 6,
+		[]Record{&BrokerChange{ID: 1, Epoch: 4, Fence: Unfence}}, // stale epoch
+		[]Record{&BrokerChange{ID: 2, Epoch: 5, Fence: Unfence}}, // unknown broker
+		[]Record{&BrokerChange{ID: 1, Epoch: 5, Fence: Unfence}},
+		[]Record{&RegisterBroker{ID: 1, Incarnation: NewUUID(), Epoch: 5, Registered: -1}}, // amend with another incarnation
+		[]Record{&RegisterBroker{ID: 1, Incarnation: inc, Epoch: 5, Registered: -1}},       // amend: same epoch, new offset
+	)
+	if got := codes(res); !slices.Equal(got, []*kerr.Error{kerr.StaleBrokerEpoch, kerr.StaleBrokerEpoch, nil, kerr.StaleBrokerEpoch, nil}) {
+		t.Fatalf("codes %v", got)
+	}
+	if b, _ := img.Broker(1); b.Fenced || b.Epoch != 5 || b.Registered != 6 || !b.Active() || len(img.LiveBrokers()) != 1 {
+		t.Fatalf("broker %+v", b)
+	}
+	img, _ = applyOne(t, img, 7, []Record{&BrokerChange{ID: 1, Epoch: 5, ControlledShutdown: true}})
+	if b, _ := img.Broker(1); b.Fenced || !b.InControlledShutdown || b.Active() || len(img.LiveBrokers()) != 1 {
+		t.Fatalf("broker %+v", b)
+	}
+	img, _ = applyOne(t, img, 8, []Record{&BrokerChange{ID: 1, Epoch: 5, Fence: Fence}})
+	if b, _ := img.Broker(1); !b.Fenced || !b.InControlledShutdown || len(img.LiveBrokers()) != 0 {
+		t.Fatalf("broker %+v", b)
+	}
+	snap, err := DecodeImage(EncodeImage(img), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := snap.Broker(1); !b.Fenced || !b.InControlledShutdown || b.Registered != 6 || b.Epoch != 5 {
+		t.Fatalf("snapshot broker %+v", b)
+	}
+	img2, res := applyOne(t, img, 9,
+		[]Record{&UnregisterBroker{ID: 1, Epoch: 6}},
+		[]Record{&UnregisterBroker{ID: 1, Epoch: 5}},
+		[]Record{&UnregisterBroker{ID: 1, Epoch: 5}},
+	)
+	if got := codes(res); !slices.Equal(got, []*kerr.Error{kerr.StaleBrokerEpoch, nil, kerr.BrokerIDNotRegistered}) {
+		t.Fatalf("codes %v", got)
+	}
+	if _, ok := img2.Broker(1); ok {
+		t.Fatal("unregistered broker is still there")
+	}
+	if _, ok := img.Broker(1); !ok {
+		t.Fatal("base image changed")
+	}
+}
+
+// TestPartitionChange checks Kafka's epoch rules: every change bumps the
+// partition epoch, a leader change (even to the same leader) the leader
+// epoch, an ISR-only change not.
+func TestPartitionChange(t *testing.T) {
+	id := NewUUID()
+	img, _ := applyOne(t, EmptyImage(), 2, []Record{&TopicRecord{Name: "t", ID: id},
+		&PartitionRecord{TopicID: id, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}, Leader: 1}})
+	chg := func(epoch int32, f func(c *PartitionChange)) []Record {
+		c := &PartitionChange{TopicID: id, PartitionEpoch: epoch, Leader: NoLeaderChange, LeaderRecovery: RecoveryNoChange}
+		f(c)
+		return []Record{c}
+	}
+	img, res := applyOne(t, img, 3,
+		chg(1, func(c *PartitionChange) { c.ISR = []int32{1, 2} }),         // ISR only
+		chg(1, func(c *PartitionChange) { c.ISR = []int32{1} }),            // stale epoch
+		chg(2, func(c *PartitionChange) { c.Leader = 2 }),                  // a new leader from the ISR
+		chg(3, func(c *PartitionChange) { c.ISR = []int32{1, 3} }),         // drops the leader
+		chg(3, func(c *PartitionChange) { c.ISR = []int32{2, 4} }),         // 4 is no replica
+		chg(3, func(c *PartitionChange) { c.ISR = []int32{2, 2} }),         // repeats
+		chg(3, func(c *PartitionChange) { c.AddingReplicas = []int32{4} }), // adding without replicas
+		chg(3, func(c *PartitionChange) { c.Leader = 2 }),                  // same leader: bump
+		chg(4, func(c *PartitionChange) { c.LeaderRecovery = Recovering }), // recovery state
+		chg(5, func(c *PartitionChange) { c.LeaderRecovery = 7 }),          // bad state
+		chg(5, func(c *PartitionChange) { c.Leader = NoLeader }),           // no leader, ISR stays
+		chg(6, func(c *PartitionChange) { c.Leader = 5 }),                  // not in the ISR
+		chg(6, func(c *PartitionChange) {
+			c.Replicas = []int32{4, 1, 2, 3}
+			c.AddingReplicas = []int32{4}
+			c.RemovingReplicas = []int32{3}
+		}),
+		chg(7, func(c *PartitionChange) {
+			c.Replicas = []int32{1, 2}
+			c.RemovingReplicas = []int32{2}
+			c.AddingReplicas = []int32{2}
+		}),
+	)
+	want := []*kerr.Error{nil, kerr.InvalidUpdateVersion, nil, kerr.InvalidRequest, kerr.InvalidRequest, kerr.InvalidRequest, kerr.InvalidRequest,
+		nil, nil, kerr.InvalidRequest, nil, kerr.InvalidRequest, nil, kerr.InvalidRequest}
+	if got := codes(res); !slices.Equal(got, want) {
+		t.Fatalf("codes %v, want %v", got, want)
+	}
+	p := img.Topic("t").Partitions[0]
+	if p.PartitionEpoch != 6 || p.LeaderEpoch != 3 || p.Leader != NoLeader || !slices.Equal(p.ISR, []int32{1, 2}) ||
+		!slices.Equal(p.Replicas, []int32{4, 1, 2, 3}) || !slices.Equal(p.AddingReplicas, []int32{4}) ||
+		!slices.Equal(p.RemovingReplicas, []int32{3}) || p.LeaderRecovery != Recovering || !p.Reassigning() {
+		t.Fatalf("partition %+v", p)
+	}
+	got, err := DecodeImage(EncodeImage(img), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := got.Topic("t").Partitions[0]; !reflect.DeepEqual(q, p) {
+		t.Fatalf("snapshot partition %+v, want %+v", q, p)
+	}
+	// The change that ends the reassignment clears adding and removing.
+	img, res = applyOne(t, img, 4, chg(7, func(c *PartitionChange) { c.Replicas = []int32{4, 1, 2}; c.ISR = []int32{4, 1}; c.Leader = 4 }))
+	if res[0] != nil {
+		t.Fatal(res[0].Message)
+	}
+	if p := img.Topic("t").Partitions[0]; p.Reassigning() || p.LeaderEpoch != 4 || p.PartitionEpoch != 7 {
+		t.Fatalf("partition %+v", p)
+	}
+	// A change in the same group as the partition's creation.
+	_, res = applyOne(t, img, 5, []Record{&PartitionRecord{TopicID: id, Partition: 1, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1},
+		&PartitionChange{TopicID: id, Partition: 1, PartitionEpoch: 1, Leader: NoLeader, LeaderRecovery: RecoveryNoChange}})
+	if res[0] != nil {
+		t.Fatal(res[0].Message)
 	}
 }

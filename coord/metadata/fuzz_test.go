@@ -34,6 +34,17 @@ func FuzzDecodeEntry(f *testing.F) {
 	recs := sampleRecords()
 	f.Add(AppendProposal(nil, &Proposal{Proposer: 1, Session: 2, Seq: 3, Groups: [][]Record{recs[2:4], recs[6:7]}}))
 	f.Add(AppendProposal(nil, &Proposal{Groups: [][]Record{recs}}))
+	// A broker's life and a partition's changes, groups that apply.
+	id, inc := NewUUID(), NewUUID()
+	f.Add(AppendProposal(nil, &Proposal{Groups: [][]Record{
+		{&RegisterBroker{ID: 1, Incarnation: inc, Epoch: -1, Registered: -1, Fenced: true}},
+		{&TopicRecord{Name: "t", ID: id}, &PartitionRecord{TopicID: id, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1}},
+		{&PartitionChange{TopicID: id, PartitionEpoch: 1, Leader: NoLeaderChange, ISR: []int32{1}, LeaderRecovery: RecoveryNoChange}},
+		{&PartitionChange{TopicID: id, PartitionEpoch: 2, Leader: 1, Replicas: []int32{3, 1, 2}, AddingReplicas: []int32{3},
+			RemovingReplicas: []int32{2}, LeaderRecovery: RecoveryNoChange}},
+		{&BrokerChange{ID: 1, Epoch: 5, Fence: Unfence}},
+		{&UnregisterBroker{ID: 1, Epoch: 5}},
+	}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := DecodeProposal(b)
 		if err != nil {
@@ -69,8 +80,11 @@ func FuzzDecodeImage(f *testing.F) {
 		}
 		again, err := DecodeImage(EncodeImage(img), 1)
 		if err != nil || again.TopicCount() != img.TopicCount() || len(again.Brokers()) != len(img.Brokers()) ||
-			again.NextProducerID() != img.NextProducerID() {
+			len(again.LiveBrokers()) != len(img.LiveBrokers()) || again.NextProducerID() != img.NextProducerID() {
 			t.Fatalf("image does not round-trip: %v", err)
+		}
+		if string(EncodeImage(again)) != string(EncodeImage(img)) {
+			t.Fatal("image does not round-trip to the same snapshot")
 		}
 	})
 }

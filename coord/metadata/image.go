@@ -29,6 +29,7 @@ type Image struct {
 		once    sync.Once
 		topics  []*Topic
 		brokers []*Broker
+		live    []*Broker
 	}
 }
 
@@ -45,9 +46,28 @@ type Partition struct {
 	Partition      int32
 	Replicas       []int32
 	ISR            []int32
-	Leader         int32 // -1 when there is none
+	Leader         int32 // NoLeader (-1) when there is none
 	LeaderEpoch    int32
 	PartitionEpoch int32
+	// A reassignment in progress: Replicas holds the old and the new
+	// replicas; AddingReplicas are new, RemovingReplicas go once the new
+	// ones are all in the ISR. Both empty when none is in progress.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+	LeaderRecovery   LeaderRecovery
+}
+
+// Reassigning reports whether a reassignment is in progress.
+func (p *Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
+}
+
+// PreferredLeader is the first replica, the one placement meant to lead.
+func (p *Partition) PreferredLeader() int32 {
+	if len(p.Replicas) == 0 {
+		return NoLeader
+	}
+	return p.Replicas[0]
 }
 
 // Broker is a registered broker.
@@ -57,7 +77,21 @@ type Broker struct {
 	Epoch       int64 // the metadata offset of its registration
 	Rack        string
 	Listeners   []Listener
+	// Fenced: the broker may not lead nor be in an ISR. A new registration
+	// starts fenced; the controller unfences it once it has caught up, and
+	// fences it again when its session times out.
+	Fenced bool
+	// InControlledShutdown: the broker asked to shut down; its leaderships
+	// move away and it takes no new ones.
+	InControlledShutdown bool
+	// Registered is the metadata offset of its latest RegisterBroker
+	// record: the broker is caught up once it has applied it.
+	Registered int64
 }
+
+// Active reports whether the broker may lead, join an ISR and get new
+// replicas: unfenced and not shutting down (Kafka's isActive).
+func (b *Broker) Active() bool { return !b.Fenced && !b.InControlledShutdown }
 
 // Internal reports whether the topic is one of Kafka's internal topics.
 func (t *Topic) Internal() bool {
@@ -114,6 +148,14 @@ func (img *Image) Brokers() []*Broker {
 	return img.sorted.brokers
 }
 
+// LiveBrokers returns the unfenced brokers by id, those that clients are
+// told about (Metadata, DescribeCluster); a broker in controlled shutdown
+// is still among them. Read only.
+func (img *Image) LiveBrokers() []*Broker {
+	img.sort()
+	return img.sorted.live
+}
+
 // Topic returns the topic with this name, nil if none.
 func (img *Image) Topic(name string) *Topic { return img.topics[name] }
 
@@ -162,7 +204,13 @@ func (img *Image) sort() {
 			bs = append(bs, b)
 		}
 		slices.SortFunc(bs, func(a, b *Broker) int { return cmp.Compare(a.ID, b.ID) })
-		img.sorted.topics, img.sorted.brokers = ts, bs
+		live := make([]*Broker, 0, len(bs))
+		for _, b := range bs {
+			if !b.Fenced {
+				live = append(live, b)
+			}
+		}
+		img.sorted.topics, img.sorted.brokers, img.sorted.live = ts, bs, live
 	})
 }
 

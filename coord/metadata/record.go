@@ -13,7 +13,9 @@ import (
 //	+------+---------+----------------------+
 //
 // The version lets a record gain fields: a decoder reads every version up to
-// the one it knows and refuses newer ones. All records are version 0.
+// the one it knows and refuses newer ones. RegisterBroker and
+// PartitionRecord are written at version 1 (fields appended at the end,
+// below); every other record is version 0.
 
 // RecordType identifies a record's kind on disk. Values never change.
 type RecordType byte
@@ -28,13 +30,29 @@ const (
 	TypeProducerIDBlock RecordType = 6
 	TypeFeatureLevel    RecordType = 7
 	TypeCluster         RecordType = 8
+	TypeBrokerChange    RecordType = 9
+	TypeUnregister      RecordType = 10
+	TypePartitionChange RecordType = 11
 )
+
+// maxVersion is the newest version of each record type this build reads
+// (and the one it writes).
+func maxVersion(t RecordType) byte {
+	switch t {
+	case TypeRegisterBroker, TypePartition:
+		return 1
+	}
+	return 0
+}
 
 // Record is one metadata change. The concrete types are the structs below.
 type Record interface {
 	Type() RecordType
 	appendFields(b []byte) []byte
 }
+
+// NoLeader is a partition's leader when it has none.
+const NoLeader int32 = -1
 
 // Listener is one endpoint a broker serves, as Kafka's broker registration
 // lists them.
@@ -48,13 +66,57 @@ type Listener struct {
 // RegisterBroker registers (or re-registers, after a restart) a broker.
 // Incarnation is random per broker process. Epoch is the broker epoch: a
 // Proposal leaves it -1 and the record's metadata offset becomes the epoch
-// when it applies, as in Kafka; snapshots carry the assigned epoch.
+// when it applies, as in Kafka; snapshots carry the assigned epoch. A
+// proposal with Epoch >= 0 amends the registration of that epoch (the same
+// incarnation registering again) and applies only while it is current.
+//
+// Version 1 adds the broker's state (Kafka's RegisterBrokerRecord fields):
+// a new incarnation registers fenced, and is unfenced by a BrokerChange once
+// it has caught up with the metadata log. Version 0 records (written before
+// kzero had fencing) decode unfenced, so a single node keeps serving.
+// Registered is the metadata offset of this record, the offset a broker
+// must have applied to count as caught up: -1 (or 0) in a proposal, set
+// when it applies (version 0 decodes it as the epoch).
 type RegisterBroker struct {
-	ID          int32
-	Incarnation [16]byte
-	Epoch       int64
-	Rack        string // "" when broker.rack is unset
-	Listeners   []Listener
+	ID                   int32
+	Incarnation          [16]byte
+	Epoch                int64
+	Rack                 string // "" when broker.rack is unset
+	Listeners            []Listener
+	Fenced               bool  // v1
+	InControlledShutdown bool  // v1
+	Registered           int64 // v1
+}
+
+// FenceChange is how a BrokerChange moves a broker's fencing, Kafka's
+// values of BrokerRegistrationChangeRecord.Fenced.
+type FenceChange int8
+
+// Fence changes.
+const (
+	FenceNoChange FenceChange = 0
+	Fence         FenceChange = 1  // the broker may no longer lead or be in an ISR
+	Unfence       FenceChange = -1 // the broker caught up and heartbeats
+)
+
+// BrokerChange changes a registered broker's state, Kafka's
+// BrokerRegistrationChangeRecord (which replaced FenceBrokerRecord and
+// UnfenceBrokerRecord): fence or unfence it, and, with ControlledShutdown,
+// mark it as in controlled shutdown. It applies only to the broker's
+// current Epoch. Fencing leaves the controlled shutdown mark as it is, as in
+// Kafka: only a new registration clears it.
+type BrokerChange struct {
+	ID                 int32
+	Epoch              int64
+	Fence              FenceChange
+	ControlledShutdown bool // true: the broker enters controlled shutdown
+}
+
+// UnregisterBroker removes a broker's registration of epoch Epoch (Kafka's
+// UnregisterBrokerRecord). The controller first takes it out of every ISR.
+type UnregisterBroker struct {
+	ID    int32
+	Epoch int64
 }
 
 // TopicRecord creates a topic. Its partitions follow as PartitionRecords.
@@ -67,14 +129,66 @@ type TopicRecord struct {
 // the partition (which must be the topic's next one); a larger epoch
 // replaces the partition's state and must be the current epoch plus one, so
 // concurrent changes cannot overwrite each other.
+//
+// Version 1 adds the reassignment in progress (the replicas being added and
+// removed, both also in Replicas) and the leader recovery state.
 type PartitionRecord struct {
-	TopicID        [16]byte
-	Partition      int32
-	Replicas       []int32
-	ISR            []int32
-	Leader         int32
-	LeaderEpoch    int32
-	PartitionEpoch int32
+	TopicID          [16]byte
+	Partition        int32
+	Replicas         []int32
+	ISR              []int32
+	Leader           int32
+	LeaderEpoch      int32
+	PartitionEpoch   int32
+	AddingReplicas   []int32        // v1
+	RemovingReplicas []int32        // v1
+	LeaderRecovery   LeaderRecovery // v1
+}
+
+// LeaderRecovery is a partition's leader recovery state (KIP-704, Kafka's
+// values): a leader elected uncleanly is Recovering, its ISR only itself,
+// until it tells the controller with an AlterPartition that it recovered.
+type LeaderRecovery int8
+
+// Leader recovery states.
+const (
+	Recovered        LeaderRecovery = 0
+	Recovering       LeaderRecovery = 1
+	RecoveryNoChange LeaderRecovery = -1 // in a PartitionChange only
+)
+
+// NoLeaderChange is PartitionChange.Leader when the leader stays.
+const NoLeaderChange int32 = -2
+
+// PartitionChange changes part of a partition's state, Kafka's
+// PartitionChangeRecord, applied with Kafka's epoch rules:
+//
+//   - every change bumps the partition epoch: PartitionEpoch is the epoch
+//     after the change and must be the current one plus one (so changes
+//     decided from the same state cannot both apply);
+//   - Leader other than NoLeaderChange sets the leader (NoLeader: none) and
+//     bumps the leader epoch, even when it names the current leader (how the
+//     controller fences the old epoch when replicas are removed); ISR-only
+//     changes keep the leader epoch;
+//   - ISR, when not empty, replaces the ISR;
+//   - Replicas, when not empty, replaces the assignment: the replicas and,
+//     with them, AddingReplicas and RemovingReplicas (empty: no reassignment
+//     in progress); when Replicas is empty the three stay;
+//   - LeaderRecovery other than RecoveryNoChange sets the recovery state.
+//
+// The state after the change must hold together (Builder.Check): replicas
+// distinct, the ISR a non-empty subset of them, the leader in the ISR or
+// none, adding and removing disjoint subsets of the replicas.
+type PartitionChange struct {
+	TopicID          [16]byte
+	Partition        int32
+	PartitionEpoch   int32
+	Leader           int32
+	ISR              []int32
+	Replicas         []int32
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+	LeaderRecovery   LeaderRecovery
 }
 
 // RemoveTopic deletes a topic, its partitions and its configs.
@@ -124,18 +238,21 @@ type ClusterRecord struct {
 	ID string
 }
 
-func (*RegisterBroker) Type() RecordType  { return TypeRegisterBroker }
-func (*TopicRecord) Type() RecordType     { return TypeTopic }
-func (*PartitionRecord) Type() RecordType { return TypePartition }
-func (*RemoveTopic) Type() RecordType     { return TypeRemoveTopic }
-func (*ConfigRecord) Type() RecordType    { return TypeConfig }
-func (*ProducerIDBlock) Type() RecordType { return TypeProducerIDBlock }
-func (*FeatureLevel) Type() RecordType    { return TypeFeatureLevel }
-func (*ClusterRecord) Type() RecordType   { return TypeCluster }
+func (*RegisterBroker) Type() RecordType   { return TypeRegisterBroker }
+func (*TopicRecord) Type() RecordType      { return TypeTopic }
+func (*PartitionRecord) Type() RecordType  { return TypePartition }
+func (*RemoveTopic) Type() RecordType      { return TypeRemoveTopic }
+func (*ConfigRecord) Type() RecordType     { return TypeConfig }
+func (*ProducerIDBlock) Type() RecordType  { return TypeProducerIDBlock }
+func (*FeatureLevel) Type() RecordType     { return TypeFeatureLevel }
+func (*ClusterRecord) Type() RecordType    { return TypeCluster }
+func (*BrokerChange) Type() RecordType     { return TypeBrokerChange }
+func (*UnregisterBroker) Type() RecordType { return TypeUnregister }
+func (*PartitionChange) Type() RecordType  { return TypePartitionChange }
 
 // AppendRecord appends r's encoding to b.
 func AppendRecord(b []byte, r Record) []byte {
-	b = append(b, byte(r.Type()), 0)
+	b = append(b, byte(r.Type()), maxVersion(r.Type()))
 	return r.appendFields(b)
 }
 
@@ -151,7 +268,9 @@ func (r *RegisterBroker) appendFields(b []byte) []byte {
 		b = appendVarint(b, int64(l.Port))
 		b = appendVarint(b, int64(l.SecurityProtocol))
 	}
-	return b
+	b = appendBool(b, r.Fenced)
+	b = appendBool(b, r.InControlledShutdown)
+	return appendVarint(b, r.Registered)
 }
 
 func (r *TopicRecord) appendFields(b []byte) []byte {
@@ -166,7 +285,34 @@ func (r *PartitionRecord) appendFields(b []byte) []byte {
 	b = appendInt32s(b, r.ISR)
 	b = appendVarint(b, int64(r.Leader))
 	b = appendVarint(b, int64(r.LeaderEpoch))
-	return appendVarint(b, int64(r.PartitionEpoch))
+	b = appendVarint(b, int64(r.PartitionEpoch))
+	b = appendInt32s(b, r.AddingReplicas)
+	b = appendInt32s(b, r.RemovingReplicas)
+	return appendVarint(b, int64(r.LeaderRecovery))
+}
+
+func (r *BrokerChange) appendFields(b []byte) []byte {
+	b = appendVarint(b, int64(r.ID))
+	b = appendVarint(b, r.Epoch)
+	b = appendVarint(b, int64(r.Fence))
+	return appendBool(b, r.ControlledShutdown)
+}
+
+func (r *UnregisterBroker) appendFields(b []byte) []byte {
+	b = appendVarint(b, int64(r.ID))
+	return appendVarint(b, r.Epoch)
+}
+
+func (r *PartitionChange) appendFields(b []byte) []byte {
+	b = append(b, r.TopicID[:]...)
+	b = appendVarint(b, int64(r.Partition))
+	b = appendVarint(b, int64(r.PartitionEpoch))
+	b = appendVarint(b, int64(r.Leader))
+	b = appendInt32s(b, r.ISR)
+	b = appendInt32s(b, r.Replicas)
+	b = appendInt32s(b, r.AddingReplicas)
+	b = appendInt32s(b, r.RemovingReplicas)
+	return appendVarint(b, int64(r.LeaderRecovery))
 }
 
 func (r *RemoveTopic) appendFields(b []byte) []byte { return append(b, r.ID[:]...) }
@@ -203,7 +349,7 @@ func DecodeRecord(b []byte) (Record, error) {
 		return nil, errTruncated
 	}
 	typ, version := RecordType(b[0]), b[1]
-	if version != 0 {
+	if version > maxVersion(typ) {
 		return nil, fmt.Errorf("%w: type %d version %d", ErrUnknownRecord, typ, version)
 	}
 	r := &reader{b: b[2:]}
@@ -218,12 +364,20 @@ func DecodeRecord(b []byte) (Record, error) {
 				x.Listeners[i] = Listener{Name: r.string(), Host: r.string(), Port: r.int32(), SecurityProtocol: r.int16()}
 			}
 		}
+		x.Registered = x.Epoch
+		if version >= 1 {
+			x.Fenced, x.InControlledShutdown, x.Registered = r.bool(), r.bool(), r.varint()
+		}
 		rec = x
 	case TypeTopic:
 		rec = &TopicRecord{Name: r.string(), ID: r.uuid()}
 	case TypePartition:
-		rec = &PartitionRecord{TopicID: r.uuid(), Partition: r.int32(), Replicas: r.int32s(), ISR: r.int32s(),
+		x := &PartitionRecord{TopicID: r.uuid(), Partition: r.int32(), Replicas: r.int32s(), ISR: r.int32s(),
 			Leader: r.int32(), LeaderEpoch: r.int32(), PartitionEpoch: r.int32()}
+		if version >= 1 {
+			x.AddingReplicas, x.RemovingReplicas, x.LeaderRecovery = r.int32s(), r.int32s(), LeaderRecovery(r.int8())
+		}
+		rec = x
 	case TypeRemoveTopic:
 		rec = &RemoveTopic{ID: r.uuid()}
 	case TypeConfig:
@@ -234,6 +388,14 @@ func DecodeRecord(b []byte) (Record, error) {
 		rec = &FeatureLevel{Name: r.string(), Level: r.int16()}
 	case TypeCluster:
 		rec = &ClusterRecord{ID: r.string()}
+	case TypeBrokerChange:
+		rec = &BrokerChange{ID: r.int32(), Epoch: r.varint(), Fence: FenceChange(r.int8()), ControlledShutdown: r.bool()}
+	case TypeUnregister:
+		rec = &UnregisterBroker{ID: r.int32(), Epoch: r.varint()}
+	case TypePartitionChange:
+		rec = &PartitionChange{TopicID: r.uuid(), Partition: r.int32(), PartitionEpoch: r.int32(), Leader: r.int32(),
+			ISR: r.int32s(), Replicas: r.int32s(), AddingReplicas: r.int32s(), RemovingReplicas: r.int32s(),
+			LeaderRecovery: LeaderRecovery(r.int8())}
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownRecord, typ)
 	}

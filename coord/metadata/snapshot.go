@@ -15,8 +15,10 @@ import (
 //	|  byte   | as a length (uvarint) and its bytes        |
 //	+---------+--------------------------------------------+
 //
-// in this order: cluster, features, brokers (with their epochs), then per
-// topic its TopicRecord, PartitionRecords and ConfigRecords, then broker
+// in this order: cluster, features, brokers (RegisterBroker v1, with their
+// epochs, fencing and registration offsets), then per
+// topic its TopicRecord, PartitionRecords (v1, with any reassignment in
+// progress) and ConfigRecords, then broker
 // configs, then the last producer id block. The metadata offset is the
 // snapshot's raft index, kept by raft beside the data.
 
@@ -32,13 +34,15 @@ func EncodeImage(img *Image) []byte {
 		recs = append(recs, &FeatureLevel{Name: name, Level: img.features[name]})
 	}
 	for _, b := range img.Brokers() {
-		recs = append(recs, &RegisterBroker{ID: b.ID, Incarnation: b.Incarnation, Epoch: b.Epoch, Rack: b.Rack, Listeners: b.Listeners})
+		recs = append(recs, &RegisterBroker{ID: b.ID, Incarnation: b.Incarnation, Epoch: b.Epoch, Rack: b.Rack, Listeners: b.Listeners,
+			Fenced: b.Fenced, InControlledShutdown: b.InControlledShutdown, Registered: b.Registered})
 	}
 	for _, t := range img.Topics() {
 		recs = append(recs, &TopicRecord{Name: t.Name, ID: t.ID})
 		for _, p := range t.Partitions {
 			recs = append(recs, &PartitionRecord{TopicID: t.ID, Partition: p.Partition, Replicas: p.Replicas, ISR: p.ISR,
-				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch})
+				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas, LeaderRecovery: p.LeaderRecovery})
 		}
 		for _, k := range slices.Sorted(maps.Keys(t.Configs)) {
 			recs = append(recs, &ConfigRecord{ResourceType: ResourceTopic, Name: t.Name, Key: k, Value: t.Configs[k]})

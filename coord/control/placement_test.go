@@ -1,4 +1,4 @@
-package coord
+package control
 
 import (
 	"math/rand/v2"
@@ -30,11 +30,11 @@ func TestPlacementEven(t *testing.T) {
 	} {
 		n := len(tc.brokers)
 		parts := 12 * n
-		pl := newPlacer(tc.brokers, rand.New(rand.NewPCG(1, 2)))
+		pl := newPlacer(tc.brokers, tc.rf, rand.New(rand.NewPCG(1, 2)))
 		leaders := map[int32]int{}
 		replicas := map[int32]int{}
 		for p := range parts {
-			rs := pl.replicas(int32(p), tc.rf)
+			rs := pl.Replicas(int32(p))
 			if len(rs) != tc.rf {
 				t.Fatalf("partition %d: %v", p, rs)
 			}
@@ -68,9 +68,9 @@ func TestPlacementRacks(t *testing.T) {
 		rack[b.ID] = b.Rack
 	}
 	for seed := range uint64(20) {
-		pl := newPlacer(bs, rand.New(rand.NewPCG(seed, seed)))
+		pl := newPlacer(bs, 3, rand.New(rand.NewPCG(seed, seed)))
 		for p := range int32(30) {
-			rs := pl.replicas(p, 3)
+			rs := pl.Replicas(p)
 			seen := map[string]bool{}
 			for _, r := range rs {
 				seen[rack[r]] = true
