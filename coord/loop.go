@@ -143,6 +143,7 @@ func (l *loop) handleReady(rd raft.Ready) error {
 	}
 	if rd.SoftState != nil {
 		l.lead = rd.SoftState.Lead
+		defer l.observeQuorum(time.Now()) // after Advance: leadership moved
 	}
 	next, done := l.applyEntries(rd.CommittedEntries)
 	if next == nil && nodeID(l.lead) != c.image.Load().ControllerID() {

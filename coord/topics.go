@@ -174,7 +174,7 @@ func (c *Controller) planTopic(img *metadata.Image, s TopicSpec, rng *rand.Rand)
 	recs := make([]metadata.Record, 0, 1+len(assign)+len(s.Configs))
 	recs = append(recs, &metadata.TopicRecord{Name: s.Name, ID: id})
 	for p, replicas := range assign {
-		rec, rej := control.NewPartition(img, id, int32(p), replicas)
+		rec, rej := newPartition(img, id, int32(p), replicas)
 		if rej != nil {
 			return nil, 0, 0, rej
 		}
@@ -366,11 +366,25 @@ func planPartitions(img *metadata.Image, s PartitionSpec, rng *rand.Rand) ([]met
 	}
 	recs := make([]metadata.Record, 0, add)
 	for i, replicas := range assign {
-		rec, rej := control.NewPartition(img, t.ID, cur+int32(i), replicas)
+		rec, rej := newPartition(img, t.ID, cur+int32(i), replicas)
 		if rej != nil {
 			return nil, rej
 		}
 		recs = append(recs, rec)
 	}
 	return recs, nil
+}
+
+// newPartition is a new partition's record: its replicas, leader and ISR.
+// Followers do not replicate yet (the replication issue), so the ISR is the
+// leader alone rather than Kafka's every live replica: an ISR that named
+// followers would let acks=all with min.insync.replicas=2 be acknowledged
+// on one copy, and a leader elected from it would have none of the data.
+func newPartition(img *metadata.Image, id [16]byte, p int32, replicas []int32) (*metadata.PartitionRecord, *metadata.Rejection) {
+	rec, rej := control.NewPartition(img, id, p, replicas)
+	if rej != nil {
+		return nil, rej
+	}
+	rec.ISR = []int32{rec.Leader}
+	return rec, nil
 }

@@ -207,6 +207,10 @@ func TestThreeNodeQuorum(t *testing.T) {
 			t.Fatalf("partition %d replicas %v", p.Partition, p.Replicas)
 		}
 		leaders[p.Leader]++
+		// No follower replicates yet: the ISR is the leader alone.
+		if !slices.Equal(p.ISR, []int32{p.Leader}) {
+			t.Fatalf("partition %d ISR %v, leader %d", p.Partition, p.ISR, p.Leader)
+		}
 	}
 	if len(leaders) != 3 {
 		t.Fatalf("leaders %v: not spread over the three brokers", leaders)
