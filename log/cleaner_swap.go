@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 
+	"golang.org/x/sys/unix"
+
 	"kzero/index"
 )
 
@@ -41,16 +43,12 @@ func removeSwapFiles(dir string, base int64) {
 
 func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int) (*cleanedSegment, error) {
 	removeSwapFiles(dir, base)
-	f, err := os.OpenFile(cleanedPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	path := cleanedPath(dir, base, LogSuffix)
+	fd, err := (*FileCache)(nil).open(path, unix.O_CREAT|unix.O_EXCL)
 	if err != nil {
 		return nil, fmt.Errorf("create cleaned segment: %w", err)
 	}
-	s := &Segment{base: base, dir: dir, f: f, fd: int(f.Fd()), created: cfg.now()}
-	s.refs.Store(1)
-	s.maxTs.Store(-1)
-	s.maxTsOffset.Store(base)
-	s.firstBatchTs.Store(-1)
-	s.next.Store(base)
+	s := newSegment(dir, path, base, fd, cfg, nil)
 	fail := func(err error) (*cleanedSegment, error) {
 		if s.index != nil {
 			s.index.Close()
@@ -58,7 +56,7 @@ func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int)
 		if s.tindex != nil {
 			s.tindex.Close()
 		}
-		f.Close()
+		unix.Close(fd)
 		removeSwapFiles(dir, base)
 		return nil, fmt.Errorf("create cleaned segment %d: %w", base, err)
 	}
@@ -95,7 +93,7 @@ func (w *cleanedSegment) flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	if _, err := w.seg.f.WriteAt(w.buf, w.flushed); err != nil {
+	if err := pwriteFull(w.seg.fd, w.buf, w.flushed); err != nil {
 		return fmt.Errorf("write cleaned segment %d: %w", w.seg.base, err)
 	}
 	w.flushed = w.pos
@@ -119,7 +117,7 @@ func (w *cleanedSegment) finish() error {
 		return err
 	}
 	w.closed = true
-	s.closeFiles()
+	s.Release()
 	return nil
 }
 
@@ -127,7 +125,7 @@ func (w *cleanedSegment) finish() error {
 func (w *cleanedSegment) discard() {
 	if !w.closed {
 		w.closed = true
-		w.seg.closeFiles()
+		w.seg.Release()
 	}
 	removeSwapFiles(w.seg.dir, w.seg.base)
 }
@@ -197,7 +195,7 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 		return offline(err)
 	}
 	cfg := l.cfg.Load()
-	s, err := openSegment(l.dir, base, cfg, false, 0)
+	s, err := openSegment(l.dir, base, cfg, l.files, false, 0)
 	if err != nil {
 		return offline(err)
 	}
@@ -211,6 +209,7 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 			return offline(err)
 		}
 	}
+	s.unpin()
 	next := make([]*Segment, 0, len(segs)-len(old)+1)
 	next = append(append(append(next, segs[:i]...), s), segs[i+len(old):]...)
 	l.setSegments(next)

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,6 +25,7 @@ type Log struct {
 	dir    string
 	cfg    atomic.Pointer[Config]
 	logger *slog.Logger
+	files  *FileCache // closes idle sealed segment files
 
 	segments       atomic.Pointer[[]*Segment]
 	logStartOffset atomic.Int64
@@ -62,6 +64,9 @@ type OpenOptions struct {
 	LogStartOffset int64 // log-start-offset-checkpoint
 	CleanShutdown  bool  // the log dir was closed cleanly: skip recovery
 	Logger         *slog.Logger
+	// Files bounds the open files of sealed segments; nil shares one
+	// process-wide cache of DefaultMaxSegmentFiles.
+	Files *FileCache
 }
 
 // Dir is the partition's folder.
@@ -103,8 +108,9 @@ func (l *Log) Size() int64 {
 func (l *Log) setSegments(segs []*Segment) { l.segments.Store(&segs) }
 
 // segmentFor returns the last segment with a base offset at or below off,
-// acquired for reading, or nil when off lies below the first segment.
-func (l *Log) segmentFor(off int64) (*Segment, int) {
+// acquired for reading, or nil when off lies below the first segment. It
+// fails when the segment's file cannot be reopened.
+func (l *Log) segmentFor(off int64) (*Segment, int, error) {
 	for {
 		segs := *l.segments.Load()
 		i, found := slices.BinarySearchFunc(segs, off, func(s *Segment, o int64) int {
@@ -120,10 +126,13 @@ func (l *Log) segmentFor(off int64) (*Segment, int) {
 			i--
 		}
 		if i < 0 {
-			return nil, -1
+			return nil, -1, nil
 		}
-		if segs[i].acquire() {
-			return segs[i], i
+		switch err := segs[i].acquire(); {
+		case err == nil:
+			return segs[i], i, nil
+		case !errors.Is(err, errSegmentGone):
+			return nil, i, err
 		}
 		// Deleted after we loaded the list: load it again.
 	}
@@ -141,12 +150,13 @@ func (l *Log) rollLocked() error {
 	if err := old.seal(); err != nil {
 		return err
 	}
-	s, err := createSegment(l.dir, next, cfg)
+	s, err := createSegment(l.dir, next, cfg, l.files)
 	if err != nil {
 		return err
 	}
 	segs := append(slices.Clone(l.Segments()), s)
 	l.setSegments(segs)
+	old.unpin()
 	// Kafka snapshots producer state at each roll, so recovery replays
 	// at most the active segment.
 	if err := l.snapshotProducersLocked(next); err != nil {
@@ -156,7 +166,7 @@ func (l *Log) rollLocked() error {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
-		if old.acquire() {
+		if old.acquire() == nil {
 			defer old.Release()
 			if err := old.Sync(); err == nil {
 				l.advanceRecoveryPoint(old.NextOffset())

@@ -45,7 +45,10 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 	if offset >= maxOffset {
 		return FileRange{}, nil
 	}
-	seg, _ := l.segmentFor(offset)
+	seg, _, err := l.segmentFor(offset)
+	if err != nil {
+		return FileRange{}, err
+	}
 	if seg == nil {
 		return FileRange{}, fmt.Errorf("offset %d below the first segment: %w", offset, kerr.OffsetOutOfRange)
 	}
@@ -61,8 +64,11 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 			// compaction, or the end): go on with the next segment. A
 			// compacted segment's next offset may lie below the next
 			// segment's base, so step by the list, not by offset.
-			after := l.segmentAfter(seg.base)
+			after, err := l.segmentAfter(seg.base)
 			seg.Release()
+			if err != nil {
+				return FileRange{}, err
+			}
 			if after == nil {
 				return FileRange{}, nil
 			}
@@ -118,7 +124,7 @@ func (s *Segment) translate(offset, from, size int64) (pos, length int64, found 
 // AbortedTxns appends to dst the aborted transactions that overlap the
 // offsets [from, upperBound), for a read_committed fetch.
 func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTxn, error) {
-	seg, i := l.segmentFor(from)
+	seg, i, _ := l.segmentFor(from)
 	if seg == nil {
 		i = 0
 	} else {
@@ -131,7 +137,7 @@ func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTx
 			break
 		}
 		t := s.txn.Load()
-		if t == nil || !s.acquire() {
+		if t == nil || s.acquire() != nil {
 			continue
 		}
 		var done bool
@@ -146,7 +152,7 @@ func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTx
 
 // segmentAfter returns the first segment with a base offset above base,
 // acquired for reading, or nil when there is none (or the log is closed).
-func (l *Log) segmentAfter(base int64) *Segment {
+func (l *Log) segmentAfter(base int64) (*Segment, error) {
 	for {
 		p := l.segments.Load()
 		segs := *p
@@ -155,13 +161,16 @@ func (l *Log) segmentAfter(base int64) *Segment {
 			i++
 		}
 		if i == len(segs) {
-			return nil
+			return nil, nil
 		}
-		if segs[i].acquire() {
-			return segs[i]
+		switch err := segs[i].acquire(); {
+		case err == nil:
+			return segs[i], nil
+		case !errors.Is(err, errSegmentGone):
+			return nil, err
 		}
 		if l.segments.Load() == p {
-			return nil // released without a new list: the log is closed
+			return nil, nil // released without a new list: the log is closed
 		}
 	}
 }

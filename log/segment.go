@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
 
 	"kzero/index"
@@ -51,11 +53,20 @@ func ParseFileName(name string) (base int64, suffix string, ok bool) {
 // A segment's files stay open until the log's own reference and every
 // reader's reference are released, so a segment removed by retention stays
 // readable by a fetch already in flight.
+//
+// The log file's descriptor: the active segment's stays open (pinned) for
+// the writer; a sealed segment's is opened by the first acquire that finds
+// it closed and may be closed by the FileCache while no reader holds the
+// segment. state packs the reference count with an fdOpen bit, so an
+// acquire that finds the file open takes its reference with one CAS, and
+// the cache closes a file only by a CAS from "open, the log's reference
+// only".
 type Segment struct {
 	base    int64
 	dir     string
-	f       *os.File
-	fd      int
+	path    string     // the log file's path (its name before markDeleted)
+	fd      int        // the log file's descriptor; valid while state has fdOpen
+	files   *FileCache // nil: the file is never closed before the segment
 	index   *index.OffsetIndex
 	tindex  *index.TimeIndex
 	txn     atomic.Pointer[TxnIndex] // opened on first use
@@ -75,48 +86,71 @@ type Segment struct {
 	bytesSinceIndex int  // writer only
 	needsRecovery   bool // an index failed its checks on open
 
-	refs    atomic.Int32 // the log's reference plus in-flight reads
+	state   atomic.Int64 // references (the log's plus in-flight reads) | fdOpen
+	recent  atomic.Bool  // read since the cache's last sweep passed it
+	openMu  sync.Mutex   // serializes reopening the log file
+	pinned  bool         // under files.mu: the file must stay open
+	slot    int          // under files.mu: index in the cache's ring, -1 when out
 	deleted atomic.Bool  // remove the files when refs reach zero
 	renamed bool         // markDeleted renamed the log file .deleted; set before deleted
 }
+
+// state bits: the low 32 count references, fdOpen says fd is open.
+const (
+	refMask = 1<<32 - 1
+	fdOpen  = 1 << 40
+)
+
+// errSegmentGone is returned by acquire on a segment whose last reference
+// was released: the caller loads the segment list again.
+var errSegmentGone = errors.New("segment closed")
 
 func segmentPath(dir string, base int64, suffix string) string {
 	return filepath.Join(dir, FileName(base, suffix))
 }
 
 // createSegment makes a new empty segment, replacing leftover files of the
-// same base offset.
-func createSegment(dir string, base int64, cfg *Config) (*Segment, error) {
+// same base offset. It is pinned: the log's new active segment.
+func createSegment(dir string, base int64, cfg *Config, files *FileCache) (*Segment, error) {
 	for _, sfx := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
 		if err := os.Remove(segmentPath(dir, base, sfx)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("remove leftover segment file: %w", err)
 		}
 	}
-	return openSegment(dir, base, cfg, false, cfg.SegmentIndexBytes)
+	return openSegment(dir, base, cfg, files, false, cfg.SegmentIndexBytes)
+}
+
+// newSegment makes the Segment of the log file open at fd, pinned, with
+// one reference (the log's).
+func newSegment(dir, path string, base int64, fd int, cfg *Config, files *FileCache) *Segment {
+	s := &Segment{base: base, dir: dir, path: path, fd: fd, files: files, created: cfg.now(), pinned: true, slot: -1}
+	s.state.Store(1 | fdOpen)
+	s.maxTs.Store(-1)
+	s.maxTsOffset.Store(base)
+	s.firstBatchTs.Store(-1)
+	s.next.Store(base)
+	return s
 }
 
 // openSegment opens the files of the segment at base. An index that fails
 // its checks is replaced by an empty one and the segment marked
 // needsRecovery; with rebuildIndexes the caller recovers the segment anyway.
 // indexBytes is the index capacity: segment.index.bytes for a segment that
-// will take appends or a rebuild, 0 for a sealed one (its own size).
-func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, indexBytes int) (*Segment, error) {
-	f, err := os.OpenFile(segmentPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+// will take appends or a rebuild, 0 for a sealed one (its own size). The
+// segment comes back pinned: unpin it once it is sealed.
+func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildIndexes bool, indexBytes int) (*Segment, error) {
+	path := segmentPath(dir, base, LogSuffix)
+	fd, err := files.open(path, unix.O_CREAT)
 	if err != nil {
-		return nil, fmt.Errorf("open segment: %w", err)
+		return nil, fmt.Errorf("open segment %s: %w", path, err)
 	}
-	s := &Segment{base: base, dir: dir, f: f, fd: int(f.Fd()), created: cfg.now()}
-	s.refs.Store(1)
-	s.maxTs.Store(-1)
-	s.maxTsOffset.Store(base)
-	s.firstBatchTs.Store(-1)
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
+	s := newSegment(dir, path, base, fd, cfg, files)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("stat segment: %w", err)
 	}
-	s.size.Store(st.Size())
-	s.next.Store(base)
+	s.size.Store(st.Size)
 
 	corrupt, err := s.openIndexes(indexBytes)
 	if err == nil && corrupt {
@@ -126,12 +160,12 @@ func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, index
 		_, err = s.openIndexes(cfg.SegmentIndexBytes)
 	}
 	if err != nil {
-		f.Close()
+		unix.Close(fd)
 		return nil, err
 	}
 	if _, err := os.Stat(segmentPath(dir, base, TxnIndexSuffix)); err == nil {
 		if _, err := s.txnIndex(); err != nil {
-			s.closeFiles()
+			s.Release()
 			return nil, err
 		}
 	}
@@ -143,7 +177,7 @@ func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, index
 		return s, nil
 	}
 	if err := s.loadTail(); err != nil {
-		s.closeFiles()
+		s.Release()
 		return nil, err
 	}
 	return s, nil
@@ -245,28 +279,132 @@ func (s *Segment) MaxTimestamp() int64 { return s.maxTs.Load() }
 // Fd is the log file's descriptor, for sendfile.
 func (s *Segment) Fd() int { return s.fd }
 
-// acquire takes a reference for a reader; it fails when the segment has
-// already been closed.
-func (s *Segment) acquire() bool {
+// acquire takes a reference for a reader, with the log file open until
+// Release. It fails with errSegmentGone when the segment has already been
+// closed, and with a KAFKA_STORAGE_ERROR when its file cannot be reopened.
+// Allocation-free when the file is open.
+func (s *Segment) acquire() error {
 	for {
-		n := s.refs.Load()
-		if n <= 0 {
-			return false
+		st := s.state.Load()
+		if st&refMask == 0 {
+			return errSegmentGone
 		}
-		if s.refs.CompareAndSwap(n, n+1) {
-			return true
+		if st&fdOpen == 0 {
+			return s.reopen()
 		}
+		if s.state.CompareAndSwap(st, st+1) {
+			if !s.recent.Load() {
+				s.recent.Store(true)
+			}
+			return nil
+		}
+	}
+}
+
+// reopen opens the log file the cache closed and takes a reference.
+func (s *Segment) reopen() error {
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	fd := -1
+	for {
+		st := s.state.Load()
+		if st&refMask == 0 {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			return errSegmentGone
+		}
+		if st&fdOpen != 0 { // reopened by the previous holder of openMu
+			if fd >= 0 {
+				unix.Close(fd)
+				fd = -1
+			}
+			if s.state.CompareAndSwap(st, st+1) {
+				return nil
+			}
+			continue
+		}
+		if fd < 0 {
+			var err error
+			fd, err = s.files.open(s.path, 0)
+			if errors.Is(err, unix.ENOENT) && s.deleted.Load() {
+				fd, err = s.files.open(s.path+DeletedSuffix, 0)
+			}
+			if err != nil {
+				return fmt.Errorf("reopen segment %s: %w: %w", s.path, err, kerr.KafkaStorageError)
+			}
+			if s.files != nil {
+				s.files.opened.Add(1)
+			}
+		}
+		s.fd = fd // nobody reads fd while fdOpen is clear
+		if s.state.CompareAndSwap(st, (st+1)|fdOpen) {
+			s.recent.Store(true)
+			if s.files != nil {
+				s.files.add(s)
+			}
+			return nil
+		}
+	}
+}
+
+// closeIdle closes the log file when only the log holds the segment. gone
+// reports that the file is no longer open through the cache's ring (closed
+// now or before), closed that this call closed it. Under the cache lock.
+func (s *Segment) closeIdle() (gone, closed bool) {
+	st := s.state.Load()
+	if st&fdOpen == 0 || st&refMask == 0 {
+		return true, false
+	}
+	if st&refMask != 1 || s.pinned {
+		return false, false
+	}
+	fd := s.fd
+	if !s.state.CompareAndSwap(st, st&^fdOpen) {
+		return false, false
+	}
+	unix.Close(fd)
+	return true, true
+}
+
+// pin keeps the log file open until unpin: the segment becomes the log's
+// active one. Writer only.
+func (s *Segment) pin() error {
+	if s.files == nil {
+		return nil
+	}
+	s.files.pin(s)
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	s.Release()
+	return nil
+}
+
+// unpin lets the cache close the log file while no read holds it: the
+// segment is sealed. Writer only.
+func (s *Segment) unpin() {
+	if s.files != nil {
+		s.files.unpin(s)
 	}
 }
 
 // Release gives back a reference taken by a read. The last release closes
 // the files, and removes them when the segment was deleted.
 func (s *Segment) Release() {
-	if s.refs.Add(-1) == 0 {
-		s.closeFiles()
-		if s.deleted.Load() {
-			s.removeFiles()
-		}
+	st := s.state.Add(-1)
+	if st&refMask != 0 {
+		return
+	}
+	if s.files != nil {
+		s.files.remove(s)
+	}
+	if st&fdOpen != 0 {
+		unix.Close(s.fd)
+	}
+	s.closeIndexes()
+	if s.deleted.Load() {
+		s.removeFiles()
 	}
 }
 
@@ -342,7 +480,12 @@ func (s *Segment) seal() error {
 
 // Sync flushes the segment's file and indexes to disk.
 func (s *Segment) Sync() error {
-	if err := s.f.Sync(); err != nil {
+	if err := s.acquire(); err != nil {
+		return fmt.Errorf("fsync segment %s: %w", s.path, err)
+	}
+	err := fsync(s.fd)
+	s.Release()
+	if err != nil {
 		return fmt.Errorf("fsync segment: %w", err)
 	}
 	if err := s.index.Sync(); err != nil {
@@ -357,19 +500,19 @@ func (s *Segment) Sync() error {
 	return nil
 }
 
-func (s *Segment) closeFiles() {
+// closeIndexes closes the indexes; the log file is closed by Release.
+func (s *Segment) closeIndexes() {
 	s.index.Close()
 	s.tindex.Close()
 	if t := s.txn.Load(); t != nil {
 		t.Close()
 	}
-	s.f.Close()
 }
 
 func (s *Segment) removeFiles() {
 	// After markDeleted the log file's own name may already belong to a
 	// segment that replaced this one (a cleaned segment of the same base).
-	name := s.f.Name()
+	name := s.path
 	if s.renamed {
 		name += DeletedSuffix
 	}
@@ -385,7 +528,7 @@ func (s *Segment) removeFiles() {
 // restart does not load them, and drops the log's reference after delay:
 // the files go when the last in-flight read releases them.
 func (s *Segment) markDeleted(delay time.Duration) error {
-	if err := os.Rename(s.f.Name(), s.f.Name()+DeletedSuffix); err != nil {
+	if err := os.Rename(s.path, s.path+DeletedSuffix); err != nil {
 		return fmt.Errorf("rename deleted segment: %w", err)
 	}
 	s.index.Rename(s.index.Path() + DeletedSuffix)
@@ -399,6 +542,30 @@ func (s *Segment) markDeleted(delay time.Duration) error {
 		s.Release()
 	} else {
 		time.AfterFunc(delay, s.Release)
+	}
+	return nil
+}
+
+// fsync flushes fd's file to disk.
+func fsync(fd int) error {
+	for {
+		if err := unix.Fsync(fd); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// pwriteFull writes p at off, or fails.
+func pwriteFull(fd int, p []byte, off int64) error {
+	for len(p) > 0 {
+		n, err := unix.Pwrite(fd, p, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p, off = p[n:], off+int64(n)
 	}
 	return nil
 }

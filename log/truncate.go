@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"golang.org/x/sys/unix"
 )
 
 // TruncateTo removes every batch holding an offset at or above offset, as a
@@ -28,19 +29,25 @@ func (l *Log) TruncateTo(offset int64) error {
 	for keep > 1 && segs[keep-1].base >= offset {
 		keep--
 	}
+	s := segs[keep-1]
+	if keep < len(segs) {
+		// A sealed segment becomes the active one: its file stays open.
+		if err := s.pin(); err != nil {
+			return err
+		}
+	}
 	for _, s := range segs[keep:] {
 		if err := s.markDeleted(0); err != nil {
 			return err
 		}
 	}
 	segs = slices.Clone(segs[:keep])
-	s := segs[keep-1]
 	pos, _, found, err := s.translate(offset, 0, s.size.Load())
 	if err != nil {
 		return err
 	}
 	if found {
-		if err := s.f.Truncate(pos); err != nil {
+		if err := unix.Ftruncate(s.fd, pos); err != nil {
 			return fmt.Errorf("truncate segment: %w", err)
 		}
 		s.size.Store(pos)
@@ -89,7 +96,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 			return err
 		}
 	}
-	s, err := createSegment(l.dir, offset, cfg)
+	s, err := createSegment(l.dir, offset, cfg, l.files)
 	if err != nil {
 		return err
 	}
