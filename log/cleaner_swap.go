@@ -50,8 +50,8 @@ func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int)
 	}
 	s := newSegment(dir, path, base, fd, cfg, nil)
 	fail := func(err error) (*cleanedSegment, error) {
-		if s.index != nil {
-			s.index.Close()
+		if x := s.offsets(); x != nil {
+			x.Close()
 		}
 		if s.tindex != nil {
 			s.tindex.Close()
@@ -60,9 +60,11 @@ func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int)
 		removeSwapFiles(dir, base)
 		return nil, fmt.Errorf("create cleaned segment %d: %w", base, err)
 	}
-	if s.index, err = index.OpenOffsetIndex(cleanedPath(dir, base, IndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
+	x, err := index.OpenOffsetIndex(cleanedPath(dir, base, IndexSuffix), base, cfg.SegmentIndexBytes)
+	if err != nil {
 		return fail(err)
 	}
+	s.idx.Store(x)
 	if s.tindex, err = index.OpenTimeIndex(cleanedPath(dir, base, TimeIndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
 		return fail(err)
 	}

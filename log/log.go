@@ -47,6 +47,7 @@ type Log struct {
 		producers     *ProducerStates
 		iov           []unix.Iovec
 		unflushed     int64 // records appended since the last fsync
+		closing       bool  // Close began: start no more background work
 		closed        bool
 		lastSnapAt    int64 // offset of the newest producer snapshot
 	}
@@ -229,6 +230,9 @@ func (l *Log) flushLocked() error {
 
 // Close flushes the log, snapshots producer state and closes its files.
 func (l *Log) Close() error {
+	l.mu.Lock()
+	l.mu.closing = true
+	l.mu.Unlock()
 	l.bg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -60,7 +60,7 @@ func (l *Log) MaxTimestamp() (RecordPosition, bool, error) {
 func (s *Segment) findTimestamp(ts, logStart int64) (RecordPosition, bool, error) {
 	from := max(s.tindex.Lookup(ts).Offset, logStart)
 	size := s.size.Load()
-	pos := s.index.Lookup(from).Position
+	pos := s.startPosition(from)
 	var buf []byte
 	for pos < size {
 		b, err := s.readBatch(&buf, pos, size, false)

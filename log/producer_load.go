@@ -86,7 +86,7 @@ func (l *Log) replayLocked(from, rebuildTxnFrom int64) error {
 // producer state; s is acquired.
 func (l *Log) replaySegmentLocked(s *Segment, buf *[]byte, from, rebuildTxnFrom int64) error {
 	size := s.size.Load()
-	pos := s.index.Lookup(from).Position
+	pos := s.startPosition(from)
 	for pos < size {
 		b, err := s.readBatch(buf, pos, size, false)
 		if err != nil {

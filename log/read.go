@@ -54,7 +54,10 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 	}
 	for {
 		size := seg.size.Load()
-		start, batchLen, found, err := seg.translate(offset, 0, size)
+		start, batchLen, found, damaged, err := seg.translate(offset, 0, size)
+		if damaged {
+			l.indexDamaged(seg, offset)
+		}
 		if err != nil {
 			seg.Release()
 			return FileRange{}, err
@@ -81,7 +84,7 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		}
 		end := size
 		if maxOffset < seg.NextOffset() {
-			if p, _, ok, err := seg.translate(maxOffset, start, size); err != nil {
+			if p, _, ok, _, err := seg.translate(maxOffset, start, size); err != nil {
 				seg.Release()
 				return FileRange{}, err
 			} else if ok {
@@ -104,21 +107,47 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 // translate finds the first batch at or after file position from whose
 // last offset is at least offset, looking below size: its position and
 // length. found is false when no such batch is in the segment.
-func (s *Segment) translate(offset, from, size int64) (pos, length int64, found bool, err error) {
-	pos = max(s.index.Lookup(offset).Position, from)
+//
+// The index entry it starts from is checked, at no extra read: the batch at
+// the entry's position must hold the entry's offset. A damaged entry (a
+// flipped bit that moved its position inside a batch or to another batch)
+// fails that check; translate then starts from the entry before it, down
+// to the segment start if need be, so reads stay right. damaged reports the
+// first such finding for the segment, for the log to log it and rebuild
+// the index.
+func (s *Segment) translate(offset, from, size int64) (pos, length int64, found, damaged bool, err error) {
+	x := s.offsets()
+	e := x.Lookup(offset)
+	pos = max(e.Position, from)
+	checked := e.Position <= from // from and position 0 are batch boundaries
 	var h [BatchHeaderSize]byte
-	for pos < size {
-		b, err := s.readHeader(&h, pos)
+	for {
+		var b Batch
+		if pos < size {
+			b, err = s.readHeader(&h, pos)
+		}
+		if !checked {
+			if pos >= size || err != nil || b.BaseOffset() > e.Offset || b.LastOffset() < e.Offset {
+				damaged = s.indexOK.CompareAndSwap(true, false) || damaged
+				e = x.Lookup(e.Offset - 1)
+				pos = max(e.Position, from)
+				checked, err = e.Position <= from, nil
+				continue
+			}
+			checked = true
+		}
+		if pos >= size {
+			return 0, 0, false, damaged, nil
+		}
 		if err != nil {
-			return 0, 0, false, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+			return 0, 0, false, damaged, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
 		}
 		length = LogOverhead + int64(b.Length())
 		if b.LastOffset() >= offset {
-			return pos, length, true, nil
+			return pos, length, true, damaged, nil
 		}
 		pos += length
 	}
-	return 0, 0, false, nil
 }
 
 // AbortedTxns appends to dst the aborted transactions that overlap the

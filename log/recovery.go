@@ -206,7 +206,7 @@ func (s *Segment) recover(cfg *Config, prevNext int64) (int64, error) {
 // bad one; without, it trusts the bytes (a missing or corrupt index only).
 // Writer only, on a pinned segment.
 func (s *Segment) rebuild(cfg *Config, prevNext *int64) (int64, error) {
-	s.index.Reset()
+	s.offsets().Reset()
 	s.tindex.Reset()
 	if prevNext != nil {
 		if t := s.txn.Load(); t != nil {

@@ -67,7 +67,8 @@ type Segment struct {
 	path    string     // the log file's path (its name before markDeleted)
 	fd      int        // the log file's descriptor; valid while state has fdOpen
 	files   *FileCache // nil: the file is never closed before the segment
-	index   *index.OffsetIndex
+	idx     atomic.Pointer[index.OffsetIndex] // replaced whole by repairIndex
+	retired []*index.OffsetIndex              // replaced, unmapped at close; writer only
 	tindex  *index.TimeIndex
 	txn     atomic.Pointer[TxnIndex] // opened on first use
 	created time.Time
@@ -86,6 +87,10 @@ type Segment struct {
 	bytesSinceIndex int  // writer only
 	needsRecovery   bool // an index failed its checks on open
 
+	// indexOK is cleared by the read that finds the offset index damaged
+	// (the one that wins the CAS reports it) and set again by its rebuild.
+	indexOK atomic.Bool
+
 	state   atomic.Int64 // references (the log's plus in-flight reads) | fdOpen
 	recent  atomic.Bool  // read since the cache's last sweep passed it
 	openMu  sync.Mutex   // serializes reopening the log file
@@ -94,6 +99,9 @@ type Segment struct {
 	deleted atomic.Bool  // remove the files when refs reach zero
 	renamed bool         // markDeleted renamed the log file .deleted; set before deleted
 }
+
+// offsets is the segment's offset index.
+func (s *Segment) offsets() *index.OffsetIndex { return s.idx.Load() }
 
 // state bits: the low 32 count references, fdOpen says fd is open.
 const (
@@ -125,6 +133,7 @@ func createSegment(dir string, base int64, cfg *Config, files *FileCache) (*Segm
 func newSegment(dir, path string, base int64, fd int, cfg *Config, files *FileCache) *Segment {
 	s := &Segment{base: base, dir: dir, path: path, fd: fd, files: files, created: cfg.now(), pinned: true, slot: -1}
 	s.state.Store(1 | fdOpen)
+	s.indexOK.Store(true)
 	s.maxTs.Store(-1)
 	s.maxTsOffset.Store(base)
 	s.firstBatchTs.Store(-1)
@@ -155,7 +164,7 @@ func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildI
 	corrupt, err := s.openIndexes(indexBytes)
 	if err == nil && corrupt {
 		// Rebuilding needs room in both indexes.
-		s.index.Close()
+		s.offsets().Close()
 		s.tindex.Close()
 		_, err = s.openIndexes(cfg.SegmentIndexBytes)
 	}
@@ -199,7 +208,8 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		return err
 	}
 	if err := open(IndexSuffix, func(p string) (err error) {
-		s.index, err = index.OpenOffsetIndex(p, s.base, capacity)
+		x, err := index.OpenOffsetIndex(p, s.base, capacity)
+		s.idx.Store(x)
 		return err
 	}); err != nil {
 		return corrupt, fmt.Errorf("open offset index: %w", err)
@@ -208,7 +218,7 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		s.tindex, err = index.OpenTimeIndex(p, s.base, capacity)
 		return err
 	}); err != nil {
-		s.index.Close()
+		s.offsets().Close()
 		return corrupt, fmt.Errorf("open time index: %w", err)
 	}
 	return corrupt, nil
@@ -228,7 +238,7 @@ func (s *Segment) loadTail() error {
 	}
 	s.firstBatchTs.Store(first.MaxTimestamp())
 	size := s.size.Load()
-	pos := s.index.Last().Position
+	pos := s.offsets().Last().Position
 	for pos < size {
 		b, err := s.readHeader(&h, pos)
 		if err != nil {
@@ -431,7 +441,7 @@ func (s *Segment) indexBatch(b Batch, pos int64, size int, interval int) error {
 		s.firstBatchTs.Store(b.MaxTimestamp())
 	}
 	if s.bytesSinceIndex > interval {
-		if err := s.index.Append(b.LastOffset(), pos); err != nil {
+		if err := s.offsets().Append(b.LastOffset(), pos); err != nil {
 			return fmt.Errorf("offset index: %w", err)
 		}
 		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil {
@@ -450,7 +460,7 @@ func (s *Segment) full(cfg *Config, n int64, lastOffset int64, maxTs int64, now 
 	if size == 0 {
 		return false
 	}
-	if size > cfg.SegmentBytes-n || s.index.Full() || s.tindex.Full() ||
+	if size > cfg.SegmentBytes-n || s.offsets().Full() || s.tindex.Full() ||
 		lastOffset-s.base > 1<<31-1 {
 		return true
 	}
@@ -472,7 +482,7 @@ func (s *Segment) seal() error {
 			return fmt.Errorf("seal time index: %w", err)
 		}
 	}
-	if err := s.index.Trim(); err != nil {
+	if err := s.offsets().Trim(); err != nil {
 		return err
 	}
 	return s.tindex.Trim()
@@ -488,7 +498,7 @@ func (s *Segment) Sync() error {
 	if err != nil {
 		return fmt.Errorf("fsync segment: %w", err)
 	}
-	if err := s.index.Sync(); err != nil {
+	if err := s.offsets().Sync(); err != nil {
 		return err
 	}
 	if err := s.tindex.Sync(); err != nil {
@@ -502,7 +512,10 @@ func (s *Segment) Sync() error {
 
 // closeIndexes closes the indexes; the log file is closed by Release.
 func (s *Segment) closeIndexes() {
-	s.index.Close()
+	s.offsets().Close()
+	for _, x := range s.retired {
+		x.Unmap()
+	}
 	s.tindex.Close()
 	if t := s.txn.Load(); t != nil {
 		t.Close()
@@ -516,7 +529,7 @@ func (s *Segment) removeFiles() {
 	if s.renamed {
 		name += DeletedSuffix
 	}
-	for _, p := range []string{name, s.index.Path(), s.tindex.Path()} {
+	for _, p := range []string{name, s.offsets().Path(), s.tindex.Path()} {
 		os.Remove(p)
 	}
 	if t := s.txn.Load(); t != nil {
@@ -531,7 +544,7 @@ func (s *Segment) markDeleted(delay time.Duration) error {
 	if err := os.Rename(s.path, s.path+DeletedSuffix); err != nil {
 		return fmt.Errorf("rename deleted segment: %w", err)
 	}
-	s.index.Rename(s.index.Path() + DeletedSuffix)
+	s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
 	s.tindex.Rename(s.tindex.Path() + DeletedSuffix)
 	if t := s.txn.Load(); t != nil {
 		t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix))

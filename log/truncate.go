@@ -42,7 +42,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		}
 	}
 	segs = slices.Clone(segs[:keep])
-	pos, _, found, err := s.translate(offset, 0, s.size.Load())
+	pos, _, found, _, err := s.translate(offset, 0, s.size.Load())
 	if err != nil {
 		return err
 	}
