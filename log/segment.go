@@ -64,9 +64,9 @@ func ParseFileName(name string) (base int64, suffix string, ok bool) {
 type Segment struct {
 	base    int64
 	dir     string
-	path    string     // the log file's path (its name before markDeleted)
-	fd      int        // the log file's descriptor; valid while state has fdOpen
-	files   *FileCache // nil: the file is never closed before the segment
+	path    string                            // the log file's path (its name before markDeleted)
+	fd      int                               // the log file's descriptor; valid while state has fdOpen
+	files   *FileCache                        // nil: the file is never closed before the segment
 	idx     atomic.Pointer[index.OffsetIndex] // replaced whole by repairIndex
 	retired []*index.OffsetIndex              // replaced, unmapped at close; writer only
 	tindex  *index.TimeIndex
