@@ -33,7 +33,11 @@ type ManagerConfig struct {
 	CleanerEnable            bool          // log.cleaner.enable
 	CleanerBackoff           time.Duration // log.cleaner.backoff.ms
 	CleanerDedupeBufferSize  int64         // log.cleaner.dedupe.buffer.size
-	Logger                   *slog.Logger
+	// MaxSegmentFiles bounds the idle open files of sealed segments over
+	// every log (kzero's log.segment.open.files.max); 0 takes
+	// DefaultMaxSegmentFiles.
+	MaxSegmentFiles int
+	Logger          *slog.Logger
 }
 
 // DefaultManagerConfig returns Kafka's defaults for dirs.
@@ -59,6 +63,7 @@ type Manager struct {
 	cfg    ManagerConfig
 	logger *slog.Logger
 	locks  []*os.File
+	files  *FileCache
 
 	mu struct {
 		sync.RWMutex
@@ -86,7 +91,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		}
 		cfg.Dirs[i] = abs
 	}
-	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{})}
+	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{}), files: NewFileCache(cfg.MaxSegmentFiles)}
 	m.mu.logs = map[TopicPartition]*Log{}
 	m.mu.dirOf = map[TopicPartition]string{}
 	for _, dir := range cfg.Dirs {
@@ -155,6 +160,7 @@ func (m *Manager) openDir(dir string) error {
 			LogStartOffset: starts[tp],
 			CleanShutdown:  clean,
 			Logger:         m.logger,
+			Files:          m.files,
 		})
 		if err != nil {
 			return fmt.Errorf("open log %s: %w", tp, err)
@@ -209,7 +215,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 			dir = d
 		}
 	}
-	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger})
+	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files})
 	if err != nil {
 		return nil, err
 	}
@@ -403,6 +409,9 @@ func (m *Manager) unlock() {
 	}
 	m.locks = nil
 }
+
+// Files is the cache of sealed segment files the logs share.
+func (m *Manager) Files() *FileCache { return m.files }
 
 // Dirs are the log dirs (log.dirs).
 func (m *Manager) Dirs() []string { return m.cfg.Dirs }

@@ -168,7 +168,9 @@ func (b *broker) applyImage(prev, next *metadata.Image) {
 				MinInsyncReplicas: b.minInsync(t, next),
 				Config:            logCfg,
 			}); err != nil {
-				b.logger.Error("cannot open partition", "topic", t.Name, "partition", p.Partition, "err", err)
+				// The replica is offline: Metadata, Produce and Fetch answer
+				// KAFKA_STORAGE_ERROR for it (replica.Manager.Offline).
+				b.logger.Error("cannot open partition; it is offline", "topic", t.Name, "partition", p.Partition, "err", err)
 			}
 		}
 	}

@@ -99,7 +99,13 @@ var readyLine = regexp.MustCompile(`^kzero ready on (127\.0\.0\.1:\d+)$`)
 // startBinary runs kzero with args and waits for its ready line.
 func startBinary(t *testing.T, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(kzeroBinary(t), args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	return startCommand(t, exec.Command(kzeroBinary(t), args...))
+}
+
+// startCommand runs cmd, which execs kzero, and waits for its ready line.
+func startCommand(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {

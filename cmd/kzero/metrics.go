@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"kzero/log"
 	"kzero/net/server"
 )
 
@@ -28,6 +29,16 @@ func (b *broker) metricsHandler() http.Handler {
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "partitions", Help: "Partition logs on this broker."},
 		func() float64 { return float64(len(b.logs.Logs())) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "offline_partitions", Help: "Partitions led here whose log failed to open (KAFKA_STORAGE_ERROR)."},
+		func() float64 { return float64(b.replicas.OfflineCount()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "segment_files_open", Help: "Sealed segment files open (log.segment.open.files.max bounds the idle ones)."},
+		func() float64 { return float64(b.logs.Files().Stats().Open) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "segment_files_reopened_total", Help: "Sealed segment files reopened for a read."},
+		func() float64 { return float64(b.logs.Files().Stats().Opened) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "segment_files_evicted_total", Help: "Idle sealed segment files closed to stay within the bound."},
+		func() float64 { return float64(b.logs.Files().Stats().Evicted) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "offset_index_repairs_total", Help: "Damaged offset indexes found by reads and rebuilt."},
+		func() float64 { return float64(log.IndexRepairs()) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "log_size_bytes", Help: "Bytes in all partition logs."},
 		func() float64 {
 			var n int64
