@@ -52,10 +52,15 @@ type table struct {
 	n    atomic.Int64           // published entry count
 	path atomic.Pointer[string] // renamed by the writer, read by anyone
 
+	// The file length changes (sizeGen counts them, the writer's) and the
+	// fsyncs that made them durable (syncedGen: the sizeGen an fsync began
+	// at). sync may run on a goroutine besides the writer (a sealed
+	// segment's background flush and a log flush).
+	sizeGen, syncedGen atomic.Int64
+
 	// Writer only.
-	size      int64 // current file length: slots*width, or less after trim
-	sizeDirty bool  // the length changed since the last fsync
-	closed    bool
+	size   int64 // current file length: slots*width, or less after trim
+	closed bool
 }
 
 // checkFunc validates the first n entries of a freshly opened table.
@@ -100,10 +105,10 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 		warm:  warmBytes / width,
 		base:  base,
 		size:  size,
-		// The first sync after open fsyncs once: the file may just have
-		// been created or extended.
-		sizeDirty: true,
 	}
+	// The first sync after open fsyncs once: the file may just have been
+	// created or extended.
+	t.sizeGen.Store(1)
 	t.path.Store(&path)
 	if capacity > 0 {
 		// Map the whole capacity now, even past the end of the file: the
@@ -267,7 +272,8 @@ func (t *table) extend() error {
 	if err := os.Truncate(t.filePath(), want); err != nil {
 		return fmt.Errorf("index: extend %s to %d bytes: %w", t.filePath(), want, err)
 	}
-	t.size, t.sizeDirty = want, true
+	t.size = want
+	t.sizeGen.Add(1)
 	return nil
 }
 
@@ -296,7 +302,8 @@ func (t *table) trim() error {
 	if err := os.Truncate(t.filePath(), want); err != nil {
 		return fmt.Errorf("index: trim %s to %d bytes: %w", t.filePath(), want, err)
 	}
-	t.size, t.sizeDirty = want, true
+	t.size = want
+	t.sizeGen.Add(1)
 	return nil
 }
 
@@ -313,7 +320,8 @@ func (t *table) sync() error {
 			return fmt.Errorf("index: msync %s: %w", t.filePath(), err)
 		}
 	}
-	if !t.sizeDirty {
+	gen := t.sizeGen.Load()
+	if t.syncedGen.Load() >= gen {
 		return nil
 	}
 	f, err := os.Open(t.filePath())
@@ -325,8 +333,12 @@ func (t *table) sync() error {
 	if err != nil {
 		return fmt.Errorf("index: fsync %s: %w", t.filePath(), err)
 	}
-	t.sizeDirty = false
-	return nil
+	for {
+		done := t.syncedGen.Load()
+		if done >= gen || t.syncedGen.CompareAndSwap(done, gen) {
+			return nil
+		}
+	}
 }
 
 func (t *table) rename(newPath string) error {
