@@ -171,6 +171,9 @@ func (l *Log) rollLocked() error {
 			defer old.Release()
 			if err := old.Sync(); err == nil {
 				l.advanceRecoveryPoint(old.NextOffset())
+				if t := old.txn.Load(); t != nil {
+					t.Close() // synced: a sealed segment keeps no descriptor for it
+				}
 			}
 		}
 	}()

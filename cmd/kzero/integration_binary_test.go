@@ -152,6 +152,12 @@ func startCommand(t *testing.T, cmd *exec.Cmd) *process {
 // stop sends SIGTERM and waits for the exit, which must be clean.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
+	p.stopWithin(t, 60*time.Second)
+}
+
+// stopWithin is stop with a wait of d.
+func (p *process) stopWithin(t *testing.T, d time.Duration) {
+	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +166,8 @@ func (p *process) stop(t *testing.T) {
 		if p.err != nil {
 			t.Fatalf("kzero exited with %v after SIGTERM; stderr:\n%s", p.err, p.stderr)
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("kzero still running 60s after SIGTERM; stderr:\n%s", p.stderr)
+	case <-time.After(d):
+		t.Fatalf("kzero still running %v after SIGTERM; stderr:\n%s", d, p.stderr)
 	}
 }
 
