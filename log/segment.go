@@ -286,7 +286,10 @@ func (s *Segment) Size() int64 { return s.size.Load() }
 // MaxTimestamp is the largest batch timestamp in the segment, -1 when empty.
 func (s *Segment) MaxTimestamp() int64 { return s.maxTs.Load() }
 
-// Fd is the log file's descriptor, for sendfile.
+// Fd is the log file's descriptor, for sendfile. It is valid while the
+// caller holds a reference (a FileRange not yet released): a sealed
+// segment's file may be closed, and reopened under another number, once
+// no reference remains.
 func (s *Segment) Fd() int { return s.fd }
 
 // acquire takes a reference for a reader, with the log file open until
