@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 30s
 
-.PHONY: build run test vet lint unit race bench fuzz clean bench-suite bench-report
+.PHONY: build run test vet lint unit race bench fuzz clean bench-suite bench-report scale
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -22,6 +22,12 @@ lint:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=3 ./log/ ./index/
+
+# scale runs the 10,000-partition test outside `make test`: a broker under a descriptor limit of
+# 20,000 with 2,000 client connections producing to and fetching from every partition, then a
+# restart under the same limit (several minutes).
+scale:
+	KZERO_SCALE=1 $(GO) test -count=1 -timeout 30m -v -run '^TestScaleTenThousandPartitions$$' ./cmd/kzero/
 
 # bench-suite runs every shipped workload against kzero and kfake, both started on loopback,
 # alternating A B A B, with kzero's CPU profiles, after measuring the machine's limits, into

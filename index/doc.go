@@ -54,6 +54,14 @@
 // segment.index.bytes of real disk per index would cost 20 MiB a
 // partition.
 //
+// An open index holds no file descriptor: the file is closed as soon as it
+// is mapped (a mapping outlives its descriptor). Extending and trimming go
+// by path (truncate(2)), and so does the fallocate of a new page (the file
+// is opened for that call, once per page of entries); Sync is msync, which on Linux writes the mapped
+// range's data and the blocks it needs, plus an fsync through a descriptor
+// opened for it when the file's length changed since the last Sync. So
+// 10,000 partitions cost no index descriptors.
+//
 // TimeIndex.Full reports full with one slot still free, as Kafka's time index
 // does: the log rolls the segment when either index is full, and the entry
 // for the segment's largest timestamp, written at the roll, must still fit.

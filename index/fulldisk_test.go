@@ -88,11 +88,11 @@ func TestIndexOnFullFileSystem(t *testing.T) {
 	}
 
 	// A crash leaves the index untrimmed: open it (no trim on close here:
-	// the file stays at its capacity, as after a kill).
-	if err := unix.Munmap(x.t.data); err != nil {
+	// the file stays at its capacity, as after a kill; the index holds
+	// no descriptor to close).
+	if err := x.Unmap(); err != nil {
 		t.Fatal(err)
 	}
-	x.t.f.Close()
 	y, err := OpenOffsetIndex(path, 0, 512<<10)
 	if err != nil {
 		t.Fatalf("reopen on a full file system: %v", err)

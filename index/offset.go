@@ -158,7 +158,21 @@ func (x *OffsetIndex) Rename(newPath string) error { return x.t.rename(newPath) 
 // Path returns the file's current path.
 func (x *OffsetIndex) Path() string { return x.t.filePath() }
 
-// Close trims the file, unmaps it and closes it; it does not sync (call Sync
-// first when the entries must be durable). No reader may use the index during
-// or after Close. A second Close does nothing.
+// Close trims the file and unmaps it; it does not sync (call Sync first
+// when the entries must be durable). No reader may use the index during or
+// after Close. A second Close does nothing.
 func (x *OffsetIndex) Close() error { return x.t.close() }
+
+// Unmap drops the mapping and leaves the file alone: for an index whose file
+// was replaced by a rebuilt one (renamed over it) while readers may still
+// have been using this mapping. No reader may use the index during or after
+// Unmap. A second Unmap or Close does nothing.
+func (x *OffsetIndex) Unmap() error {
+	t := x.t
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	t.n.Store(0)
+	return t.unmap()
+}

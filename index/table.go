@@ -36,6 +36,12 @@ const maxField = math.MaxInt32
 // call len and read entries below it with no lock. The writer stores an
 // entry's bytes before it publishes the larger count, so a reader that loaded
 // the count sees complete entries below it.
+//
+// The table holds no file descriptor: the mapping outlives the descriptor it
+// was made from, which is closed as soon as the file is mapped. Changing the
+// file's length (extend, trim) goes by path (truncate(2)), and the one fsync
+// a length change needs opens the file for that call. A broker with 10,000
+// partitions would otherwise spend 20,000 descriptors on indexes.
 type table struct {
 	data  []byte // the mapping: slots*width bytes, never remapped while open
 	width int    // bytes per entry
@@ -46,8 +52,13 @@ type table struct {
 	n    atomic.Int64           // published entry count
 	path atomic.Pointer[string] // renamed by the writer, read by anyone
 
+	// The file length changes (sizeGen counts them, the writer's) and the
+	// fsyncs that made them durable (syncedGen: the sizeGen an fsync began
+	// at). sync may run on a goroutine besides the writer (a sealed
+	// segment's background flush and a log flush).
+	sizeGen, syncedGen atomic.Int64
+
 	// Writer only.
-	f      *os.File
 	size   int64 // current file length: slots*width, or less after trim
 	alloc  int64 // the first alloc bytes of the file have disk blocks (reserve)
 	closed bool
@@ -72,8 +83,11 @@ func openTable(path string, base int64, maxBytes, width int, check checkFunc) (*
 		return nil, fmt.Errorf("index: open: %w", err)
 	}
 	t, err := mapTable(f, path, base, maxBytes, width, check)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		t.unmap()
+		err = fmt.Errorf("index: close %s: %w", path, cerr)
+	}
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	return t, nil
@@ -98,9 +112,11 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 		slots: int(capacity) / width,
 		warm:  warmBytes / width,
 		base:  base,
-		f:     f,
 		size:  size,
 	}
+	// The first sync after open fsyncs once: the file may just have been
+	// created or extended.
+	t.sizeGen.Store(1)
 	t.path.Store(&path)
 	if capacity > 0 {
 		// Map the whole capacity now, even past the end of the file: the
@@ -119,7 +135,7 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 			return nil, fmt.Errorf("index: madvise %s: %w", path, err)
 		}
 	}
-	n := t.countEntries(int(t.dataEnd()) / width)
+	n := t.countEntries(int(t.dataEnd(f)) / width)
 	if err := check(t, n); err != nil {
 		unix.Munmap(t.data)
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
@@ -137,9 +153,9 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 // it: every slot the writer stored into had its blocks allocated first.
 // countEntries must not read the hole through the mapping: on tmpfs even a
 // read fault of a hole allocates a page, and on a full file system that
-// is a SIGBUS.
-func (t *table) dataEnd() int64 {
-	off, err := unix.Seek(int(t.f.Fd()), 0, unix.SEEK_HOLE)
+// is a SIGBUS. f is the file being mapped.
+func (t *table) dataEnd(f *os.File) int64 {
+	off, err := unix.Seek(int(f.Fd()), 0, unix.SEEK_HOLE)
 	if err != nil || off > t.size {
 		return t.size
 	}
@@ -276,14 +292,21 @@ func (t *table) prepareAppend(n int) ([]byte, error) {
 // ENOSPC instead. On a file system without fallocate (EOPNOTSUPP) the
 // free slots are written with zeros through the file, which allocates
 // them just as well. end must lie inside the file.
+//
+// The table keeps no descriptor, so reserve opens the file by path for the
+// call: one open per page of entries (512 offset index entries).
 func (t *table) reserve(end int64) error {
 	if end <= t.alloc {
 		return nil
 	}
 	to := min((end+allocChunk-1)/allocChunk*allocChunk, t.size)
-	err := unix.Fallocate(int(t.f.Fd()), unix.FALLOC_FL_KEEP_SIZE, t.alloc, to-t.alloc)
-	if errors.Is(err, unix.EOPNOTSUPP) {
-		err = t.zeroFree(to)
+	f, err := os.OpenFile(t.filePath(), os.O_WRONLY, 0)
+	if err == nil {
+		err = unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, t.alloc, to-t.alloc)
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			err = t.zeroFree(f, to)
+		}
+		f.Close()
 	}
 	if err != nil {
 		return fmt.Errorf("index: allocate %s up to %d bytes: %w", t.filePath(), to, err)
@@ -292,13 +315,13 @@ func (t *table) reserve(end int64) error {
 	return nil
 }
 
-// zeroFree writes zeros over the free slots below to, which hold zeros
-// already (never below the published entries, which readers may be
-// reading).
-func (t *table) zeroFree(to int64) error {
+// zeroFree writes zeros through f over the free slots below to, which
+// hold zeros already (never below the published entries, which readers may
+// be reading).
+func (t *table) zeroFree(f *os.File, to int64) error {
 	from := max(t.alloc, int64(t.len())*int64(t.width))
 	for from < to {
-		n, err := t.f.WriteAt(zeroPage[:min(int64(len(zeroPage)), to-from)], from)
+		n, err := f.WriteAt(zeroPage[:min(int64(len(zeroPage)), to-from)], from)
 		if err != nil {
 			return err
 		}
@@ -318,10 +341,11 @@ func (t *table) extend() error {
 	if t.size >= want {
 		return nil
 	}
-	if err := t.f.Truncate(want); err != nil {
+	if err := os.Truncate(t.filePath(), want); err != nil {
 		return fmt.Errorf("index: extend %s to %d bytes: %w", t.filePath(), want, err)
 	}
 	t.size = want
+	t.sizeGen.Add(1)
 	return nil
 }
 
@@ -354,16 +378,19 @@ func (t *table) trim() error {
 	if t.size == want {
 		return nil
 	}
-	if err := t.f.Truncate(want); err != nil {
+	if err := os.Truncate(t.filePath(), want); err != nil {
 		return fmt.Errorf("index: trim %s to %d bytes: %w", t.filePath(), want, err)
 	}
 	t.size = want
 	t.alloc = min(t.alloc, want/allocChunk*allocChunk)
+	t.sizeGen.Add(1)
 	return nil
 }
 
-// sync writes the entries to disk: msync for the mapped pages, then fsync for
-// the file length and metadata.
+// sync writes the entries to disk: msync for the mapped pages (on Linux an
+// fdatasync of their range, block allocation included), then, when the file
+// length changed since the last sync, an fsync for the length, through a
+// descriptor opened for it.
 func (t *table) sync() error {
 	if t.closed {
 		return errClosed
@@ -373,10 +400,25 @@ func (t *table) sync() error {
 			return fmt.Errorf("index: msync %s: %w", t.filePath(), err)
 		}
 	}
-	if err := t.f.Sync(); err != nil {
+	gen := t.sizeGen.Load()
+	if t.syncedGen.Load() >= gen {
+		return nil
+	}
+	f, err := os.Open(t.filePath())
+	if err != nil {
+		return fmt.Errorf("index: open %s to fsync: %w", t.filePath(), err)
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
 		return fmt.Errorf("index: fsync %s: %w", t.filePath(), err)
 	}
-	return nil
+	for {
+		done := t.syncedGen.Load()
+		if done >= gen || t.syncedGen.CompareAndSwap(done, gen) {
+			return nil
+		}
+	}
 }
 
 func (t *table) rename(newPath string) error {
@@ -393,7 +435,7 @@ func (t *table) rename(newPath string) error {
 // filePath returns the file's current path.
 func (t *table) filePath() string { return *t.path.Load() }
 
-// close trims the file, unmaps it and closes it. A second close does nothing.
+// close trims the file and unmaps it. A second close does nothing.
 func (t *table) close() error {
 	if t.closed {
 		return nil
@@ -401,15 +443,20 @@ func (t *table) close() error {
 	errTrim := t.trim()
 	t.closed = true
 	t.n.Store(0)
-	var errUnmap error
-	if t.data != nil {
-		if err := unix.Munmap(t.data); err != nil {
-			errUnmap = fmt.Errorf("index: munmap %s: %w", t.filePath(), err)
-		}
-		t.data = nil
+	return errors.Join(errTrim, t.unmap())
+}
+
+// unmap drops the mapping.
+func (t *table) unmap() error {
+	if t.data == nil {
+		return nil
 	}
-	errClose := t.f.Close()
-	return errors.Join(errTrim, errUnmap, errClose)
+	err := unix.Munmap(t.data)
+	t.data = nil
+	if err != nil {
+		return fmt.Errorf("index: munmap %s: %w", t.filePath(), err)
+	}
+	return nil
 }
 
 var errClosed = errors.New("index: closed")

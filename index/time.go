@@ -163,7 +163,7 @@ func (x *TimeIndex) Rename(newPath string) error { return x.t.rename(newPath) }
 // Path returns the file's current path.
 func (x *TimeIndex) Path() string { return x.t.filePath() }
 
-// Close trims the file, unmaps it and closes it; it does not sync (call Sync
+// Close trims the file and unmaps it; it does not sync (call Sync
 // first when the entries must be durable). No reader may use the index during
 // or after Close. A second Close does nothing.
 func (x *TimeIndex) Close() error { return x.t.close() }

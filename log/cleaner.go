@@ -333,7 +333,7 @@ func (c *Cleaner) cleanLog(p *cleanPlan) (CleanStats, error) {
 
 	segs := p.segs[:p.endSeg]
 	for i, s := range segs {
-		if !s.acquire() {
+		if s.acquire() != nil {
 			for _, s := range segs[:i] {
 				s.Release()
 			}

@@ -80,7 +80,7 @@ func (c *Cleaner) cleanGroup(l *Log, g []*Segment, x *cleanContext, cfg *Config)
 	x.stats.BytesWritten += w.pos
 	// Like Kafka, the cleaned segment keeps the modification time of the
 	// last segment it replaces, which retention falls back to.
-	if st, err := g[len(g)-1].f.Stat(); err == nil {
+	if st, err := os.Stat(g[len(g)-1].path); err == nil {
 		os.Chtimes(cleanedPath(l.dir, base, LogSuffix), time.Time{}, st.ModTime())
 	}
 	l.mu.Lock()

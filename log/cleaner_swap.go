@@ -41,19 +41,17 @@ func removeSwapFiles(dir string, base int64) {
 
 func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int) (*cleanedSegment, error) {
 	removeSwapFiles(dir, base)
-	f, err := os.OpenFile(cleanedPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	path := cleanedPath(dir, base, LogSuffix)
+	// Not through Config.FS: the cleaned file is renamed over the
+	// segments it replaces, and reopened through it by that name.
+	f, err := (*FileCache)(nil).open(osFS{}, path, os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return nil, fmt.Errorf("create cleaned segment: %w", err)
 	}
-	s := &Segment{base: base, dir: dir, f: f, fd: int(f.Fd()), created: cfg.now()}
-	s.refs.Store(1)
-	s.maxTs.Store(-1)
-	s.maxTsOffset.Store(base)
-	s.firstBatchTs.Store(-1)
-	s.next.Store(base)
+	s := newSegment(dir, path, base, osFS{}, f, cfg, nil)
 	fail := func(err error) (*cleanedSegment, error) {
-		if s.index != nil {
-			s.index.Close()
+		if x := s.offsets(); x != nil {
+			x.Close()
 		}
 		if s.tindex != nil {
 			s.tindex.Close()
@@ -62,9 +60,11 @@ func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int)
 		removeSwapFiles(dir, base)
 		return nil, fmt.Errorf("create cleaned segment %d: %w", base, err)
 	}
-	if s.index, err = index.OpenOffsetIndex(cleanedPath(dir, base, IndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
+	x, err := index.OpenOffsetIndex(cleanedPath(dir, base, IndexSuffix), base, cfg.SegmentIndexBytes)
+	if err != nil {
 		return fail(err)
 	}
+	s.idx.Store(x)
 	if s.tindex, err = index.OpenTimeIndex(cleanedPath(dir, base, TimeIndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
 		return fail(err)
 	}
@@ -95,7 +95,7 @@ func (w *cleanedSegment) flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	if _, err := w.seg.f.WriteAt(w.buf, w.flushed); err != nil {
+	if err := pwriteFull(w.seg.fd, w.buf, w.flushed); err != nil {
 		return fmt.Errorf("write cleaned segment %d: %w", w.seg.base, err)
 	}
 	w.flushed = w.pos
@@ -119,7 +119,7 @@ func (w *cleanedSegment) finish() error {
 		return err
 	}
 	w.closed = true
-	s.closeFiles()
+	s.Release()
 	return nil
 }
 
@@ -127,7 +127,7 @@ func (w *cleanedSegment) finish() error {
 func (w *cleanedSegment) discard() {
 	if !w.closed {
 		w.closed = true
-		w.seg.closeFiles()
+		w.seg.Release()
 	}
 	removeSwapFiles(w.seg.dir, w.seg.base)
 }
@@ -197,7 +197,7 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 		return offline(err)
 	}
 	cfg := l.cfg.Load()
-	s, err := openSegment(l.dir, base, cfg, false, 0)
+	s, err := openSegment(l.dir, base, cfg, l.files, false, 0)
 	if err != nil {
 		return offline(err)
 	}
@@ -211,6 +211,7 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 			return offline(err)
 		}
 	}
+	s.unpin()
 	next := make([]*Segment, 0, len(segs)-len(old)+1)
 	next = append(append(append(next, segs[:i]...), s), segs[i+len(old):]...)
 	l.setSegments(next)

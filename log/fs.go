@@ -6,10 +6,13 @@ import "os"
 // which tests simulate a power loss (dropping what was not fsynced) or
 // inject faults, after pebble's vfs. The default is the operating system.
 //
-// Only segment (.log) files go through it so far; the append path keeps
-// writing with pwritev on the file's descriptor, so the seam costs the hot
-// path nothing. Indexes (mmap'd), txn indexes, checkpoints, snapshots and
-// directory syncs use the os package directly.
+// Only segment (.log) files go through it so far: created, opened at
+// start, and reopened by the FileCache when a sealed segment's file was
+// closed while idle; Segment.Sync and truncations go through the File. The
+// append and read paths keep using the file's descriptor (pwritev, pread,
+// sendfile), so the seam costs the hot path nothing. Indexes (mmap'd), txn
+// indexes, checkpoints, snapshots, directory syncs and the cleaner's
+// .cleaned files use the os package directly.
 type FS interface {
 	OpenFile(name string, flag int, perm os.FileMode) (File, error)
 }
@@ -31,7 +34,11 @@ type File interface {
 type osFS struct{}
 
 func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	return os.OpenFile(name, flag, perm)
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err // not a File holding a nil *os.File
+	}
+	return f, nil
 }
 
 // fs returns the file system segments live in.

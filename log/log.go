@@ -25,6 +25,7 @@ type Log struct {
 	dir    string
 	cfg    atomic.Pointer[Config]
 	logger *slog.Logger
+	files  *FileCache // closes idle sealed segment files
 
 	segments       atomic.Pointer[[]*Segment]
 	logStartOffset atomic.Int64
@@ -46,6 +47,7 @@ type Log struct {
 		producers     *ProducerStates
 		iov           []unix.Iovec
 		unflushed     int64 // records appended since the last fsync
+		closing       bool  // Close began: start no more background work
 		closed        bool
 		noSpace       bool  // a write failed for lack of space: probe first (space.go)
 		lastSnapAt    int64 // offset of the newest producer snapshot
@@ -65,6 +67,9 @@ type OpenOptions struct {
 	LogStartOffset int64 // log-start-offset-checkpoint
 	CleanShutdown  bool  // the log dir was closed cleanly: skip recovery
 	Logger         *slog.Logger
+	// Files bounds the open files of sealed segments; nil shares one
+	// process-wide cache of DefaultMaxSegmentFiles.
+	Files *FileCache
 }
 
 // Dir is the partition's folder.
@@ -106,8 +111,9 @@ func (l *Log) Size() int64 {
 func (l *Log) setSegments(segs []*Segment) { l.segments.Store(&segs) }
 
 // segmentFor returns the last segment with a base offset at or below off,
-// acquired for reading, or nil when off lies below the first segment.
-func (l *Log) segmentFor(off int64) (*Segment, int) {
+// acquired for reading, or nil when off lies below the first segment. It
+// fails when the segment's file cannot be reopened.
+func (l *Log) segmentFor(off int64) (*Segment, int, error) {
 	for {
 		segs := *l.segments.Load()
 		i, found := slices.BinarySearchFunc(segs, off, func(s *Segment, o int64) int {
@@ -123,10 +129,13 @@ func (l *Log) segmentFor(off int64) (*Segment, int) {
 			i--
 		}
 		if i < 0 {
-			return nil, -1
+			return nil, -1, nil
 		}
-		if segs[i].acquire() {
-			return segs[i], i
+		switch err := segs[i].acquire(); {
+		case err == nil:
+			return segs[i], i, nil
+		case !errors.Is(err, errSegmentGone):
+			return nil, i, err
 		}
 		// Deleted after we loaded the list: load it again.
 	}
@@ -144,12 +153,13 @@ func (l *Log) rollLocked() error {
 	if err := old.seal(); err != nil {
 		return err
 	}
-	s, err := createSegment(l.dir, next, cfg)
+	s, err := createSegment(l.dir, next, cfg, l.files)
 	if err != nil {
 		return err
 	}
 	segs := append(slices.Clone(l.Segments()), s)
 	l.setSegments(segs)
+	old.unpin()
 	// Kafka snapshots producer state at each roll, so recovery replays
 	// at most the active segment.
 	if err := l.snapshotProducersLocked(next); err != nil {
@@ -169,10 +179,11 @@ func (l *Log) rollLocked() error {
 // point past old. In order, and one flush at a time: two rolls in quick
 // succession start two flushes, and if the later one finished first it
 // would move the recovery point past data not yet on disk, which recovery
-// after a power loss would then not check.
+// after a power loss would then not check. A synced segment's txn index
+// closes its descriptor: a sealed segment keeps none for it.
 func (l *Log) syncSealedUpTo(old *Segment) {
-	if !old.acquire() {
-		return // truncated or deleted meanwhile
+	if old.acquire() != nil {
+		return // truncated or deleted meanwhile, or its file cannot be reopened
 	}
 	defer old.Release()
 	l.bgSync.Lock()
@@ -181,10 +192,18 @@ func (l *Log) syncSealedUpTo(old *Segment) {
 		if s.base > old.base {
 			break
 		}
-		if s.NextOffset() <= l.recoveryPoint.Load() || !s.acquire() {
+		if s.NextOffset() <= l.recoveryPoint.Load() {
 			continue
 		}
+		if err := s.acquire(); errors.Is(err, errSegmentGone) {
+			continue
+		} else if err != nil {
+			return // not synced: the recovery point stays below it
+		}
 		err := s.Sync()
+		if t := s.txn.Load(); t != nil && err == nil {
+			t.Close()
+		}
 		s.Release()
 		if err != nil {
 			return
@@ -249,6 +268,9 @@ func (l *Log) flushLocked() error {
 // epochs from the batches; Close then returns an error wrapping ENOSPC only
 // if the log's own data could not be made durable.
 func (l *Log) Close() error {
+	l.mu.Lock()
+	l.mu.closing = true
+	l.mu.Unlock()
 	l.bg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()

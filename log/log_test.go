@@ -424,7 +424,7 @@ func TestMissingOrCorruptIndexRebuilt(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		mustAppend(t, l, makeBatch(t, 3, 100, CodecNone))
 	}
-	entries := l.active().index.Len()
+	entries := l.active().offsets().Len()
 	l.Close()
 	os.Remove(filepath.Join(dir, FileName(0, IndexSuffix)))
 	os.WriteFile(filepath.Join(dir, FileName(0, TimeIndexSuffix)), []byte{1, 2, 3}, 0o644)
@@ -433,7 +433,7 @@ func TestMissingOrCorruptIndexRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if got := l.active().index.Len(); got != entries || entries == 0 {
+	if got := l.active().offsets().Len(); got != entries || entries == 0 {
 		t.Fatalf("rebuilt index has %d entries, want %d", got, entries)
 	}
 	if l.active().tindex.Len() == 0 {

@@ -33,7 +33,11 @@ type ManagerConfig struct {
 	CleanerEnable            bool          // log.cleaner.enable
 	CleanerBackoff           time.Duration // log.cleaner.backoff.ms
 	CleanerDedupeBufferSize  int64         // log.cleaner.dedupe.buffer.size
-	Logger                   *slog.Logger
+	// MaxSegmentFiles bounds the idle open files of sealed segments over
+	// every log (kzero's log.segment.open.files.max); 0 takes
+	// DefaultMaxSegmentFiles.
+	MaxSegmentFiles int
+	Logger          *slog.Logger
 }
 
 // DefaultManagerConfig returns Kafka's defaults for dirs.
@@ -59,6 +63,7 @@ type Manager struct {
 	cfg    ManagerConfig
 	logger *slog.Logger
 	locks  []*os.File
+	files  *FileCache
 
 	props  map[string]MetaProperties // log dir -> its meta.properties, where it has one
 	strays int                       // partition folders set aside as stray, found or moved
@@ -89,7 +94,8 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		}
 		cfg.Dirs[i] = abs
 	}
-	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{}), props: map[string]MetaProperties{}}
+	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{}), props: map[string]MetaProperties{},
+		files: NewFileCache(cfg.MaxSegmentFiles)}
 	m.mu.logs = map[TopicPartition]*Log{}
 	m.mu.dirOf = map[TopicPartition]string{}
 	for _, dir := range cfg.Dirs {
@@ -169,6 +175,7 @@ func (m *Manager) openDir(dir string) error {
 			LogStartOffset: starts[tp],
 			CleanShutdown:  clean,
 			Logger:         m.logger,
+			Files:          m.files,
 		})
 		if err != nil {
 			return fmt.Errorf("open log %s: %w", tp, err)
@@ -290,7 +297,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 			dir = d
 		}
 	}
-	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger})
+	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files})
 	if err != nil {
 		return nil, err
 	}
@@ -492,6 +499,9 @@ func (m *Manager) unlock() {
 	}
 	m.locks = nil
 }
+
+// Files is the cache of sealed segment files the logs share.
+func (m *Manager) Files() *FileCache { return m.files }
 
 // Dirs are the log dirs (log.dirs).
 func (m *Manager) Dirs() []string { return m.cfg.Dirs }

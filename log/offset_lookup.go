@@ -1,6 +1,9 @@
 package log
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // RecordPosition is a record found by timestamp: its offset, timestamp and
 // the leader epoch of its batch (ListOffsets v4+ returns it).
@@ -16,8 +19,13 @@ type RecordPosition struct {
 // found is decoded to pick the record.
 func (l *Log) OffsetForTimestamp(ts int64) (pos RecordPosition, found bool, err error) {
 	for _, s := range l.Segments() {
-		if s.MaxTimestamp() < ts || !s.acquire() {
+		if s.MaxTimestamp() < ts {
 			continue
+		}
+		if err := s.acquire(); errors.Is(err, errSegmentGone) {
+			continue
+		} else if err != nil {
+			return RecordPosition{}, false, err
 		}
 		pos, found, err = s.findTimestamp(ts, l.logStartOffset.Load())
 		s.Release()
@@ -37,8 +45,13 @@ func (l *Log) MaxTimestamp() (RecordPosition, bool, error) {
 			best = s
 		}
 	}
-	if best == nil || best.MaxTimestamp() < 0 || !best.acquire() {
+	if best == nil || best.MaxTimestamp() < 0 {
 		return RecordPosition{}, false, nil
+	}
+	if err := best.acquire(); errors.Is(err, errSegmentGone) {
+		return RecordPosition{}, false, nil
+	} else if err != nil {
+		return RecordPosition{}, false, err
 	}
 	defer best.Release()
 	return best.findTimestamp(best.MaxTimestamp(), l.logStartOffset.Load())
@@ -47,7 +60,7 @@ func (l *Log) MaxTimestamp() (RecordPosition, bool, error) {
 func (s *Segment) findTimestamp(ts, logStart int64) (RecordPosition, bool, error) {
 	from := max(s.tindex.Lookup(ts).Offset, logStart)
 	size := s.size.Load()
-	pos := s.index.Lookup(from).Position
+	pos := s.startPosition(from)
 	var buf []byte
 	for pos < size {
 		b, err := s.readBatch(&buf, pos, size, false)

@@ -174,7 +174,9 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 		cfg.FlushMessages = 1
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	l, err := Open(dir, cfg, OpenOptions{Logger: quiet})
+	// A cache of one idle file: sealed segments' files close, and their
+	// background flushes reopen them through the FS.
+	l, err := Open(dir, cfg, OpenOptions{Logger: quiet, Files: NewFileCache(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,29 +70,43 @@ func (l *Log) replayLocked(from, rebuildTxnFrom int64) error {
 		if s.NextOffset() <= from {
 			continue
 		}
-		size := s.size.Load()
-		pos := s.index.Lookup(from).Position
-		for pos < size {
-			b, err := s.readBatch(&buf, pos, size, false)
-			if err != nil {
-				return err
-			}
-			n := LogOverhead + int64(b.Length())
-			if b.LastOffset() >= from && b.ProducerID() != NoProducerID {
-				if b.IsControl() {
-					if b, err = s.readBatch(&buf, pos, size, true); err != nil {
-						return err
-					}
-				}
-				if done, ok := l.mu.producers.Update(b); ok && done.Aborted &&
-					rebuildTxnFrom >= 0 && b.BaseOffset() >= rebuildTxnFrom {
-					if err := l.recordAbortLocked(s, done); err != nil {
-						return err
-					}
-				}
-			}
-			pos += n
+		if err := s.acquire(); err != nil {
+			return fmt.Errorf("replay segment %d: %w", s.base, err)
 		}
+		err := l.replaySegmentLocked(s, &buf, from, rebuildTxnFrom)
+		s.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaySegmentLocked feeds the batches of s at and after from to the
+// producer state; s is acquired.
+func (l *Log) replaySegmentLocked(s *Segment, buf *[]byte, from, rebuildTxnFrom int64) error {
+	size := s.size.Load()
+	pos := s.startPosition(from)
+	for pos < size {
+		b, err := s.readBatch(buf, pos, size, false)
+		if err != nil {
+			return err
+		}
+		n := LogOverhead + int64(b.Length())
+		if b.LastOffset() >= from && b.ProducerID() != NoProducerID {
+			if b.IsControl() {
+				if b, err = s.readBatch(buf, pos, size, true); err != nil {
+					return err
+				}
+			}
+			if done, ok := l.mu.producers.Update(b); ok && done.Aborted &&
+				rebuildTxnFrom >= 0 && b.BaseOffset() >= rebuildTxnFrom {
+				if err := l.recordAbortLocked(s, done); err != nil {
+					return err
+				}
+			}
+		}
+		pos += n
 	}
 	return nil
 }

@@ -45,13 +45,19 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 	if offset >= maxOffset {
 		return FileRange{}, nil
 	}
-	seg, _ := l.segmentFor(offset)
+	seg, _, err := l.segmentFor(offset)
+	if err != nil {
+		return FileRange{}, err
+	}
 	if seg == nil {
 		return FileRange{}, fmt.Errorf("offset %d below the first segment: %w", offset, kerr.OffsetOutOfRange)
 	}
 	for {
 		size := seg.size.Load()
-		start, batchLen, found, err := seg.translate(offset, 0, size)
+		start, batchLen, found, damaged, err := seg.translate(offset, 0, size)
+		if damaged {
+			l.indexDamaged(seg, offset)
+		}
 		if err != nil {
 			seg.Release()
 			return FileRange{}, err
@@ -61,8 +67,11 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 			// compaction, or the end): go on with the next segment. A
 			// compacted segment's next offset may lie below the next
 			// segment's base, so step by the list, not by offset.
-			after := l.segmentAfter(seg.base)
+			after, err := l.segmentAfter(seg.base)
 			seg.Release()
+			if err != nil {
+				return FileRange{}, err
+			}
 			if after == nil {
 				return FileRange{}, nil
 			}
@@ -75,7 +84,7 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		}
 		end := size
 		if maxOffset < seg.NextOffset() {
-			if p, _, ok, err := seg.translate(maxOffset, start, size); err != nil {
+			if p, _, ok, _, err := seg.translate(maxOffset, start, size); err != nil {
 				seg.Release()
 				return FileRange{}, err
 			} else if ok {
@@ -98,27 +107,53 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 // translate finds the first batch at or after file position from whose
 // last offset is at least offset, looking below size: its position and
 // length. found is false when no such batch is in the segment.
-func (s *Segment) translate(offset, from, size int64) (pos, length int64, found bool, err error) {
-	pos = max(s.index.Lookup(offset).Position, from)
+//
+// The index entry it starts from is checked, at no extra read: the batch at
+// the entry's position must hold the entry's offset. A damaged entry (a
+// flipped bit that moved its position inside a batch or to another batch)
+// fails that check; translate then starts from the entry before it, down
+// to the segment start if need be, so reads stay right. damaged reports the
+// first such finding for the segment, for the log to log it and rebuild
+// the index.
+func (s *Segment) translate(offset, from, size int64) (pos, length int64, found, damaged bool, err error) {
+	x := s.offsets()
+	e := x.Lookup(offset)
+	pos = max(e.Position, from)
+	checked := e.Position <= from // from and position 0 are batch boundaries
 	var h [BatchHeaderSize]byte
-	for pos < size {
-		b, err := s.readHeader(&h, pos)
+	for {
+		var b Batch
+		if pos < size {
+			b, err = s.readHeader(&h, pos)
+		}
+		if !checked {
+			if pos >= size || err != nil || b.BaseOffset() > e.Offset || b.LastOffset() < e.Offset {
+				damaged = s.indexOK.CompareAndSwap(true, false) || damaged
+				e = x.Lookup(e.Offset - 1)
+				pos = max(e.Position, from)
+				checked, err = e.Position <= from, nil
+				continue
+			}
+			checked = true
+		}
+		if pos >= size {
+			return 0, 0, false, damaged, nil
+		}
 		if err != nil {
-			return 0, 0, false, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+			return 0, 0, false, damaged, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
 		}
 		length = LogOverhead + int64(b.Length())
 		if b.LastOffset() >= offset {
-			return pos, length, true, nil
+			return pos, length, true, damaged, nil
 		}
 		pos += length
 	}
-	return 0, 0, false, nil
 }
 
 // AbortedTxns appends to dst the aborted transactions that overlap the
 // offsets [from, upperBound), for a read_committed fetch.
 func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTxn, error) {
-	seg, i := l.segmentFor(from)
+	seg, i, _ := l.segmentFor(from)
 	if seg == nil {
 		i = 0
 	} else {
@@ -131,7 +166,7 @@ func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTx
 			break
 		}
 		t := s.txn.Load()
-		if t == nil || !s.acquire() {
+		if t == nil || s.acquire() != nil {
 			continue
 		}
 		var done bool
@@ -146,7 +181,7 @@ func (l *Log) AbortedTxns(dst []AbortedTxn, from, upperBound int64) ([]AbortedTx
 
 // segmentAfter returns the first segment with a base offset above base,
 // acquired for reading, or nil when there is none (or the log is closed).
-func (l *Log) segmentAfter(base int64) *Segment {
+func (l *Log) segmentAfter(base int64) (*Segment, error) {
 	for {
 		p := l.segments.Load()
 		segs := *p
@@ -155,13 +190,16 @@ func (l *Log) segmentAfter(base int64) *Segment {
 			i++
 		}
 		if i == len(segs) {
-			return nil
+			return nil, nil
 		}
-		if segs[i].acquire() {
-			return segs[i]
+		switch err := segs[i].acquire(); {
+		case err == nil:
+			return segs[i], nil
+		case !errors.Is(err, errSegmentGone):
+			return nil, err
 		}
 		if l.segments.Load() == p {
-			return nil // released without a new list: the log is closed
+			return nil, nil // released without a new list: the log is closed
 		}
 	}
 }

@@ -23,7 +23,10 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create log dir: %w", err)
 	}
-	l := &Log{dir: dir, logger: opts.Logger}
+	if opts.Files == nil {
+		opts.Files = defaultFiles()
+	}
+	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files}
 	l.cfg.Store(&cfg)
 	if err := completeSwaps(dir, &cfg); err != nil {
 		return nil, err
@@ -49,7 +52,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 		if recoverFrom >= 0 || i == len(bases)-1 {
 			indexBytes = cfg.SegmentIndexBytes
 		}
-		s, err := openSegment(dir, base, &cfg, recoverFrom >= 0, indexBytes)
+		s, err := openSegment(dir, base, &cfg, l.files, recoverFrom >= 0, indexBytes)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -59,15 +62,21 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 			recoverFrom = int64(i)
 		}
 		segs = append(segs, s)
+		if recoverFrom < 0 && i < len(bases)-1 {
+			s.unpin() // sealed and checked: its file may close
+		}
 	}
 	if recoverFrom >= 0 {
 		if segs, err = l.recoverSegments(segs, int(recoverFrom)); err != nil {
 			closeAll()
 			return nil, err
 		}
+		for _, s := range segs[:len(segs)-1] {
+			s.unpin()
+		}
 	}
 	if len(segs) == 0 {
-		s, err := createSegment(dir, opts.LogStartOffset, &cfg)
+		s, err := createSegment(dir, opts.LogStartOffset, &cfg, l.files)
 		if err != nil {
 			return nil, err
 		}
@@ -203,8 +212,9 @@ func (s *Segment) recover(cfg *Config, prevNext int64) (int64, error) {
 // rebuild scans the segment from the start, rebuilding the offset and time
 // indexes. With prevNext it validates each batch and truncates at the first
 // bad one; without, it trusts the bytes (a missing or corrupt index only).
+// Writer only, on a pinned segment.
 func (s *Segment) rebuild(cfg *Config, prevNext *int64) (int64, error) {
-	s.index.Reset()
+	s.offsets().Reset()
 	s.tindex.Reset()
 	if prevNext != nil {
 		if t := s.txn.Load(); t != nil {
@@ -295,15 +305,20 @@ func (l *Log) loadEpochs() error {
 	if !ok {
 		var buf []byte
 		for _, s := range l.Segments() {
+			if err := s.acquire(); err != nil {
+				return fmt.Errorf("rebuild leader epochs: %w", err)
+			}
 			size := s.size.Load()
 			for pos := int64(0); pos < size; {
 				b, err := s.readBatch(&buf, pos, size, false)
 				if err != nil {
+					s.Release()
 					return fmt.Errorf("rebuild leader epochs: %w", err)
 				}
 				l.noteEpochLocked(b)
 				pos += LogOverhead + int64(b.Length())
 			}
+			s.Release()
 		}
 		l.mu.epochDirty = true
 	}

@@ -2,6 +2,7 @@ package log
 
 import (
 	"math"
+	"os"
 )
 
 // DeleteOldSegments applies the log's retention, as Kafka's periodic
@@ -98,12 +99,12 @@ func (l *Log) deleteSnapshotsBelowLocked(offset int64) error {
 
 // largestTimestamp is the segment's largest record timestamp, or, when its
 // batches carry none, the file's modification time, as Kafka falls back to.
-// Writer only (the file must be open).
+// Writer only.
 func (s *Segment) largestTimestamp() int64 {
 	if ts := s.maxTs.Load(); ts >= 0 {
 		return ts
 	}
-	st, err := s.f.Stat()
+	st, err := os.Stat(s.path)
 	if err != nil {
 		return -1
 	}

@@ -46,7 +46,7 @@ func retentionLog(t *testing.T, clk *clClock, nseg int, mutate func(*Config)) (*
 // waitReleased waits until no reference to s remains: a roll's background
 // fsync may hold one for a moment.
 func waitReleased(s *Segment) {
-	for s.refs.Load() > 0 {
+	for s.state.Load()&refMask > 0 {
 		runtime.Gosched()
 	}
 }

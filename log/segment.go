@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
 
 	"kzero/index"
@@ -51,12 +53,24 @@ func ParseFileName(name string) (base int64, suffix string, ok bool) {
 // A segment's files stay open until the log's own reference and every
 // reader's reference are released, so a segment removed by retention stays
 // readable by a fetch already in flight.
+//
+// The log file's descriptor: the active segment's stays open (pinned) for
+// the writer; a sealed segment's is opened by the first acquire that finds
+// it closed and may be closed by the FileCache while no reader holds the
+// segment. state packs the reference count with an fdOpen bit, so an
+// acquire that finds the file open takes its reference with one CAS, and
+// the cache closes a file only by a CAS from "open, the log's reference
+// only".
 type Segment struct {
 	base    int64
 	dir     string
-	f       File
-	fd      int
-	index   *index.OffsetIndex
+	path    string                            // the log file's path (its name before markDeleted)
+	fs      FS                                // the file system the log file is (re)opened in
+	f       File                              // the log file; valid while state has fdOpen
+	fd      int                               // f's descriptor, for pwritev, pread and sendfile
+	files   *FileCache                        // nil: the file is never closed before the segment
+	idx     atomic.Pointer[index.OffsetIndex] // replaced whole by repairIndex
+	retired []*index.OffsetIndex              // replaced, unmapped at close; writer only
 	tindex  *index.TimeIndex
 	txn     atomic.Pointer[TxnIndex] // opened on first use
 	created time.Time
@@ -75,53 +89,87 @@ type Segment struct {
 	bytesSinceIndex int  // writer only
 	needsRecovery   bool // an index failed its checks on open
 
-	refs    atomic.Int32 // the log's reference plus in-flight reads
+	// indexOK is cleared by the read that finds the offset index damaged
+	// (the one that wins the CAS reports it) and set again by its rebuild.
+	indexOK atomic.Bool
+
+	state   atomic.Int64 // references (the log's plus in-flight reads) | fdOpen
+	recent  atomic.Bool  // read since the cache's last sweep passed it
+	openMu  sync.Mutex   // serializes reopening the log file
+	pinned  bool         // under files.mu: the file must stay open
+	slot    int          // under files.mu: index in the cache's ring, -1 when out
 	deleted atomic.Bool  // remove the files when refs reach zero
 	renamed bool         // markDeleted renamed the log file .deleted; set before deleted
 }
+
+// offsets is the segment's offset index.
+func (s *Segment) offsets() *index.OffsetIndex { return s.idx.Load() }
+
+// state bits: the low 32 count references, fdOpen says fd is open.
+const (
+	refMask = 1<<32 - 1
+	fdOpen  = 1 << 40
+)
+
+// errSegmentGone is returned by acquire on a segment whose last reference
+// was released: the caller loads the segment list again.
+var errSegmentGone = errors.New("segment closed")
 
 func segmentPath(dir string, base int64, suffix string) string {
 	return filepath.Join(dir, FileName(base, suffix))
 }
 
 // createSegment makes a new empty segment, replacing leftover files of the
-// same base offset.
-func createSegment(dir string, base int64, cfg *Config) (*Segment, error) {
+// same base offset. It is pinned: the log's new active segment.
+func createSegment(dir string, base int64, cfg *Config, files *FileCache) (*Segment, error) {
 	for _, sfx := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
 		if err := os.Remove(segmentPath(dir, base, sfx)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("remove leftover segment file: %w", err)
 		}
 	}
-	return openSegment(dir, base, cfg, false, cfg.SegmentIndexBytes)
+	return openSegment(dir, base, cfg, files, false, cfg.SegmentIndexBytes)
+}
+
+// newSegment makes the Segment of the log file f, opened in fs, pinned,
+// with one reference (the log's).
+func newSegment(dir, path string, base int64, fs FS, f File, cfg *Config, files *FileCache) *Segment {
+	s := &Segment{base: base, dir: dir, path: path, fs: fs, f: f, fd: int(f.Fd()), files: files,
+		created: cfg.now(), pinned: true, slot: -1}
+	s.state.Store(1 | fdOpen)
+	s.indexOK.Store(true)
+	s.maxTs.Store(-1)
+	s.maxTsOffset.Store(base)
+	s.firstBatchTs.Store(-1)
+	s.next.Store(base)
+	return s
 }
 
 // openSegment opens the files of the segment at base. An index that fails
 // its checks is replaced by an empty one and the segment marked
 // needsRecovery; with rebuildIndexes the caller recovers the segment anyway.
 // indexBytes is the index capacity: segment.index.bytes for a segment that
-// will take appends or a rebuild, 0 for a sealed one (its own size).
-func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, indexBytes int) (*Segment, error) {
-	f, err := cfg.fs().OpenFile(segmentPath(dir, base, LogSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+// will take appends or a rebuild, 0 for a sealed one (its own size). The
+// segment comes back pinned: unpin it once it is sealed. The log file is
+// opened in cfg's file system (Config.FS).
+func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildIndexes bool, indexBytes int) (*Segment, error) {
+	path := segmentPath(dir, base, LogSuffix)
+	fs := cfg.fs()
+	f, err := files.open(fs, path, os.O_CREATE)
 	if err != nil {
-		return nil, fmt.Errorf("open segment: %w", err)
+		return nil, fmt.Errorf("open segment %s: %w", path, err)
 	}
-	s := &Segment{base: base, dir: dir, f: f, fd: int(f.Fd()), created: cfg.now()}
-	s.refs.Store(1)
-	s.maxTs.Store(-1)
-	s.maxTsOffset.Store(base)
-	s.firstBatchTs.Store(-1)
-	st, err := f.Stat()
-	if err != nil {
+	s := newSegment(dir, path, base, fs, f, cfg, files)
+	var st unix.Stat_t
+	if err := unix.Fstat(s.fd, &st); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("stat segment: %w", err)
 	}
-	s.size.Store(st.Size())
-	s.next.Store(base)
+	s.size.Store(st.Size)
 
 	corrupt, err := s.openIndexes(indexBytes)
 	if err == nil && corrupt {
 		// Rebuilding needs room in both indexes.
-		s.index.Close()
+		s.offsets().Close()
 		s.tindex.Close()
 		_, err = s.openIndexes(cfg.SegmentIndexBytes)
 	}
@@ -131,7 +179,7 @@ func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, index
 	}
 	if _, err := os.Stat(segmentPath(dir, base, TxnIndexSuffix)); err == nil {
 		if _, err := s.txnIndex(); err != nil {
-			s.closeFiles()
+			s.Release()
 			return nil, err
 		}
 	}
@@ -143,7 +191,7 @@ func openSegment(dir string, base int64, cfg *Config, rebuildIndexes bool, index
 		return s, nil
 	}
 	if err := s.loadTail(); err != nil {
-		s.closeFiles()
+		s.Release()
 		return nil, err
 	}
 	return s, nil
@@ -165,7 +213,8 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		return err
 	}
 	if err := open(IndexSuffix, func(p string) (err error) {
-		s.index, err = index.OpenOffsetIndex(p, s.base, capacity)
+		x, err := index.OpenOffsetIndex(p, s.base, capacity)
+		s.idx.Store(x)
 		return err
 	}); err != nil {
 		return corrupt, fmt.Errorf("open offset index: %w", err)
@@ -174,7 +223,7 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		s.tindex, err = index.OpenTimeIndex(p, s.base, capacity)
 		return err
 	}); err != nil {
-		s.index.Close()
+		s.offsets().Close()
 		return corrupt, fmt.Errorf("open time index: %w", err)
 	}
 	return corrupt, nil
@@ -194,7 +243,7 @@ func (s *Segment) loadTail() error {
 	}
 	s.firstBatchTs.Store(first.MaxTimestamp())
 	size := s.size.Load()
-	pos := s.index.Last().Position
+	pos := s.offsets().Last().Position
 	for pos < size {
 		b, err := s.readHeader(&h, pos)
 		if err != nil {
@@ -242,31 +291,147 @@ func (s *Segment) Size() int64 { return s.size.Load() }
 // MaxTimestamp is the largest batch timestamp in the segment, -1 when empty.
 func (s *Segment) MaxTimestamp() int64 { return s.maxTs.Load() }
 
-// Fd is the log file's descriptor, for sendfile.
+// Fd is the log file's descriptor, for sendfile. It is valid while the
+// caller holds a reference (a FileRange not yet released): a sealed
+// segment's file may be closed, and reopened under another number, once
+// no reference remains.
 func (s *Segment) Fd() int { return s.fd }
 
-// acquire takes a reference for a reader; it fails when the segment has
-// already been closed.
-func (s *Segment) acquire() bool {
+// acquire takes a reference for a reader, with the log file open until
+// Release. It fails with errSegmentGone when the segment has already been
+// closed, and with a KAFKA_STORAGE_ERROR when its file cannot be reopened.
+// Allocation-free when the file is open.
+func (s *Segment) acquire() error {
 	for {
-		n := s.refs.Load()
-		if n <= 0 {
-			return false
+		st := s.state.Load()
+		if st&refMask == 0 {
+			return errSegmentGone
 		}
-		if s.refs.CompareAndSwap(n, n+1) {
-			return true
+		if st&fdOpen == 0 {
+			return s.reopen()
 		}
+		if s.state.CompareAndSwap(st, st+1) {
+			if !s.recent.Load() {
+				s.recent.Store(true)
+			}
+			return nil
+		}
+	}
+}
+
+// reopen opens the log file the cache closed and takes a reference.
+func (s *Segment) reopen() error {
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	var f File
+	for {
+		st := s.state.Load()
+		if st&refMask == 0 {
+			if f != nil {
+				f.Close()
+			}
+			return errSegmentGone
+		}
+		if st&fdOpen != 0 { // reopened by the previous holder of openMu
+			if f != nil {
+				f.Close()
+				f = nil
+			}
+			if s.state.CompareAndSwap(st, st+1) {
+				return nil
+			}
+			continue
+		}
+		if f == nil {
+			var err error
+			f, err = s.files.open(s.fs, s.path, 0)
+			if errors.Is(err, unix.ENOENT) && s.deleted.Load() {
+				f, err = s.files.open(s.fs, s.path+DeletedSuffix, 0)
+			}
+			if err != nil {
+				return fmt.Errorf("reopen segment %s: %w: %w", s.path, err, kerr.KafkaStorageError)
+			}
+			if s.files != nil {
+				s.files.opened.Add(1)
+			}
+		}
+		// Nobody reads f or fd while fdOpen is clear.
+		s.f, s.fd = f, int(f.Fd())
+		if s.state.CompareAndSwap(st, (st+1)|fdOpen) {
+			s.recent.Store(true)
+			if s.files != nil {
+				s.files.add(s)
+			}
+			return nil
+		}
+	}
+}
+
+// closeIdle closes the log file when only the log holds the segment. gone
+// reports that the file is no longer open through the cache's ring (closed
+// now or before), closed that this call closed it. Under the cache lock.
+func (s *Segment) closeIdle() (gone, closed bool) {
+	st := s.state.Load()
+	if st&fdOpen == 0 || st&refMask == 0 {
+		return true, false
+	}
+	if st&refMask != 1 || s.pinned {
+		return false, false
+	}
+	f := s.f
+	if !s.state.CompareAndSwap(st, st&^fdOpen) {
+		return false, false
+	}
+	f.Close()
+	return true, true
+}
+
+// pin keeps the log file open until unpin: the segment becomes the log's
+// active one. Writer only.
+func (s *Segment) pin() error {
+	if s.files == nil {
+		return nil
+	}
+	s.files.pin(s)
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	s.Release()
+	return nil
+}
+
+// unpin lets the cache close the log file while no read holds it: the
+// segment is sealed. Writer only.
+func (s *Segment) unpin() {
+	if s.files != nil {
+		s.files.unpin(s)
 	}
 }
 
 // Release gives back a reference taken by a read. The last release closes
 // the files, and removes them when the segment was deleted.
+//
+// A release that leaves only the log's reference while the cache holds
+// more files than its bound lets the cache evict: files held by reads (or
+// a flush) when they were added are closed once those let go, not only at
+// the next add.
 func (s *Segment) Release() {
-	if s.refs.Add(-1) == 0 {
-		s.closeFiles()
-		if s.deleted.Load() {
-			s.removeFiles()
+	st := s.state.Add(-1)
+	if st&refMask != 0 {
+		if st&refMask == 1 && s.files != nil && s.files.over() {
+			s.files.evict()
 		}
+		return
+	}
+	if s.files != nil {
+		s.files.remove(s)
+	}
+	if st&fdOpen != 0 {
+		s.f.Close()
+	}
+	s.closeIndexes()
+	if s.deleted.Load() {
+		s.removeFiles()
 	}
 }
 
@@ -295,14 +460,14 @@ func (s *Segment) indexBatch(b Batch, pos int64, size int, interval int) error {
 	if s.bytesSinceIndex > interval {
 		// An entry that finds no space for its page is left out (the
 		// next batch tries again): the indexes are sparse anyway.
-		err := s.index.Append(b.LastOffset(), pos)
+		err := s.offsets().Append(b.LastOffset(), pos)
 		switch {
 		case err == nil:
-			if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !noSpace(err) {
+			if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !skippableIndexErr(err) {
 				return fmt.Errorf("time index: %w", err)
 			}
 			s.bytesSinceIndex = 0
-		case !noSpace(err):
+		case !skippableIndexErr(err):
 			return fmt.Errorf("offset index: %w", err)
 		}
 	}
@@ -317,7 +482,7 @@ func (s *Segment) full(cfg *Config, n int64, lastOffset int64, maxTs int64, now 
 	if size == 0 {
 		return false
 	}
-	if size > cfg.SegmentBytes-n || s.index.Full() || s.tindex.Full() ||
+	if size > cfg.SegmentBytes-n || s.offsets().Full() || s.tindex.Full() ||
 		lastOffset-s.base > 1<<31-1 {
 		return true
 	}
@@ -335,11 +500,11 @@ func (s *Segment) full(cfg *Config, n int64, lastOffset int64, maxTs int64, now 
 // by time finds it) and the indexes shrink to their entries.
 func (s *Segment) seal() error {
 	if s.size.Load() > 0 {
-		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !errors.Is(err, index.ErrFull) && !noSpace(err) {
+		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !errors.Is(err, index.ErrFull) && !skippableIndexErr(err) {
 			return fmt.Errorf("seal time index: %w", err)
 		}
 	}
-	if err := s.index.Trim(); err != nil {
+	if err := s.offsets().Trim(); err != nil {
 		return err
 	}
 	return s.tindex.Trim()
@@ -347,10 +512,15 @@ func (s *Segment) seal() error {
 
 // Sync flushes the segment's file and indexes to disk.
 func (s *Segment) Sync() error {
-	if err := s.f.Sync(); err != nil {
+	if err := s.acquire(); err != nil {
+		return fmt.Errorf("fsync segment %s: %w", s.path, err)
+	}
+	err := s.f.Sync() // through the File: a test FS tracks durability here
+	s.Release()
+	if err != nil {
 		return fmt.Errorf("fsync segment: %w", err)
 	}
-	if err := s.index.Sync(); err != nil {
+	if err := s.offsets().Sync(); err != nil {
 		return err
 	}
 	if err := s.tindex.Sync(); err != nil {
@@ -362,23 +532,26 @@ func (s *Segment) Sync() error {
 	return nil
 }
 
-func (s *Segment) closeFiles() {
-	s.index.Close()
+// closeIndexes closes the indexes; the log file is closed by Release.
+func (s *Segment) closeIndexes() {
+	s.offsets().Close()
+	for _, x := range s.retired {
+		x.Unmap()
+	}
 	s.tindex.Close()
 	if t := s.txn.Load(); t != nil {
 		t.Close()
 	}
-	s.f.Close()
 }
 
 func (s *Segment) removeFiles() {
 	// After markDeleted the log file's own name may already belong to a
 	// segment that replaced this one (a cleaned segment of the same base).
-	name := s.f.Name()
+	name := s.path
 	if s.renamed {
 		name += DeletedSuffix
 	}
-	for _, p := range []string{name, s.index.Path(), s.tindex.Path()} {
+	for _, p := range []string{name, s.offsets().Path(), s.tindex.Path()} {
 		os.Remove(p)
 	}
 	if t := s.txn.Load(); t != nil {
@@ -390,10 +563,10 @@ func (s *Segment) removeFiles() {
 // restart does not load them, and drops the log's reference after delay:
 // the files go when the last in-flight read releases them.
 func (s *Segment) markDeleted(delay time.Duration) error {
-	if err := os.Rename(s.f.Name(), s.f.Name()+DeletedSuffix); err != nil {
+	if err := os.Rename(s.path, s.path+DeletedSuffix); err != nil {
 		return fmt.Errorf("rename deleted segment: %w", err)
 	}
-	s.index.Rename(s.index.Path() + DeletedSuffix)
+	s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
 	s.tindex.Rename(s.tindex.Path() + DeletedSuffix)
 	if t := s.txn.Load(); t != nil {
 		t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix))
@@ -404,6 +577,21 @@ func (s *Segment) markDeleted(delay time.Duration) error {
 		s.Release()
 	} else {
 		time.AfterFunc(delay, s.Release)
+	}
+	return nil
+}
+
+// pwriteFull writes p at off, or fails.
+func pwriteFull(fd int, p []byte, off int64) error {
+	for len(p) > 0 {
+		n, err := unix.Pwrite(fd, p, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p, off = p[n:], off+int64(n)
 	}
 	return nil
 }

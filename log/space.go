@@ -38,6 +38,14 @@ func noSpace(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }
 
+// skippableIndexErr reports whether an index entry that failed with err
+// may be left out: the file system is full, or the process is out of
+// descriptors (an index keeps none, and allocating its next page opens the
+// file for the call). The indexes are sparse; the next batch tries again.
+func skippableIndexErr(err error) bool {
+	return noSpace(err) || errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE)
+}
+
 // segmentMark is what an append changes in its segment besides the file
 // and the indexes, saved before a run of writes so a failed one can be
 // undone.
@@ -77,7 +85,7 @@ func (l *Log) outOfSpaceLocked(w *groupWriter, err error) error {
 	if terr := s.f.Truncate(s.size.Load()); terr != nil {
 		return fmt.Errorf("cut segment %d back: %w", s.base, terr)
 	}
-	s.index.TruncateTo(end)
+	s.offsets().TruncateTo(end)
 	s.tindex.TruncateTo(end)
 	s.resetLocked(w.mark)
 	if t := s.txn.Load(); t != nil {

@@ -28,14 +28,20 @@ func (l *Log) TruncateTo(offset int64) error {
 	for keep > 1 && segs[keep-1].base >= offset {
 		keep--
 	}
+	s := segs[keep-1]
+	if keep < len(segs) {
+		// A sealed segment becomes the active one: its file stays open.
+		if err := s.pin(); err != nil {
+			return err
+		}
+	}
 	for _, s := range segs[keep:] {
 		if err := s.markDeleted(0); err != nil {
 			return err
 		}
 	}
 	segs = slices.Clone(segs[:keep])
-	s := segs[keep-1]
-	pos, _, found, err := s.translate(offset, 0, s.size.Load())
+	pos, _, found, _, err := s.translate(offset, 0, s.size.Load())
 	if err != nil {
 		return err
 	}
@@ -89,7 +95,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 			return err
 		}
 	}
-	s, err := createSegment(l.dir, offset, cfg)
+	s, err := createSegment(l.dir, offset, cfg, l.files)
 	if err != nil {
 		return err
 	}

@@ -82,13 +82,12 @@ func OpenTxnIndex(path string) (*TxnIndex, error) {
 		f.Close()
 		return nil, fmt.Errorf("read txn index %s: %w", path, err)
 	}
+	f.Close() // the entries are in memory; Append reopens the file
 	entries, err := DecodeTxnIndex(data)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("txn index %s: %w", path, err)
 	}
 	t.entries.Store(&entries)
-	t.mu.f = f
 	return t, nil
 }
 

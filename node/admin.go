@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"kzero/log"
 	"kzero/net/server"
 )
 
@@ -35,6 +36,16 @@ func (n *Node) metricsHandler() http.Handler {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "stray_partitions",
 		Help: "Partition folders set aside as stray (the metadata does not name them), left for the operator."},
 		func() float64 { return float64(n.logs.Strays()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "offline_partitions", Help: "Partitions led here whose log failed to open (KAFKA_STORAGE_ERROR)."},
+		func() float64 { return float64(n.replicas.OfflineCount()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "segment_files_open", Help: "Sealed segment files open (log.segment.open.files.max bounds the idle ones)."},
+		func() float64 { return float64(n.logs.Files().Stats().Open) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "segment_files_reopened_total", Help: "Sealed segment files reopened for a read."},
+		func() float64 { return float64(n.logs.Files().Stats().Opened) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "segment_files_evicted_total", Help: "Idle sealed segment files closed to stay within the bound."},
+		func() float64 { return float64(n.logs.Files().Stats().Evicted) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "offset_index_repairs_total", Help: "Damaged offset indexes found by reads and rebuilt."},
+		func() float64 { return float64(log.IndexRepairs()) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "log_size_bytes", Help: "Bytes in all partition logs."},
 		func() float64 {
 			var size int64

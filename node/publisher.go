@@ -43,7 +43,9 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 				MinInsyncReplicas: n.minInsync(t, next),
 				Config:            logCfg,
 			}); err != nil {
-				n.logger.Error("cannot open partition", "topic", t.Name, "partition", p.Partition, "err", err)
+				// The replica is offline: Metadata, Produce and Fetch answer
+				// KAFKA_STORAGE_ERROR for it (replica.Manager.Offline).
+				n.logger.Error("cannot open partition; it is offline", "topic", t.Name, "partition", p.Partition, "err", err)
 			}
 		}
 	}

@@ -98,6 +98,7 @@ var keys = func() map[string]key {
 	b("log.cleaner.enable", "true")
 	l("log.cleaner.backoff.ms", "15000", 0)
 	l("log.cleaner.dedupe.buffer.size", "134217728", 0)
+	i("log.segment.open.files.max", "0", 0) // kzero: idle open files of sealed segments; 0 = a quarter of RLIMIT_NOFILE
 	l("producer.id.expiration.ms", "86400000", 1)
 	l("producer.id.expiration.check.interval.ms", "600000", 1)
 
@@ -476,6 +477,7 @@ func (c *brokerConfig) managerConfig(logger *slog.Logger) log.ManagerConfig {
 	m.CleanerEnable = c.bool("log.cleaner.enable")
 	m.CleanerBackoff = time.Duration(c.long("log.cleaner.backoff.ms")) * time.Millisecond
 	m.CleanerDedupeBufferSize = c.long("log.cleaner.dedupe.buffer.size")
+	m.MaxSegmentFiles = c.int("log.segment.open.files.max")
 	m.Logger = logger
 	return m
 }

@@ -99,7 +99,13 @@ var readyLine = regexp.MustCompile(`^kzero ready on (127\.0\.0\.1:\d+)$`)
 // startBinary runs kzero with args and waits for its ready line.
 func startBinary(t *testing.T, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(kzeroBinary(t), args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	return startCommand(t, exec.Command(kzeroBinary(t), args...))
+}
+
+// startCommand runs cmd, which execs kzero, and waits for its ready line.
+func startCommand(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -146,6 +152,12 @@ func startBinary(t *testing.T, args ...string) *process {
 // stop sends SIGTERM and waits for the exit, which must be clean.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
+	p.stopWithin(t, 60*time.Second)
+}
+
+// stopWithin is stop with a wait of d.
+func (p *process) stopWithin(t *testing.T, d time.Duration) {
+	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -154,8 +166,8 @@ func (p *process) stop(t *testing.T) {
 		if p.err != nil {
 			t.Fatalf("kzero exited with %v after SIGTERM; stderr:\n%s", p.err, p.stderr)
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("kzero still running 60s after SIGTERM; stderr:\n%s", p.stderr)
+	case <-time.After(d):
+		t.Fatalf("kzero still running %v after SIGTERM; stderr:\n%s", d, p.stderr)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/metadata"
+	"kzero/log"
 	"kzero/net/server"
 )
 
@@ -53,7 +54,7 @@ func (h *Handler) metadata(req *server.Request) error {
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range img.Topics() {
-			resp.Topics = append(resp.Topics, topicMetadata(t, r.Version))
+			resp.Topics = append(resp.Topics, h.localTopicMetadata(t, r.Version))
 		}
 		respond(req, resp)
 		return nil
@@ -71,7 +72,7 @@ func (h *Handler) metadata(req *server.Request) error {
 			t = img.TopicByID(rt.TopicID)
 		}
 		if t != nil {
-			resp.Topics = append(resp.Topics, topicMetadata(t, r.Version))
+			resp.Topics = append(resp.Topics, h.localTopicMetadata(t, r.Version))
 			continue
 		}
 		mt := kmsg.NewMetadataResponseTopic()
@@ -103,6 +104,24 @@ func (h *Handler) autoCreate(name string, allowed bool, img *metadata.Image) (*m
 	}
 	img = h.cluster.Image()
 	return img.Topic(name), img
+}
+
+// localTopicMetadata is topicMetadata with this broker's offline replicas
+// (a log that failed to open) answered KAFKA_STORAGE_ERROR, as Kafka
+// answers for a replica on an offline log dir.
+func (h *Handler) localTopicMetadata(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic {
+	mt := topicMetadata(t, version)
+	if h.replicas == nil || h.replicas.OfflineCount() == 0 {
+		return mt
+	}
+	for i := range mt.Partitions {
+		mp := &mt.Partitions[i]
+		if mp.Leader == h.cfg.NodeID && h.replicas.Offline(log.TopicPartition{Topic: t.Name, Partition: mp.Partition}) != nil {
+			mp.ErrorCode = kerr.KafkaStorageError.Code
+			mp.OfflineReplicas = []int32{h.cfg.NodeID}
+		}
+	}
+	return mt
 }
 
 func topicMetadata(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic {

@@ -9,6 +9,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,6 +17,7 @@ import (
 
 	"kzero/coord"
 	"kzero/coord/topicconfig"
+	"kzero/log"
 	"kzero/net/server"
 )
 
@@ -72,6 +74,9 @@ func (h *Handler) createTopics(req *server.Request) error {
 		}
 		res := results[index[i]]
 		rt.TopicID = res.ID
+		if res.Err == nil && !r.ValidateOnly {
+			res.Err, res.Message = h.offlineCreated(t.Topic)
+		}
 		if res.Err != nil {
 			rt.ErrorCode = res.Err.Code
 			if res.Message != "" {
@@ -94,6 +99,35 @@ func (h *Handler) createTopics(req *server.Request) error {
 	}
 	respond(req, resp)
 	return nil
+}
+
+// offlineCreated reports KAFKA_STORAGE_ERROR for a topic just created with
+// partitions led here whose logs failed to open (CreateTopics returns once
+// this broker applied the topic), so a creation is never a silent success.
+func (h *Handler) offlineCreated(name string) (*kerr.Error, string) {
+	if h.replicas == nil || h.replicas.OfflineCount() == 0 {
+		return nil, ""
+	}
+	t := h.cluster.Image().Topic(name)
+	if t == nil {
+		return nil, ""
+	}
+	var offline []int32
+	var cause error
+	for _, p := range t.Partitions {
+		if p.Leader != h.cfg.NodeID {
+			continue
+		}
+		if err := h.replicas.Offline(log.TopicPartition{Topic: name, Partition: p.Partition}); err != nil {
+			offline = append(offline, p.Partition)
+			cause = err
+		}
+	}
+	if len(offline) == 0 {
+		return nil, ""
+	}
+	return kerr.KafkaStorageError, fmt.Sprintf("topic %s was created, but %d of its partitions (%v) failed to open on broker %d: %v",
+		name, len(offline), offline[:min(len(offline), 20)], h.cfg.NodeID, cause)
 }
 
 // timeout turns a request's timeout into a duration, with a floor so a
