@@ -17,12 +17,17 @@ import (
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 
+	"kzero/coord/control"
 	"kzero/coord/metadata"
 	"kzero/coord/wal"
 )
 
 // DefaultSnapshotEvery is how many applied entries separate two snapshots.
 const DefaultSnapshotEvery = 10000
+
+// electionTicks is raft's election timeout in ticks (1s at the default
+// 100ms tick, Kafka's controller.quorum.election.timeout.ms).
+const electionTicks = 10
 
 // DefaultSnapshotKeep is how many entries behind a snapshot a voter keeps.
 const DefaultSnapshotKeep = 5000
@@ -65,6 +70,10 @@ type Config struct {
 	// ValidateBrokerConfig checks a dynamic broker config that is not a
 	// synonym of a topic config (those are checked here). Nil refuses them.
 	ValidateBrokerConfig func(key, value string) error
+
+	// BrokerSessionTimeout is broker.session.timeout.ms: a broker the
+	// quorum leader has not heard from for longer is fenced. Default 9s.
+	BrokerSessionTimeout time.Duration
 
 	TickInterval time.Duration // raft tick; default 100ms
 	StartTimeout time.Duration // how long Open waits for the quorum; default 30s
@@ -191,6 +200,9 @@ func (cfg *Config) setDefaults() error {
 	if cfg.Features == nil {
 		cfg.Features = map[string]int16{"metadata.version": metadata.MetadataVersion}
 	}
+	if cfg.BrokerSessionTimeout <= 0 {
+		cfg.BrokerSessionTimeout = 9 * time.Second
+	}
 	if cfg.TickInterval <= 0 {
 		cfg.TickInterval = 100 * time.Millisecond
 	}
@@ -258,7 +270,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                       raftID(cfg.NodeID),
-		ElectionTick:             10,
+		ElectionTick:             electionTicks,
 		HeartbeatTick:            1,
 		Storage:                  st,
 		Applied:                  snapIndex,
@@ -351,13 +363,28 @@ func (c *Controller) start(ctx context.Context) error {
 	for _, name := range slices.Sorted(maps.Keys(c.cfg.Features)) {
 		boot = append(boot, &metadata.FeatureLevel{Name: name, Level: c.cfg.Features[name]})
 	}
-	reg := &metadata.RegisterBroker{ID: c.cfg.NodeID, Incarnation: metadata.NewUUID(), Epoch: -1, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners}
-	groups := [][]metadata.Record{{reg}}
-	if c.Image().ClusterID() == "" {
-		// Rejected harmlessly if replay has yet to reach the cluster record.
-		groups = [][]metadata.Record{boot, {reg}}
-	}
+	// A new incarnation of this broker registers fenced, as Kafka's do; the
+	// active controller unfences it (and elects it where it can lead) once
+	// it has caught up. The previous incarnation is gone: the log dirs'
+	// lock says no other process runs on them. So no session of it is
+	// waited out (Kafka's DUPLICATE_BROKER_REGISTRATION): its leaderships
+	// are dropped in the same group.
+	incarnation := metadata.NewUUID()
 	for {
+		img := c.Image()
+		// A decider that has known every session since now and sees the
+		// registration after all of them have expired.
+		self, now := control.New(control.Config{SessionTimeout: time.Nanosecond}), time.Now()
+		self.Tick(img, now)
+		groups, reply := self.Register(img, now.Add(time.Second), control.Registration{Broker: c.cfg.NodeID, Incarnation: incarnation,
+			Rack: c.cfg.Rack, Listeners: c.cfg.Listeners})
+		if reply.Err != nil && reply.Err != kerr.InconsistentClusterID {
+			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, reply.Err.Message, reply.Message)
+		}
+		if img.ClusterID() == "" {
+			// Rejected harmlessly if replay has yet to reach the cluster record.
+			groups = append([][]metadata.Record{boot}, groups...)
+		}
 		res, err := c.propose(ctx, groups)
 		if err != nil {
 			return fmt.Errorf("metadata: register broker %d: %w", c.cfg.NodeID, err)
@@ -366,12 +393,27 @@ func (c *Controller) start(ctx context.Context) error {
 		if last == nil {
 			break
 		}
-		if last.Err != kerr.NotController {
+		switch last.Err {
+		case kerr.NotController, kerr.InvalidUpdateVersion, kerr.StaleBrokerEpoch:
+			// No leader elected yet, or decided on an image replay has
+			// moved past: decide again.
+		default:
 			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, last.Err.Message, last.Message)
 		}
-		select { // no leader elected yet
+		select {
 		case <-ctx.Done():
 			return fmt.Errorf("metadata: no quorum leader: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// Serve once unfenced: the partitions it can lead have their leader.
+	for {
+		if b, ok := c.Image().Broker(c.cfg.NodeID); ok && b.Incarnation == incarnation && !b.Fenced {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("metadata: broker %d registered but not unfenced by the controller: %w", c.cfg.NodeID, ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

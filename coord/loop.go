@@ -24,6 +24,7 @@ type loop struct {
 	snapIndex uint64 // index of the newest snapshot
 	lead      uint64 // raft id of the leader, 0 if unknown
 	pending   map[uint64]*pending
+	active    *activeController // while this node leads the quorum
 }
 
 // run drives raft: ticks, proposals and incoming messages step the node;
@@ -53,6 +54,7 @@ func (l *loop) run() {
 			l.rn.Tick()
 			l.expire()
 			l.observeQuorum(now)
+			l.drive(now)
 		case p := <-c.proposec:
 			l.propose(p)
 			// Take whatever else is queued: one Ready, one fsync for all.
@@ -202,6 +204,7 @@ func (l *loop) applyEntries(ents []*pb.Entry) (*metadata.Image, []delivery) {
 				}
 			}
 			if p.Proposer == c.cfg.NodeID && p.Session == c.session {
+				l.ownApplied(p.Seq)
 				if w := l.pending[p.Seq]; w != nil {
 					delete(l.pending, p.Seq)
 					done = append(done, delivery{w, results})

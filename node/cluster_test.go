@@ -68,6 +68,8 @@ func nodeConfig(id int32, dir string, voters map[int32]string) Config {
 		// down catches up by snapshot.
 		MetadataSnapshotEvery: 8,
 		MetadataSnapshotKeep:  -1,
+		// The last nodes of a test's cleanup have no quorum left.
+		ControlledShutdownTimeout: 5 * time.Second,
 	}
 }
 
@@ -281,8 +283,19 @@ func TestThreeNodeQuorum(t *testing.T) {
 	// The quorum leader stops: the two others elect a new one and
 	// metadata changes go on.
 	old := c.leader(ctx)
-	c.stop(old)
+	c.stop(old) // a controlled shutdown first
 	other := (old + 1) % 3
+	// Its leaderships left before it stopped: with no follower in sync
+	// (no replication yet), its partitions have no leader until it is back.
+	img := c.nodes[other].Controller().Image()
+	if b, _ := img.Broker(int32(old + 1)); b == nil || !b.InControlledShutdown && !b.Fenced {
+		t.Fatalf("stopped broker %d: %+v", old+1, b)
+	}
+	for _, p := range img.Topic("spread").Partitions {
+		if p.Leader == int32(old+1) {
+			t.Fatalf("partition %d still led by the stopped broker %d", p.Partition, old+1)
+		}
+	}
 	_, adm = c.client(other)
 	res, err = adm.CreateTopic(ctx, 2, 2, nil, "after")
 	if err != nil || res.Err != nil {
@@ -306,6 +319,23 @@ func TestThreeNodeQuorum(t *testing.T) {
 	c.waitTopic(ctx, old, "while-down-9")
 	if n := c.nodes[old].Controller().SnapshotsReceived(); n == 0 {
 		t.Fatal("the restarted voter caught up without a snapshot")
+	}
+	// Back and unfenced, it leads its partitions again.
+	for {
+		img := c.nodes[other].Controller().Image()
+		back := true
+		for _, p := range img.Topic("spread").Partitions {
+			if slices.Equal(p.ISR, []int32{int32(old + 1)}) && p.Leader != int32(old+1) {
+				back = false
+			}
+		}
+		if b, _ := img.Broker(int32(old + 1)); back && b != nil && !b.Fenced && !b.InControlledShutdown {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("broker %d never led its partitions again", old+1)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	// And it goes on following.
 	if res, err := adm.CreateTopic(ctx, 1, 3, nil, "last"); err != nil || res.Err != nil {

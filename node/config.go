@@ -2,6 +2,7 @@ package node
 
 import (
 	"log/slog"
+	"time"
 
 	"kzero/coord/group"
 	"kzero/coord/txn"
@@ -30,6 +31,12 @@ type Config struct {
 	// log's snapshots (coord.Config); zero: the defaults.
 	MetadataSnapshotEvery uint64
 	MetadataSnapshotKeep  int64
+	// BrokerSessionTimeout is broker.session.timeout.ms (default 9s): the
+	// quorum leader fences a node it has not heard from for longer.
+	BrokerSessionTimeout time.Duration
+	// ControlledShutdownTimeout bounds how long Stop waits for this node's
+	// leaderships to move (default 30s, Kafka's controlled shutdown).
+	ControlledShutdownTimeout time.Duration
 
 	Logs   log.ManagerConfig // log.dirs and the log.* settings
 	Server server.Config     // the listener's settings; Addr, Inline and Logger are the node's
@@ -53,6 +60,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.ControlledShutdownTimeout <= 0 {
+		c.ControlledShutdownTimeout = 30 * time.Second
 	}
 	if c.NumPartitions <= 0 {
 		c.NumPartitions = 1

@@ -142,6 +142,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		ControllerAddr:           cfg.ControllerAddr,
 		SnapshotEvery:            cfg.MetadataSnapshotEvery,
 		SnapshotKeep:             cfg.MetadataSnapshotKeep,
+		BrokerSessionTimeout:     cfg.BrokerSessionTimeout,
 		ClusterID:                clusterID,
 		Bootstrap:                !hasData,
 		Dir:                      filepath.Join(n.logs.Dirs()[0], "__cluster_metadata-0"),
@@ -258,6 +259,15 @@ func (n *Node) ServerStats() server.Stats { return n.srv.Stats() }
 // and the logs (flushing them and writing their checkpoints).
 func (n *Node) Stop(ctx context.Context) error {
 	var errs []error
+	if n.ctrl != nil && n.ctrl.Err() == nil {
+		// Controlled shutdown: leaderships leave before the listener does,
+		// so clients move on without errors.
+		sctx, cancel := context.WithTimeout(ctx, n.cfg.ControlledShutdownTimeout)
+		if err := n.ctrl.ControlledShutdown(sctx); err != nil {
+			n.logger.Warn("controlled shutdown did not finish; stopping anyway", "err", err)
+		}
+		cancel()
+	}
 	if n.admin != nil {
 		errs = append(errs, n.admin.Shutdown(ctx))
 	}

@@ -76,6 +76,7 @@ func (c *procCluster) args(i int) []string {
 		"--override", "controller.listener.names=CONTROLLER",
 		"--override", "controller.quorum.voters=" + c.voters,
 		"--override", "broker.rack=rack-" + strconv.Itoa(i%2),
+		"--override", "broker.session.timeout.ms=2000",
 		"--override", "log.dirs=" + c.dirs[i],
 		"--override", "admin.listener=127.0.0.1:0",
 	}
@@ -236,6 +237,56 @@ func clusterProcesses(t *testing.T, n int) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// A broker killed -9 stops heartbeating: it is fenced, Metadata no
+	// longer lists it, its partitions have no leader (no follower is in
+	// sync without replication); restarted, it leads them again.
+	lead := c.controller(ctx, 0)
+	victim := int32(1)
+	if victim == lead {
+		victim = 2
+	}
+	c.kill(int(victim - 1))
+	watcher := int(lead - 1)
+	ledBy := func(id int32) (brokers []int32, led []int32) {
+		m, err := c.nodeAdmin(watcher).Metadata(ctx, "placed")
+		if err != nil {
+			return nil, nil
+		}
+		for _, b := range m.Brokers {
+			brokers = append(brokers, b.NodeID)
+		}
+		for _, p := range m.Topics["placed"].Partitions {
+			if p.Leader == id {
+				led = append(led, p.Partition)
+			}
+		}
+		return brokers, led
+	}
+	for {
+		brokers, led := ledBy(victim)
+		if brokers != nil && !slices.Contains(brokers, victim) && len(led) == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("killed broker %d never fenced: brokers %v, still leads %v", victim, brokers, led)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.start(int(victim - 1))
+	if t.Failed() {
+		t.FailNow()
+	}
+	for {
+		brokers, led := ledBy(victim)
+		if slices.Contains(brokers, victim) && len(led) > 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("restarted broker %d leads nothing: brokers %v", victim, brokers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	// The majority lost: metadata changes fail with a clear error within
 	// the request's timeout, and partitions the survivor leads keep being
 	// served.

@@ -135,6 +135,8 @@ var keys = func() map[string]key {
 
 	// The metadata quorum (static voters, KIP-595).
 	s("controller.quorum.voters", "")
+	i("broker.session.timeout.ms", "9000", 1)
+	i("broker.heartbeat.interval.ms", "2000", 1) // kzero: liveness comes from the quorum's own traffic
 	s("controller.listener.names", "")
 	s("listener.security.protocol.map", "")
 

@@ -33,14 +33,15 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		return node.Config{}, err
 	}
 	return node.Config{
-		NodeID:         int32(c.int("node.id")),
-		Voters:         voters,
-		ControllerAddr: ctrlAddr,
-		Rack:           c.str("broker.rack"),
-		ListenAddr:     addr,
-		AdvertisedAddr: adv,
-		AdminAddr:      c.str("admin.listener"),
-		Logs:           c.managerConfig(logger),
+		NodeID:               int32(c.int("node.id")),
+		Voters:               voters,
+		BrokerSessionTimeout: msDuration(c.long("broker.session.timeout.ms")),
+		ControllerAddr:       ctrlAddr,
+		Rack:                 c.str("broker.rack"),
+		ListenAddr:           addr,
+		AdvertisedAddr:       adv,
+		AdminAddr:            c.str("admin.listener"),
+		Logs:                 c.managerConfig(logger),
 		Server: server.Config{
 			Loops:                 c.int("num.network.threads"),
 			MaxRequestBytes:       c.int("socket.request.max.bytes"),

@@ -33,6 +33,9 @@ func (h *Handler) metadata(req *server.Request) error {
 	img := h.cluster.Image()
 	resp := kmsg.NewPtrMetadataResponse()
 	for _, b := range img.Brokers() {
+		if b.Fenced {
+			continue // Kafka lists the live brokers only
+		}
 		for _, l := range b.Listeners {
 			if l.Name != "PLAINTEXT" {
 				continue

@@ -107,7 +107,7 @@ func (h *Handler) internalTopic(name string, spec func(liveBrokers int) (int32, 
 	if t := img.Topic(name); t != nil {
 		return t, img
 	}
-	parts, rf, configs := spec(len(img.Brokers()))
+	parts, rf, configs := spec(len(img.LiveBrokers()))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res := h.cluster.CreateTopics(ctx, []coord.TopicSpec{{Name: name, NumPartitions: parts, ReplicationFactor: rf, Configs: configs}}, false)

@@ -5,7 +5,7 @@ package api
 // (KIP-919: a broker listener answers only for brokers, 1; an unknown type
 // is UNSUPPORTED_ENDPOINT_TYPE, the controllers' type 2
 // MISMATCHED_ENDPOINT_TYPE, both INVALID_REQUEST at v0); v2 lists fenced
-// brokers on request (KIP-1073; none is fenced in the image yet). The
+// brokers on request (KIP-1073). The
 // controller id is the image's, as Metadata gives it. Without an
 // authorizer every cluster operation is allowed: the authorized
 // operations are all of CLUSTER's when asked for, else Kafka's "omitted".
@@ -64,12 +64,15 @@ func (h *Handler) describeCluster(req *server.Request) error {
 		resp.ClusterAuthorizedOperations = clusterOperations
 	}
 	for _, b := range img.Brokers() {
+		if b.Fenced && !r.IncludeFencedBrokers {
+			continue
+		}
 		for _, l := range b.Listeners {
 			if l.Name != "PLAINTEXT" {
 				continue
 			}
 			rb := kmsg.NewDescribeClusterResponseBroker()
-			rb.NodeID, rb.Host, rb.Port = b.ID, l.Host, l.Port
+			rb.NodeID, rb.Host, rb.Port, rb.IsFenced = b.ID, l.Host, l.Port, b.Fenced
 			if b.Rack != "" {
 				rack := b.Rack
 				rb.Rack = &rack
