@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +42,9 @@ func (h *Handler) startAutoCreate(name string) {
 	if c.inflight == nil {
 		c.inflight = map[string]struct{}{}
 	}
+	// The name aliases the request's buffer, which is reused once the
+	// response is sent; the creation outlives it.
+	name = strings.Clone(name)
 	c.inflight[name] = struct{}{}
 	c.mu.Unlock()
 	go func() {
