@@ -194,6 +194,34 @@ func TestConsumerProtocolRegexPicksUpNewTopic(t *testing.T) {
 	}
 }
 
+// The coordinator matches a regex against every topic, internal ones
+// included, as Kafka does: a member whose pattern matches
+// __consumer_offsets is assigned all of its partitions. (kgo matches only
+// ordinary topics itself, so the pattern also names one: kgo joins once
+// something matches, then adopts what the coordinator assigns.)
+func TestConsumerProtocolRegexMatchesInternalTopic(t *testing.T) {
+	b := startConsumerProtocolBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	prod := newClient(t, b)
+	adm := kadm.NewClient(prod)
+	createTopic(t, ctx, prod, "plain", 1, nil)
+	cl := groupClient(t, b, "internal-rx", "^(__consumer_offsets|plain)$", append(serverSide(kgo.StickyBalancer()), kgo.ConsumeRegex())...)
+	go func() {
+		for {
+			if fs := cl.PollFetches(ctx); ctx.Err() != nil || fs.IsClientClosed() {
+				return
+			}
+		}
+	}()
+	// offsets.topic.num.partitions is 5 in startGroupBroker.
+	g := waitConsumerGroup(t, ctx, adm, "internal-rx", settled(1, 6))
+	if got := len(g.Members[0].Assignment["__consumer_offsets"]); got != 5 {
+		t.Fatalf("member assigned %v, want the 5 partitions of __consumer_offsets", g.Members[0].Assignment)
+	}
+}
+
 // Offsets committed by a KIP-848 member (OffsetCommit v9 with its member
 // epoch) survive a broker restart, and the group resumes at them.
 func TestConsumerProtocolResumesAfterRestart(t *testing.T) {

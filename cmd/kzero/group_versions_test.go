@@ -40,7 +40,7 @@ func TestGroupAPIVersions(t *testing.T) {
 	for _, k := range av.ApiKeys {
 		served[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	for key, want := range map[int16][2]int16{8: {2, 9}, 9: {1, 9}, 10: {0, 6}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
+	for key, want := range map[int16][2]int16{8: {0, 9}, 9: {0, 9}, 10: {0, 6}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
 		68: {0, 1}, 69: {0, 1}} {
 		if served[key] != want {
 			t.Errorf("%s: versions %v, want %v", kmsg.NameForKey(key), served[key], want)

@@ -265,7 +265,7 @@ func compileSubscription(expr string) (*regexp.Regexp, error) {
 }
 
 // resolve maps each member's subscription (names that exist, and the
-// topics its regex matches, internal topics excepted) to topic ids, with
+// topics its regex matches, internal ones too, as Kafka) to topic ids, with
 // the subscribed topics and a hash of their metadata (names, ids and
 // partition counts), which changes when a subscribed topic is created,
 // deleted or grows.
@@ -287,7 +287,7 @@ func (cg *consumerGroup) resolve(topics Topics, members map[string]*memberMeta) 
 					all = topics.All()
 				}
 				for _, t := range all {
-					if !t.Internal && re.MatchString(t.Name) {
+					if re.MatchString(t.Name) {
 						ids = append(ids, t.ID)
 						subscribed[t.ID] = assignTopic{id: t.ID, name: t.Name, partitions: t.Partitions}
 					}

@@ -364,6 +364,30 @@ func TestConsumerGroupRegexSubscription(t *testing.T) {
 	}
 }
 
+// Kafka resolves a regex over every topic name, internal topics included:
+// a member whose pattern matches __consumer_offsets is assigned it.
+func TestConsumerGroupRegexMatchesInternalTopics(t *testing.T) {
+	n := openNode(t, t.TempDir())
+	c, topics := consumerCoordinator(t, n)
+	topics.add(c, TopicName, 3)
+	for _, tc := range []struct {
+		regex string
+		want  int // partitions of __consumer_offsets assigned
+	}{
+		{"__consumer_offsets", 3},
+		{"__.*", 3},
+		{".*", 3},
+		{"consumer_offsets", 0}, // the whole name must match
+	} {
+		m := newMember(t, c, "g-"+tc.regex, "m1")
+		m.regex = &tc.regex
+		m.beat()
+		if got := len(m.owned[tidOf(TopicName)]); got != tc.want {
+			t.Errorf("regex %q: %d partitions of %s assigned, want %d (owned %v)", tc.regex, got, TopicName, tc.want, m.owned)
+		}
+	}
+}
+
 func TestConsumerGroupRequestErrors(t *testing.T) {
 	n := openNode(t, t.TempDir())
 	c, _ := consumerCoordinator(t, n)

@@ -526,6 +526,9 @@ func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retent
 			continue
 		}
 		v := Offset{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: strings.Clone(o.Metadata), CommitTime: now, ExpireTime: -1}
+		if o.CommitTime > 0 {
+			v.CommitTime = o.CommitTime
+		}
 		if retentionMs >= 0 {
 			v.ExpireTime = now + retentionMs
 		}

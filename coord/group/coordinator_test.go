@@ -383,6 +383,12 @@ func TestCoordinatorExpiresOffsetsAndEmptyGroups(t *testing.T) {
 	commit("old")
 	now += 1000
 	commit("new")
+	// An OffsetCommit v1 commit time counts instead of the clock: dated
+	// a second before "old", it expires with it.
+	if codes := c.CommitOffsets(&CommitRequest{Group: "v1-dated", Generation: -1, RetentionMs: -1,
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 1, CommitTime: now - 2000}}}); codes[0] != 0 {
+		t.Fatalf("commit %v", codes)
+	}
 	// v2-v4 commits may set their own retention.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "short", Generation: -1, RetentionMs: 10,
 		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 1}}}); codes[0] != 0 {

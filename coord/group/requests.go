@@ -111,6 +111,10 @@ type CommitOffset struct {
 	Offset      int64
 	LeaderEpoch int32
 	Metadata    string
+	// CommitTime, when positive, is the commit time the client gave
+	// (OffsetCommit v1); otherwise the coordinator's clock is. Expiry
+	// counts from it.
+	CommitTime int64
 }
 
 // CommitRequest is an OffsetCommit request.

@@ -1,6 +1,8 @@
 package api
 
-// ListOffsets: v1-v10. Special timestamps: -1 latest (the high watermark,
+// ListOffsets: v0-v10. v0 (removed from Kafka 4.0 by KIP-896, served for
+// the clients still using it, Burrow 1.2 among them) answers as Kafka 3.9
+// did: see legacy_offsets.go. From v1, special timestamps: -1 latest (the high watermark,
 // or the last stable offset for read_committed), -2 earliest (the log
 // start offset), -3 the record with the largest timestamp (v7+, KIP-734),
 // -4 earliest local (v8+, KIP-405; the log start, nothing is tiered), -5
@@ -16,7 +18,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.ListOffsets.Int16(), 1, 10, (*Handler).listOffsets) }
+func init() { register(kmsg.ListOffsets.Int16(), 0, 10, (*Handler).listOffsets) }
 
 func (h *Handler) listOffsets(req *server.Request) error {
 	r := kmsg.NewPtrListOffsetsRequest()
@@ -33,6 +35,15 @@ func (h *Handler) listOffsets(req *server.Request) error {
 			rp := kmsg.NewListOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
+			if r.Version == 0 {
+				var err error
+				tp := log.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+				if rp.OldStyleOffsets, err = h.legacyOffsets(tp, p.Timestamp, p.MaxNumOffsets, r.ReplicaID); err != nil {
+					rp.ErrorCode = errCode(err)
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			if err := h.listOffset(log.TopicPartition{Topic: t.Topic, Partition: p.Partition}, p, r.IsolationLevel == 1, &rp); err != nil {
 				rp.ErrorCode = errCode(err)
 				rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1

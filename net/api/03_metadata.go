@@ -2,15 +2,17 @@ package api
 
 // Metadata: v0-v13 (v0-v3 restored by KAFKA-18648 for kafka-python and
 // aiokafka). Topics by name, or by id from v10. A null topic list (or an
-// empty one in v0) asks for every topic. Missing topics are created when
-// the request allows it (always before v4) and auto.create.topics.enable
-// is set; creation goes through the metadata quorum and is complete when
-// the response is built, so the client sees the topic at once.
+// empty one in v0) asks for every topic. A missing topic named in the
+// request is created when the request allows it (always before v4) and
+// auto.create.topics.enable is set, as Kafka 4.x (KRaft) does it: the
+// creation starts in the background and this response answers the topic
+// UNKNOWN_TOPIC_OR_PARTITION, with no partitions and no id, in every
+// version; the client's retry finds the topic. (Kafka's ZooKeeper-era
+// LEADER_NOT_AVAILABLE went with ZooKeeper.) An invalid name is
+// INVALID_TOPIC_EXCEPTION and is not created. Topics named by id are
+// never created.
 
 import (
-	"context"
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -68,8 +70,8 @@ func (h *Handler) metadata(req *server.Request) error {
 		switch {
 		case rt.Topic != nil:
 			t = img.Topic(*rt.Topic)
-			if t == nil {
-				t, img = h.autoCreate(*rt.Topic, autoCreate, img)
+			if t == nil && autoCreate && metadata.ValidateTopicName(*rt.Topic) == nil {
+				h.startAutoCreate(*rt.Topic)
 			}
 		default:
 			t = img.TopicByID(rt.TopicID)
@@ -83,30 +85,17 @@ func (h *Handler) metadata(req *server.Request) error {
 		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		if rt.Topic == nil {
 			mt.ErrorCode = kerr.UnknownTopicID.Code
-		} else if metadata.ValidateTopicName(*rt.Topic) != nil {
-			mt.ErrorCode = kerr.InvalidTopicException.Code
+		} else {
+			mt.IsInternal = isInternalTopic(*rt.Topic)
+			if metadata.ValidateTopicName(*rt.Topic) != nil {
+				mt.ErrorCode = kerr.InvalidTopicException.Code
+			}
 		}
 		mt.AuthorizedOperations = authorizedOperationsOmitted
 		resp.Topics = append(resp.Topics, mt)
 	}
 	respond(req, resp)
 	return nil
-}
-
-// autoCreate creates a missing topic when allowed and returns it with the
-// image that holds it; nil when it was not created.
-func (h *Handler) autoCreate(name string, allowed bool, img *metadata.Image) (*metadata.Topic, *metadata.Image) {
-	if !allowed || metadata.ValidateTopicName(name) != nil {
-		return nil, img
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := h.cluster.AutoCreateTopic(ctx, name); err != nil {
-		h.logger.Warn("auto topic creation failed", "topic", name, "err", err)
-		return nil, img
-	}
-	img = h.cluster.Image()
-	return img.Topic(name), img
 }
 
 // localTopicMetadata is topicMetadata with this broker's offline replicas

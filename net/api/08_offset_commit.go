@@ -1,6 +1,13 @@
 package api
 
-// OffsetCommit: v2-v9 (v0/v1 removed by KIP-896). v2-v4 carry a retention
+// OffsetCommit: v0-v9. KIP-896 removed v0/v1 from Kafka 4.0; kzero serves
+// them for the clients still using them (sarama before 1.23 commits with
+// v1). v0 has no generation or member: a commit outside group management,
+// stored in __consumer_offsets like any other (Kafka 3.9 wrote v0 commits
+// to ZooKeeper, and refused them in KRaft mode; kzero has no ZooKeeper).
+// v1 adds the generation and member, and a commit timestamp per partition
+// that, when set, is the offset's commit time (expiry counts from it), as
+// Kafka's coordinator keeps it. v2-v4 carry a retention
 // time that sets the offsets' expiry (KIP-211 dropped it in v5); v6 adds
 // the leader epoch (KIP-320), v7 group.instance.id (KIP-345), v8 is
 // flexible. A commit with generation -1 and no member is outside group
@@ -25,7 +32,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.OffsetCommit.Int16(), 2, 9, (*Handler).offsetCommit) }
+func init() { register(kmsg.OffsetCommit.Int16(), 0, 9, (*Handler).offsetCommit) }
 
 func (h *Handler) offsetCommit(req *server.Request) error {
 	r := kmsg.NewPtrOffsetCommitRequest()
@@ -63,6 +70,9 @@ func (h *Handler) offsetCommit(req *server.Request) error {
 				Offset: p.Offset, LeaderEpoch: -1}
 			if r.Version >= 6 {
 				o.LeaderEpoch = p.LeaderEpoch
+			}
+			if r.Version == 1 {
+				o.CommitTime = p.Timestamp
 			}
 			if p.Metadata != nil {
 				o.Metadata = *p.Metadata

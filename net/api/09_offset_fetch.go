@@ -1,6 +1,8 @@
 package api
 
-// OffsetFetch: v1-v9 (v0 removed by KIP-896). v1 names its partitions;
+// OffsetFetch: v0-v9. KIP-896 removed v0 from Kafka 4.0; kzero serves it,
+// the same as v1 (Kafka 3.9 read v0 from ZooKeeper, the store of v0
+// commits; kzero keeps those in __consumer_offsets). v0/v1 name partitions;
 // from v2 a null topic list asks for every committed offset of the group
 // and errors about the group are top-level; v5 returns leader epochs
 // (KIP-320); v6 is flexible; v7 adds require_stable (KIP-447: a partition
@@ -19,7 +21,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.OffsetFetch.Int16(), 1, 9, (*Handler).offsetFetch) }
+func init() { register(kmsg.OffsetFetch.Int16(), 0, 9, (*Handler).offsetFetch) }
 
 func (h *Handler) offsetFetch(req *server.Request) error {
 	r := kmsg.NewPtrOffsetFetchRequest()

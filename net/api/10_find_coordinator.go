@@ -21,7 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/metadata"
 	"kzero/coord/txn"
@@ -107,12 +106,10 @@ func (h *Handler) internalTopic(name string, spec func(liveBrokers int) (int32, 
 	if t := img.Topic(name); t != nil {
 		return t, img
 	}
-	parts, rf, configs := spec(len(img.LiveBrokers()))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res := h.cluster.CreateTopics(ctx, []coord.TopicSpec{{Name: name, NumPartitions: parts, ReplicationFactor: rf, Configs: configs}}, false)
-	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
-		h.logger.Warn("cannot create an internal topic", "topic", name, "err", err, "message", res[0].Message)
+	if err := h.createInternalTopic(ctx, name, spec); err != nil {
+		h.logger.Warn("cannot create an internal topic", "topic", name, "err", err)
 	}
 	img = h.cluster.Image()
 	return img.Topic(name), img

@@ -49,6 +49,7 @@ type Handler struct {
 	producerIDs *coord.ProducerIDs
 	markers     txn.MarkerWriter
 	sessions    fetchSessions
+	creating    autoCreator
 	logger      *slog.Logger
 }
 
