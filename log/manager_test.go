@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -87,8 +88,13 @@ func TestManagerLifecycle(t *testing.T) {
 }
 
 // The manager's cleaner compacts a compacted log in the background and
-// checkpoints where it stopped.
+// checkpoints where it stopped. In a synctest bubble its timer runs on a
+// fake clock: one backoff later the first pass has run.
 func TestManagerRunsCleaner(t *testing.T) {
+	synctest.Test(t, testManagerRunsCleaner)
+}
+
+func testManagerRunsCleaner(t *testing.T) {
 	dir := t.TempDir()
 	cfg := DefaultManagerConfig(dir)
 	cfg.Defaults = testConfig()
@@ -98,6 +104,12 @@ func TestManagerRunsCleaner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	closed := false
+	t.Cleanup(func() { // a failed test must not leave the bubble's goroutines
+		if !closed {
+			m.Close()
+		}
+	})
 	lc := testConfig()
 	lc.Compact, lc.Delete = true, false
 	lc.SegmentBytes = 4 << 10
@@ -112,13 +124,12 @@ func TestManagerRunsCleaner(t *testing.T) {
 	l.OnHighWatermark(l.LogEndOffset())
 	before := l.Size()
 	m.Start()
-	deadline := time.Now().Add(20 * time.Second)
-	for l.FirstDirtyOffset() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	time.Sleep(cfg.CleanerBackoff)
+	synctest.Wait()
 	if l.FirstDirtyOffset() == 0 || l.Size() >= before {
 		t.Fatalf("not cleaned: first dirty %d, size %d of %d", l.FirstDirtyOffset(), l.Size(), before)
 	}
+	closed = true
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}

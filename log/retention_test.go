@@ -238,14 +238,9 @@ func TestDeleteOldSegmentsReaderKeepsFile(t *testing.T) {
 	}
 	r.Release()
 	// The last reference may be another goroutine's (the flush after a
-	// roll): wait, boundedly, for it to remove the files.
-	var left []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if left, _ = filepath.Glob(filepath.Join(l.Dir(), "*"+DeletedSuffix)); len(left) == 0 {
-			break
-		}
-	}
-	if len(left) != 0 {
+	// roll): wait for those, then the files must be gone.
+	l.bg.Wait()
+	if left, _ := filepath.Glob(filepath.Join(l.Dir(), "*"+DeletedSuffix)); len(left) != 0 {
 		t.Fatalf("left over after the last release: %v", left)
 	}
 }

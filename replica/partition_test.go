@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -103,7 +104,13 @@ func TestMinInsyncAndLeadership(t *testing.T) {
 	}
 }
 
+// In a synctest bubble the timeouts run on a fake clock: "never fires"
+// is checked past the waiter's timeout without waiting for it.
 func TestWaiterFiresOnAppendOrTimeout(t *testing.T) {
+	synctest.Test(t, testWaiterFiresOnAppendOrTimeout)
+}
+
+func testWaiterFiresOnAppendOrTimeout(t *testing.T) {
 	m := newManager(t)
 	a, b := lead(t, m, "a", 1), lead(t, m, "b", 1)
 	fired := make(chan string, 4)
@@ -125,7 +132,8 @@ func TestWaiterFiresOnAppendOrTimeout(t *testing.T) {
 	w := Wait([]*Partition{a, b}, 1, 20*time.Millisecond, func() { n.Add(1) })
 	w.Cancel()
 	a.Append(batch(t, 1), 1)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // past its timeout, in fake time
+	synctest.Wait()
 	if n.Load() != 0 {
 		t.Fatal("cancelled waiter fired")
 	}

@@ -96,19 +96,6 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-// waitFor polls cond until it holds. Only for states no event announces
-// (goroutines ending).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // noLeaks checks, after the test's other cleanups (registered later, run
 // earlier), that the goroutines it started are gone.
 func noLeaks(t *testing.T) {

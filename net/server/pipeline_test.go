@@ -225,9 +225,10 @@ func TestHandlerPanicClosesConnection(t *testing.T) {
 // request is still being handled is not, however long it takes.
 func TestIdleClose(t *testing.T) {
 	const idle = 100 * time.Millisecond
-	release := make(chan struct{})
+	release, started := make(chan struct{}), make(chan struct{})
 	s := start(t, Config{IdleTimeout: idle}, HandlerFunc(func(r *Request) {
 		if string(r.Body) == "slow" {
+			close(started)
 			go func() {
 				<-release
 				echo.Serve(r)
@@ -237,10 +238,12 @@ func TestIdleClose(t *testing.T) {
 		echo.Serve(r)
 	}))
 	idleConn, busy := dial(t, s), dial(t, s)
-	idleConn.roundTrip(1, "hello")
 	busy.write(echoFrame(2, []byte("slow")))
-	idleConn.expectClosed() // closed by the sweeper
-	time.Sleep(3 * idle)
+	<-started // the server read busy's request
+	idleConn.roundTrip(1, "hello")
+	// The sweep that closes idleConn, idle since after busy's request
+	// was read, saw busy idle longer: it kept it for its request.
+	idleConn.expectClosed()
 	close(release)
 	if corr, body := busy.mustRead(); corr != 2 || string(body) != "slow" {
 		t.Fatalf("got %d %q", corr, body)
