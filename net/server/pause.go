@@ -24,7 +24,7 @@ import (
 // memory stops consuming but gnet goes on reading). The interest set kzero
 // writes is gnet's own (EPOLLIN|EPOLLPRI, plus EPOLLOUT while gnet has
 // bytes to write), with the socket as the event's data as gnet registers
-// it. gnet rewrites it when its write buffer drains or fills, which can
+// it; a paused one keeps EPOLLRDHUP, so a client that closes is closed. gnet rewrites it when its write buffer drains or fills, which can
 // resume reading of a paused connection; the next OnTraffic sees the
 // connection paused and takes the interest out again, so each such event
 // lets in at most one gnet read (64 KiB).
@@ -54,7 +54,11 @@ func (c *Conn) setReadInterest(read bool) {
 	if l.epfd < 0 {
 		return
 	}
-	var events uint32
+	// A paused socket still watches for the peer's close (EPOLLRDHUP):
+	// without EPOLLIN nothing else reports a FIN, and a client that gave up
+	// would hold its memory until the idle timeout. gnet closes a
+	// connection whose event is EPOLLRDHUP without EPOLLIN.
+	events := uint32(unix.EPOLLRDHUP)
 	if read {
 		events = unix.EPOLLIN | unix.EPOLLPRI
 	}
