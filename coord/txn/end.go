@@ -138,11 +138,13 @@ func (s *shard) finishAsync(m *txnMeta) {
 		defer s.c.wg.Done()
 		backoff := 10 * time.Millisecond
 		for !s.writeMarkers(m) {
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			// Checked after the wait: a shard that resigned or closed
+			// meanwhile must not write markers again (its successor does).
 			if !s.active() {
 				return
 			}
-			time.Sleep(backoff)
-			backoff = min(2*backoff, time.Second)
 		}
 		s.complete(m)
 	}()
