@@ -372,12 +372,8 @@ func (c *Controller) start(ctx context.Context) error {
 	incarnation := metadata.NewUUID()
 	for {
 		img := c.Image()
-		// A decider that has known every session since now and sees the
-		// registration after all of them have expired.
-		self, now := control.New(control.Config{SessionTimeout: time.Nanosecond}), time.Now()
-		self.Tick(img, now)
-		groups, reply := self.Register(img, now.Add(time.Second), control.Registration{Broker: c.cfg.NodeID, Incarnation: incarnation,
-			Rack: c.cfg.Rack, Listeners: c.cfg.Listeners})
+		groups, reply := control.New(control.Config{}).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
+			Incarnation: incarnation, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners, PreviousGone: true})
 		if reply.Err != nil && reply.Err != kerr.InconsistentClusterID {
 			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, reply.Err.Message, reply.Message)
 		}

@@ -171,46 +171,46 @@ func topicInfo(t *metadata.Topic) group.TopicInfo {
 	return group.TopicInfo{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions)), Internal: t.Internal()}
 }
 
-// applyGroupImage tells the group coordinator which __consumer_offsets
-// partitions this broker leads, after applyImage opened them.
+// partitionCoordinator is what the group and transaction coordinators
+// share: they lead the partitions of their internal topic this node leads.
+type partitionCoordinator interface {
+	SetPartitionCount(n int32)
+	Lead(p *replica.Partition) <-chan struct{}
+	Resign(partition int32)
+	Leading() []int32
+}
+
+// applyGroupImage tells the group coordinator the topics its consumer
+// groups subscribe to and which __consumer_offsets partitions this node
+// leads, after applyImage opened them.
 func (n *Node) applyGroupImage(next *metadata.Image) {
 	n.groups.SetTopics(imageTopics{next})
-	t := next.Topic(group.TopicName)
-	if t == nil {
-		for _, p := range n.groups.Leading() {
-			n.groups.Resign(p)
-		}
-		return
-	}
-	n.groups.SetPartitionCount(int32(len(t.Partitions)))
-	for _, p := range t.Partitions {
-		part, ok := n.replicas.Partition(log.TopicPartition{Topic: t.Name, Partition: p.Partition})
-		if p.Leader == n.nodeID && ok {
-			n.groups.Lead(part)
-			continue
-		}
-		n.groups.Resign(p.Partition)
-	}
+	n.applyCoordinatorImage(n.groups, group.TopicName, next)
 }
 
 // applyTxnImage tells the transaction coordinator which
-// __transaction_state partitions this broker leads, after applyImage
-// opened them.
+// __transaction_state partitions this node leads.
 func (n *Node) applyTxnImage(next *metadata.Image) {
-	t := next.Topic(txn.TopicName)
+	n.applyCoordinatorImage(n.txns, txn.TopicName, next)
+}
+
+// applyCoordinatorImage makes c lead the partitions of its topic that this
+// node leads and resign the others.
+func (n *Node) applyCoordinatorImage(c partitionCoordinator, topic string, next *metadata.Image) {
+	t := next.Topic(topic)
 	if t == nil {
-		for _, p := range n.txns.Leading() {
-			n.txns.Resign(p)
+		for _, p := range c.Leading() {
+			c.Resign(p)
 		}
 		return
 	}
-	n.txns.SetPartitionCount(int32(len(t.Partitions)))
+	c.SetPartitionCount(int32(len(t.Partitions)))
 	for _, p := range t.Partitions {
 		part, ok := n.replicas.Partition(log.TopicPartition{Topic: t.Name, Partition: p.Partition})
 		if p.Leader == n.nodeID && ok {
-			n.txns.Lead(part)
+			c.Lead(part)
 			continue
 		}
-		n.txns.Resign(p.Partition)
+		c.Resign(p.Partition)
 	}
 }

@@ -17,6 +17,10 @@ type Registration struct {
 	Incarnation [16]byte
 	Rack        string
 	Listeners   []metadata.Listener
+	// PreviousGone says the broker knows its previous incarnation has
+	// stopped (kzero: it holds the log dirs' lock), so no session of it is
+	// waited out: no DUPLICATE_BROKER_REGISTRATION.
+	PreviousGone bool
 }
 
 // RegistrationReply answers a Registration.
@@ -40,7 +44,8 @@ type RegistrationReply struct {
 //     it out of every ISR and leadership, as a fencing would;
 //   - DUPLICATE_BROKER_REGISTRATION while another incarnation of the id
 //     still has a valid session (unfenced, and heartbeat within
-//     broker.session.timeout.ms).
+//     broker.session.timeout.ms), unless the registration says that
+//     incarnation is gone.
 func (c *Controller) Register(img *metadata.Image, now time.Time, r Registration) ([][]metadata.Record, RegistrationReply) {
 	c.sync(img, now)
 	if r.Broker < 0 {
@@ -59,7 +64,7 @@ func (c *Controller) Register(img *metadata.Image, now time.Time, r Registration
 		v.emit(v.add(nil, rec))
 		return v.groups, RegistrationReply{Epoch: old.Epoch}
 	}
-	if old != nil && c.validSession(old, now) {
+	if old != nil && !r.PreviousGone && c.validSession(old, now) {
 		return nil, RegistrationReply{Err: kerr.DuplicateBrokerRegistration, Epoch: -1, Message: "Another broker is registered with that broker id."}
 	}
 	var group []metadata.Record

@@ -23,7 +23,7 @@ import (
 // now=D is sticky: a command without it happens at the last time given.
 //
 //	config [session-timeout=9s] [unclean] [rebalance] [imbalance-interval=300s] [imbalance-pct=N]
-//	register broker=N incarnation=NAME [rack=R] [cluster=ID] [now=D]
+//	register broker=N incarnation=NAME [rack=R] [cluster=ID] [previous-gone] [now=D]
 //	heartbeat broker=N epoch=E offset=O [want-fence] [want-shutdown] [now=D]
 //	tick now=D
 //	unregister broker=N
@@ -125,7 +125,7 @@ func runCommand(t *testing.T, d *datadriven.TestData, clp **cluster) string {
 
 	case "register":
 		groups, reply := cl.c.Register(cl.img, now, Registration{Broker: int32(num("broker")), ClusterID: str("cluster"),
-			Incarnation: cl.incarnation(str("incarnation")), Rack: str("rack"),
+			Incarnation: cl.incarnation(str("incarnation")), Rack: str("rack"), PreviousGone: d.HasArg("previous-gone"),
 			Listeners: []metadata.Listener{{Name: "PLAINTEXT", Host: "localhost", Port: 9092}}})
 		out, rej := cl.decide(groups)
 		epoch := reply.Epoch
