@@ -30,13 +30,13 @@ type procCluster struct {
 	dirs   []string
 	voters string // controller.quorum.voters
 	ctrl   []string
-	procs  []*launched
+	procs  []*process
 	addrs  []string // client listeners, "" while down
 }
 
 func startProcCluster(t *testing.T, n int) *procCluster {
 	t.Helper()
-	c := &procCluster{t: t, procs: make([]*launched, n), addrs: make([]string, n)}
+	c := &procCluster{t: t, procs: make([]*process, n), addrs: make([]string, n)}
 	var lns []net.Listener
 	var voters []string
 	for i := range n {
@@ -84,15 +84,12 @@ func (c *procCluster) args(i int) []string {
 
 func (c *procCluster) start(i int) {
 	p := launch(c.t, c.args(i)...)
-	select {
-	case addr := <-p.ready:
-		c.procs[i], c.addrs[i] = p, addr
-	case <-p.done:
-		c.t.Errorf("node %d exited: %v\n%s", i+1, p.err, p.stderr)
-	case <-time.After(60 * time.Second):
+	if err := p.waitReady(60 * time.Second); err != nil {
 		p.kill()
-		c.t.Errorf("node %d not ready within 60s\n%s", i+1, p.stderr)
+		c.t.Errorf("node %d: %v", i+1, err) // from goroutines: no FailNow
+		return
 	}
+	c.procs[i], c.addrs[i] = p, p.addr
 }
 
 func (c *procCluster) kill(i int) {

@@ -5,13 +5,11 @@ package main
 // message: never a new cluster, never a deleted partition (issue 19).
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,45 +20,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-// launched is a kzero binary that may be killed before it is ready.
-type launched struct {
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	ready  chan string   // the listener address, once the ready line is out
-	done   chan struct{} // closed once the process exited
-	err    error
-}
-
-func launch(t *testing.T, args ...string) *launched {
-	t.Helper()
-	p := &launched{cmd: exec.Command(kzeroBinary(t), args...), stderr: &lockedBuffer{},
-		ready: make(chan string, 1), done: make(chan struct{})}
-	p.cmd.Stderr = p.stderr
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
-				p.ready <- m[1]
-			}
-		}
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	return p
-}
-
-func (p *launched) kill() {
-	p.cmd.Process.Kill()
-	<-p.done
-}
 
 // acked is what a killed node answered before it died.
 type acked struct {
@@ -164,8 +123,10 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
-		case addr := <-p.ready:
-			a.workload(ctx, addr)
+		case line := <-p.first:
+			if m := readyLine.FindStringSubmatch(line); m != nil {
+				a.workload(ctx, m[1])
+			}
 		case <-ctx.Done():
 		}
 	})
@@ -193,17 +154,12 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 
 	p = launch(t, args...)
 	defer p.kill()
-	var addr string
-	select {
-	case addr = <-p.ready:
-	case <-p.done:
-		// Refusing is allowed, with a reason; coming back empty is not.
-		t.Errorf("iteration %d (killed at %v): the restart refused to start: %v\n%s", i, killAt, p.err, p.stderr)
-		return
-	case <-time.After(60 * time.Second):
-		t.Errorf("iteration %d: no ready line within 60s\n%s", i, p.stderr)
+	// Refusing to start is allowed, with a reason; coming back empty is not.
+	if err := p.waitReady(60 * time.Second); err != nil {
+		t.Errorf("iteration %d (killed at %v): the restart did not come up: %v", i, killAt, err)
 		return
 	}
+	addr := p.addr
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))

@@ -90,6 +90,7 @@ type process struct {
 	cmd    *exec.Cmd
 	addr   string
 	stderr *lockedBuffer
+	first  chan string   // the first line on stdout, which must be the ready line
 	done   chan struct{} // closed once the process exited
 	err    error         // its exit, set before done is closed
 }
@@ -105,7 +106,40 @@ func startBinary(t *testing.T, args ...string) *process {
 // startCommand runs cmd, which execs kzero, and waits for its ready line.
 func startCommand(t *testing.T, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := launchCommand(t, cmd)
+	if err := p.waitReady(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitReady waits up to d for the ready line and sets addr from it.
+func (p *process) waitReady(d time.Duration) error {
+	select {
+	case line := <-p.first:
+		m := readyLine.FindStringSubmatch(line)
+		if m == nil {
+			return fmt.Errorf("first stdout line %q is not the ready line; stderr:\n%s", line, p.stderr)
+		}
+		p.addr = m[1]
+		return nil
+	case <-p.done:
+		return fmt.Errorf("kzero exited before it was ready: %v\n%s", p.err, p.stderr)
+	case <-time.After(d):
+		return fmt.Errorf("kzero printed no ready line within %v; stderr:\n%s", d, p.stderr)
+	}
+}
+
+// launch runs kzero with args without waiting for it: first gets its
+// first stdout line if it gets that far. The test kills it at the latest.
+func launch(t *testing.T, args ...string) *process {
+	t.Helper()
+	return launchCommand(t, exec.Command(kzeroBinary(t), args...))
+}
+
+func launchCommand(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, stderr: &lockedBuffer{}, first: make(chan string, 1), done: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -114,39 +148,29 @@ func startCommand(t *testing.T, cmd *exec.Cmd) *process {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			select {
-			case lines <- sc.Text():
+			case p.first <- sc.Text():
 			default:
 			}
 		}
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case line := <-lines:
-		m := readyLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("first stdout line %q is not the ready line; stderr:\n%s", line, p.stderr)
-		}
-		p.addr = m[1]
-	case <-p.done:
-		t.Fatalf("kzero exited before it was ready: %v\n%s", p.err, p.stderr)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("kzero printed no ready line within 60s; stderr:\n%s", p.stderr)
-	}
+	t.Cleanup(p.kill)
 	return p
+}
+
+// kill sends SIGKILL unless it exited, and waits for the exit.
+func (p *process) kill() {
+	select {
+	case <-p.done:
+	default:
+		p.cmd.Process.Kill()
+		<-p.done
+	}
 }
 
 // stop sends SIGTERM and waits for the exit, which must be clean.

@@ -109,7 +109,7 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 		t.Fatal(err)
 	}
 	const room = 12
-	limit := uint64(openDescriptors(t, pid) + room)
+	limit := uint64(procFDs(pid) + room)
 	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: limit, Max: old.Max}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -179,16 +179,6 @@ func apiVersionsRequest() *kmsg.ApiVersionsRequest {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 0
 	return req
-}
-
-// openDescriptors counts the descriptors process pid has open.
-func openDescriptors(t *testing.T, pid int) int {
-	t.Helper()
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(fds)
 }
 
 var adminAddrLine = regexp.MustCompile(`msg="admin listener" addr=(\S+)`)
