@@ -39,10 +39,11 @@ func (t *Transport) accept(ln net.Listener) {
 			defer conn.Close()
 			err := t.serve(conn)
 			switch {
-			case t.ctx.Err() != nil, errors.Is(err, io.EOF):
 			case errors.Is(err, errBadFrame):
+				// Counted even while closing: serve found it before.
 				t.stats.badFrames.Add(1)
 				t.logger.Warn("raftnet: closing a connection that broke the protocol", "remote", conn.RemoteAddr().String(), "err", err)
+			case t.ctx.Err() != nil, errors.Is(err, io.EOF):
 			default:
 				t.logger.Info("raftnet: inbound connection closed", "remote", conn.RemoteAddr().String(), "err", err)
 			}
