@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -134,6 +135,11 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	p.kill()
 	cancel()
 	wg.Wait()
+	// What was acknowledged before the kill; a promise can still run after
+	// workload returned, so the map is copied under the lock.
+	a.mu.Lock()
+	clusterID, created, records := a.clusterID, a.created, maps.Clone(a.records)
+	a.mu.Unlock()
 
 	if rnd.IntN(3) == 0 { // a second start killed early, maybe before it is ready
 		p := launch(t, args...)
@@ -173,12 +179,12 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 		t.Errorf("iteration %d: metadata after restart: %v", i, err)
 		return
 	}
-	what := fmt.Sprintf("iteration %d (killed at %v, created %v, %d acked)", i, killAt, a.created, len(a.records))
-	if a.clusterID != "" && m.Cluster != a.clusterID {
-		t.Errorf("%s: came back as cluster %q, was %q\n%s", what, m.Cluster, a.clusterID, p.stderr)
+	what := fmt.Sprintf("iteration %d (killed at %v, created %v, %d acked)", i, killAt, created, len(records))
+	if clusterID != "" && m.Cluster != clusterID {
+		t.Errorf("%s: came back as cluster %q, was %q\n%s", what, m.Cluster, clusterID, p.stderr)
 		return
 	}
-	if !a.created {
+	if !created {
 		return
 	}
 	td, ok := m.Topics[crashTopic]
@@ -191,7 +197,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 			t.Errorf("%s: partition %d's folder: %v", what, part, err)
 		}
 	}
-	if len(a.records) == 0 {
+	if len(records) == 0 {
 		return
 	}
 	ends, err := adm.ListEndOffsets(rctx, crashTopic)
@@ -200,8 +206,8 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 		return
 	}
 	end, _ := ends.Lookup(crashTopic, 0)
-	if end.Err != nil || end.Offset < int64(len(a.records)) {
-		t.Errorf("%s: partition 0 ends at %d (%v), %d records were acknowledged\n%s", what, end.Offset, end.Err, len(a.records), p.stderr)
+	if end.Err != nil || end.Offset < int64(len(records)) {
+		t.Errorf("%s: partition 0 ends at %d (%v), %d records were acknowledged\n%s", what, end.Offset, end.Err, len(records), p.stderr)
 		return
 	}
 	cons, err := kgo.NewClient(kgo.SeedBrokers(addr),
@@ -214,7 +220,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	for int64(len(got)) < end.Offset && rctx.Err() == nil {
 		cons.PollFetches(rctx).EachRecord(func(r *kgo.Record) { got[r.Offset] = string(r.Value) })
 	}
-	for off, v := range a.records {
+	for off, v := range records {
 		if got[off] != v {
 			t.Errorf("%s: offset %d holds %q, %q was acknowledged there", what, off, got[off], v)
 		}
