@@ -46,6 +46,7 @@ type Config struct {
 	AutoCreateTopics         bool  // auto.create.topics.enable
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int16 // default.replication.factor
+	LegacyVersions           bool  // legacy.protocol.versions.enable: serve versions Kafka 4 removed
 
 	// StaticConfigs are server.properties as given: topic configs fall back
 	// to them (log.retention.hours for retention.ms, ...).

@@ -191,6 +191,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		AutoCreateTopics:         cfg.AutoCreateTopics,
 		NumPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		LegacyVersions:           cfg.LegacyVersions,
 		Logger:                   n.logger,
 	}, api.Services{
 		Cluster:     clusterView{n.ctrl, n},

@@ -55,6 +55,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		AutoCreateTopics:         c.bool("auto.create.topics.enable"),
 		NumPartitions:            int32(c.int("num.partitions")),
 		DefaultReplicationFactor: int16(c.int("default.replication.factor")),
+		LegacyVersions:           c.bool("legacy.protocol.versions.enable"),
 		StaticConfigs:            c.props,
 		ValidateBrokerConfig:     validateDynamicBrokerConfig,
 		Logger:                   logger,

@@ -176,3 +176,30 @@ func TestOffsetCommitV0V1(t *testing.T) {
 		t.Fatalf("sarama's v1 commit read back as %+v", ps[1])
 	}
 }
+
+// With legacy.protocol.versions.enable=false kzero is as strict as Kafka 4:
+// ApiVersions lists Kafka 4's minimums and a removed version closes the
+// connection.
+func TestLegacyVersionsOff(t *testing.T) {
+	b := startTestBroker(t, t.TempDir(), "legacy.protocol.versions.enable", "false")
+	defer stopBroker(t, b)
+	conn := dialRaw(t, b.Addr().String())
+	resp, err := conn.request(kmsg.NewPtrApiVersionsRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mins := map[int16]int16{}
+	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+		mins[k.ApiKey] = k.MinVersion
+	}
+	for key, want := range map[int16]int16{kmsg.ListOffsets.Int16(): 1, kmsg.OffsetCommit.Int16(): 2, kmsg.OffsetFetch.Int16(): 1} {
+		if mins[key] != want {
+			t.Errorf("%s: min version %d listed, want %d", kmsg.NameForKey(key), mins[key], want)
+		}
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(0)
+	if _, err := conn.request(req); err == nil {
+		t.Fatal("ListOffsets v0 answered with legacy versions off; want the connection closed")
+	}
+}

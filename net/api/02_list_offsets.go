@@ -18,7 +18,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.ListOffsets.Int16(), 0, 10, (*Handler).listOffsets) }
+func init() { register(kmsg.ListOffsets.Int16(), 0, 10, (*Handler).listOffsets).since4(1) }
 
 func (h *Handler) listOffsets(req *server.Request) error {
 	r := kmsg.NewPtrListOffsetsRequest()

@@ -32,7 +32,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.OffsetCommit.Int16(), 0, 9, (*Handler).offsetCommit) }
+func init() { register(kmsg.OffsetCommit.Int16(), 0, 9, (*Handler).offsetCommit).since4(2) }
 
 func (h *Handler) offsetCommit(req *server.Request) error {
 	r := kmsg.NewPtrOffsetCommitRequest()

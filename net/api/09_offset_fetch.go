@@ -21,7 +21,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.OffsetFetch.Int16(), 0, 9, (*Handler).offsetFetch) }
+func init() { register(kmsg.OffsetFetch.Int16(), 0, 9, (*Handler).offsetFetch).since4(1) }
 
 func (h *Handler) offsetFetch(req *server.Request) error {
 	r := kmsg.NewPtrOffsetFetchRequest()

@@ -40,7 +40,7 @@ func (h *Handler) apiVersions(req *server.Request) error {
 	if err := decode(req, r); err != nil {
 		return err
 	}
-	resp := apiVersionsResponse()
+	resp := h.apiVersionsResponse()
 	if r.Version >= 3 && (!softwareName.MatchString(r.ClientSoftwareName) || !softwareName.MatchString(r.ClientSoftwareVersion)) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	}
@@ -51,7 +51,7 @@ func (h *Handler) apiVersions(req *server.Request) error {
 // unsupportedAPIVersions answers an ApiVersions request of a version this
 // broker does not serve: v0, UNSUPPORTED_VERSION, and the supported list.
 func (h *Handler) unsupportedAPIVersions(req *server.Request) {
-	resp := apiVersionsResponse()
+	resp := h.apiVersionsResponse()
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
 	resp.SetVersion(0)
 	out := req.NewResponse()
@@ -59,7 +59,7 @@ func (h *Handler) unsupportedAPIVersions(req *server.Request) {
 	req.Respond(out)
 }
 
-func apiVersionsResponse() *kmsg.ApiVersionsResponse {
+func (h *Handler) apiVersionsResponse() *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	keys := make([]int16, 0, len(apis))
 	for k := range apis {
@@ -67,8 +67,8 @@ func apiVersionsResponse() *kmsg.ApiVersionsResponse {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		a := apis[k]
-		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: a.advertiseMin, MaxVersion: a.max})
+		_, max, min := h.versions(apis[k])
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: min, MaxVersion: max})
 	}
 	for _, f := range features {
 		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: f.name, MinVersion: f.min, MaxVersion: f.max})

@@ -26,6 +26,12 @@ type Config struct {
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int16 // default.replication.factor
 
+	// LegacyVersions serves the protocol versions Kafka 4.0 removed
+	// (KIP-896) but Kafka 3.9 still served, for the clients that still
+	// use them (legacy.protocol.versions.enable, default true). Off,
+	// kzero serves Kafka 4's minimum versions only.
+	LegacyVersions bool
+
 	Logger *slog.Logger
 }
 
@@ -70,14 +76,33 @@ type api struct {
 	// advertiseMin is the lowest version ApiVersions lists, when lower
 	// than min (Produce lists v0 and rejects v0-v2; see KAFKA-18659).
 	advertiseMin int16
-	serve        func(h *Handler, req *server.Request) error
+	// kafka4Min is Kafka 4's lowest version of the key when kzero serves
+	// older ones (min) for legacy clients; without LegacyVersions it is
+	// the lowest served and listed.
+	kafka4Min int16
+	serve     func(h *Handler, req *server.Request) error
+}
+
+// since4 marks versions below v as the legacy ones Kafka 4 removed.
+func (a *api) since4(v int16) *api {
+	a.kafka4Min = v
+	return a
+}
+
+// versions is the range of a this handler serves and the lowest version
+// it lists in ApiVersions.
+func (h *Handler) versions(a *api) (lowest, highest, listed int16) {
+	if h.cfg.LegacyVersions {
+		return a.min, a.max, a.advertiseMin
+	}
+	return max(a.min, a.kafka4Min), a.max, max(a.advertiseMin, a.kafka4Min)
 }
 
 // apis is filled by the per-key files' init functions.
 var apis = map[int16]*api{}
 
 func register(key int16, min, max int16, serve func(*Handler, *server.Request) error) *api {
-	a := &api{min: min, max: max, advertiseMin: min, serve: serve}
+	a := &api{min: min, max: max, advertiseMin: min, kafka4Min: min, serve: serve}
 	apis[key] = a
 	return a
 }
@@ -94,7 +119,11 @@ func (h *Handler) Serve(req *server.Request) {
 		h.unsupportedAPIVersions(req)
 		return
 	}
-	if !ok || v < a.min || v > a.max {
+	if !ok {
+		req.Fail(fmt.Errorf("api key %d: %w", key, errUnsupportedVersion))
+		return
+	}
+	if min, max, _ := h.versions(a); v < min || v > max {
 		req.Fail(fmt.Errorf("api key %d version %d: %w", key, v, errUnsupportedVersion))
 		return
 	}
