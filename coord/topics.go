@@ -375,16 +375,8 @@ func planPartitions(img *metadata.Image, s PartitionSpec, rng *rand.Rand) ([]met
 	return recs, nil
 }
 
-// newPartition is a new partition's record: its replicas, leader and ISR.
-// Followers do not replicate yet (the replication issue), so the ISR is the
-// leader alone rather than Kafka's every live replica: an ISR that named
-// followers would let acks=all with min.insync.replicas=2 be acknowledged
-// on one copy, and a leader elected from it would have none of the data.
+// newPartition is a new partition's record: its replicas, its ISR (every
+// live replica: all hold the empty log) and the first of them as leader.
 func newPartition(img *metadata.Image, id [16]byte, p int32, replicas []int32) (*metadata.PartitionRecord, *metadata.Rejection) {
-	rec, rej := control.NewPartition(img, id, p, replicas)
-	if rej != nil {
-		return nil, rej
-	}
-	rec.ISR = []int32{rec.Leader}
-	return rec, nil
+	return control.NewPartition(img, id, p, replicas)
 }

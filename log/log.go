@@ -65,6 +65,7 @@ type Log struct {
 type OpenOptions struct {
 	RecoveryPoint  int64 // recovery-point-offset-checkpoint; 0 recovers everything
 	LogStartOffset int64 // log-start-offset-checkpoint
+	HighWatermark  int64 // replication-offset-checkpoint
 	CleanShutdown  bool  // the log dir was closed cleanly: skip recovery
 	Logger         *slog.Logger
 	// Files bounds the open files of sealed segments; nil shares one

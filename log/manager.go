@@ -142,6 +142,11 @@ func (m *Manager) openDir(dir string) error {
 		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
 		starts = map[TopicPartition]int64{}
 	}
+	hws, err := ReadCheckpoint(filepath.Join(dir, ReplicationCheckpoint))
+	if err != nil {
+		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
+		hws = map[TopicPartition]int64{}
+	}
 	dirty, err := ReadCheckpoint(filepath.Join(dir, CleanerCheckpoint))
 	if err != nil {
 		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
@@ -173,6 +178,7 @@ func (m *Manager) openDir(dir string) error {
 		l, err := Open(filepath.Join(dir, e.Name()), m.cfg.Defaults, OpenOptions{
 			RecoveryPoint:  recovery[tp],
 			LogStartOffset: starts[tp],
+			HighWatermark:  hws[tp],
 			CleanShutdown:  clean,
 			Logger:         m.logger,
 			Files:          m.files,
@@ -428,6 +434,7 @@ func (m *Manager) Checkpoint() error {
 	files := map[string]func(*Log) (int64, bool){
 		RecoveryPointCheckpoint:  func(l *Log) (int64, bool) { return l.RecoveryPoint(), true },
 		LogStartOffsetCheckpoint: func(l *Log) (int64, bool) { return l.LogStartOffset(), true },
+		ReplicationCheckpoint:    func(l *Log) (int64, bool) { return l.HighWatermark(), true },
 		CleanerCheckpoint: func(l *Log) (int64, bool) {
 			return l.FirstDirtyOffset(), l.Config().Compact
 		},

@@ -87,6 +87,9 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	l.mu.next = end
 	l.logEndOffset.Store(end)
 	l.logStartOffset.Store(min(max(opts.LogStartOffset, segs[0].base), end))
+	// The HW as last checkpointed: a follower that restarts exposes no more
+	// than it knew was committed; a leader moves it on as followers fetch.
+	l.highWatermark.Store(max(min(opts.HighWatermark, end), l.logStartOffset.Load()))
 	rp := end
 	if recoverFrom >= 0 {
 		rp = segs[min(int(recoverFrom), len(segs)-1)].base

@@ -209,8 +209,10 @@ func TestThreeNodeQuorum(t *testing.T) {
 			t.Fatalf("partition %d replicas %v", p.Partition, p.Replicas)
 		}
 		leaders[p.Leader]++
-		// No follower replicates yet: the ISR is the leader alone.
-		if !slices.Equal(p.ISR, []int32{p.Leader}) {
+		// A new partition's ISR is every live replica.
+		isr := slices.Clone(p.ISR)
+		slices.Sort(isr)
+		if !slices.Equal(isr, []int32{1, 2, 3}) {
 			t.Fatalf("partition %d ISR %v, leader %d", p.Partition, p.ISR, p.Leader)
 		}
 	}
@@ -285,16 +287,24 @@ func TestThreeNodeQuorum(t *testing.T) {
 	old := c.leader(ctx)
 	c.stop(old) // a controlled shutdown first
 	other := (old + 1) % 3
-	// Its leaderships left before it stopped: with no follower in sync
-	// (no replication yet), its partitions have no leader until it is back.
+	// Its leaderships moved to the followers in sync before it stopped.
 	img := c.nodes[other].Controller().Image()
 	if b, _ := img.Broker(int32(old + 1)); b == nil || !b.InControlledShutdown && !b.Fenced {
 		t.Fatalf("stopped broker %d: %+v", old+1, b)
 	}
 	for _, p := range img.Topic("spread").Partitions {
-		if p.Leader == int32(old+1) {
-			t.Fatalf("partition %d still led by the stopped broker %d", p.Partition, old+1)
+		if p.Leader == int32(old+1) || p.Leader < 0 {
+			t.Fatalf("partition %d led by %d after broker %d stopped", p.Partition, p.Leader, old+1)
 		}
+	}
+	// Every record is still there, read from the new leaders.
+	rcl, _ := c.client(other, kgo.ConsumeTopics("spread"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for got := 0; got < records; {
+		fs := rcl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d after the leader stopped: %v", got, records, err)
+		}
+		got += fs.NumRecords()
 	}
 	_, adm = c.client(other)
 	res, err = adm.CreateTopic(ctx, 2, 2, nil, "after")
@@ -320,12 +330,12 @@ func TestThreeNodeQuorum(t *testing.T) {
 	if n := c.nodes[old].Controller().SnapshotsReceived(); n == 0 {
 		t.Fatal("the restarted voter caught up without a snapshot")
 	}
-	// Back and unfenced, it leads its partitions again.
+	// Back and unfenced, it follows its partitions and rejoins their ISRs.
 	for {
 		img := c.nodes[other].Controller().Image()
 		back := true
 		for _, p := range img.Topic("spread").Partitions {
-			if slices.Equal(p.ISR, []int32{int32(old + 1)}) && p.Leader != int32(old+1) {
+			if !slices.Contains(p.ISR, int32(old+1)) {
 				back = false
 			}
 		}
@@ -333,7 +343,7 @@ func TestThreeNodeQuorum(t *testing.T) {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("broker %d never led its partitions again", old+1)
+			t.Fatalf("broker %d never rejoined the ISRs: %v", old+1, img.Topic("spread").Partitions)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

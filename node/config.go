@@ -8,6 +8,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/server"
+	"kzero/replica"
 )
 
 // Config is one node's configuration as typed values; cmd/kzero builds it
@@ -42,6 +43,8 @@ type Config struct {
 	Server server.Config     // the listener's settings; Addr, Inline and Logger are the node's
 	Groups group.Config      // the group coordinator; Logger is the node's
 	Txns   txn.Config        // the transaction coordinator; producer ids, markers and Logger are the node's
+	// Replication is the replica.* settings; the hooks and Logger are the node's.
+	Replication replica.Config
 
 	AutoCreateTopics         bool  // auto.create.topics.enable
 	NumPartitions            int32 // num.partitions

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	raftpb "go.etcd.io/raft/v3/raftpb"
 
@@ -167,6 +168,15 @@ func Start(cfg Config) (_ *Node, err error) {
 	}
 	n.setAsideStrays(n.ctrl.Image())
 	n.replicas = replica.NewManager(n.nodeID, n.logs)
+	replCfg := cfg.Replication
+	replCfg.Logger = n.logger
+	replCfg.BrokerAddr = n.brokerAddr
+	replCfg.AlterPartition = func(tp log.TopicPartition, topicID [16]byte, leaderEpoch, partitionEpoch int32, isr []int32) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return n.ctrl.AlterPartition(ctx, topicID, tp.Partition, leaderEpoch, partitionEpoch, isr)
+	}
+	n.replicas.Start(replCfg)
 	groupCfg := cfg.Groups
 	groupCfg.Logger = n.logger
 	n.groups = group.New(groupCfg)
@@ -230,6 +240,17 @@ func advertised(bound net.Addr, configured string) (string, int32, error) {
 	return host, int32(p), nil
 }
 
+// brokerAddr is another broker's address for this node's fetchers: its
+// first listener in the metadata.
+func (n *Node) brokerAddr(id int32) (string, bool) {
+	b, ok := n.ctrl.Image().Broker(id)
+	if !ok || len(b.Listeners) == 0 {
+		return "", false
+	}
+	l := b.Listeners[0]
+	return net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))), true
+}
+
 // Addr is the Kafka listener's bound address.
 func (n *Node) Addr() net.Addr { return n.srv.Addr() }
 
@@ -280,6 +301,9 @@ func (n *Node) Stop(ctx context.Context) error {
 	}
 	if n.groups != nil {
 		n.groups.Close()
+	}
+	if n.replicas != nil {
+		n.replicas.Close() // the fetchers stop before the logs close
 	}
 	if n.ctrl != nil {
 		errs = append(errs, n.ctrl.Close())

@@ -11,8 +11,17 @@ import (
 	"kzero/replica"
 )
 
-// applyImage makes the local replicas follow the metadata: partitions this
-// broker leads are opened and led, deleted topics' logs removed.
+// applyImage makes the local replicas follow the metadata, for each
+// partition with a replica here:
+//   - become leader (this node is the leader): open the log, lead at the
+//     leader epoch with the ISR; a new ISR or partition epoch of the same
+//     leadership is taken as it comes (the leader asked for it);
+//   - become follower (another node, or none, leads): open the log, stop
+//     leading (waiting writes fail, fetches answer NOT_LEADER_OR_FOLLOWER)
+//     and fetch from the leader, truncating first where the logs diverged;
+//   - stop replica (the partition moved away, or its topic was deleted):
+//     stop both roles; the log is deleted with its topic, kept otherwise
+//     (set aside as stray at the next start).
 func (n *Node) applyImage(prev, next *metadata.Image) {
 	// Once the partitions are opened and removed: the group coordinator
 	// loads the __consumer_offsets partitions led here.
@@ -28,21 +37,36 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 		}
 		logCfg := n.topicLogConfig(t, next)
 		for _, p := range t.Partitions {
-			if p.Leader != n.nodeID {
+			if !slices.Contains(p.Replicas, n.nodeID) {
 				continue
 			}
 			if !brokerChanged && old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
-				old.Partitions[p.Partition].LeaderEpoch == p.LeaderEpoch && sameConfigs(old.Configs, t.Configs) {
+				samePartition(&old.Partitions[p.Partition], &p) && sameConfigs(old.Configs, t.Configs) {
 				continue
 			}
-			if _, err := n.replicas.MakeLeader(replica.LeaderSpec{
-				TP:                log.TopicPartition{Topic: t.Name, Partition: p.Partition},
-				TopicID:           t.ID,
-				LeaderEpoch:       p.LeaderEpoch,
-				ISR:               p.ISR,
-				MinInsyncReplicas: n.minInsync(t, next),
-				Config:            logCfg,
-			}); err != nil {
+			tp := log.TopicPartition{Topic: t.Name, Partition: p.Partition}
+			var err error
+			if p.Leader == n.nodeID {
+				_, err = n.replicas.MakeLeader(replica.LeaderSpec{
+					TP:                tp,
+					TopicID:           t.ID,
+					LeaderEpoch:       p.LeaderEpoch,
+					PartitionEpoch:    p.PartitionEpoch,
+					Replicas:          p.Replicas,
+					ISR:               p.ISR,
+					MinInsyncReplicas: n.minInsync(t, next),
+					Config:            logCfg,
+				})
+			} else {
+				_, err = n.replicas.MakeFollower(replica.FollowerSpec{
+					TP:          tp,
+					TopicID:     t.ID,
+					Leader:      p.Leader,
+					LeaderEpoch: p.LeaderEpoch,
+					Config:      logCfg,
+				})
+			}
+			if err != nil {
 				// The replica is offline: Metadata, Produce and Fetch answer
 				// KAFKA_STORAGE_ERROR for it (replica.Manager.Offline).
 				n.logger.Error("cannot open partition; it is offline", "topic", t.Name, "partition", p.Partition, "err", err)
@@ -62,24 +86,19 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 				n.stopReplica(tp, true)
 			case int(p.Partition) >= len(nt.Partitions):
 				n.stopReplica(tp, false) // partitions only grow; kept if ever seen
-			case nt.Partitions[p.Partition].Leader == n.nodeID:
-				// led, handled above
-			case slices.Contains(nt.Partitions[p.Partition].Replicas, n.nodeID):
-				n.becomeFollower(tp)
-			default:
+			case !slices.Contains(nt.Partitions[p.Partition].Replicas, n.nodeID):
 				n.stopReplica(tp, false) // moved away
 			}
 		}
 	}
 }
 
-// becomeFollower stops leading a partition this node still holds a replica
-// of: clients get NOT_LEADER_OR_FOLLOWER from here on; the log stays. The
-// follower's fetcher comes with replication.
-func (n *Node) becomeFollower(tp log.TopicPartition) {
-	if err := n.replicas.Remove(tp, false); err != nil {
-		n.logger.Error("cannot stop leading partition", "partition", tp.String(), "err", err)
-	}
+// samePartition reports whether nothing this node's replica depends on
+// changed: the leader, the epochs (the ISR moves the partition epoch) and
+// the replicas.
+func samePartition(a, b *metadata.Partition) bool {
+	return a.Leader == b.Leader && a.LeaderEpoch == b.LeaderEpoch && a.PartitionEpoch == b.PartitionEpoch &&
+		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.ISR, b.ISR)
 }
 
 // stopReplica drops a partition from this node: its log is deleted when

@@ -2,7 +2,9 @@ package replica
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -13,16 +15,128 @@ import (
 type Manager struct {
 	nodeID int32
 	logs   *log.Manager
+	cfg    Config
 
 	mu      sync.RWMutex
 	parts   map[log.TopicPartition]*Partition
 	offline map[log.TopicPartition]error // replicas whose log failed to open
+
+	fetchers *fetchers
+	stop     chan struct{}
+	done     sync.WaitGroup
 }
 
-// NewManager serves the replicas whose logs live in logs.
+// Config is how replicas replicate: Kafka's replica.* settings and the
+// node's hooks to the metadata.
+type Config struct {
+	LagTimeMax     time.Duration // replica.lag.time.max.ms
+	FetchMaxBytes  int32         // replica.fetch.max.bytes, per partition
+	FetchRespBytes int32         // replica.fetch.response.max.bytes
+	FetchWaitMax   time.Duration // replica.fetch.wait.max.ms
+	FetchMinBytes  int32         // replica.fetch.min.bytes
+	FetchBackoff   time.Duration // replica.fetch.backoff.ms
+	// BrokerAddr resolves a broker's inter-broker address.
+	BrokerAddr func(id int32) (string, bool)
+	// AlterPartition asks the controller for a partition's new ISR and
+	// reports whether it was made; a false leaves the partition to ask
+	// again. Called on its own goroutine.
+	AlterPartition func(tp log.TopicPartition, topicID [16]byte, leaderEpoch, partitionEpoch int32, isr []int32) error
+	Logger         *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.LagTimeMax <= 0 {
+		c.LagTimeMax = 30 * time.Second
+	}
+	if c.FetchMaxBytes <= 0 {
+		c.FetchMaxBytes = 1 << 20
+	}
+	if c.FetchRespBytes <= 0 {
+		c.FetchRespBytes = 10 << 20
+	}
+	if c.FetchWaitMax <= 0 {
+		c.FetchWaitMax = 500 * time.Millisecond
+	}
+	if c.FetchMinBytes <= 0 {
+		c.FetchMinBytes = 1
+	}
+	if c.FetchBackoff <= 0 {
+		c.FetchBackoff = time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// NewManager serves the replicas whose logs live in logs. Until Start,
+// it leads only (no fetchers, no ISR shrinking).
 func NewManager(nodeID int32, logs *log.Manager) *Manager {
-	return &Manager{nodeID: nodeID, logs: logs, parts: map[log.TopicPartition]*Partition{},
-		offline: map[log.TopicPartition]error{}}
+	m := &Manager{nodeID: nodeID, logs: logs, parts: map[log.TopicPartition]*Partition{},
+		offline: map[log.TopicPartition]error{}, stop: make(chan struct{})}
+	m.cfg.setDefaults()
+	m.fetchers = newFetchers(m)
+	return m
+}
+
+// Start replicates: followers fetch from their leaders, leaders shrink
+// the ISR of followers that fell behind.
+func (m *Manager) Start(cfg Config) {
+	cfg.setDefaults()
+	m.cfg = cfg
+	m.done.Add(1)
+	go m.tickLoop()
+}
+
+// Close stops the fetchers and the ISR ticks.
+func (m *Manager) Close() {
+	select {
+	case <-m.stop:
+		return
+	default:
+	}
+	close(m.stop)
+	m.fetchers.closeAll()
+	m.done.Wait()
+}
+
+// tickLoop checks the ISRs every half replica.lag.time.max.ms, as Kafka does.
+func (m *Manager) tickLoop() {
+	defer m.done.Done()
+	t := time.NewTicker(m.cfg.LagTimeMax / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		m.mu.RLock()
+		parts := make([]*Partition, 0, len(m.parts))
+		for _, p := range m.parts {
+			if p.Role() == Leader {
+				parts = append(parts, p)
+			}
+		}
+		m.mu.RUnlock()
+		for _, p := range parts {
+			p.tick()
+		}
+	}
+}
+
+// alterISR sends a leader's ISR change to the controller on its own
+// goroutine; a change not made is forgotten, to be asked again.
+func (m *Manager) alterISR(p *Partition, leaderEpoch, partitionEpoch int32, isr []int32) {
+	if m.cfg.AlterPartition == nil {
+		p.alterFailed()
+		return
+	}
+	go func() {
+		if err := m.cfg.AlterPartition(p.TP, p.TopicID, leaderEpoch, partitionEpoch, isr); err != nil {
+			m.cfg.Logger.Info("ISR change not made", "partition", p.TP.String(), "isr", isr, "err", err)
+			p.alterFailed()
+		}
+	}()
 }
 
 // Logs is the log manager behind the replicas.
@@ -71,9 +185,21 @@ type LeaderSpec struct {
 	TP                log.TopicPartition
 	TopicID           [16]byte
 	LeaderEpoch       int32
+	PartitionEpoch    int32
+	Replicas          []int32 // nil: the ISR
 	ISR               []int32
 	MinInsyncReplicas int
 	Config            log.Config
+}
+
+// FollowerSpec is what the controller says about a partition this broker
+// follows.
+type FollowerSpec struct {
+	TP          log.TopicPartition
+	TopicID     [16]byte
+	Leader      int32 // -1: none for now
+	LeaderEpoch int32
+	Config      log.Config
 }
 
 // MakeLeader creates the replica's log if needed and makes this broker
@@ -94,34 +220,71 @@ func (m *Manager) MakeLeader(s LeaderSpec) (*Partition, error) {
 }
 
 func (m *Manager) makeLeaderLocked(s LeaderSpec) (*Partition, error) {
-	p, ok := m.parts[s.TP]
+	p, err := m.openLocked(s.TP, s.TopicID, s.Config)
+	if err != nil {
+		return p, err
+	}
+	m.fetchers.remove(p)
+	p.makeLeader(s)
+	return p, nil
+}
+
+// MakeFollower creates the replica's log if needed and makes this broker
+// a follower of s.Leader: its fetcher truncates the log where it diverged
+// from the leader's and copies the leader's batches. Errors as MakeLeader.
+func (m *Manager) MakeFollower(s FollowerSpec) (*Partition, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.openLocked(s.TP, s.TopicID, s.Config)
+	if err != nil && p == nil {
+		m.offline[s.TP] = err
+		return nil, fmt.Errorf("%w: %w", err, kerr.KafkaStorageError)
+	}
+	delete(m.offline, s.TP)
+	if err != nil {
+		return p, err
+	}
+	if p.Role() == Follower && p.LeaderEpoch() == s.LeaderEpoch && p.leaderID.Load() == s.Leader {
+		return p, nil
+	}
+	m.fetchers.remove(p)
+	p.makeFollower(s.Leader, s.LeaderEpoch)
+	if s.Leader >= 0 {
+		m.fetchers.add(p, s.Leader, s.LeaderEpoch)
+	}
+	return p, nil
+}
+
+// openLocked returns the replica, opening or creating its log, with its
+// config and topic id set.
+func (m *Manager) openLocked(tp log.TopicPartition, topicID [16]byte, cfg log.Config) (*Partition, error) {
+	p, ok := m.parts[tp]
 	if !ok {
-		l, err := m.logs.GetOrCreate(s.TP, s.Config)
+		l, err := m.logs.GetOrCreate(tp, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("create log %s: %w", s.TP, err)
+			return nil, fmt.Errorf("create log %s: %w", tp, err)
 		}
 		// A log left from another topic of the same name (its
 		// partition.metadata names another id) is not this partition's:
 		// it is set aside, never deleted (it may hold the only copy of
 		// acknowledged data, if the metadata is what went wrong).
-		if cur, ok, _ := log.ReadTopicID(l.Dir()); ok && s.TopicID != ([16]byte{}) && cur != s.TopicID {
-			if _, err := m.logs.SetAside(s.TP); err != nil {
-				return nil, fmt.Errorf("set aside stale log %s: %w", s.TP, err)
+		if cur, ok, _ := log.ReadTopicID(l.Dir()); ok && topicID != ([16]byte{}) && cur != topicID {
+			if _, err := m.logs.SetAside(tp); err != nil {
+				return nil, fmt.Errorf("set aside stale log %s: %w", tp, err)
 			}
-			if l, err = m.logs.GetOrCreate(s.TP, s.Config); err != nil {
-				return nil, fmt.Errorf("create log %s: %w", s.TP, err)
+			if l, err = m.logs.GetOrCreate(tp, cfg); err != nil {
+				return nil, fmt.Errorf("create log %s: %w", tp, err)
 			}
 		}
-		p = newPartition(s.TP, s.TopicID, l, m.nodeID)
-		m.parts[s.TP] = p
+		p = newPartition(m, tp, topicID, l)
+		m.parts[tp] = p
 	}
-	p.log.SetConfig(s.Config)
-	if s.TopicID != ([16]byte{}) {
-		if err := p.log.SetTopicID(s.TopicID); err != nil {
+	p.log.SetConfig(cfg)
+	if topicID != ([16]byte{}) {
+		if err := p.log.SetTopicID(topicID); err != nil {
 			return p, err
 		}
 	}
-	p.makeLeader(s.LeaderEpoch, s.ISR, s.MinInsyncReplicas)
 	return p, nil
 }
 
@@ -135,7 +298,8 @@ func (m *Manager) Remove(tp log.TopicPartition, deleteLog bool) error {
 	if !ok {
 		return nil
 	}
-	p.leader.Store(false)
+	m.fetchers.remove(p)
+	p.stop()
 	if deleteLog {
 		return m.logs.Delete(tp)
 	}

@@ -2,12 +2,27 @@ package replica
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
+)
+
+// Role is what this broker is for a partition.
+type Role int32
+
+const (
+	// Stopped: no longer a replica here (moved away or deleted), or not
+	// yet told.
+	Stopped Role = iota
+	// Leader: serves produce and fetch, tracks the followers and the HW.
+	Leader
+	// Follower: copies the leader's log with a fetcher.
+	Follower
 )
 
 // Partition is one local replica of a partition.
@@ -16,75 +31,139 @@ type Partition struct {
 	TopicID [16]byte
 	log     *log.Log
 	nodeID  int32
+	m       *Manager
 
+	role        atomic.Int32
 	leaderEpoch atomic.Int32
-	leader      atomic.Bool
-	hw          atomic.Int64
+	leaderID    atomic.Int32
+	// roleMu orders role changes with a follower's appends: the fetcher
+	// appends under it after checking the role and epoch it fetched for,
+	// so no batch of an old leadership lands after this broker took over.
+	roleMu sync.Mutex
 
 	mu struct {
 		sync.Mutex
-		isr               []int32
+		isr               *isrState // the leader's view; nil when not leading
 		minInsyncReplicas int
-		watchers          map[*Waiter]struct{}
+		watchers          map[*Waiter]struct{} // consumer fetches: woken as the HW moves
+		followerWatchers  map[*Waiter]struct{} // follower fetches: woken as the log grows
+		commits           []*commitWaiter      // writes waiting for the HW (acks=all)
+		marks             [64]appendMark       // recent appends' end offsets and cumulative bytes
+		nmarks            uint64
+		appended          int64 // bytes appended while leading
+		hwBytes           int64 // appended bytes below the HW, credited to watchers
 	}
 }
 
-func newPartition(tp log.TopicPartition, id [16]byte, l *log.Log, nodeID int32) *Partition {
-	p := &Partition{TP: tp, TopicID: id, log: l, nodeID: nodeID}
+// appendMark is where an append ended, in offsets and cumulative bytes: a
+// HW move credits consumer waiters with the bytes it made visible.
+type appendMark struct{ end, bytes int64 }
+
+func newPartition(m *Manager, tp log.TopicPartition, id [16]byte, l *log.Log) *Partition {
+	p := &Partition{TP: tp, TopicID: id, log: l, nodeID: m.nodeID, m: m}
 	p.mu.watchers = map[*Waiter]struct{}{}
+	p.mu.followerWatchers = map[*Waiter]struct{}{}
 	p.mu.minInsyncReplicas = 1
+	p.leaderID.Store(-1)
 	return p
 }
 
 // Log is the partition's log.
 func (p *Partition) Log() *log.Log { return p.log }
 
+// Role is this broker's role for the partition.
+func (p *Partition) Role() Role { return Role(p.role.Load()) }
+
 // LeaderEpoch is the epoch of the current leadership.
 func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
 
 // IsLeader reports whether this broker leads the partition.
-func (p *Partition) IsLeader() bool { return p.leader.Load() }
+func (p *Partition) IsLeader() bool { return p.Role() == Leader }
 
-// HighWatermark is the offset below which records are committed.
-func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
+// HighWatermark is the offset below which records are committed. It lives
+// in the log (log.Log.HighWatermark), which persists it in
+// replication-offset-checkpoint.
+func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
 // LastStableOffset is the high watermark, or the first offset of the
 // oldest transaction not yet decided below it.
 func (p *Partition) LastStableOffset() int64 {
-	hw := p.hw.Load()
+	hw := p.HighWatermark()
 	if o, ok := p.log.FirstUnstableOffset(); ok && o < hw {
 		return o
 	}
 	return hw
 }
 
-// makeLeader makes this broker the leader at epoch with the given ISR.
-func (p *Partition) makeLeader(epoch int32, isr []int32, minISR int) {
+// ISR is the committed in-sync replica set as this leader knows it (nil
+// when not leading).
+func (p *Partition) ISR() []int32 {
 	p.mu.Lock()
-	p.mu.isr = append(p.mu.isr[:0], isr...)
-	p.mu.minInsyncReplicas = max(minISR, 1)
-	p.mu.Unlock()
-	p.leaderEpoch.Store(epoch)
-	p.leader.Store(true)
-	p.maybeAdvanceHW(0)
+	defer p.mu.Unlock()
+	if p.mu.isr == nil {
+		return nil
+	}
+	return slices.Clone(p.mu.isr.isr)
 }
 
-// maybeAdvanceHW moves the high watermark to the smallest log end offset
-// in the ISR. With this broker the only replica, that is its own LEO;
-// followers' LEOs join when replication lands.
-func (p *Partition) maybeAdvanceHW(grown int64) {
-	leo := p.log.LogEndOffset()
-	for {
-		cur := p.hw.Load()
-		if leo <= cur {
-			return
-		}
-		if p.hw.CompareAndSwap(cur, leo) {
-			p.log.OnHighWatermark(leo)
-			p.notify(grown)
-			return
-		}
+func nowMs() int64 { return time.Now().UnixMilli() }
+
+// makeLeader makes this broker the leader at s.LeaderEpoch, or takes a
+// new ISR or partition epoch of the leadership it has.
+func (p *Partition) makeLeader(s LeaderSpec) {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	now := nowMs()
+	p.mu.Lock()
+	p.mu.minInsyncReplicas = max(s.MinInsyncReplicas, 1)
+	replicas := s.Replicas
+	if len(replicas) == 0 {
+		replicas = s.ISR
 	}
+	var moved bool
+	if p.mu.isr == nil || p.Role() != Leader || p.leaderEpoch.Load() != s.LeaderEpoch {
+		p.mu.isr = newISRState(p.nodeID, replicas, s.ISR, s.PartitionEpoch, p.log.LogEndOffset(), p.log.HighWatermark(), now, p.m.cfg.LagTimeMax.Milliseconds())
+		p.mu.appended, p.mu.hwBytes, p.mu.nmarks = 0, 0, 0
+		moved = true
+	} else {
+		moved = p.mu.isr.setMetadata(replicas, s.ISR, s.PartitionEpoch, now)
+	}
+	hw := p.mu.isr.hw
+	p.mu.Unlock()
+	p.leaderEpoch.Store(s.LeaderEpoch)
+	p.leaderID.Store(p.nodeID)
+	p.role.Store(int32(Leader))
+	if moved {
+		p.onHW(hw)
+	}
+}
+
+// makeFollower makes this broker a follower of leader at epoch: writes
+// waiting for the HW fail with NOT_LEADER_OR_FOLLOWER and consumer fetches
+// are answered (with that error).
+func (p *Partition) makeFollower(leader, epoch int32) {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	p.mu.Lock()
+	p.mu.isr = nil
+	p.mu.Unlock()
+	p.leaderEpoch.Store(epoch)
+	p.leaderID.Store(leader)
+	p.role.Store(int32(Follower))
+	p.failCommits(kerr.NotLeaderForPartition)
+	p.wakeAll()
+}
+
+// stop ends every role: waiting writes fail, waiting fetches are answered.
+func (p *Partition) stop() {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	p.mu.Lock()
+	p.mu.isr = nil
+	p.mu.Unlock()
+	p.role.Store(int32(Stopped))
+	p.failCommits(kerr.NotLeaderForPartition)
+	p.wakeAll()
 }
 
 // CheckLeaderEpoch applies KIP-320: a request naming an older leader epoch is
@@ -103,15 +182,18 @@ func (p *Partition) CheckLeaderEpoch(current int32) error {
 }
 
 // Append writes a produce request's record set. acks=-1 needs at least
-// min.insync.replicas in the ISR; with every ISR member this broker the
-// append is committed when it returns.
+// min.insync.replicas in the ISR before the append; the caller then waits
+// for the HW with Committed.
 func (p *Partition) Append(records []byte, acks int16) (log.AppendInfo, error) {
-	if !p.leader.Load() {
+	if p.Role() != Leader {
 		return log.AppendInfo{}, kerr.NotLeaderForPartition
 	}
 	if acks == -1 {
 		p.mu.Lock()
-		n, min := len(p.mu.isr), p.mu.minInsyncReplicas
+		n, min := 0, p.mu.minInsyncReplicas
+		if p.mu.isr != nil {
+			n = p.mu.isr.isrSize()
+		}
 		p.mu.Unlock()
 		if n < min {
 			return log.AppendInfo{}, fmt.Errorf("isr %d below min.insync.replicas %d: %w", n, min, kerr.NotEnoughReplicas)
@@ -121,22 +203,86 @@ func (p *Partition) Append(records []byte, acks int16) (log.AppendInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	p.maybeAdvanceHW(info.Bytes)
+	p.afterAppend(info)
 	return info, nil
 }
 
 // AppendCoordinator writes records a coordinator of this broker made: a
 // transaction marker, or a coordinator's transactional records (see
-// log.OriginCoordinator).
+// log.OriginCoordinator). The coordinator waits for the HW with Committed
+// before it answers.
 func (p *Partition) AppendCoordinator(records []byte) (log.AppendInfo, error) {
-	if !p.leader.Load() {
+	if p.Role() != Leader {
 		return log.AppendInfo{}, kerr.NotLeaderForPartition
 	}
 	info, err := p.log.Append(records, log.OriginCoordinator, p.leaderEpoch.Load())
 	if err == nil {
-		p.maybeAdvanceHW(info.Bytes)
+		p.afterAppend(info)
 	}
 	return info, err
+}
+
+// afterAppend steps the leader's state with its new log end: followers'
+// fetches are woken, and with no follower in the ISR the HW moves.
+func (p *Partition) afterAppend(info log.AppendInfo) {
+	if info.Duplicate || info.Bytes == 0 {
+		return
+	}
+	leo := p.log.LogEndOffset()
+	p.mu.Lock()
+	p.mu.appended += info.Bytes
+	p.mu.marks[p.mu.nmarks%uint64(len(p.mu.marks))] = appendMark{end: info.LastOffset + 1, bytes: p.mu.appended}
+	p.mu.nmarks++
+	moved, hw := false, int64(0)
+	if s := p.mu.isr; s != nil {
+		moved, hw = s.appended(leo, nowMs()), s.hw
+	}
+	ready := p.readyLocked(p.mu.followerWatchers, info.Bytes)
+	p.mu.Unlock()
+	fire(ready)
+	if moved {
+		p.onHW(hw)
+	}
+}
+
+// onHW publishes a HW move: the log learns it (LSO, cleaner bound,
+// checkpoint), consumer fetches are credited with the bytes it made
+// visible, writes it committed complete.
+func (p *Partition) onHW(hw int64) {
+	p.log.OnHighWatermark(hw)
+	p.mu.Lock()
+	credited := p.mu.appended
+	for i := uint64(0); i < min(p.mu.nmarks, uint64(len(p.mu.marks))); i++ {
+		m := p.mu.marks[(p.mu.nmarks-1-i)%uint64(len(p.mu.marks))]
+		if m.end <= hw {
+			credited = m.bytes
+			break
+		}
+	}
+	grown := max(credited-p.mu.hwBytes, 1)
+	p.mu.hwBytes = max(p.mu.hwBytes, credited)
+	ready := p.readyLocked(p.mu.watchers, grown)
+	var done []*commitWaiter
+	kept := p.mu.commits[:0]
+	for _, c := range p.mu.commits {
+		if c.offset <= hw {
+			done = append(done, c)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	clear(p.mu.commits[len(kept):])
+	p.mu.commits = kept
+	enough := p.mu.isr == nil || p.mu.isr.isrSize() >= p.mu.minInsyncReplicas
+	p.mu.Unlock()
+	fire(ready)
+	for _, c := range done {
+		if enough {
+			c.complete(nil)
+		} else {
+			c.complete(kerr.NotEnoughReplicasAfterAppend)
+		}
+	}
 }
 
 // ReadResult is one partition's part of a fetch.
@@ -148,17 +294,17 @@ type ReadResult struct {
 	Aborted          []log.AbortedTxn
 }
 
-// Read serves a fetch: records from offset up to the HW (read_uncommitted)
-// or the LSO (read_committed, with the aborted transactions in range).
-// aborted is reused as the Aborted slice's storage.
+// Read serves a consumer's fetch: records from offset up to the HW
+// (read_uncommitted) or the LSO (read_committed, with the aborted
+// transactions in range). aborted is reused as the Aborted slice's storage.
 func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch bool, currentEpoch int32, aborted []log.AbortedTxn) (ReadResult, error) {
-	if !p.leader.Load() {
+	if p.Role() != Leader {
 		return ReadResult{}, kerr.NotLeaderForPartition
 	}
 	if err := p.CheckLeaderEpoch(currentEpoch); err != nil {
 		return ReadResult{}, err
 	}
-	res := ReadResult{HighWatermark: p.hw.Load(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.log.LogStartOffset()}
+	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.log.LogStartOffset()}
 	bound := res.HighWatermark
 	if readCommitted {
 		bound = res.LastStableOffset
@@ -174,13 +320,82 @@ func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch 
 	return res, err
 }
 
+// ReadForFollower serves a follower's fetch: its fetch offset is its log
+// end offset, which steps the ISR state (the HW may move, the ISR may be
+// asked to change), and it reads up to this leader's log end.
+func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, minOneBatch bool, currentEpoch int32) (ReadResult, error) {
+	if p.Role() != Leader {
+		return ReadResult{}, kerr.NotLeaderForPartition
+	}
+	if err := p.CheckLeaderEpoch(currentEpoch); err != nil {
+		return ReadResult{}, err
+	}
+	leo := p.log.LogEndOffset()
+	if offset > leo {
+		return ReadResult{}, fmt.Errorf("follower %d fetches at %d past the log end %d: %w", replica, offset, leo, kerr.OffsetOutOfRange)
+	}
+	p.mu.Lock()
+	s := p.mu.isr
+	if s == nil {
+		p.mu.Unlock()
+		return ReadResult{}, kerr.NotLeaderForPartition
+	}
+	moved, alter, ok := s.fetched(replica, offset, nowMs())
+	hw, partitionEpoch := s.hw, s.partitionEpoch
+	p.mu.Unlock()
+	if !ok {
+		return ReadResult{}, fmt.Errorf("broker %d is not a replica: %w", replica, kerr.NotLeaderForPartition)
+	}
+	if moved {
+		p.onHW(hw)
+	}
+	if alter != nil {
+		p.m.alterISR(p, p.leaderEpoch.Load(), partitionEpoch, alter)
+	}
+	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.log.LogStartOffset()}
+	r, err := p.log.Read(offset, maxBytes, leo, minOneBatch)
+	if err != nil {
+		return res, err
+	}
+	res.Range = r
+	return res, nil
+}
+
+// tick shrinks the ISR of followers out of sync.
+func (p *Partition) tick() {
+	p.mu.Lock()
+	s := p.mu.isr
+	if s == nil {
+		p.mu.Unlock()
+		return
+	}
+	alter, moved := s.tick(nowMs())
+	hw, partitionEpoch := s.hw, s.partitionEpoch
+	p.mu.Unlock()
+	if moved {
+		p.onHW(hw)
+	}
+	if alter != nil {
+		p.m.alterISR(p, p.leaderEpoch.Load(), partitionEpoch, alter)
+	}
+}
+
+// alterFailed forgets an ISR change the controller did not make.
+func (p *Partition) alterFailed() {
+	p.mu.Lock()
+	if p.mu.isr != nil {
+		p.mu.isr.alterFailed()
+	}
+	p.mu.Unlock()
+}
+
 // DeleteRecordsBefore raises the log start offset (DeleteRecords); offset
 // -1 means the high watermark. It returns the new low watermark.
 func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
-	if !p.leader.Load() {
+	if p.Role() != Leader {
 		return -1, kerr.NotLeaderForPartition
 	}
-	hw := p.hw.Load()
+	hw := p.HighWatermark()
 	if offset == -1 {
 		offset = hw
 	}

@@ -13,7 +13,7 @@ var allowed = map[string][]string{
 	"index":      {},
 	"log":        {"index"},
 	"net/wire":   {},
-	"replica":    {"log", "index"},
+	"replica":    {"log", "index", "net/wire"},
 	"coord":      {"replica", "log", "index"},
 	"net/server": {"net/wire"},
 	"net/api":    {"coord", "replica", "log", "index", "net/wire", "net/server"},

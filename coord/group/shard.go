@@ -215,6 +215,9 @@ func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (i
 	} else {
 		info, err = s.part.AppendCoordinator(batch)
 	}
+	if err == nil {
+		err = s.part.WaitCommitted(info.LastOffset+1, commitTimeout)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("append to %s: %w", s.part.TP, err)
 	}
@@ -246,7 +249,7 @@ func offsetStoreCode(err error) int16 {
 		return kerr.NotCoordinator.Code
 	}
 	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
 		return kerr.CoordinatorNotAvailable.Code
 	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
 		return kerr.NotCoordinator.Code
@@ -494,3 +497,7 @@ func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
 	}
 	return out
 }
+
+// commitTimeout bounds how long a coordinator write waits for the ISR to
+// have it (offsets.commit.timeout.ms's default).
+const commitTimeout = 5 * time.Second

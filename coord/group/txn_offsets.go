@@ -134,8 +134,11 @@ func (c *Coordinator) CompleteTxn(partition int32, producerID int64, producerEpo
 		typ = log.ControlCommit
 	}
 	s.mu.batch = log.AppendControlBatch(s.mu.batch[:0], producerID, producerEpoch, coordinatorEpoch, typ, time.Now().UnixMilli())
-	_, err := s.part.AppendCoordinator(s.mu.batch)
+	info, err := s.part.AppendCoordinator(s.mu.batch)
 	s.mu.batch = s.mu.batch[:0]
+	if err == nil {
+		err = s.part.WaitCommitted(info.LastOffset+1, commitTimeout)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s marker of producer %d to %s: %w", typ, producerID, s.part.TP, err)
 	}

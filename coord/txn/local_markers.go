@@ -47,7 +47,11 @@ func (w LocalMarkers) WriteMarker(tp log.TopicPartition, producerID int64, epoch
 		typ = log.ControlCommit
 	}
 	batch := log.AppendControlBatch(nil, producerID, epoch, coordinatorEpoch, typ, time.Now().UnixMilli())
-	if _, err := p.AppendCoordinator(batch); err != nil {
+	info, err := p.AppendCoordinator(batch)
+	if err == nil {
+		err = p.WaitCommitted(info.LastOffset+1, commitTimeout)
+	}
+	if err != nil {
 		return fmt.Errorf("marker for %s: %w", tp, err)
 	}
 	return nil

@@ -70,7 +70,10 @@ func (s *shard) writeLocked(id string, m *txnMeta) *kerr.Error {
 	batch, err := b.AppendTo(s.mu.batch[:0])
 	if err == nil {
 		s.mu.batch = batch[:0]
-		_, err = s.part.Append(batch, -1)
+		var info log.AppendInfo
+		if info, err = s.part.Append(batch, -1); err == nil {
+			err = s.part.WaitCommitted(info.LastOffset+1, commitTimeout)
+		}
 	}
 	if err != nil {
 		s.c.logger.Warn("cannot write transaction state", "transactional_id", id, "partition", s.id, "err", err)
@@ -182,3 +185,7 @@ func (s *shard) load() {
 		s.finishAsync(m)
 	}
 }
+
+// commitTimeout bounds how long a transaction state write or a marker
+// waits for the ISR to have it (offsets.commit.timeout.ms's default).
+const commitTimeout = 5 * time.Second

@@ -5,13 +5,19 @@ package api
 // does. v13 names topics by id (KIP-516).
 //
 // Record bytes are appended as they came (no decompression, no
-// recompression): one copy, request buffer to page cache. acks=0 gets no
+// recompression): one copy, request buffer to page cache. acks=all waits,
+// off the event loop, until the HW passes the append (the ISR has it):
+// NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas before the
+// append, NOT_ENOUGH_REPLICAS_AFTER_APPEND when it shrank below while
+// waiting, REQUEST_TIMED_OUT at the request's timeout. acks=0 gets no
 // response; when any partition fails, the connection is closed instead so
 // the client refreshes its metadata, as Kafka does.
 
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,6 +26,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/server"
+	"kzero/replica"
 )
 
 func init() {
@@ -35,6 +42,7 @@ func (h *Handler) produce(req *server.Request) error {
 	resp := kmsg.NewPtrProduceResponse()
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	failed := false
+	var waits []commitWait
 	for i := range r.Topics {
 		t := &r.Topics[i]
 		rt := &resp.Topics[i]
@@ -54,16 +62,16 @@ func (h *Handler) produce(req *server.Request) error {
 			rp.Partition = p.Partition
 			err := unknown
 			if err == nil {
-				err = h.appendPartition(log.TopicPartition{Topic: name, Partition: p.Partition}, p.Records, r, rp)
+				var part *replica.Partition
+				var next int64
+				part, next, err = h.appendPartition(log.TopicPartition{Topic: name, Partition: p.Partition}, p.Records, r, rp)
+				if err == nil && r.Acks == -1 {
+					waits = append(waits, commitWait{part, next, rp})
+				}
 			}
 			if err != nil {
 				failed = true
-				rp.ErrorCode = errCode(err)
-				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
-				if r.Version >= 8 {
-					rp.ErrorMessage = errMessage(err)
-					rp.ErrorRecords = recordErrors(err)
-				}
+				failPartition(r.Version, rp, err)
 			}
 		}
 	}
@@ -74,38 +82,80 @@ func (h *Handler) produce(req *server.Request) error {
 		req.NoResponse()
 		return nil
 	}
-	respond(req, resp)
+	if len(waits) == 0 {
+		respond(req, resp)
+		return nil
+	}
+	// acks=all: the answer waits until the HW of every partition passes
+	// what was appended there (the ISR has it), off the event loop.
+	pending := &atomic.Int32{}
+	pending.Store(int32(len(waits)) + 1)
+	finish := func() {
+		if pending.Add(-1) == 0 {
+			respond(req, resp)
+		}
+	}
+	timeout := time.Duration(max(r.TimeoutMillis, 0)) * time.Millisecond
+	for _, w := range waits {
+		w.part.Committed(w.offset, timeout, func(err error) {
+			if err != nil {
+				failPartition(r.Version, w.rp, err)
+			}
+			finish()
+		})
+	}
+	finish()
 	return nil
 }
 
-func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg.ProduceRequest, rp *kmsg.ProduceResponseTopicPartition) error {
+// commitWait is an acks=all partition of a produce: its answer waits until
+// the HW reaches offset.
+type commitWait struct {
+	part   *replica.Partition
+	offset int64
+	rp     *kmsg.ProduceResponseTopicPartition
+}
+
+// failPartition writes err into a produce response partition.
+func failPartition(version int16, rp *kmsg.ProduceResponseTopicPartition, err error) {
+	rp.ErrorCode = errCode(err)
+	rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+	if version >= 8 {
+		rp.ErrorMessage = errMessage(err)
+		rp.ErrorRecords = recordErrors(err)
+	}
+}
+
+// appendPartition appends one partition's records and fills in its answer;
+// it returns the partition and the HW that commits the append.
+func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg.ProduceRequest, rp *kmsg.ProduceResponseTopicPartition) (*replica.Partition, int64, error) {
 	acks := r.Acks
 	if acks != 0 && acks != 1 && acks != -1 {
-		return kerr.InvalidRequiredAcks
+		return nil, 0, kerr.InvalidRequiredAcks
 	}
 	if isInternalTopic(tp.Topic) {
-		return fmt.Errorf("cannot append to internal topic %s: %w", tp.Topic, kerr.InvalidTopicException)
+		return nil, 0, fmt.Errorf("cannot append to internal topic %s: %w", tp.Topic, kerr.InvalidTopicException)
 	}
 	p, err := h.replicas.Get(tp)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if len(records) == 0 {
-		return kerr.CorruptMessage
+		return nil, 0, kerr.CorruptMessage
 	}
 	if b, _, err := log.ParseBatch(records); err == nil && b.IsTransactional() {
 		if err := h.verifyTxnWrite(p.Log(), tp, b, r); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	info, err := p.Append(records, acks)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	rp.BaseOffset = info.FirstOffset
 	rp.LogAppendTime = info.LogAppendTime
 	rp.LogStartOffset = info.LogStartOffset
-	return nil
+	return p, info.LastOffset + 1, nil
 }
 
 // recordErrors lists the records a rejected batch was rejected for

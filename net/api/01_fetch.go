@@ -9,8 +9,13 @@ package api
 // transactions in range.
 //
 // A fetch with less than MinBytes available and MaxWaitMs > 0 waits in the
-// replica purgatory, holding no goroutine, and is answered when appends
-// bring enough bytes or the wait expires.
+// replica purgatory, holding no goroutine, and is answered when enough
+// bytes become readable or the wait expires.
+//
+// A follower's fetch (a replica id, v14 and before, or ReplicaState, v15+)
+// reads up to the leader's log end, not the HW, and its fetch offset is the
+// follower's log end offset, which moves the ISR state (replica.Partition.
+// ReadForFollower); it waits for appends rather than HW moves.
 
 import (
 	"time"
@@ -45,6 +50,15 @@ type fetchOp struct {
 	targets []fetchTarget
 	topics  []fetchTopic
 	parts   []*replica.Partition // partitions found, to wait on
+	replica int32                // the follower fetching; -1 for a consumer
+}
+
+// fetchReplicaID is the broker fetching as a follower, -1 for a consumer.
+func fetchReplicaID(r *kmsg.FetchRequest) int32 {
+	if r.Version >= 15 {
+		return r.ReplicaState.ID
+	}
+	return r.ReplicaID
 }
 
 func (h *Handler) fetch(req *server.Request) error {
@@ -52,7 +66,7 @@ func (h *Handler) fetch(req *server.Request) error {
 	if err := decode(req, r); err != nil {
 		return err
 	}
-	f := &fetchOp{h: h, req: req, r: r}
+	f := &fetchOp{h: h, req: req, r: r, replica: fetchReplicaID(r)}
 	var code int16
 	f.session, f.full, code = h.sessions.sessionFor(r)
 	if code != 0 {
@@ -74,7 +88,11 @@ func (h *Handler) fetch(req *server.Request) error {
 		return nil
 	}
 	f.release()
-	replica.Wait(f.parts, int64(r.MinBytes)-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
+	wait := replica.Wait
+	if f.replica >= 0 {
+		wait = replica.WaitFollower
+	}
+	wait(f.parts, int64(r.MinBytes)-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
 		f.read()
 		f.respond()
 	})
@@ -137,7 +155,12 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		}
 		f.parts = append(f.parts, part)
 		limit := min(int64(tg.maxBytes), remaining)
-		res, err := part.Read(tg.offset, int(max(limit, 0)), committed, total == 0, tg.currentEpoch, nil)
+		var res replica.ReadResult
+		if f.replica >= 0 {
+			res, err = part.ReadForFollower(f.replica, tg.offset, int(max(limit, 0)), total == 0, tg.currentEpoch)
+		} else {
+			res, err = part.Read(tg.offset, int(max(limit, 0)), committed, total == 0, tg.currentEpoch, nil)
+		}
 		if err != nil {
 			fp.err = errCode(err)
 			errored = true

@@ -1,0 +1,505 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/log"
+	"kzero/net/wire"
+)
+
+// A follower copies its leader's log with a fetcher: one goroutine and one
+// connection per leader broker, batching every partition this broker
+// follows there into each Fetch (Kafka's replica fetcher thread, with
+// num.replica.fetchers = 1). A partition starts by truncating: it asks the
+// leader (OffsetForLeaderEpoch) where its own latest leader epoch ends in
+// the leader's log and cuts its log there, so records of an old leader
+// that the new one never had are dropped before anything is copied
+// (KIP-101, KIP-279). Then it fetches from its log end: the leader's
+// batches are appended as they are (log.OriginReplication: offsets and
+// epochs kept), and the leader's HW and log start offset follow.
+
+// fetchers holds the fetcher of each leader broker.
+type fetchers struct {
+	m  *Manager
+	mu sync.Mutex
+	by map[int32]*fetcher
+	wg sync.WaitGroup
+}
+
+func newFetchers(m *Manager) *fetchers {
+	return &fetchers{m: m, by: map[int32]*fetcher{}}
+}
+
+// add makes p fetch from leader at epoch, truncating first.
+func (fs *fetchers) add(p *Partition, leader, epoch int32) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	select {
+	case <-fs.m.stop:
+		return
+	default:
+	}
+	f, ok := fs.by[leader]
+	if !ok {
+		f = &fetcher{m: fs.m, leader: leader, parts: map[*Partition]*fetchState{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		fs.by[leader] = f
+		fs.wg.Add(1)
+		go func() {
+			defer fs.wg.Done()
+			f.run()
+		}()
+	}
+	f.mu.Lock()
+	f.parts[p] = &fetchState{epoch: epoch, truncate: true}
+	f.mu.Unlock()
+	f.signal()
+}
+
+// remove stops fetching p. A fetch in flight may still hold it: its
+// answer is dropped (the role check under the partition's roleMu).
+func (fs *fetchers) remove(p *Partition) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for id, f := range fs.by {
+		f.mu.Lock()
+		delete(f.parts, p)
+		empty := len(f.parts) == 0
+		f.mu.Unlock()
+		if empty {
+			close(f.stop)
+			delete(fs.by, id)
+		}
+	}
+}
+
+func (fs *fetchers) closeAll() {
+	fs.mu.Lock()
+	for id, f := range fs.by {
+		close(f.stop)
+		delete(fs.by, id)
+	}
+	fs.mu.Unlock()
+	fs.wg.Wait()
+}
+
+// fetcher fetches every partition this broker follows on one leader.
+type fetcher struct {
+	m      *Manager
+	leader int32
+	mu     sync.Mutex
+	parts  map[*Partition]*fetchState
+	wake   chan struct{}
+	stop   chan struct{}
+	conn   *wire.Client
+}
+
+// fetchState is one partition's progress with its fetcher.
+type fetchState struct {
+	epoch        int32 // the leader epoch it follows
+	truncate     bool  // ask OffsetForLeaderEpoch before fetching
+	outOfRange   bool  // the last fetch was out of range after truncating: check the leader's log start
+	backoffUntil time.Time
+}
+
+func (f *fetcher) signal() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+type fetchItem struct {
+	p *Partition
+	s fetchState
+}
+
+// snapshot lists the partitions to work on now, and when the next one in
+// backoff is due.
+func (f *fetcher) snapshot(now time.Time) (items []fetchItem, next time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for p, s := range f.parts {
+		if now.Before(s.backoffUntil) {
+			if next.IsZero() || s.backoffUntil.Before(next) {
+				next = s.backoffUntil
+			}
+			continue
+		}
+		items = append(items, fetchItem{p, *s})
+	}
+	return items, next
+}
+
+// update changes p's state if p is still fetched at epoch.
+func (f *fetcher) update(p *Partition, epoch int32, fn func(*fetchState)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.parts[p]; ok && s.epoch == epoch {
+		fn(s)
+	}
+}
+
+func (f *fetcher) backoff(p *Partition, epoch int32) {
+	until := time.Now().Add(f.m.cfg.FetchBackoff)
+	f.update(p, epoch, func(s *fetchState) { s.backoffUntil = until })
+}
+
+func (f *fetcher) stopped() bool {
+	select {
+	case <-f.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// sleep waits d, or until stopped; it reports whether to go on.
+func (f *fetcher) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-f.stop:
+		return false
+	case <-f.wake:
+		return true
+	case <-t.C:
+		return true
+	}
+}
+
+func (f *fetcher) run() {
+	defer func() {
+		if f.conn != nil {
+			f.conn.Close()
+		}
+	}()
+	logger := f.m.cfg.Logger.With("leader", f.leader)
+	for !f.stopped() {
+		items, next := f.snapshot(time.Now())
+		if len(items) == 0 {
+			wait := time.Hour
+			if !next.IsZero() {
+				wait = time.Until(next)
+			}
+			if !f.sleep(wait) {
+				return
+			}
+			continue
+		}
+		if err := f.round(items); err != nil {
+			if f.stopped() {
+				return
+			}
+			logger.Info("replica fetcher: leader unreachable; retrying", "err", err)
+			if f.conn != nil {
+				f.conn.Close()
+				f.conn = nil
+			}
+			if !f.sleep(f.m.cfg.FetchBackoff) {
+				return
+			}
+		}
+	}
+}
+
+func (f *fetcher) client() (*wire.Client, error) {
+	if f.conn != nil {
+		return f.conn, nil
+	}
+	addr, ok := f.m.cfg.BrokerAddr(f.leader)
+	if !ok {
+		return nil, fmt.Errorf("no address for broker %d", f.leader)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := wire.Dial(ctx, addr, "kzero-replica-fetcher-"+strconv.Itoa(int(f.m.nodeID)), int(f.m.cfg.FetchRespBytes)+1<<20)
+	if err != nil {
+		return nil, err
+	}
+	f.conn = c
+	return c, nil
+}
+
+// round truncates the partitions that need it, then fetches the others
+// once. An error is the connection's.
+func (f *fetcher) round(items []fetchItem) error {
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	var trunc, fetch []fetchItem
+	for _, it := range items {
+		if it.s.truncate {
+			trunc = append(trunc, it)
+		} else {
+			fetch = append(fetch, it)
+		}
+	}
+	if len(trunc) > 0 {
+		if err := f.truncate(c, trunc); err != nil {
+			return err
+		}
+	}
+	for _, it := range fetch {
+		if it.s.outOfRange {
+			if err := f.startAtLeaderLogStart(c, it); err != nil {
+				return err
+			}
+		}
+	}
+	if len(fetch) == 0 {
+		return nil
+	}
+	return f.fetch(c, fetch)
+}
+
+func (f *fetcher) deadline() time.Time {
+	return time.Now().Add(f.m.cfg.FetchWaitMax + 30*time.Second)
+}
+
+// truncate asks the leader where each partition's latest epoch ends and
+// cuts the local log there.
+func (f *fetcher) truncate(c *wire.Client, items []fetchItem) error {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.SetVersion(4)
+	req.ReplicaID = f.m.nodeID
+	local := map[log.TopicPartition]int32{}
+	for _, it := range items {
+		epochs := it.p.log.LeaderEpochs()
+		if len(epochs) == 0 {
+			// No epoch (an empty log, or one from before epochs): the
+			// HW is what the log can keep.
+			f.cut(it, it.p.HighWatermark(), "no leader epoch")
+			continue
+		}
+		last := epochs[len(epochs)-1].Epoch
+		local[it.p.TP] = last
+		t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		t.Topic = it.p.TP.Topic
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = it.p.TP.Partition, it.s.epoch, last
+		t.Partitions = append(t.Partitions, rp)
+		req.Topics = append(req.Topics, t)
+	}
+	if len(req.Topics) == 0 {
+		return nil
+	}
+	resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
+	if err := c.Do(req, resp, f.deadline()); err != nil {
+		return err
+	}
+	byTP := map[log.TopicPartition]fetchItem{}
+	for _, it := range items {
+		byTP[it.p.TP] = it
+	}
+	for _, t := range resp.Topics {
+		for _, rp := range t.Partitions {
+			tp := log.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+			it, ok := byTP[tp]
+			if !ok {
+				continue
+			}
+			if rp.ErrorCode != 0 {
+				f.backoff(it.p, it.s.epoch)
+				continue
+			}
+			var offset int64
+			switch {
+			case rp.EndOffset < 0 || rp.LeaderEpoch < 0:
+				// The leader knows no epoch at or below ours.
+				offset = it.p.HighWatermark()
+			default:
+				// The leader's epoch may be older than ours: then our
+				// log ends that epoch where it ends it, and we keep the
+				// smaller of the two ends.
+				offset = rp.EndOffset
+				if rp.LeaderEpoch < local[tp] {
+					if e, end := it.p.log.EndOffsetForEpoch(rp.LeaderEpoch); e == rp.LeaderEpoch {
+						offset = min(offset, end)
+					}
+				}
+			}
+			f.cut(it, offset, "diverged from the leader")
+		}
+	}
+	return nil
+}
+
+// cut truncates a follower's log at offset (nothing when it ends before)
+// and marks the partition ready to fetch.
+func (f *fetcher) cut(it fetchItem, offset int64, why string) {
+	p := it.p
+	p.roleMu.Lock()
+	ok := p.Role() == Follower && p.LeaderEpoch() == it.s.epoch
+	var err error
+	if ok && offset < p.log.LogEndOffset() {
+		if hw := p.HighWatermark(); offset < hw {
+			f.m.cfg.Logger.Warn("follower truncates below its high watermark", "partition", p.TP.String(), "offset", offset, "hw", hw)
+			p.log.OnHighWatermark(offset)
+		}
+		f.m.cfg.Logger.Info("follower truncates its log", "partition", p.TP.String(), "from", p.log.LogEndOffset(), "to", offset, "why", why)
+		err = p.log.TruncateTo(offset)
+	}
+	p.roleMu.Unlock()
+	if err != nil {
+		f.m.cfg.Logger.Error("follower cannot truncate its log", "partition", p.TP.String(), "err", err)
+		f.backoff(p, it.s.epoch)
+		return
+	}
+	f.update(p, it.s.epoch, func(s *fetchState) { s.truncate = false })
+}
+
+// startAtLeaderLogStart handles a fetch out of range after truncating:
+// the follower's log ends before the leader's log starts (retention or
+// DeleteRecords ran while it was away), so it starts over there.
+func (f *fetcher) startAtLeaderLogStart(c *wire.Client, it fetchItem) error {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(4)
+	req.ReplicaID = f.m.nodeID
+	t := kmsg.NewListOffsetsRequestTopic()
+	t.Topic = it.p.TP.Topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = it.p.TP.Partition, it.s.epoch, -2
+	t.Partitions = append(t.Partitions, rp)
+	req.Topics = append(req.Topics, t)
+	resp := kmsg.NewPtrListOffsetsResponse()
+	if err := c.Do(req, resp, f.deadline()); err != nil {
+		return err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		f.backoff(it.p, it.s.epoch)
+		return nil
+	}
+	start := resp.Topics[0].Partitions[0].Offset
+	p := it.p
+	p.roleMu.Lock()
+	var err error
+	if p.Role() == Follower && p.LeaderEpoch() == it.s.epoch && p.log.LogEndOffset() < start {
+		f.m.cfg.Logger.Info("follower starts over at the leader's log start", "partition", p.TP.String(), "offset", start)
+		err = p.log.TruncateFullyAndStartAt(start)
+	}
+	p.roleMu.Unlock()
+	if err != nil {
+		f.m.cfg.Logger.Error("follower cannot restart its log", "partition", p.TP.String(), "err", err)
+	}
+	f.update(p, it.s.epoch, func(s *fetchState) { s.outOfRange = false })
+	return nil
+}
+
+// fetch sends one Fetch for items and appends what comes back.
+func (f *fetcher) fetch(c *wire.Client, items []fetchItem) error {
+	cfg := &f.m.cfg
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(12)
+	req.ReplicaID = f.m.nodeID
+	req.MaxWaitMillis = int32(cfg.FetchWaitMax.Milliseconds())
+	req.MinBytes = cfg.FetchMinBytes
+	req.MaxBytes = cfg.FetchRespBytes
+	req.SessionEpoch = -1
+	byTP := make(map[log.TopicPartition]fetchItem, len(items))
+	topics := map[string]int{}
+	for _, it := range items {
+		byTP[it.p.TP] = it
+		i, ok := topics[it.p.TP.Topic]
+		if !ok {
+			i = len(req.Topics)
+			topics[it.p.TP.Topic] = i
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic = it.p.TP.Topic
+			req.Topics = append(req.Topics, t)
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = it.p.TP.Partition
+		rp.CurrentLeaderEpoch = it.s.epoch
+		rp.FetchOffset = it.p.log.LogEndOffset()
+		rp.LastFetchedEpoch = -1
+		rp.LogStartOffset = it.p.log.LogStartOffset()
+		rp.PartitionMaxBytes = cfg.FetchMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	resp := kmsg.NewPtrFetchResponse()
+	if err := c.Do(req, resp, f.deadline()); err != nil {
+		return err
+	}
+	if resp.ErrorCode != 0 {
+		return fmt.Errorf("fetch: %w", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	for _, t := range resp.Topics {
+		for i := range t.Partitions {
+			rp := &t.Partitions[i]
+			it, ok := byTP[log.TopicPartition{Topic: t.Topic, Partition: rp.Partition}]
+			if !ok {
+				continue
+			}
+			f.apply(it, rp)
+		}
+	}
+	return nil
+}
+
+// apply appends one partition's fetched batches and takes the leader's
+// HW and log start offset.
+func (f *fetcher) apply(it fetchItem, rp *kmsg.FetchResponseTopicPartition) {
+	p := it.p
+	switch err := kerr.ErrorForCode(rp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		// Ahead of the leader (diverged) or behind its log start:
+		// truncate again, then check the log start.
+		f.update(p, it.s.epoch, func(s *fetchState) { s.truncate, s.outOfRange = true, true })
+		return
+	default:
+		// Not (yet) the leader here, an epoch the leader does not know
+		// yet, a storage error: the metadata will tell.
+		f.backoff(p, it.s.epoch)
+		return
+	}
+	records := wholeBatches(rp.RecordBatches)
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	if p.Role() != Follower || p.LeaderEpoch() != it.s.epoch {
+		return
+	}
+	if len(records) > 0 {
+		if _, err := p.log.Append(records, log.OriginReplication, it.s.epoch); err != nil {
+			f.m.cfg.Logger.Error("follower cannot append the leader's batches", "partition", p.TP.String(), "err", err)
+			f.update(p, it.s.epoch, func(s *fetchState) { s.truncate = true })
+			f.backoff(p, it.s.epoch)
+			return
+		}
+	}
+	leo := p.log.LogEndOffset()
+	if start := min(rp.LogStartOffset, leo); start > p.log.LogStartOffset() {
+		if _, err := p.log.DeleteRecordsBefore(start); err != nil {
+			f.m.cfg.Logger.Warn("follower cannot raise its log start offset", "partition", p.TP.String(), "err", err)
+		}
+	}
+	if hw := min(rp.HighWatermark, leo); hw > p.HighWatermark() {
+		p.log.OnHighWatermark(hw)
+	}
+}
+
+// wholeBatches cuts a fetched record set after its last whole batch: a
+// leader may end a response inside a batch (a partition's max bytes).
+func wholeBatches(b []byte) []byte {
+	n := 0
+	for {
+		rest := b[n:]
+		if len(rest) < 12 {
+			return b[:n]
+		}
+		size := int(int32(uint32(rest[8])<<24 | uint32(rest[9])<<16 | uint32(rest[10])<<8 | uint32(rest[11])))
+		if size <= 0 || len(rest) < 12+size {
+			return b[:n]
+		}
+		n += 12 + size
+	}
+}
