@@ -32,11 +32,14 @@ type procCluster struct {
 	ctrl   []string
 	procs  []*process
 	addrs  []string // client listeners, "" while down
+	extra  []string // more arguments for every node
 }
 
-func startProcCluster(t *testing.T, n int) *procCluster {
+// startProcCluster starts n nodes; extra are more arguments for each
+// (--override k=v pairs).
+func startProcCluster(t *testing.T, n int, extra ...string) *procCluster {
 	t.Helper()
-	c := &procCluster{t: t, procs: make([]*process, n), addrs: make([]string, n)}
+	c := &procCluster{t: t, procs: make([]*process, n), addrs: make([]string, n), extra: extra}
 	var lns []net.Listener
 	var voters []string
 	for i := range n {
@@ -70,7 +73,7 @@ func startProcCluster(t *testing.T, n int) *procCluster {
 }
 
 func (c *procCluster) args(i int) []string {
-	return []string{
+	return append([]string{
 		"--override", "node.id=" + strconv.Itoa(i+1),
 		"--override", "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://" + c.ctrl[i],
 		"--override", "controller.listener.names=CONTROLLER",
@@ -79,7 +82,7 @@ func (c *procCluster) args(i int) []string {
 		"--override", "broker.session.timeout.ms=2000",
 		"--override", "log.dirs=" + c.dirs[i],
 		"--override", "admin.listener=127.0.0.1:0",
-	}
+	}, c.extra...)
 }
 
 func (c *procCluster) start(i int) {

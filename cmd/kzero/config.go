@@ -134,6 +134,15 @@ var keys = func() map[string]key {
 	i("transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000", 1)
 	i("transaction.remove.expired.transaction.cleanup.interval.ms", "3600000", 1)
 
+	// Replication: followers fetch from leaders (one fetcher per leader).
+	l("replica.lag.time.max.ms", "30000", 1)
+	i("replica.fetch.max.bytes", "1048576", 1)
+	i("replica.fetch.response.max.bytes", "10485760", 1)
+	i("replica.fetch.wait.max.ms", "500", 1)
+	i("replica.fetch.min.bytes", "1", 1)
+	i("replica.fetch.backoff.ms", "1000", 1)
+	i("num.replica.fetchers", "1", 1) // kzero: one fetcher per leader broker whatever the value
+
 	// The metadata quorum (static voters, KIP-595).
 	s("controller.quorum.voters", "")
 	i("broker.session.timeout.ms", "9000", 1)
@@ -147,7 +156,7 @@ var keys = func() map[string]key {
 		"inter.broker.listener.name", "num.io.threads",
 		"num.recovery.threads.per.data.dir",
 		"share.coordinator.state.topic.replication.factor",
-		"share.coordinator.state.topic.min.isr", "num.replica.fetchers", "replica.lag.time.max.ms",
+		"share.coordinator.state.topic.min.isr",
 	} {
 		add(key{name: k, kind: kString, inert: true})
 	}

@@ -10,6 +10,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/net/server"
 	"kzero/node"
+	"kzero/replica"
 )
 
 // nodeConfig is the node's configuration from server.properties.
@@ -36,6 +37,14 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		NodeID:               int32(c.int("node.id")),
 		Voters:               voters,
 		BrokerSessionTimeout: msDuration(c.long("broker.session.timeout.ms")),
+		Replication: replica.Config{
+			LagTimeMax:     msDuration(c.long("replica.lag.time.max.ms")),
+			FetchMaxBytes:  int32(c.int("replica.fetch.max.bytes")),
+			FetchRespBytes: int32(c.int("replica.fetch.response.max.bytes")),
+			FetchWaitMax:   msDuration(int64(c.int("replica.fetch.wait.max.ms"))),
+			FetchMinBytes:  int32(c.int("replica.fetch.min.bytes")),
+			FetchBackoff:   msDuration(int64(c.int("replica.fetch.backoff.ms"))),
+		},
 		ControllerAddr:       ctrlAddr,
 		Rack:                 c.str("broker.rack"),
 		ListenAddr:           addr,

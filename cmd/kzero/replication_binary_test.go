@@ -1,0 +1,324 @@
+package main
+
+// Replication across real processes (issue 15): RF3 topics with
+// min.insync.replicas=2, acks=all producers, and the leader killed with
+// SIGKILL while they produce: every acknowledged record is there exactly
+// once, at its offset, in order. A frozen follower (SIGSTOP) leaves the ISR
+// and rejoins after SIGCONT; acks=all with the ISR below min.insync.replicas
+// gets NOT_ENOUGH_REPLICAS.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ackedAt is where the broker said a record went.
+type ackedAt struct {
+	partition int32
+	offset    int64
+	value     string
+}
+
+// partitionState is one partition's leader and ISR as node i's metadata says.
+func partitionState(ctx context.Context, adm *kadm.Client, topic string, partition int32) (leader int32, isr []int32) {
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return -1, nil
+	}
+	p, ok := md.Topics[topic].Partitions[partition]
+	if !ok {
+		return -1, nil
+	}
+	return p.Leader, p.ISR
+}
+
+// waitISR waits until the partition's ISR satisfies ok.
+func waitISR(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, partition int32, what string, ok func(leader int32, isr []int32) bool) {
+	t.Helper()
+	for {
+		leader, isr := partitionState(ctx, adm, topic, partition)
+		if ok(leader, isr) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s-%d: %s never happened (leader %d, ISR %v)", topic, partition, what, leader, isr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestReplicationProcesses(t *testing.T) {
+	c := startProcCluster(t, 3, "--override", "replica.lag.time.max.ms=3000", "--override", "min.insync.replicas=2",
+		"--override", "default.replication.factor=3")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	adm := c.admin()
+	const topic, partitions = "acked", 3
+	if res, err := adm.CreateTopic(ctx, partitions, 3, nil, topic); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+
+	// Producers with acks=all (kgo idempotent, sarama) run while the leader
+	// of partition 0 is killed and comes back.
+	var mu sync.Mutex
+	var acked []ackedAt
+	record := func(p int32, off int64, v string) {
+		mu.Lock()
+		acked = append(acked, ackedAt{p, off, v})
+		mu.Unlock()
+	}
+	ackedCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	seeds := slices.Clone(c.addrs)
+	prodCtx, stopProducing := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
+			kgo.ProducerLinger(0), kgo.MaxBufferedRecords(200))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer cl.Close()
+		for i := 0; prodCtx.Err() == nil; i++ {
+			if i%50 == 49 {
+				time.Sleep(20 * time.Millisecond) // a few thousand a second: enough to be mid-flight at the kill
+			}
+			v := "kgo-" + strconv.Itoa(i)
+			cl.Produce(prodCtx, &kgo.Record{Value: []byte(v)}, func(r *kgo.Record, err error) {
+				if err == nil {
+					record(r.Partition, r.Offset, v)
+				}
+			})
+		}
+		cl.Flush(context.Background())
+	})
+	wg.Go(func() {
+		cfg := sarama.NewConfig()
+		cfg.Version = sarama.V3_0_0_0
+		cfg.Producer.Idempotent = true // a retry after a lost answer is not a second copy
+		cfg.Producer.RequiredAcks = sarama.WaitForAll
+		cfg.Producer.Return.Successes = true
+		cfg.Producer.Retry.Max = 50
+		cfg.Producer.Retry.Backoff = 200 * time.Millisecond
+		cfg.Net.MaxOpenRequests = 1
+		cfg.Metadata.RefreshFrequency = time.Second
+		p, err := sarama.NewSyncProducer(seeds, cfg)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer p.Close()
+		for i := 0; prodCtx.Err() == nil; i++ {
+			v := "sarama-" + strconv.Itoa(i)
+			part, off, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(v)})
+			if err == nil {
+				record(part, off, v)
+			}
+		}
+	})
+	waitAcked := func(n int) {
+		for ackedCount() < n {
+			if ctx.Err() != nil {
+				t.Fatalf("only %d records acknowledged", ackedCount())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitAcked(2000)
+	leader, _ := partitionState(ctx, adm, topic, 0)
+	if leader < 1 {
+		t.Fatalf("partition 0 has no leader")
+	}
+	victim := int(leader - 1)
+	before := ackedCount()
+	c.kill(victim)
+	t.Logf("killed node %d, the leader of %s-0, after %d acknowledged records", leader, topic, before)
+	adm = c.admin()
+	waitISR(ctx, t, adm, topic, 0, "a new leader", func(l int32, _ []int32) bool { return l > 0 && l != leader })
+	waitAcked(before + 2000)
+	c.start(victim)
+	adm = c.admin()
+	waitISR(ctx, t, adm, topic, 0, "the killed node rejoining the ISR", func(_ int32, isr []int32) bool {
+		return slices.Contains(isr, leader)
+	})
+	waitAcked(ackedCount() + 1000)
+	stopProducing()
+	wg.Wait()
+
+	// Everything acknowledged is there once, at its offset; per producer the
+	// records are in order within a partition.
+	mu.Lock()
+	defer mu.Unlock()
+	checkAcked(ctx, t, c, topic, partitions, acked)
+
+	// A frozen follower leaves the ISR (replica.lag.time.max.ms, or the
+	// controller fencing it), acks=all goes on with the two others, and it
+	// rejoins after SIGCONT.
+	leader, isr := partitionState(ctx, adm, topic, 1)
+	frozen := int32(-1)
+	for _, r := range isr {
+		if r != leader {
+			frozen = r
+		}
+	}
+	p := c.procs[frozen-1]
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("froze node %d, a follower of %s-1", frozen, topic)
+	adm = kadm.NewClient(newSeedClient(t, c.addrs[leader-1]))
+	waitISR(ctx, t, adm, topic, 1, "the frozen follower leaving the ISR", func(_ int32, isr []int32) bool {
+		return len(isr) == 2 && !slices.Contains(isr, frozen)
+	})
+	pcl := newSeedClient(t, c.addrs[leader-1], kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 1, Value: []byte("while frozen")}).FirstErr(); err != nil {
+		t.Fatalf("acks=all with two of three in the ISR: %v", err)
+	}
+
+	// With min.insync.replicas=3 the same ISR is too small.
+	if rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "min.insync.replicas", Value: kadm.StringPtr("3")}}, topic); err != nil || rs[0].Err != nil {
+		t.Fatal(err, rs)
+	}
+	// A raw request: clients retry NOT_ENOUGH_REPLICAS until they time out.
+	conn := dialRaw(t, c.addrs[leader-1])
+	for {
+		err := produceAcksAll(conn, topic, 1, encodeTimedBatch([]int64{time.Now().UnixMilli()}, [][]byte{[]byte("too few")}))
+		if errors.Is(err, kerr.NotEnoughReplicas) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("acks=all with the ISR below min.insync.replicas: %v, want NOT_ENOUGH_REPLICAS", err)
+		}
+		time.Sleep(200 * time.Millisecond) // the config change is on its way to the leader
+	}
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "min.insync.replicas", Value: kadm.StringPtr("2")}}, topic); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitISR(ctx, t, adm, topic, 1, "the thawed follower rejoining the ISR", func(_ int32, isr []int32) bool {
+		return slices.Contains(isr, frozen)
+	})
+}
+
+// produceAcksAll produces one batch with acks=all and returns the
+// partition's error.
+func produceAcksAll(conn *rawConn, topic string, partition int32, batch []byte) error {
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks, req.TimeoutMillis = -1, 10000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = partition, batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := conn.request(req)
+	if err != nil {
+		return err
+	}
+	return kerr.ErrorForCode(resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode)
+}
+
+// newSeedClient is a kgo client seeded with one address.
+func newSeedClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// checkAcked reads every partition from the start and checks that each
+// acknowledged record is at the offset it was acknowledged at, that no
+// value appears twice, and that each producer's records are in order.
+func checkAcked(ctx context.Context, t *testing.T, c *procCluster, topic string, partitions int, acked []ackedAt) {
+	t.Helper()
+	want := map[int32]int64{} // partition -> end offset to read to
+	at := map[string]ackedAt{}
+	for _, a := range acked {
+		want[a.partition] = max(want[a.partition], a.offset+1)
+		at[a.value] = a
+	}
+	var seeds []string
+	for _, a := range c.addrs {
+		if a != "" {
+			seeds = append(seeds, a)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	seen := map[string]int64{}
+	next := map[int32]int64{}
+	last := map[string]int{} // producer -> last sequence number seen, per partition key
+	done := func() bool {
+		for p, end := range want {
+			if next[p] < end {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read back stopped at %v of %v", next, want)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			v := string(r.Value)
+			if off, dup := seen[v]; dup {
+				t.Errorf("%s at offsets %d and %d of partition %d", v, off, r.Offset, r.Partition)
+			}
+			seen[v] = r.Offset
+			next[r.Partition] = r.Offset + 1
+			var prod string
+			var seq int
+			if _, err := fmt.Sscanf(v, "kgo-%d", &seq); err == nil {
+				prod = "kgo"
+			} else if _, err := fmt.Sscanf(v, "sarama-%d", &seq); err == nil {
+				prod = "sarama"
+			}
+			key := fmt.Sprintf("%s/%d", prod, r.Partition)
+			if prev, ok := last[key]; ok && seq <= prev && prod == "kgo" {
+				t.Errorf("%s after kgo-%d in partition %d: reordered", v, prev, r.Partition)
+			}
+			last[key] = seq
+		})
+	}
+	lost := 0
+	for v, a := range at {
+		off, ok := seen[v]
+		switch {
+		case !ok:
+			lost++
+			if lost < 10 {
+				t.Errorf("%s acknowledged at %d-%d is gone", v, a.partition, a.offset)
+			}
+		case off != a.offset:
+			t.Errorf("%s acknowledged at offset %d of partition %d, found at %d", v, a.offset, a.partition, off)
+		}
+	}
+	t.Logf("%d acknowledged records checked, %d lost, %d read", len(at), lost, len(seen))
+}
