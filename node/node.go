@@ -39,6 +39,7 @@ type Node struct {
 	txns     *txn.Coordinator
 	srv      *server.Server
 	raft     *raftnet.Transport // the controller listener; nil for a single voter
+	peers    *peerClients       // connections to the other brokers
 	admin    *http.Server
 	adminLn  net.Listener
 	nodeID   int32
@@ -189,7 +190,8 @@ func Start(cfg Config) (_ *Node, err error) {
 		TopicExists: func(topic string) bool { return n.ctrl.Image().Topic(topic) != nil },
 	}
 	txnCfg := cfg.Txns
-	txnCfg.AllocateProducerID, txnCfg.Markers, txnCfg.Logger = pids.Next, markers, n.logger
+	n.peers = &peerClients{n: n}
+	txnCfg.AllocateProducerID, txnCfg.Markers, txnCfg.Logger = pids.Next, clusterMarkers{n, markers}, n.logger
 	n.txns = txn.New(txnCfg)
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
@@ -210,6 +212,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		Txns:        n.txns,
 		ProducerIDs: pids,
 		Markers:     markers,
+		TxnRouter:   txnRouter{n},
 	}))
 
 	if err = n.startAdmin(); err != nil {
@@ -304,6 +307,9 @@ func (n *Node) Stop(ctx context.Context) error {
 	}
 	if n.replicas != nil {
 		n.replicas.Close() // the fetchers stop before the logs close
+	}
+	if n.peers != nil {
+		n.peers.close()
 	}
 	if n.ctrl != nil {
 		errs = append(errs, n.ctrl.Close())

@@ -322,3 +322,105 @@ func checkAcked(ctx context.Context, t *testing.T, c *procCluster, topic string,
 	}
 	t.Logf("%d acknowledged records checked, %d lost, %d read", len(at), lost, len(seen))
 }
+
+// The group and transaction coordinators move with their partitions'
+// leadership: a group keeps its committed offsets when the node
+// coordinating it is killed, and a transaction begun before its
+// coordinator died is committed by the new one, read_committed seeing it
+// once.
+func TestCoordinatorFailoverProcesses(t *testing.T) {
+	c := startProcCluster(t, 3, "--override", "min.insync.replicas=2", "--override", "offsets.topic.num.partitions=3",
+		"--override", "transaction.state.log.num.partitions=3")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	adm := c.admin()
+	if res, err := adm.CreateTopic(ctx, 2, 3, nil, "work"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "work", Partition: 0, At: 42, LeaderEpoch: -1})
+	offsets.Add(kadm.Offset{Topic: "work", Partition: 1, At: 7, LeaderEpoch: -1})
+	if r, err := adm.CommitOffsets(ctx, "keeper", offsets); err != nil || r.Error() != nil {
+		t.Fatalf("commit: %v %v", err, r.Error())
+	}
+
+	// A transaction: records written, not yet committed.
+	seeds := slices.Clone(c.addrs)
+	txcl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID("tx-failover"), kgo.DefaultProduceTopic("work"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txcl.Close()
+	if err := txcl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := txcl.ProduceSync(ctx, &kgo.Record{Partition: int32(i % 2), Value: []byte("tx-" + strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Kill the node coordinating the group, and the transaction's if other.
+	gc := adm.FindGroupCoordinators(ctx, "keeper")["keeper"]
+	if gc.Err != nil {
+		t.Fatalf("find coordinator: %v", gc.Err)
+	}
+	groupNode := gc.NodeID
+	tc := adm.FindTxnCoordinators(ctx, "tx-failover")["tx-failover"]
+	if tc.Err != nil {
+		t.Fatalf("find txn coordinator: %v", tc.Err)
+	}
+	txnNode := tc.NodeID
+	c.kill(int(groupNode - 1))
+	t.Logf("killed node %d (group coordinator; the transaction's is %d)", groupNode, txnNode)
+
+	for {
+		// A fresh client each time: a client keeps the coordinator it
+		// found, and the dead one stays named until it is fenced.
+		fetched, err := c.admin().FetchOffsets(ctx, "keeper")
+		if err == nil && fetched.Error() == nil {
+			if o, _ := fetched.Lookup("work", 0); o.At != 42 {
+				t.Fatalf("work-0 committed offset %d after failover, want 42", o.At)
+			}
+			if o, _ := fetched.Lookup("work", 1); o.At != 7 {
+				t.Fatalf("work-1 committed offset %d after failover, want 7", o.At)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("offsets after failover: %v %v", err, fetched.Error())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := txcl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit after failover: %v", err)
+	}
+
+	// read_committed sees the ten records once.
+	var live []string
+	for _, a := range c.addrs {
+		if a != "" {
+			live = append(live, a)
+		}
+	}
+	rc, err := kgo.NewClient(kgo.SeedBrokers(live...), kgo.ConsumeTopics("work"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	seen := map[string]int{}
+	for len(seen) < 10 {
+		fs := rc.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read_committed saw %v", seen)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++ })
+	}
+	for v, n := range seen {
+		if n != 1 {
+			t.Errorf("%s seen %d times", v, n)
+		}
+	}
+}

@@ -98,7 +98,8 @@ func (h *Handler) addTxnPartitions(t *txnTopics, version int16) []kmsg.AddPartit
 			codes[tp] = fencedCode(h.txns.Verify(t.id, t.producerID, t.epoch, tp), version, 2)
 		}
 	default:
-		code := fencedCode(h.txns.AddPartitions(t.id, t.producerID, t.epoch, tps, false), version, 2)
+		// v4+ adds come from partition leaders for transactions v2.
+		code := fencedCode(h.txns.AddPartitions(t.id, t.producerID, t.epoch, tps, version >= 4), version, 2)
 		for _, tp := range tps {
 			codes[tp] = code
 		}

@@ -11,6 +11,7 @@ import (
 	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/txn"
+	"kzero/log"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -43,6 +44,19 @@ type Services struct {
 	Txns        *txn.Coordinator   // transactional ids
 	ProducerIDs *coord.ProducerIDs // ids for idempotent producers
 	Markers     txn.MarkerWriter   // writes markers for WriteTxnMarkers
+	// TxnRouter sends a transactional write's check to its coordinator
+	// on another broker; nil: every coordinator is this broker's.
+	TxnRouter TxnRouter
+}
+
+// TxnRouter checks a transactional write of a partition led here with the
+// transactional id's coordinator when another broker runs it (KIP-890:
+// AddPartitionsToTxn v4+ from the partition leader).
+type TxnRouter interface {
+	// AddToTxn verifies tp is in the transaction (or, with add, adds it)
+	// and returns the coordinator's error code; local is true when the
+	// coordinator is this broker's, which the caller then asks itself.
+	AddToTxn(transactionalID string, producerID int64, epoch int16, tp log.TopicPartition, add bool) (code int16, local bool)
 }
 
 // Handler serves every API this broker advertises.
@@ -54,6 +68,7 @@ type Handler struct {
 	txns        *txn.Coordinator
 	producerIDs *coord.ProducerIDs
 	markers     txn.MarkerWriter
+	txnRouter   TxnRouter
 	sessions    fetchSessions
 	creating    autoCreator
 	logger      *slog.Logger
@@ -66,7 +81,7 @@ func New(cfg Config, svc Services) *Handler {
 	}
 	return &Handler{
 		cfg: cfg, cluster: svc.Cluster, replicas: svc.Replicas, groups: svc.Groups, txns: svc.Txns,
-		producerIDs: svc.ProducerIDs, markers: svc.Markers, logger: cfg.Logger,
+		producerIDs: svc.ProducerIDs, markers: svc.Markers, txnRouter: svc.TxnRouter, logger: cfg.Logger,
 	}
 }
 

@@ -26,9 +26,10 @@ func (h *Handler) verifyTxnWrite(l *log.Log, tp log.TopicPartition, b log.Batch,
 	if code := h.verifyTxnPartition(*r.TransactionID, pid, epoch, tp, r.Version >= 12); code != 0 {
 		err := kerr.ErrorForCode(code)
 		switch code {
-		case kerr.ConcurrentTransactions.Code:
+		case kerr.ConcurrentTransactions.Code, kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
 			// Producers retry NOT_ENOUGH_REPLICAS; older ones do not know
-			// CONCURRENT_TRANSACTIONS on produce (Kafka answers the same).
+			// CONCURRENT_TRANSACTIONS on produce, and a coordinator moving
+			// is not the partition's business (Kafka answers the same).
 			err = kerr.NotEnoughReplicas
 		case kerr.ProducerFenced.Code:
 			err = kerr.InvalidProducerEpoch // what a partition says of an old epoch
@@ -45,10 +46,19 @@ func (h *Handler) verifyTxnWrite(l *log.Log, tp log.TopicPartition, b log.Batch,
 // code to answer the write with (INVALID_TXN_STATE, PRODUCER_FENCED,
 // INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, ...).
 //
-// The coordinator is this broker's, called in process: kzero has one
-// broker, so the transactional id's coordinator is local (NOT_COORDINATOR
-// otherwise). A cluster would send AddPartitionsToTxn v4+ instead.
+// A coordinator on this broker is called in process; one on another broker
+// gets AddPartitionsToTxn v5 (TxnRouter). The remote call blocks the event
+// loop serving this produce for a round trip: only a transaction's first
+// write to each partition pays it.
 func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) int16 {
+	if h.txnRouter != nil {
+		if code, local := h.txnRouter.AddToTxn(transactionalID, producerID, producerEpoch, tp, add); !local {
+			if add && code == kerr.InvalidProducerIDMapping.Code {
+				code = kerr.InvalidTxnState.Code
+			}
+			return code
+		}
+	}
 	var err *kerr.Error
 	if add {
 		err = h.txns.AddPartitions(transactionalID, producerID, producerEpoch, []log.TopicPartition{tp}, true)
