@@ -74,6 +74,17 @@ type Config struct {
 	// BrokerSessionTimeout is broker.session.timeout.ms: a broker the
 	// quorum leader has not heard from for longer is fenced. Default 9s.
 	BrokerSessionTimeout time.Duration
+	// UncleanLeaderElection is unclean.leader.election.enable as this
+	// node's static config: topics without their own value, and without a
+	// cluster-wide dynamic default, take it.
+	UncleanLeaderElection bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
+	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
+	// default 300s) the quorum leader moves leadership back to preferred
+	// replicas that are in the ISR and active. Kafka 4.x's controller
+	// ignores leader.imbalance.per.broker.percentage, and so does kzero.
+	AutoLeaderRebalance          bool
+	LeaderImbalanceCheckInterval time.Duration
 
 	TickInterval time.Duration // raft tick; default 100ms
 	StartTimeout time.Duration // how long Open waits for the quorum; default 30s
@@ -372,7 +383,7 @@ func (c *Controller) start(ctx context.Context) error {
 	incarnation := metadata.NewUUID()
 	for {
 		img := c.Image()
-		groups, reply := control.New(control.Config{}).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
+		groups, reply := control.New(c.controlConfig()).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
 			Incarnation: incarnation, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners, PreviousGone: true})
 		if reply.Err != nil && reply.Err != kerr.InconsistentClusterID {
 			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, reply.Err.Message, reply.Message)
