@@ -49,7 +49,9 @@ func TestClusterAdmin(t *testing.T) {
 		t.Fatalf("create: %v %v", err, res.Err)
 	}
 	img := c.waitImage(ctx, lead, "topic admin", func(img *metadata.Image) bool { return img.Topic("admin") != nil })
-	replicas := func(img *metadata.Image, p int32) []int32 { return slices.Clone(img.Topic("admin").Partitions[p].Replicas) }
+	replicas := func(img *metadata.Image, p int32) []int32 {
+		return slices.Clone(img.Topic("admin").Partitions[p].Replicas)
+	}
 	r0, r1, r2 := replicas(img, 0), replicas(img, 1), replicas(img, 2)
 
 	// Every partition is led by its preferred replica: no election needed;
