@@ -17,6 +17,7 @@ import (
 // and registers again. BROKER_ID_NOT_REGISTERED when id has no
 // registration.
 func (c *Controller) UnregisterBroker(ctx context.Context, id int32) Result {
+	_ = c.caughtUp(ctx) // without a reachable quorum leader: decide on this node's image
 	for try := 0; ; try++ {
 		groups, err := control.New(c.controlConfig()).Unregister(c.Image(), time.Now(), id)
 		if err != nil {

@@ -123,6 +123,8 @@ type Controller struct {
 	seq     atomic.Uint64
 
 	proposec chan *pending
+	readc    chan *readWait // read barriers for the raft loop
+	readSeq  atomic.Uint64
 	recvc    chan *pb.Message
 	reportc  chan report
 	stopc    chan struct{}
@@ -304,6 +306,7 @@ func New(cfg Config) (*Controller, error) {
 		logger:   logger,
 		session:  binary.LittleEndian.Uint64(sess[:]),
 		proposec: make(chan *pending, 256),
+		readc:    make(chan *readWait, 256),
 		recvc:    make(chan *pb.Message, 256),
 		reportc:  make(chan report, 256),
 		stopc:    make(chan struct{}),
@@ -315,7 +318,7 @@ func New(cfg Config) (*Controller, error) {
 	c.image.Store(img)
 	c.subs.last = img
 	ld := &loop{c: c, rn: rn, st: st, confState: snap.GetMetadata().GetConfState(),
-		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}}
+		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}, reads: map[uint64]*readWait{}}
 	go ld.run()
 	go c.runNotifier()
 	return c, nil

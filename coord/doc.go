@@ -49,9 +49,12 @@
 //
 // ElectLeaders (elect.go), AlterPartitionReassignments and
 // ListPartitionReassignments (reassign.go) and UnregisterBroker
-// (brokers.go) decide with coord/control on this node's image and propose
-// the records; any node serves them, raft forwards a follower's proposal to
-// the leader (where Kafka forwards the request to its active controller).
+// (brokers.go) first catch up with the quorum's commit index (a read
+// barrier: raft's ReadIndex, readindex.go), then decide with coord/control
+// on this node's image and propose the records; any node serves them and
+// answers as the quorum leader would, raft forwarding a follower's
+// proposal to the leader (where Kafka forwards the request to its active
+// controller).
 // A decision made on an image that moved on before its entry applied is
 // refused by Check and applies nothing; it is decided again on the newer
 // image (settle, decide.go), a few times at most.

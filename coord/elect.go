@@ -22,9 +22,11 @@ import (
 // that needed an election, as Kafka's controller does. An unknown election
 // type is INVALID_REQUEST for the whole request.
 //
-// Any node decides on its image and proposes; raft takes the proposal to
+// Any node serves it: it catches up with the quorum's commit index (a read
+// barrier), decides on its image and proposes; raft takes the proposal to
 // the quorum leader. It returns once the changes applied here.
 func (c *Controller) ElectLeaders(ctx context.Context, typ control.ElectionType, partitions []control.TopicPartitions) ([]TopicResults, *kerr.Error) {
+	_ = c.caughtUp(ctx) // without a reachable quorum leader: decide on this node's image
 	ctl := control.New(c.controlConfig())
 	img := c.Image()
 	groups, results, err := ctl.ElectLeaders(img, typ, partitions)

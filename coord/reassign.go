@@ -39,6 +39,7 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, topics []R
 			rs = append(rs, control.Reassignment{Topic: t.Topic, Partition: p.Partition, Replicas: p.Replicas, KeepReplicationFactor: keepRF})
 		}
 	}
+	_ = c.caughtUp(ctx) // without a reachable quorum leader: decide on this node's image
 	ctl := control.New(c.controlConfig())
 	groups, results := ctl.AlterReassignments(c.Image(), rs)
 	c.settle(ctx, groups, results, func(img *metadata.Image, idx []int) ([][]metadata.Record, []control.PartitionResult) {
@@ -54,8 +55,10 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, topics []R
 // ListPartitionReassignments returns the reassignments in progress among
 // the named partitions, or all of them when partitions is nil; unknown
 // topics and partitions are left out, as Kafka does. It reads this node's
-// image: on the quorum leader (where clients send it, the controller
-// Metadata names) that is every committed change.
-func (c *Controller) ListPartitionReassignments(partitions []control.TopicPartitions) []control.Ongoing {
+// image once caught up with the quorum's commit index (a read barrier), so
+// a follower answers as the quorum leader would; without a reachable
+// leader it answers from the image it has.
+func (c *Controller) ListPartitionReassignments(ctx context.Context, partitions []control.TopicPartitions) []control.Ongoing {
+	_ = c.caughtUp(ctx) // without a reachable quorum leader: this node's image
 	return control.ListReassignments(c.Image(), partitions)
 }

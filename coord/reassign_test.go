@@ -7,7 +7,9 @@ import (
 	"kzero/coord/control"
 )
 
-func ongoing(c *Controller) []control.Ongoing { return c.ListPartitionReassignments(nil) }
+func ongoing(t *testing.T, c *Controller) []control.Ongoing {
+	return c.ListPartitionReassignments(ctx(t), nil)
+}
 
 // A reassignment goes through its states: started (the new replica
 // adding, the leaving one removing, both in the replicas), visible to
@@ -34,12 +36,12 @@ func TestReassignment(t *testing.T) {
 	if !slices.Equal(p.Replicas, []int32{2, 3, 1}) || !slices.Equal(p.AddingReplicas, []int32{3}) || !slices.Equal(p.RemovingReplicas, []int32{1}) {
 		t.Fatalf("r-0 reassigning: %+v", p)
 	}
-	list := ongoing(c)
+	list := ongoing(t, c)
 	if len(list) != 2 || list[0].Partition != 0 || !slices.Equal(list[0].AddingReplicas, []int32{3}) ||
 		!slices.Equal(list[1].RemovingReplicas, []int32{2}) {
 		t.Fatalf("ongoing: %+v", list)
 	}
-	if l := c.ListPartitionReassignments([]control.TopicPartitions{{Topic: "r", Partitions: []int32{1, 5}}, {Topic: "nope", Partitions: []int32{0}}}); len(l) != 1 || l[0].Partition != 1 {
+	if l := c.ListPartitionReassignments(ctx(t), []control.TopicPartitions{{Topic: "r", Partitions: []int32{1, 5}}, {Topic: "nope", Partitions: []int32{0}}}); len(l) != 1 || l[0].Partition != 1 {
 		t.Fatalf("ongoing r-1: %+v", l)
 	}
 
@@ -68,7 +70,7 @@ func TestReassignment(t *testing.T) {
 	if p := partition(c, "r", 1); !slices.Equal(p.Replicas, []int32{1, 2}) || p.Reassigning() || p.Leader != 1 {
 		t.Fatalf("r-1 after the cancellation: %+v", p)
 	}
-	if l := ongoing(c); len(l) != 0 {
+	if l := ongoing(t, c); len(l) != 0 {
 		t.Fatalf("still ongoing: %+v", l)
 	}
 

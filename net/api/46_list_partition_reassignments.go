@@ -4,9 +4,12 @@ package api
 // progress, each partition's replicas (the target and the leaving ones)
 // and its adding and removing replicas; a null topic list lists all.
 // Unknown topics and partitions, and partitions not being reassigned, are
-// left out, as Kafka does. Read from this node's metadata image.
+// left out, as Kafka does. Any node answers as the quorum leader would: it
+// first catches up with the quorum's commit index.
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/control"
@@ -29,8 +32,10 @@ func (h *Handler) listPartitionReassignments(req *server.Request) error {
 			partitions[i] = control.TopicPartitions{Topic: t.Topic, Partitions: t.Partitions}
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout(r.TimeoutMillis))
+	defer cancel()
 	resp := kmsg.NewPtrListPartitionReassignmentsResponse()
-	for _, o := range h.cluster.ListPartitionReassignments(partitions) {
+	for _, o := range h.cluster.ListPartitionReassignments(ctx, partitions) {
 		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != o.Topic {
 			rt := kmsg.NewListPartitionReassignmentsResponseTopic()
 			rt.Topic = o.Topic

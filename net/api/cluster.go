@@ -32,7 +32,7 @@ type Cluster interface {
 	// and UnregisterBroker are the cluster admin requests (coord).
 	ElectLeaders(ctx context.Context, typ control.ElectionType, partitions []control.TopicPartitions) ([]coord.TopicResults, *kerr.Error)
 	AlterPartitionReassignments(ctx context.Context, topics []coord.ReassignTopic, keepRF bool) []coord.TopicResults
-	ListPartitionReassignments(partitions []control.TopicPartitions) []control.Ongoing
+	ListPartitionReassignments(ctx context.Context, partitions []control.TopicPartitions) []control.Ongoing
 	UnregisterBroker(ctx context.Context, id int32) coord.Result
 	// BrokerConfigs are where a topic config without its own value comes
 	// from, for DescribeConfigs and CreateTopics' response.
