@@ -74,6 +74,17 @@ type Config struct {
 	// BrokerSessionTimeout is broker.session.timeout.ms: a broker the
 	// quorum leader has not heard from for longer is fenced. Default 9s.
 	BrokerSessionTimeout time.Duration
+	// UncleanLeaderElection is unclean.leader.election.enable as this
+	// node's static config: topics without their own value, and without a
+	// cluster-wide dynamic default, take it.
+	UncleanLeaderElection bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
+	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
+	// default 300s) the quorum leader moves leadership back to preferred
+	// replicas that are in the ISR and active. Kafka 4.x's controller
+	// ignores leader.imbalance.per.broker.percentage, and so does kzero.
+	AutoLeaderRebalance          bool
+	LeaderImbalanceCheckInterval time.Duration
 
 	TickInterval time.Duration // raft tick; default 100ms
 	StartTimeout time.Duration // how long Open waits for the quorum; default 30s
@@ -112,6 +123,8 @@ type Controller struct {
 	seq     atomic.Uint64
 
 	proposec chan *pending
+	readc    chan *readWait // read barriers for the raft loop
+	readSeq  atomic.Uint64
 	recvc    chan *pb.Message
 	reportc  chan report
 	stopc    chan struct{}
@@ -293,6 +306,7 @@ func New(cfg Config) (*Controller, error) {
 		logger:   logger,
 		session:  binary.LittleEndian.Uint64(sess[:]),
 		proposec: make(chan *pending, 256),
+		readc:    make(chan *readWait, 256),
 		recvc:    make(chan *pb.Message, 256),
 		reportc:  make(chan report, 256),
 		stopc:    make(chan struct{}),
@@ -304,7 +318,7 @@ func New(cfg Config) (*Controller, error) {
 	c.image.Store(img)
 	c.subs.last = img
 	ld := &loop{c: c, rn: rn, st: st, confState: snap.GetMetadata().GetConfState(),
-		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}}
+		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}, reads: map[uint64]*readWait{}}
 	go ld.run()
 	go c.runNotifier()
 	return c, nil
@@ -372,7 +386,7 @@ func (c *Controller) start(ctx context.Context) error {
 	incarnation := metadata.NewUUID()
 	for {
 		img := c.Image()
-		groups, reply := control.New(control.Config{}).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
+		groups, reply := control.New(c.controlConfig()).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
 			Incarnation: incarnation, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners, PreviousGone: true})
 		if reply.Err != nil && reply.Err != kerr.InconsistentClusterID {
 			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, reply.Err.Message, reply.Message)

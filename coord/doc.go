@@ -19,8 +19,9 @@
 //   - coord/control: the active controller's decisions as a pure state
 //     machine (broker registration, heartbeats and fencing, leader
 //     election, ISR changes, ElectLeaders, reassignments, replica
-//     placement): image and event in, records and answer out. Not yet
-//     driven by the raft loop.
+//     placement): image and event in, records and answer out. The raft
+//     loop on the quorum leader runs it every tick (liveness.go); the admin
+//     methods below decide with it on the caller's goroutine.
 //
 // # The metadata log
 //
@@ -43,6 +44,20 @@
 // ids); when the entry commits, each group is checked again against the
 // image of that moment (metadata.Builder.Check) so that concurrent
 // proposals cannot both create one topic or hand out one producer id block.
+//
+// # Cluster admin requests
+//
+// ElectLeaders (elect.go), AlterPartitionReassignments and
+// ListPartitionReassignments (reassign.go) and UnregisterBroker
+// (brokers.go) first catch up with the quorum's commit index (a read
+// barrier: raft's ReadIndex, readindex.go), then decide with coord/control
+// on this node's image and propose the records; any node serves them and
+// answers as the quorum leader would, raft forwarding a follower's
+// proposal to the leader (where Kafka forwards the request to its active
+// controller).
+// A decision made on an image that moved on before its entry applied is
+// refused by Check and applies nothing; it is decided again on the newer
+// image (settle, decide.go), a few times at most.
 //
 // # Goroutines
 //

@@ -13,7 +13,10 @@ import (
 // The active controller runs on the quorum leader's raft loop: every tick
 // it decides, with coord/control, what broker liveness asks for (unfence a
 // broker that caught up, fence one whose session expired, move or drop the
-// leaderships of fenced and shutting-down brokers) and proposes it.
+// leaderships of fenced and shutting-down brokers), elects leaders for
+// leaderless partitions of topics that allow an unclean election, and, with
+// auto.leader.rebalance.enable, every leader.imbalance.check.interval.seconds
+// moves leaderships back to preferred replicas; and proposes it.
 //
 // Liveness comes from the quorum's own traffic rather than a
 // BrokerHeartbeat RPC: every kzero node is a voter, and the raft leader
@@ -45,7 +48,7 @@ func (l *loop) drive(now time.Time) {
 	}
 	if l.active == nil {
 		// A new leader: every broker gets a whole session from now.
-		l.active = &activeController{ctl: control.New(control.Config{SessionTimeout: c.cfg.BrokerSessionTimeout})}
+		l.active = &activeController{ctl: control.New(c.controlConfig())}
 	}
 	a := l.active
 	if a.inflight != 0 && now.Sub(a.sentAt) < inflightWait {
@@ -111,7 +114,7 @@ func (c *Controller) ControlledShutdown(ctx context.Context) error {
 			return nil
 		}
 		if !b.InControlledShutdown {
-			groups, reply := control.New(control.Config{SessionTimeout: c.cfg.BrokerSessionTimeout}).Heartbeat(img, time.Now(),
+			groups, reply := control.New(c.controlConfig()).Heartbeat(img, time.Now(),
 				control.Heartbeat{Broker: b.ID, Epoch: b.Epoch, Offset: img.Offset(), WantShutdown: true})
 			if reply.Err != nil {
 				return fmt.Errorf("controlled shutdown: %w", reply.Err)

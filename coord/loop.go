@@ -24,7 +24,8 @@ type loop struct {
 	snapIndex uint64 // index of the newest snapshot
 	lead      uint64 // raft id of the leader, 0 if unknown
 	pending   map[uint64]*pending
-	active    *activeController // while this node leads the quorum
+	reads     map[uint64]*readWait // read barriers (readindex.go)
+	active    *activeController    // while this node leads the quorum
 }
 
 // run drives raft: ticks, proposals and incoming messages step the node;
@@ -66,6 +67,8 @@ func (l *loop) run() {
 					more = false
 				}
 			}
+		case w := <-c.readc:
+			l.readIndex(w)
 		case m := <-c.recvc:
 			if err := l.rn.Step(m); err != nil {
 				c.logger.Debug("metadata: step", "err", err)
@@ -112,12 +115,14 @@ func (l *loop) expire() {
 			delete(l.pending, seq)
 		}
 	}
+	l.releaseReads() // forgets barriers whose callers gave up
 }
 
 func (l *loop) failPending() {
 	for seq := range l.pending {
 		delete(l.pending, seq) // their callers see runDone closed
 	}
+	clear(l.reads)
 }
 
 func (l *loop) handleReady(rd raft.Ready) error {
@@ -157,6 +162,8 @@ func (l *loop) handleReady(rd raft.Ready) error {
 		}
 		l.publish(next, done)
 	}
+	l.readStates(rd.ReadStates)
+	l.releaseReads()
 	l.rn.Advance(rd)
 	return l.maybeSnapshot()
 }

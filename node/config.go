@@ -35,6 +35,16 @@ type Config struct {
 	// BrokerSessionTimeout is broker.session.timeout.ms (default 9s): the
 	// quorum leader fences a node it has not heard from for longer.
 	BrokerSessionTimeout time.Duration
+	// UncleanLeaderElection is unclean.leader.election.enable, the default
+	// for topics without their own value.
+	UncleanLeaderElection bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable (cmd/kzero
+	// defaults it to true, as Kafka does): every
+	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
+	// default 300s) the quorum leader moves leaderships back to preferred
+	// replicas.
+	AutoLeaderRebalance          bool
+	LeaderImbalanceCheckInterval time.Duration
 	// ControlledShutdownTimeout bounds how long Stop waits for this node's
 	// leaderships to move (default 30s, Kafka's controlled shutdown).
 	ControlledShutdownTimeout time.Duration

@@ -1,7 +1,8 @@
 // Package tools holds the commands of kzctl, the operator CLI: topics,
-// produce, consume, consumer groups, offsets and cluster information over
-// the Kafka protocol (franz-go kgo and kadm, so they work against kzero and
-// Apache Kafka alike, over TLS and SASL where the broker wants them),
+// produce, consume, consumer groups, offsets, cluster information, leader
+// elections and partition reassignments over the Kafka protocol (franz-go
+// kgo and kadm, so they work against kzero and Apache Kafka alike, over TLS
+// and SASL where the broker wants them),
 // and dump-log, which reads segment, index, transaction index and producer
 // snapshot files straight from disk through the log package.
 //

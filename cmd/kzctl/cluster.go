@@ -11,7 +11,7 @@ import (
 func (c *cli) clusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Show the cluster",
+		Short: "Show the cluster, elect leaders, reassign partitions",
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "info",
@@ -29,5 +29,43 @@ func (c *cli) clusterCmd() *cobra.Command {
 			return tools.ClusterQuorum(ctx, env)
 		}),
 	})
+	cmd.AddCommand(c.clusterElectLeaders(), c.clusterReassign(), &cobra.Command{
+		Use:     "list-reassignments [TOPIC[:PARTITION,...]...]",
+		Short:   "List the partition reassignments in progress: replicas, and those being added and removed",
+		Example: "  kzctl cluster list-reassignments orders",
+		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, topics []string) error {
+			return tools.ClusterListReassignments(ctx, env, topics)
+		}),
+	})
+	return cmd
+}
+
+func (c *cli) clusterElectLeaders() *cobra.Command {
+	var unclean bool
+	cmd := &cobra.Command{
+		Use:   "elect-leaders [TOPIC[:PARTITION,...]...]",
+		Short: "Move leaderships to preferred replicas, or elect leaders for leaderless partitions (--unclean); all partitions when none is named",
+		Example: "  kzctl cluster elect-leaders\n" +
+			"  kzctl cluster elect-leaders orders:0,1 --unclean",
+		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, topics []string) error {
+			return tools.ClusterElectLeaders(ctx, env, unclean, topics)
+		}),
+	}
+	cmd.Flags().BoolVar(&unclean, "unclean", false, "elect from outside the ISR when no in-sync replica can lead (records may be lost)")
+	return cmd
+}
+
+func (c *cli) clusterReassign() *cobra.Command {
+	var keepRF bool
+	cmd := &cobra.Command{
+		Use:   "reassign TOPIC:PARTITION=BROKER,...|cancel...",
+		Short: "Move partitions to other brokers (target replicas in order), or cancel a reassignment in progress",
+		Example: "  kzctl cluster reassign orders:0=2,3,4\n" +
+			"  kzctl cluster reassign orders:0=cancel",
+		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, specs []string) error {
+			return tools.ClusterReassign(ctx, env, specs, keepRF)
+		}),
+	}
+	cmd.Flags().BoolVar(&keepRF, "keep-replication-factor", false, "refuse targets that change a partition's replication factor")
 	return cmd
 }

@@ -150,6 +150,15 @@ var keys = func() map[string]key {
 	s("controller.listener.names", "")
 	s("listener.security.protocol.map", "")
 
+	// The controller's leader elections (coord/control).
+	b("unclean.leader.election.enable", "false")
+	b("auto.leader.rebalance.enable", "true")
+	l("leader.imbalance.check.interval.seconds", "300", 1)
+	// Read by Kafka's ZooKeeper controller only; Kafka 4.x's KRaft
+	// controller, and kzero, rebalance every partition whose preferred
+	// replica can lead.
+	i("leader.imbalance.per.broker.percentage", "10", 0)
+
 	// Kafka keys with no effect in kzero yet.
 	for _, k := range []string{
 		"controller.quorum.bootstrap.servers",

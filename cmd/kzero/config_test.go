@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -72,6 +73,22 @@ func TestLoadConfig(t *testing.T) {
 	if ms := c.ms("log.retention"); ms != 168*3600000 {
 		t.Errorf("default retention %d", ms)
 	}
+	// The controller's elections: Kafka's defaults, then set.
+	nc, err := c.nodeConfig(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !nc.AutoLeaderRebalance || nc.LeaderImbalanceCheckInterval != 300*time.Second || nc.UncleanLeaderElection {
+		t.Errorf("defaults: rebalance %t every %v, unclean %t", nc.AutoLeaderRebalance, nc.LeaderImbalanceCheckInterval, nc.UncleanLeaderElection)
+	}
+	c, err = loadConfig(nil, map[string]string{"auto.leader.rebalance.enable": "false", "leader.imbalance.check.interval.seconds": "5",
+		"unclean.leader.election.enable": "true"}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nc, _ = c.nodeConfig(quiet); nc.AutoLeaderRebalance || nc.LeaderImbalanceCheckInterval != 5*time.Second || !nc.UncleanLeaderElection {
+		t.Errorf("set: rebalance %t every %v, unclean %t", nc.AutoLeaderRebalance, nc.LeaderImbalanceCheckInterval, nc.UncleanLeaderElection)
+	}
 	c, err = loadConfig(map[string]string{"log.retention.hours": "1", "log.retention.minutes": "5"}, map[string]string{"log.dirs": "/a, /b"}, quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +108,8 @@ func TestLoadConfig(t *testing.T) {
 		{"process.roles": "broker"},
 		{"log.cleanup.policy": "shred"},
 		{"log.message.timestamp.type": "Now"},
+		{"leader.imbalance.check.interval.seconds": "0"},
+		{"auto.leader.rebalance.enable": "sometimes"},
 	} {
 		if _, err := loadConfig(nil, bad, quiet); err == nil {
 			t.Errorf("accepted %v", bad)

@@ -34,9 +34,18 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		return node.Config{}, err
 	}
 	return node.Config{
-		NodeID:               int32(c.int("node.id")),
-		Voters:               voters,
-		BrokerSessionTimeout: msDuration(c.long("broker.session.timeout.ms")),
+		NodeID:                       int32(c.int("node.id")),
+		Voters:                       voters,
+		BrokerSessionTimeout:         msDuration(c.long("broker.session.timeout.ms")),
+		UncleanLeaderElection:        c.bool("unclean.leader.election.enable"),
+		AutoLeaderRebalance:          c.bool("auto.leader.rebalance.enable"),
+		LeaderImbalanceCheckInterval: time.Duration(c.long("leader.imbalance.check.interval.seconds")) * time.Second,
+		ControllerAddr:               ctrlAddr,
+		Rack:                         c.str("broker.rack"),
+		ListenAddr:                   addr,
+		AdvertisedAddr:               adv,
+		AdminAddr:                    c.str("admin.listener"),
+		Logs:                         c.managerConfig(logger),
 		Replication: replica.Config{
 			LagTimeMax:     msDuration(c.long("replica.lag.time.max.ms")),
 			FetchMaxBytes:  int32(c.int("replica.fetch.max.bytes")),
@@ -45,12 +54,6 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			FetchMinBytes:  int32(c.int("replica.fetch.min.bytes")),
 			FetchBackoff:   msDuration(int64(c.int("replica.fetch.backoff.ms"))),
 		},
-		ControllerAddr: ctrlAddr,
-		Rack:           c.str("broker.rack"),
-		ListenAddr:     addr,
-		AdvertisedAddr: adv,
-		AdminAddr:      c.str("admin.listener"),
-		Logs:           c.managerConfig(logger),
 		Server: server.Config{
 			Loops:                 c.int("num.network.threads"),
 			MaxRequestBytes:       c.int("socket.request.max.bytes"),

@@ -246,7 +246,7 @@ func runCommand(t *testing.T, d *datadriven.TestData, clp **cluster) string {
 		return out
 
 	case "reassign":
-		r := Reassignment{Topic: str("topic"), Partition: int32(num("partition"))}
+		r := Reassignment{Topic: str("topic"), Partition: int32(num("partition")), KeepReplicationFactor: d.HasArg("keep-rf")}
 		if arg, _ := d.Arg("replicas"); len(arg.Vals) != 1 || arg.Vals[0] != "cancel" {
 			r.Replicas = list("replicas")
 		}

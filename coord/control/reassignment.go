@@ -16,6 +16,12 @@ type Reassignment struct {
 	Topic     string
 	Partition int32
 	Replicas  []int32
+	// KeepReplicationFactor refuses a target whose size is not the
+	// partition's replication factor (KIP-860: AlterPartitionReassignments
+	// v1 with AllowReplicationFactorChange false). During a reassignment
+	// the replication factor is that of its target: the replicas less the
+	// ones being removed.
+	KeepReplicationFactor bool
 }
 
 // AlterReassignments decides an AlterPartitionReassignments request, one
@@ -41,7 +47,9 @@ type Reassignment struct {
 // Errors per partition: UNKNOWN_TOPIC_OR_PARTITION; INVALID_REPLICA_ASSIGNMENT
 // for an empty target, a broker twice or an unregistered broker, or a
 // cancellation that needs an unclean election the topic does not allow;
-// NO_REASSIGNMENT_IN_PROGRESS for a cancellation without one.
+// INVALID_REPLICATION_FACTOR for a target of another size when
+// KeepReplicationFactor is set; NO_REASSIGNMENT_IN_PROGRESS for a
+// cancellation without one.
 func (c *Controller) AlterReassignments(img *metadata.Image, rs []Reassignment) ([][]metadata.Record, []PartitionResult) {
 	v := newView(img)
 	results := make([]PartitionResult, len(rs))
@@ -62,7 +70,7 @@ func (c *Controller) AlterReassignments(img *metadata.Image, rs []Reassignment) 
 		if r.Replicas == nil {
 			rec, res.Err, res.Message = c.cancelReassignment(v, t, p)
 		} else {
-			rec, res.Err, res.Message = c.reassign(v, t, p, r.Replicas)
+			rec, res.Err, res.Message = c.reassign(v, t, p, r.Replicas, r.KeepReplicationFactor)
 		}
 		if rec != nil {
 			res.Group = v.emit(v.add(nil, rec))
@@ -71,7 +79,7 @@ func (c *Controller) AlterReassignments(img *metadata.Image, rs []Reassignment) 
 	return v.groups, results
 }
 
-func (c *Controller) reassign(v *view, t *metadata.Topic, p metadata.Partition, target []int32) (*metadata.PartitionChange, *kerr.Error, string) {
+func (c *Controller) reassign(v *view, t *metadata.Topic, p metadata.Partition, target []int32, keepRF bool) (*metadata.PartitionChange, *kerr.Error, string) {
 	if len(target) == 0 {
 		return nil, kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list."
 	}
@@ -82,6 +90,9 @@ func (c *Controller) reassign(v *view, t *metadata.Topic, p metadata.Partition, 
 		if slices.Contains(target[i+1:], b) {
 			return nil, kerr.InvalidReplicaAssignment, fmt.Sprintf("The manual partition assignment includes the broker %d more than once.", b)
 		}
+	}
+	if rf := len(p.Replicas) - len(p.RemovingReplicas); keepRF && len(target) != rf {
+		return nil, kerr.InvalidReplicationFactor, fmt.Sprintf("The replication factor is changed from %d to %d", rf, len(target))
 	}
 	removing := without(p.Replicas, target)
 	ch := newChange(p, v.active)

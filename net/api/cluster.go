@@ -3,7 +3,10 @@ package api
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"kzero/coord"
+	"kzero/coord/control"
 	"kzero/coord/metadata"
 	"kzero/coord/topicconfig"
 )
@@ -25,6 +28,12 @@ type Cluster interface {
 	CreatePartitions(ctx context.Context, specs []coord.PartitionSpec, validateOnly bool) []coord.Result
 	AlterConfigs(ctx context.Context, alters []coord.ConfigAlter, validateOnly bool) []coord.Result
 	AllocateProducerIDs(ctx context.Context, brokerID int32) (first int64, size int32, err error)
+	// ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments
+	// and UnregisterBroker are the cluster admin requests (coord).
+	ElectLeaders(ctx context.Context, typ control.ElectionType, partitions []control.TopicPartitions) ([]coord.TopicResults, *kerr.Error)
+	AlterPartitionReassignments(ctx context.Context, topics []coord.ReassignTopic, keepRF bool) []coord.TopicResults
+	ListPartitionReassignments(ctx context.Context, partitions []control.TopicPartitions) []control.Ongoing
+	UnregisterBroker(ctx context.Context, id int32) coord.Result
 	// BrokerConfigs are where a topic config without its own value comes
 	// from, for DescribeConfigs and CreateTopics' response.
 	BrokerConfigs() topicconfig.BrokerConfigs

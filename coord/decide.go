@@ -1,0 +1,120 @@
+package coord
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/coord/control"
+	"kzero/coord/metadata"
+)
+
+// controlConfig is the configuration of the controller's decisions
+// (coord/control), from this node's configs.
+func (c *Controller) controlConfig() control.Config {
+	return control.Config{
+		SessionTimeout:         c.cfg.BrokerSessionTimeout,
+		Unclean:                control.UncleanFromImage(c.cfg.UncleanLeaderElection),
+		AutoLeaderRebalance:    c.cfg.AutoLeaderRebalance,
+		ImbalanceCheckInterval: c.cfg.LeaderImbalanceCheckInterval,
+		// leader.imbalance.per.broker.percentage: Kafka 4.x's KRaft
+		// controller ignores it; 0 is its rule.
+	}
+}
+
+// maxRedecide bounds how often an admin request is decided again because
+// the image moved on under it.
+const maxRedecide = 5
+
+// settle proposes the groups of an admin decision and answers each
+// per-partition result from the group that carries it: a group that
+// applied leaves the result as decided, a refused group answers its
+// Rejection, a proposal whose outcome is unknown answers codeFor(err).
+//
+// The decision was made on this node's image, which may be behind the
+// quorum's (a follower) or overtaken by another change before the entry
+// commits; the records then fail Check (INVALID_UPDATE_VERSION,
+// STALE_BROKER_EPOCH) and apply nothing. decide makes the decision again,
+// for the results at the indexes given, on the image that refused them
+// (propose returns once this node applied the entry); it returns the new
+// groups and one result per index. After maxRedecide tries, or once ctx
+// ends, the refusal is the answer.
+func (c *Controller) settle(ctx context.Context, groups [][]metadata.Record, results []control.PartitionResult,
+	decide func(img *metadata.Image, idx []int) ([][]metadata.Record, []control.PartitionResult)) {
+	stale := c.settleOnce(ctx, groups, results)
+	for try := 0; len(stale) > 0 && try < maxRedecide && ctx.Err() == nil; try++ {
+		groups, sub := decide(c.Image(), stale)
+		again := c.settleOnce(ctx, groups, sub)
+		for j, i := range stale {
+			results[i] = sub[j]
+		}
+		next := make([]int, len(again))
+		for k, j := range again {
+			next[k] = stale[j]
+		}
+		stale = next
+	}
+}
+
+// settleOnce proposes groups and answers results (see settle); it returns
+// the indexes of the results refused for a stale decision.
+func (c *Controller) settleOnce(ctx context.Context, groups [][]metadata.Record, results []control.PartitionResult) []int {
+	if len(groups) == 0 {
+		return nil
+	}
+	res, err := c.propose(ctx, groups)
+	var stale []int
+	for i := range results {
+		r := &results[i]
+		g := r.Group
+		if g < 0 {
+			continue
+		}
+		r.Group = -1
+		switch {
+		case err != nil:
+			r.Err, r.Message = codeFor(err), err.Error()
+		case res[g] != nil:
+			r.Err, r.Message = res[g].Err, res[g].Message
+			if staleDecision(res[g].Err) {
+				stale = append(stale, i)
+			}
+		}
+	}
+	return stale
+}
+
+// staleDecision reports whether a group was refused because it was decided
+// on an image that has moved on: deciding again can succeed.
+func staleDecision(err *kerr.Error) bool {
+	return err == kerr.InvalidUpdateVersion || err == kerr.StaleBrokerEpoch
+}
+
+// TopicResults is one topic's part of the answer to a per-partition admin
+// request (ElectLeaders, AlterPartitionReassignments).
+type TopicResults struct {
+	Topic      string
+	Partitions []PartitionResult
+}
+
+// PartitionResult is one partition's outcome. Err is nil on success.
+type PartitionResult struct {
+	Partition int32
+	Err       *kerr.Error
+	Message   string
+}
+
+// topicResults groups flat results, made for a request's topics in order
+// (each topic's partitions one after the other), back into those topics.
+func topicResults(topics []string, counts []int, results []control.PartitionResult) []TopicResults {
+	out := make([]TopicResults, len(topics))
+	next := 0
+	for i, name := range topics {
+		out[i].Topic = name
+		for _, r := range results[next : next+counts[i]] {
+			out[i].Partitions = append(out[i].Partitions, PartitionResult{Partition: r.Partition, Err: r.Err, Message: r.Message})
+		}
+		next += counts[i]
+	}
+	return out
+}

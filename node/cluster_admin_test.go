@@ -1,0 +1,226 @@
+package node
+
+// The cluster admin requests on three nodes in one process, with kadm and
+// raw requests: ElectLeaders (preferred and unclean),
+// AlterPartitionReassignments and ListPartitionReassignments (a
+// reassignment that waits for its new replica to join the ISR, its
+// cancellation, a reorder that completes at once, the replication factor
+// guard of v1), UnregisterBroker. Requests sent to a node that is not the
+// quorum leader work as on the leader: the decision goes to the leader
+// through raft.
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/metadata"
+)
+
+// waitImage waits until node i's metadata satisfies cond.
+func (c *testCluster) waitImage(ctx context.Context, i int, what string, cond func(*metadata.Image) bool) *metadata.Image {
+	c.t.Helper()
+	for {
+		img := c.nodes[i].Controller().Image()
+		if cond(img) {
+			return img
+		}
+		if ctx.Err() != nil {
+			c.t.Fatalf("node %d never saw %s", i+1, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestClusterAdmin(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	lead := c.leader(ctx)
+	follower, other := (lead+1)%3, (lead+2)%3
+	cl, adm := c.client(follower)
+	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "admin"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	img := c.waitImage(ctx, lead, "topic admin", func(img *metadata.Image) bool { return img.Topic("admin") != nil })
+	replicas := func(img *metadata.Image, p int32) []int32 {
+		return slices.Clone(img.Topic("admin").Partitions[p].Replicas)
+	}
+	r0, r1, r2 := replicas(img, 0), replicas(img, 1), replicas(img, 2)
+
+	// Every partition is led by its preferred replica: no election needed;
+	// asked for every partition, no partition is listed.
+	el, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"admin": {0: {}, 1: {}, 2: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(3) {
+		if r := el["admin"][p]; !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+			t.Fatalf("preferred election of admin-%d: %+v", p, r)
+		}
+	}
+	el, err = adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, nil)
+	if ps, ok := el["admin"]; err != nil || !ok || len(ps) != 0 {
+		t.Fatalf("preferred election of every partition: %v %+v", err, el)
+	}
+
+	// A reassignment sent to a node that does not lead the quorum: admin-0
+	// drops its last replica; the ISR (the leader alone: nothing
+	// replicates yet) lacks the second, so it stays in progress, and the
+	// node that served it lists it at once.
+	alter := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	at := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	at.Topic = "admin"
+	ap := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	ap.Partition, ap.Replicas = 0, r0[:2]
+	at.Partitions = append(at.Partitions, ap)
+	alter.Topics = append(alter.Topics, at)
+	aresp, err := alter.RequestWith(ctx, cl.Broker(follower+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(aresp.Topics) != 1 || len(aresp.Topics[0].Partitions) != 1 || aresp.Topics[0].Partitions[0].ErrorCode != 0 || !aresp.AllowReplicationFactorChange {
+		t.Fatalf("reassign on node %d: %+v", follower+1, aresp)
+	}
+	list := kmsg.NewPtrListPartitionReassignmentsRequest()
+	lresp, err := list.RequestWith(ctx, cl.Broker(follower+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lresp.Topics) != 1 || len(lresp.Topics[0].Partitions) != 1 {
+		t.Fatalf("reassignments on node %d: %+v", follower+1, lresp)
+	}
+	if lp := lresp.Topics[0].Partitions[0]; lp.Partition != 0 || !slices.Equal(lp.Replicas, r0) || len(lp.AddingReplicas) != 0 ||
+		!slices.Equal(lp.RemovingReplicas, r0[2:]) {
+		t.Fatalf("reassignment of admin-0: %+v (replicas were %v)", lp, r0)
+	}
+	// The controller, where kadm sends it, lists it too.
+	c.waitImage(ctx, lead, "the reassignment", func(img *metadata.Image) bool { return img.Topic("admin").Partitions[0].Reassigning() })
+	ls, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{"admin": {0: {}, 1: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := ls["admin"][0]; len(ls["admin"]) != 1 || !ok || !slices.Equal(l.RemovingReplicas, r0[2:]) {
+		t.Fatalf("kadm reassignments: %+v", ls)
+	}
+
+	// Cancelled: back to the replicas from before.
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign("admin", 0, nil)
+	ares, err := adm.AlterPartitionAssignments(ctx, req)
+	if err != nil || ares["admin"][0].Err != nil {
+		t.Fatalf("cancel: %v %+v", err, ares)
+	}
+	c.waitImage(ctx, lead, "the cancellation", func(img *metadata.Image) bool {
+		p := img.Topic("admin").Partitions[0]
+		return !p.Reassigning() && slices.Equal(p.Replicas, r0)
+	})
+	if ls, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{"admin": {0: {}}}); err != nil || len(ls["admin"]) != 0 {
+		t.Fatalf("after the cancellation: %v %+v", err, ls)
+	}
+	ares, err = adm.AlterPartitionAssignments(ctx, req)
+	if err != nil || !errors.Is(ares["admin"][0].Err, kerr.NoReassignmentInProgress) {
+		t.Fatalf("cancel again: %v %+v", err, ares)
+	}
+
+	// The replication factor guard (v1): a smaller target is refused.
+	req = nil
+	req.Assign("admin", 1, r1[:2])
+	ares, err = adm.AlterPartitionAssignments(kadm.ForbidAlterRf(ctx), req)
+	if err != nil || !errors.Is(ares["admin"][1].Err, kerr.InvalidReplicationFactor) {
+		t.Fatalf("guarded reassignment: %v %+v", err, ares)
+	}
+
+	// A reorder completes at once; its new preferred replica is not in the
+	// ISR, so a preferred election cannot move the leadership.
+	req = nil
+	req.Assign("admin", 2, []int32{r2[1], r2[0], r2[2]})
+	if ares, err = adm.AlterPartitionAssignments(ctx, req); err != nil || ares["admin"][2].Err != nil {
+		t.Fatalf("reorder: %v %+v", err, ares)
+	}
+	c.waitImage(ctx, lead, "the reorder", func(img *metadata.Image) bool {
+		return slices.Equal(img.Topic("admin").Partitions[2].Replicas, []int32{r2[1], r2[0], r2[2]})
+	})
+	el, err = adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"admin": {2: {}}})
+	if err != nil || !errors.Is(el["admin"][2].Err, kerr.PreferredLeaderNotAvailable) {
+		t.Fatalf("preferred election after the reorder: %v %+v", err, el)
+	}
+
+	// A node stops: the partitions it led (their ISR is that node alone)
+	// have no leader. An unclean election, sent to a node that does not
+	// lead the quorum, gives them one from outside the ISR.
+	gone := int32(other + 1)
+	c.stop(other)
+	img = c.waitImage(ctx, lead, "no partition led by the stopped node", func(img *metadata.Image) bool {
+		for _, p := range img.Topic("admin").Partitions {
+			if p.Leader == gone {
+				return false
+			}
+		}
+		return true
+	})
+	var leaderless []int32
+	for _, p := range img.Topic("admin").Partitions {
+		if p.Leader == metadata.NoLeader {
+			leaderless = append(leaderless, p.Partition)
+		}
+	}
+	if len(leaderless) == 0 {
+		t.Fatalf("no partition lost its leader with node %d: %+v", gone, img.Topic("admin").Partitions)
+	}
+	elect := kmsg.NewPtrElectLeadersRequest()
+	elect.ElectionType = 1
+	et := kmsg.NewElectLeadersRequestTopic()
+	et.Topic, et.Partitions = "admin", leaderless
+	elect.Topics = append(elect.Topics, et)
+	eresp, err := elect.RequestWith(ctx, cl.Broker(follower+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eresp.ErrorCode != 0 || len(eresp.Topics) != 1 || len(eresp.Topics[0].Partitions) != len(leaderless) {
+		t.Fatalf("unclean election: %+v", eresp)
+	}
+	for _, p := range eresp.Topics[0].Partitions {
+		if p.ErrorCode != 0 {
+			t.Fatalf("unclean election of admin-%d: %s", p.Partition, kerr.ErrorForCode(p.ErrorCode))
+		}
+	}
+	img = c.nodes[follower].Controller().Image() // it applied the elections before answering
+	for _, id := range leaderless {
+		p := img.Topic("admin").Partitions[id]
+		if p.Leader == metadata.NoLeader || p.Leader == gone || !slices.Equal(p.ISR, []int32{p.Leader}) || p.LeaderRecovery != metadata.Recovering {
+			t.Fatalf("admin-%d after the unclean election: %+v", id, p)
+		}
+	}
+
+	// The stopped node is unregistered, through a node that does not lead
+	// the quorum: DescribeCluster no longer lists it, fenced or not.
+	unreg := kmsg.NewPtrUnregisterBrokerRequest()
+	unreg.BrokerID = gone
+	uresp, err := unreg.RequestWith(ctx, cl.Broker(follower+1))
+	if err != nil || uresp.ErrorCode != 0 {
+		t.Fatalf("unregister %d: %v %+v", gone, err, uresp)
+	}
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeFencedBrokers = true
+	dresp, err := dc.RequestWith(ctx, cl.Broker(follower+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dresp.Brokers) != 2 || slices.ContainsFunc(dresp.Brokers, func(b kmsg.DescribeClusterResponseBroker) bool { return b.NodeID == gone }) {
+		t.Fatalf("brokers after unregistering %d: %+v", gone, dresp.Brokers)
+	}
+	for _, id := range []int32{gone, 99} {
+		unreg.BrokerID = id
+		uresp, err := unreg.RequestWith(ctx, cl.Broker(follower+1))
+		if err != nil || uresp.ErrorCode != kerr.BrokerIDNotRegistered.Code || uresp.ErrorMessage == nil {
+			t.Fatalf("unregister %d again: %v %+v", id, err, uresp)
+		}
+	}
+}
