@@ -101,7 +101,7 @@ func TestOffsetCommitV0V1(t *testing.T) {
 	// FindCoordinator creates __consumer_offsets, as a client asks first.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g0"
-	wantNoErr(t, "find coordinator", rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 0, fc).ErrorCode)
+	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 0, fc).ErrorCode)
 
 	commit := func(v int16, group string, partition int32, offset int64, meta string) int16 {
 		t.Helper()
