@@ -25,18 +25,40 @@ func rawGroupRequest[R kmsg.Response](t *testing.T, conn *rawConn, version int16
 // findCoordinator asks until the coordinator is available: a request for
 // a key type whose internal topic does not exist yet starts creating it
 // and is answered COORDINATOR_NOT_AVAILABLE, as Kafka does; clients retry.
+// For a group it then waits until the coordinator has loaded the group's
+// partition (COORDINATOR_LOAD_IN_PROGRESS until then), as a client's
+// first group request would.
 func findCoordinator(t *testing.T, conn *rawConn, version int16, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
 		resp := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, version, req)
 		code := resp.ErrorCode
 		if version >= 4 && len(resp.Coordinators) > 0 {
 			code = resp.Coordinators[0].ErrorCode
 		}
 		if code != kerr.CoordinatorNotAvailable.Code || time.Now().After(deadline) {
+			if code == 0 && req.CoordinatorType == 0 {
+				waitGroupLoaded(t, conn, req.CoordinatorKey, deadline)
+			}
 			return resp
 		}
 		time.Sleep(20 * time.Millisecond) // a client's retry backoff
+	}
+}
+
+// waitGroupLoaded asks DescribeGroups v0 about group until its coordinator
+// no longer answers COORDINATOR_LOAD_IN_PROGRESS.
+func waitGroupLoaded(t *testing.T, conn *rawConn, group string, deadline time.Time) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	for {
+		g := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 0, req).Groups[0]
+		if g.ErrorCode != kerr.CoordinatorLoadInProgress.Code || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

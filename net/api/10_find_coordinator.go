@@ -11,10 +11,13 @@ package api
 // not exist (its creation is started in the background, one at a time,
 // as for Metadata auto-creation), or the key's partition has no leader,
 // or its leader is fenced or has no listener, the answer is
-// COORDINATOR_NOT_AVAILABLE at once and the client retries. A leader
-// still loading the partition's groups is named all the same: the group
-// requests sent to it answer COORDINATOR_LOAD_IN_PROGRESS until it is
-// done, as Kafka's do.
+// COORDINATOR_NOT_AVAILABLE at once and the client retries. So it is when
+// this broker leads the partition but its coordinator has not taken it up
+// yet (the image that made it leader is being applied): naming it would
+// only earn the client a NOT_COORDINATOR and another round trip. A
+// coordinator still loading the partition's state is named, as Kafka
+// names it: the requests sent to it answer COORDINATOR_LOAD_IN_PROGRESS
+// until it is done, and the client retries them there.
 //
 // Key type TRANSACTION (1): the broker leading the transactional id's
 // __transaction_state partition (the same hash), the topic created on first
@@ -24,6 +27,7 @@ package api
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -78,11 +82,12 @@ func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorR
 		return c
 	}
 	var name string
+	var leading func() []int32 // the partitions this broker's coordinator has taken
 	switch keyType {
 	case keyGroup:
-		name = group.TopicName
+		name, leading = group.TopicName, h.groups.Leading
 	case keyTransaction:
-		name = txn.TopicName
+		name, leading = txn.TopicName, h.txns.Leading
 	case keyShare:
 		return fail(kerr.CoordinatorNotAvailable.Code, "kzero has no share group coordinator")
 	default:
@@ -101,6 +106,9 @@ func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorR
 	host, port, ok := endpoint(img, p.Leader)
 	if b, known := img.Broker(p.Leader); !ok || !known || b.Fenced {
 		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's partition has no live leader")
+	}
+	if p.Leader == h.cfg.NodeID && !slices.Contains(leading(), p.Partition) {
+		return fail(kerr.CoordinatorNotAvailable.Code, "this broker leads the coordinator's partition but has not taken it up yet")
 	}
 	c.NodeID, c.Host, c.Port = p.Leader, host, port
 	return c
