@@ -223,6 +223,10 @@ func TestLegacyVersionsOff(t *testing.T) {
 			t.Errorf("%s: listed from v%d with legacy versions on, v%d off; add it to kafka4Minimums", kmsg.NameForKey(key), min, off[key])
 		}
 	}
+	// Kafka 4 lists Produce from v0 though it serves v3 up (KAFKA-18659).
+	if produce := kmsg.Produce.Int16(); off[produce] != 0 || on[produce] != 0 {
+		t.Errorf("Produce: listed from v%d (legacy on), v%d (off); want v0 in both", on[produce], off[produce])
+	}
 	for key, want := range kafka4Minimums {
 		if off[key] != want || on[key] != 0 {
 			t.Errorf("%s: min version listed v%d (legacy on), v%d (off); want v0 and v%d", kmsg.NameForKey(key), on[key], off[key], want)

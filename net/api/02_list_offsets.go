@@ -2,16 +2,16 @@ package api
 
 // ListOffsets: v0-v11. v0 (removed from Kafka 4.0 by KIP-896, served for
 // the clients still using it, Burrow 1.2 among them) answers as Kafka 3.9
-// did: see legacy_offsets.go. From v1, special timestamps: -1 latest (the high watermark,
-// or the last stable offset for read_committed), -2 earliest (the log
-// start offset), -3 the record with the largest timestamp (v7+, KIP-734),
-// -4 earliest local (v8+, KIP-405; the log start, nothing is tiered), -5
-// latest tiered (v9+, KIP-1005) and -6 earliest pending upload (v11+,
-// KIP-1023): nothing is tiered, so offset and epoch -1 and no error, as
-// Kafka answers for a topic without remote storage. v10 adds a timeout
-// for remote lookups (KIP-1075), which kzero never makes. Any other timestamp finds the first
-// record at or after it through the time index, below the bound a fetch
-// would have.
+// did: see legacy_offsets.go. From v1, special timestamps: -1 latest (the
+// high watermark, or the last stable offset for read_committed), -2
+// earliest (the log start offset), -3 the record with the largest
+// timestamp (v7+, KIP-734), -4 earliest local (v8+, KIP-405; the log start,
+// nothing is tiered), -5 latest tiered (v9+, KIP-1005) and -6 earliest
+// pending upload (v11+, KIP-1023): nothing is tiered, so offset and epoch
+// -1 and no error, as Kafka answers for a topic without remote storage.
+// v10 adds a timeout for remote lookups (KIP-1075), which kzero never
+// makes. Any other timestamp finds the first record at or after it through
+// the time index, below the bound a fetch would have.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
