@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -268,21 +269,31 @@ func (o *ConsumeOptions) finish(ctx context.Context, cl *kgo.Client, out *bufio.
 
 // checkGroupCoordinator finds the group's coordinator first: a broker
 // without the group APIs would otherwise leave a group consumer waiting
-// silently.
+// silently. A retriable error is asked again: the first request of a
+// fresh cluster starts creating __consumer_offsets and is answered
+// COORDINATOR_NOT_AVAILABLE, as Kafka answers it.
 func (o *ConsumeOptions) checkGroupCoordinator(ctx context.Context, env *Env) error {
 	adm, ctx, done, err := env.adminSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	r, ok := adm.FindGroupCoordinators(ctx, o.Group)[o.Group]
-	if !ok {
-		return fmt.Errorf("consume: group %s: no coordinator found", o.Group)
+	for {
+		r, ok := adm.FindGroupCoordinators(ctx, o.Group)[o.Group]
+		if !ok {
+			return fmt.Errorf("consume: group %s: no coordinator found", o.Group)
+		}
+		if r.Err == nil {
+			return nil
+		}
+		if !kerr.IsRetriable(r.Err) || ctx.Err() != nil {
+			return fmt.Errorf("consume: group %s: find coordinator: %w", o.Group, kafkaErr(r.Err, r.ErrMessage))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond): // a client's retry backoff
+		}
 	}
-	if r.Err != nil {
-		return fmt.Errorf("consume: group %s: find coordinator: %w", o.Group, kafkaErr(r.Err, r.ErrMessage))
-	}
-	return nil
 }
 
 // endOffsets lists the end offset (the last stable offset when committed)

@@ -39,16 +39,16 @@ func waitConsumerGroup(t *testing.T, ctx context.Context, adm *kadm.Client, grou
 	t.Helper()
 	for {
 		gs, err := adm.DescribeConsumerGroups(ctx, group)
-		if err != nil {
+		if err != nil && !coordinatorPending(err) {
 			t.Fatalf("describe consumer group %s: %v", group, err)
 		}
 		g := gs[group]
-		if g.Err == nil && ok(g) {
+		if err == nil && g.Err == nil && ok(g) {
 			return g
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("consumer group %s never got there: last %+v (%v)", group, g, g.Err)
+			t.Fatalf("consumer group %s never got there: last %+v (%v, %v)", group, g, g.Err, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

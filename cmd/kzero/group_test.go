@@ -387,19 +387,28 @@ func waitGroup(t *testing.T, ctx context.Context, adm *kadm.Client, group string
 	t.Helper()
 	for {
 		gs, err := adm.DescribeGroups(ctx, group)
-		if err != nil {
+		if err != nil && !coordinatorPending(err) {
 			t.Fatalf("describe %s: %v", group, err)
 		}
 		g := gs[group]
-		if g.Err == nil && ok(g) {
+		if err == nil && g.Err == nil && ok(g) {
 			return g
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("group %s never got there: last %+v (%v)", group, g, g.Err)
+			t.Fatalf("group %s never got there: last %+v (%v, %v)", group, g, g.Err, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// coordinatorPending reports an error a client retries while the group's
+// coordinator is not there yet: the first FindCoordinator starts creating
+// __consumer_offsets and answers COORDINATOR_NOT_AVAILABLE, as Kafka does,
+// and a coordinator loading its partition answers
+// COORDINATOR_LOAD_IN_PROGRESS.
+func coordinatorPending(err error) bool {
+	return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
 }
 
 // ownsPartitions reports whether member i of g has partitions assigned.

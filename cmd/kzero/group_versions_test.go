@@ -3,6 +3,7 @@ package main
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,6 +20,46 @@ func rawGroupRequest[R kmsg.Response](t *testing.T, conn *rawConn, version int16
 		t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), version, err)
 	}
 	return resp.(R)
+}
+
+// findCoordinator asks until the coordinator is available: a request for
+// a key type whose internal topic does not exist yet starts creating it
+// and is answered COORDINATOR_NOT_AVAILABLE, as Kafka does; clients retry.
+// For a group it then waits until the coordinator has loaded the group's
+// partition (COORDINATOR_LOAD_IN_PROGRESS until then), as a client's
+// first group request would.
+func findCoordinator(t *testing.T, conn *rawConn, version int16, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, version, req)
+		code := resp.ErrorCode
+		if version >= 4 && len(resp.Coordinators) > 0 {
+			code = resp.Coordinators[0].ErrorCode
+		}
+		if code != kerr.CoordinatorNotAvailable.Code || time.Now().After(deadline) {
+			if code == 0 && req.CoordinatorType == 0 {
+				waitGroupLoaded(t, conn, req.CoordinatorKey, deadline)
+			}
+			return resp
+		}
+		time.Sleep(20 * time.Millisecond) // a client's retry backoff
+	}
+}
+
+// waitGroupLoaded asks DescribeGroups v0 about group until its coordinator
+// no longer answers COORDINATOR_LOAD_IN_PROGRESS.
+func waitGroupLoaded(t *testing.T, conn *rawConn, group string, deadline time.Time) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	for {
+		g := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 0, req).Groups[0]
+		if g.ErrorCode != kerr.CoordinatorLoadInProgress.Code || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func wantNoErr(t *testing.T, what string, code int16) {
@@ -40,7 +81,7 @@ func TestGroupAPIVersions(t *testing.T) {
 	for _, k := range av.ApiKeys {
 		served[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	for key, want := range map[int16][2]int16{8: {0, 9}, 9: {0, 9}, 10: {0, 6}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
+	for key, want := range map[int16][2]int16{8: {0, 10}, 9: {0, 10}, 10: {0, 6}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
 		68: {0, 1}, 69: {0, 1}} {
 		if served[key] != want {
 			t.Errorf("%s: versions %v, want %v", kmsg.NameForKey(key), served[key], want)
@@ -56,16 +97,21 @@ func TestGroupAPIVersions(t *testing.T) {
 		t.Errorf("group.version finalized at %d", groupVersion)
 	}
 
-	// FindCoordinator: v0 creates the offsets topic and names this broker.
+	// FindCoordinator: v0 starts creating the offsets topic and answers
+	// COORDINATOR_NOT_AVAILABLE at once, as Kafka does; once the topic
+	// exists it names this broker.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g0"
-	f0 := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 0, fc)
+	if first := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 0, fc); first.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("first find coordinator v0, before the offsets topic exists: %v", kerr.ErrorForCode(first.ErrorCode))
+	}
+	f0 := findCoordinator(t, conn, 0, fc)
 	wantNoErr(t, "find coordinator v0", f0.ErrorCode)
 	if f0.NodeID != 1 || f0.Host != "127.0.0.1" || f0.Port <= 0 {
 		t.Fatalf("coordinator %d %s:%d", f0.NodeID, f0.Host, f0.Port)
 	}
 	fc.CoordinatorType = 1
-	f1 := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 1, fc)
+	f1 := findCoordinator(t, conn, 1, fc)
 	if f1.ErrorCode != 0 || f1.NodeID != 1 {
 		t.Fatalf("transaction coordinator v1: %v node %d", kerr.ErrorForCode(f1.ErrorCode), f1.NodeID)
 	}

@@ -101,7 +101,7 @@ func TestOffsetCommitV0V1(t *testing.T) {
 	// FindCoordinator creates __consumer_offsets, as a client asks first.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g0"
-	wantNoErr(t, "find coordinator", rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 0, fc).ErrorCode)
+	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 0, fc).ErrorCode)
 
 	commit := func(v int16, group string, partition int32, offset int64, meta string) int16 {
 		t.Helper()
@@ -177,14 +177,23 @@ func TestOffsetCommitV0V1(t *testing.T) {
 	}
 }
 
-// With legacy.protocol.versions.enable=false kzero is as strict as Kafka 4:
-// ApiVersions lists Kafka 4's minimums and a removed version closes the
-// connection.
-func TestLegacyVersionsOff(t *testing.T) {
-	b := startTestBroker(t, t.TempDir(), "legacy.protocol.versions.enable", "false")
-	defer stopBroker(t, b)
-	conn := dialRaw(t, b.Addr().String())
-	resp, err := conn.request(kmsg.NewPtrApiVersionsRequest())
+// kafka4Minimums are Kafka 4's lowest versions of the keys whose older
+// versions (KIP-896) kzero serves, except Produce and Fetch, whose
+// versions below them need the old message formats: ListOffsets v0,
+// OffsetCommit v0-1, OffsetFetch v0, CreateTopics v0-1, DeleteTopics v0,
+// OffsetForLeaderEpoch v0-1, WriteTxnMarkers v0, DescribeConfigs v0,
+// DescribeLogDirs v0. Kafka 3.9 served all of them from v0.
+var kafka4Minimums = map[int16]int16{
+	kmsg.ListOffsets.Int16(): 1, kmsg.OffsetCommit.Int16(): 2, kmsg.OffsetFetch.Int16(): 1,
+	kmsg.CreateTopics.Int16(): 2, kmsg.DeleteTopics.Int16(): 1, kmsg.OffsetForLeaderEpoch.Int16(): 2,
+	kmsg.WriteTxnMarkers.Int16(): 1, kmsg.DescribeConfigs.Int16(): 1, kmsg.DescribeLogDirs.Int16(): 1,
+}
+
+// listedMinimums asks a broker for ApiVersions and returns each key's
+// lowest listed version.
+func listedMinimums(t *testing.T, addr string) map[int16]int16 {
+	t.Helper()
+	resp, err := dialRaw(t, addr).request(kmsg.NewPtrApiVersionsRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,14 +201,172 @@ func TestLegacyVersionsOff(t *testing.T) {
 	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
 		mins[k.ApiKey] = k.MinVersion
 	}
-	for key, want := range map[int16]int16{kmsg.ListOffsets.Int16(): 1, kmsg.OffsetCommit.Int16(): 2, kmsg.OffsetFetch.Int16(): 1} {
-		if mins[key] != want {
-			t.Errorf("%s: min version %d listed, want %d", kmsg.NameForKey(key), mins[key], want)
+	return mins
+}
+
+// With legacy.protocol.versions.enable=false kzero is as strict as Kafka 4:
+// ApiVersions lists Kafka 4's minimums and a removed version closes the
+// connection. The keys whose listed minimum differs between the two
+// settings are exactly those of kafka4Minimums (Produce and Fetch aside),
+// and with legacy versions on each is listed from v0.
+func TestLegacyVersionsOff(t *testing.T) {
+	strict := startTestBroker(t, t.TempDir(), "legacy.protocol.versions.enable", "false")
+	defer stopBroker(t, strict)
+	legacy := startTestBroker(t, t.TempDir())
+	defer stopBroker(t, legacy)
+	off, on := listedMinimums(t, strict.Addr().String()), listedMinimums(t, legacy.Addr().String())
+	for key, min := range on {
+		if _, ok := off[key]; !ok {
+			t.Errorf("%s is listed only with legacy versions on", kmsg.NameForKey(key))
+		}
+		if _, want := kafka4Minimums[key]; !want && off[key] != min && key != kmsg.Produce.Int16() && key != kmsg.Fetch.Int16() {
+			t.Errorf("%s: listed from v%d with legacy versions on, v%d off; add it to kafka4Minimums", kmsg.NameForKey(key), min, off[key])
 		}
 	}
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.SetVersion(0)
-	if _, err := conn.request(req); err == nil {
-		t.Fatal("ListOffsets v0 answered with legacy versions off; want the connection closed")
+	// Kafka 4 lists Produce from v0 though it serves v3 up (KAFKA-18659).
+	if produce := kmsg.Produce.Int16(); off[produce] != 0 || on[produce] != 0 {
+		t.Errorf("Produce: listed from v%d (legacy on), v%d (off); want v0 in both", on[produce], off[produce])
+	}
+	for key, want := range kafka4Minimums {
+		if off[key] != want || on[key] != 0 {
+			t.Errorf("%s: min version listed v%d (legacy on), v%d (off); want v0 and v%d", kmsg.NameForKey(key), on[key], off[key], want)
+		}
+		req := kmsg.RequestForKey(key)
+		req.SetVersion(want - 1)
+		if _, err := dialRaw(t, strict.Addr().String()).request(req); err == nil {
+			t.Errorf("%s v%d answered with legacy versions off; want the connection closed", kmsg.NameForKey(key), want-1)
+		}
+	}
+}
+
+// The admin and replication APIs at the versions Kafka 4.0 removed, as
+// Kafka 3.9 answered them: CreateTopics v0 (no validate only) and v1,
+// DeleteTopics v0, DescribeConfigs v0 (IsDefault, no synonyms),
+// DescribeLogDirs v0, OffsetForLeaderEpoch v0 (end offset only) and v1
+// (with its epoch), WriteTxnMarkers v0.
+func TestOldAdminVersions(t *testing.T) {
+	b := startTestBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn := dialRaw(t, b.Addr().String())
+	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+
+	create := func(v int16, name string, validateOnly bool) kmsg.CreateTopicsResponseTopic {
+		t.Helper()
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.ValidateOnly, req.TimeoutMillis = validateOnly, 10000
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 2, 1
+		rc := kmsg.NewCreateTopicsRequestTopicConfig()
+		rc.Name, rc.Value = "retention.ms", kmsg.StringPtr("123456")
+		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{rc}
+		req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+		return rawGroupRequest[*kmsg.CreateTopicsResponse](t, conn, v, req).Topics[0]
+	}
+	wantNoErr(t, "create v1 validate only", create(1, "old1", true).ErrorCode)
+	wantNoErr(t, "create v0", create(0, "old0", false).ErrorCode)
+	if code := create(0, "old0", false).ErrorCode; code != kerr.TopicAlreadyExists.Code {
+		t.Errorf("create v0 again: %v", kerr.ErrorForCode(code))
+	}
+	if r := create(1, "old0", false); r.ErrorCode != kerr.TopicAlreadyExists.Code || r.ErrorMessage == nil {
+		t.Errorf("create v1 again: %v, message %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+	}
+	wantNoErr(t, "create v1", create(1, "old1", false).ErrorCode)
+
+	// DescribeConfigs v0: the topic's own value is not a default, Kafka's
+	// defaults are.
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	dr := kmsg.NewDescribeConfigsRequestResource()
+	dr.ResourceType, dr.ResourceName = kmsg.ConfigResourceTypeTopic, "old0"
+	dc.Resources = []kmsg.DescribeConfigsRequestResource{dr}
+	res := rawGroupRequest[*kmsg.DescribeConfigsResponse](t, conn, 0, dc).Resources[0]
+	wantNoErr(t, "describe configs v0", res.ErrorCode)
+	defaults := 0
+	for _, c := range res.Configs {
+		if c.Name == "retention.ms" && (c.IsDefault || c.Value == nil || *c.Value != "123456") {
+			t.Errorf("retention.ms: %+v", c)
+		}
+		if c.IsDefault {
+			defaults++
+		}
+		if len(c.ConfigSynonyms) > 0 {
+			t.Errorf("%s: synonyms in v0", c.Name)
+		}
+	}
+	if defaults == 0 || len(res.Configs) < 10 {
+		t.Errorf("describe configs v0: %d configs, %d default", len(res.Configs), defaults)
+	}
+
+	for i := range 5 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "old0", Partition: 0, Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// OffsetForLeaderEpoch v0 and v1: the current epoch ends at the log
+	// end; a newer epoch has no end.
+	epochEnd := func(v int16, topic string, epoch int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.LeaderEpoch = 0, epoch
+		rt.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{rp}
+		req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
+		return rawGroupRequest[*kmsg.OffsetForLeaderEpochResponse](t, conn, v, req).Topics[0].Partitions[0]
+	}
+	if p := epochEnd(0, "old0", 0); p.ErrorCode != 0 || p.EndOffset != 5 || p.LeaderEpoch != -1 {
+		t.Errorf("v0, epoch 0: %v end %d epoch %d (v0 has no epoch: -1 decoded)", kerr.ErrorForCode(p.ErrorCode), p.EndOffset, p.LeaderEpoch)
+	}
+	if p := epochEnd(1, "old0", 0); p.ErrorCode != 0 || p.EndOffset != 5 || p.LeaderEpoch != 0 {
+		t.Errorf("v1, epoch 0: %v end %d epoch %d", kerr.ErrorForCode(p.ErrorCode), p.EndOffset, p.LeaderEpoch)
+	}
+	if p := epochEnd(1, "old0", 7); p.ErrorCode != 0 || p.EndOffset != -1 || p.LeaderEpoch != -1 {
+		t.Errorf("v1, a newer epoch: %v end %d epoch %d", kerr.ErrorForCode(p.ErrorCode), p.EndOffset, p.LeaderEpoch)
+	}
+	if p := epochEnd(0, "missing", 0); p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("v0, missing topic: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+
+	// DescribeLogDirs v0: the one log dir, with both partitions of old0.
+	dl := rawGroupRequest[*kmsg.DescribeLogDirsResponse](t, conn, 0, kmsg.NewPtrDescribeLogDirsRequest())
+	if len(dl.Dirs) != 1 || dl.Dirs[0].ErrorCode != 0 {
+		t.Fatalf("describe log dirs v0: %+v", dl.Dirs)
+	}
+	sizes := map[int32]int64{}
+	for _, tp := range dl.Dirs[0].Topics {
+		if tp.Topic == "old0" {
+			for _, p := range tp.Partitions {
+				sizes[p.Partition] = p.Size
+			}
+		}
+	}
+	if len(sizes) != 2 || sizes[0] == 0 || sizes[1] != 0 {
+		t.Errorf("describe log dirs v0, old0 sizes: %v", sizes)
+	}
+
+	// WriteTxnMarkers v0: a partition of no topic.
+	wm := kmsg.NewPtrWriteTxnMarkersRequest()
+	m := kmsg.NewWriteTxnMarkersRequestMarker()
+	m.ProducerID, m.ProducerEpoch, m.Committed = 1, 0, true
+	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	mt.Topic, mt.Partitions = "missing", []int32{0}
+	m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{mt}
+	wm.Markers = []kmsg.WriteTxnMarkersRequestMarker{m}
+	wr := rawGroupRequest[*kmsg.WriteTxnMarkersResponse](t, conn, 0, wm)
+	if len(wr.Markers) != 1 || wr.Markers[0].ProducerID != 1 || wr.Markers[0].Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("write txn markers v0: %+v", wr.Markers)
+	}
+
+	// DeleteTopics v0, then the topic is gone.
+	del := func(name string) int16 {
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.TopicNames, req.TimeoutMillis = []string{name}, 10000
+		return rawGroupRequest[*kmsg.DeleteTopicsResponse](t, conn, 0, req).Topics[0].ErrorCode
+	}
+	wantNoErr(t, "delete v0", del("old1"))
+	if code := del("old1"); code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("delete v0 again: %v", kerr.ErrorForCode(code))
 	}
 }

@@ -1,14 +1,17 @@
 package api
 
-// ListOffsets: v0-v10. v0 (removed from Kafka 4.0 by KIP-896, served for
+// ListOffsets: v0-v11. v0 (removed from Kafka 4.0 by KIP-896, served for
 // the clients still using it, Burrow 1.2 among them) answers as Kafka 3.9
-// did: see legacy_offsets.go. From v1, special timestamps: -1 latest (the high watermark,
-// or the last stable offset for read_committed), -2 earliest (the log
-// start offset), -3 the record with the largest timestamp (v7+, KIP-734),
-// -4 earliest local (v8+, KIP-405; the log start, nothing is tiered), -5
-// latest tiered (v9+; none, so -1). Any other timestamp finds the first
-// record at or after it through the time index, below the bound a fetch
-// would have.
+// did: see legacy_offsets.go. From v1, special timestamps: -1 latest (the
+// high watermark, or the last stable offset for read_committed), -2
+// earliest (the log start offset), -3 the record with the largest
+// timestamp (v7+, KIP-734), -4 earliest local (v8+, KIP-405; the log start,
+// nothing is tiered), -5 latest tiered (v9+, KIP-1005) and -6 earliest
+// pending upload (v11+, KIP-1023): nothing is tiered, so offset and epoch
+// -1 and no error, as Kafka answers for a topic without remote storage.
+// v10 adds a timeout for remote lookups (KIP-1075), which kzero never
+// makes. Any other timestamp finds the first record at or after it through
+// the time index, below the bound a fetch would have.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,7 +21,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.ListOffsets.Int16(), 0, 10, (*Handler).listOffsets).since4(1) }
+func init() { register(kmsg.ListOffsets.Int16(), 0, 11, (*Handler).listOffsets).since4(1) }
 
 func (h *Handler) listOffsets(req *server.Request) error {
 	r := kmsg.NewPtrListOffsetsRequest()
@@ -78,7 +81,7 @@ func (h *Handler) listOffset(tp log.TopicPartition, p *kmsg.ListOffsetsRequestTo
 		rp.Offset, rp.LeaderEpoch = bound, epoch
 	case -2, -4: // earliest, earliest local
 		rp.Offset, rp.LeaderEpoch = l.LogStartOffset(), epoch
-	case -5: // latest tiered: nothing is tiered
+	case -5, -6: // latest tiered, earliest pending upload: nothing is tiered
 	case -3: // max timestamp
 		pos, ok, err := l.MaxTimestamp()
 		if err != nil {

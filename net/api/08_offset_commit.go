@@ -1,6 +1,6 @@
 package api
 
-// OffsetCommit: v0-v9. KIP-896 removed v0/v1 from Kafka 4.0; kzero serves
+// OffsetCommit: v0-v10. KIP-896 removed v0/v1 from Kafka 4.0; kzero serves
 // them for the clients still using them (sarama before 1.23 commits with
 // v1). v0 has no generation or member: a commit outside group management,
 // stored in __consumer_offsets like any other (Kafka 3.9 wrote v0 commits
@@ -22,7 +22,9 @@ package api
 // (KIP-1251). Partitions of topics that do not exist get
 // UNKNOWN_TOPIC_OR_PARTITION; metadata beyond offset.metadata.max.bytes
 // OFFSET_METADATA_TOO_LARGE. The offsets are written to __consumer_offsets
-// (acks=-1) before the response.
+// (acks=-1) before the response. v10 (KIP-848, Kafka 4.2) names topics by
+// id only, in the request and the response: an id the metadata does not
+// know gets UNKNOWN_TOPIC_ID on each of its partitions, as Kafka answers.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,7 +34,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.OffsetCommit.Int16(), 0, 9, (*Handler).offsetCommit).since4(2) }
+func init() { register(kmsg.OffsetCommit.Int16(), 0, 10, (*Handler).offsetCommit).since4(2) }
 
 func (h *Handler) offsetCommit(req *server.Request) error {
 	r := kmsg.NewPtrOffsetCommitRequest()
@@ -55,18 +57,25 @@ func (h *Handler) offsetCommit(req *server.Request) error {
 	for i, t := range r.Topics {
 		rt := &resp.Topics[i]
 		*rt = kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
 		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
-		topic := img.Topic(t.Topic)
+		topic, missing := img.Topic(t.Topic), kerr.UnknownTopicOrPartition
+		if r.Version >= 10 {
+			topic, missing = img.TopicByID(t.TopicID), kerr.UnknownTopicID
+		}
 		for j, p := range t.Partitions {
 			rp := &rt.Partitions[j]
 			*rp = kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			if topic == nil || p.Partition < 0 || int(p.Partition) >= len(topic.Partitions) {
+			switch {
+			case topic == nil:
+				rp.ErrorCode = missing.Code
+				continue
+			case p.Partition < 0 || int(p.Partition) >= len(topic.Partitions):
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
 			}
-			o := group.CommitOffset{TopicPartition: group.TopicPartition{Topic: t.Topic, Partition: p.Partition},
+			o := group.CommitOffset{TopicPartition: group.TopicPartition{Topic: topic.Name, Partition: p.Partition},
 				Offset: p.Offset, LeaderEpoch: -1}
 			if r.Version >= 6 {
 				o.LeaderEpoch = p.LeaderEpoch

@@ -1,6 +1,6 @@
 package api
 
-// OffsetFetch: v0-v9. KIP-896 removed v0 from Kafka 4.0; kzero serves it,
+// OffsetFetch: v0-v10. KIP-896 removed v0 from Kafka 4.0; kzero serves it,
 // the same as v1 (Kafka 3.9 read v0 from ZooKeeper, the store of v0
 // commits; kzero keeps those in __consumer_offsets). v0/v1 name partitions;
 // from v2 a null topic list asks for every committed offset of the group
@@ -12,16 +12,20 @@ package api
 // v9 names the member and its epoch, checked for KIP-848 consumer groups
 // (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH) and ignored by classic ones. A
 // partition without a committed offset, or of a group that does not
-// exist, gets offset -1.
+// exist, gets offset -1. v10 (KIP-848, Kafka 4.2) names topics by id only:
+// an id the metadata does not know gets UNKNOWN_TOPIC_ID on each of its
+// partitions, and a request for every offset leaves out the topics that
+// no longer exist (a v10 client could not name them).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/group"
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.OffsetFetch.Int16(), 0, 9, (*Handler).offsetFetch).since4(1) }
+func init() { register(kmsg.OffsetFetch.Int16(), 0, 10, (*Handler).offsetFetch).since4(1) }
 
 func (h *Handler) offsetFetch(req *server.Request) error {
 	r := kmsg.NewPtrOffsetFetchRequest()
@@ -30,12 +34,24 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 	}
 	resp := kmsg.NewPtrOffsetFetchResponse()
 	if r.Version >= 8 {
+		img := h.cluster.Image()
+		byID := r.Version >= 10
 		for _, g := range r.Groups {
 			var topics []group.FetchTopic
+			var unknown []kmsg.OffsetFetchResponseGroupTopic // ids the metadata does not know (v10)
 			if g.Topics != nil {
-				topics = make([]group.FetchTopic, len(g.Topics))
-				for i, t := range g.Topics {
-					topics[i] = group.FetchTopic{Topic: t.Topic, Partitions: t.Partitions}
+				topics = make([]group.FetchTopic, 0, len(g.Topics))
+				for _, t := range g.Topics {
+					name := t.Topic
+					if byID {
+						mt := img.TopicByID(t.TopicID)
+						if mt == nil {
+							unknown = append(unknown, unknownTopicID(t.TopicID, t.Partitions))
+							continue
+						}
+						name = mt.Name
+					}
+					topics = append(topics, group.FetchTopic{Topic: name, Partitions: t.Partitions})
 				}
 			}
 			fr := &group.FetchRequest{Group: g.Group, Topics: topics, RequireStable: r.RequireStable, MemberEpoch: g.MemberEpoch}
@@ -48,6 +64,13 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 			for _, t := range fetched {
 				rt := kmsg.NewOffsetFetchResponseGroupTopic()
 				rt.Topic = t.Topic
+				if byID {
+					mt := img.Topic(t.Topic)
+					if mt == nil {
+						continue // deleted: a v10 client cannot name it
+					}
+					rt.TopicID = mt.ID
+				}
 				for _, p := range t.Partitions {
 					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Err
@@ -55,6 +78,9 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				rg.Topics = append(rg.Topics, rt)
+			}
+			if code == 0 {
+				rg.Topics = append(rg.Topics, unknown...)
 			}
 			resp.Groups = append(resp.Groups, rg)
 		}
@@ -97,4 +123,17 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 	}
 	respond(req, resp)
 	return nil
+}
+
+// unknownTopicID answers a v10 topic whose id the metadata does not know:
+// UNKNOWN_TOPIC_ID and offset -1 on each partition, as Kafka does.
+func unknownTopicID(id [16]byte, partitions []int32) kmsg.OffsetFetchResponseGroupTopic {
+	rt := kmsg.NewOffsetFetchResponseGroupTopic()
+	rt.TopicID = id
+	for _, p := range partitions {
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, kerr.UnknownTopicID.Code
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	return rt
 }

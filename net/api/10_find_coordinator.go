@@ -4,9 +4,20 @@ package api
 // group's __consumer_offsets partition (Kafka's hash of the group id, see
 // group.PartitionFor). The topic is created on first use with
 // offsets.topic.num.partitions partitions, replication factor
-// min(offsets.topic.replication.factor, registered brokers), compacted;
-// Kafka answers COORDINATOR_NOT_AVAILABLE while it creates it, kzero
-// creates it first and answers. Batched keys from v4 (KIP-699).
+// min(offsets.topic.replication.factor, registered brokers), compacted.
+// Batched keys from v4 (KIP-699).
+//
+// Kafka never makes FindCoordinator wait: while the internal topic does
+// not exist (its creation is started in the background, one at a time,
+// as for Metadata auto-creation), or the key's partition has no leader,
+// or its leader is fenced or has no listener, the answer is
+// COORDINATOR_NOT_AVAILABLE at once and the client retries. So it is when
+// this broker leads the partition but its coordinator has not taken it up
+// yet (the image that made it leader is being applied): naming it would
+// only earn the client a NOT_COORDINATOR and another round trip. A
+// coordinator still loading the partition's state is named, as Kafka
+// names it: the requests sent to it answer COORDINATOR_LOAD_IN_PROGRESS
+// until it is done, and the client retries them there.
 //
 // Key type TRANSACTION (1): the broker leading the transactional id's
 // __transaction_state partition (the same hash), the topic created on first
@@ -16,6 +27,7 @@ package api
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -69,25 +81,34 @@ func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorR
 		c.ErrorCode, c.ErrorMessage = code, &msg
 		return c
 	}
-	var t *metadata.Topic
-	var img *metadata.Image
+	var name string
+	var leading func() []int32 // the partitions this broker's coordinator has taken
 	switch keyType {
 	case keyGroup:
-		t, img = h.internalTopic(group.TopicName, h.groups.TopicSpec)
+		name, leading = group.TopicName, h.groups.Leading
 	case keyTransaction:
-		t, img = h.internalTopic(txn.TopicName, h.txns.TopicSpec)
+		name, leading = txn.TopicName, h.txns.Leading
 	case keyShare:
 		return fail(kerr.CoordinatorNotAvailable.Code, "kzero has no share group coordinator")
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type")
 	}
-	if t == nil || len(t.Partitions) == 0 {
+	img := h.cluster.Image()
+	t := img.Topic(name)
+	if t == nil {
+		h.startAutoCreate(name)
+		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's internal topic is being created")
+	}
+	if len(t.Partitions) == 0 {
 		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's internal topic is not available")
 	}
 	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
 	host, port, ok := endpoint(img, p.Leader)
-	if !ok {
-		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's partition has no leader")
+	if b, known := img.Broker(p.Leader); !ok || !known || b.Fenced {
+		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's partition has no live leader")
+	}
+	if p.Leader == h.cfg.NodeID && !slices.Contains(leading(), p.Partition) {
+		return fail(kerr.CoordinatorNotAvailable.Code, "this broker leads the coordinator's partition but has not taken it up yet")
 	}
 	c.NodeID, c.Host, c.Port = p.Leader, host, port
 	return c

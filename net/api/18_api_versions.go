@@ -13,22 +13,37 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/metadata"
 	"kzero/net/server"
 )
 
 func init() { register(kmsg.ApiVersions.Int16(), 0, 4, (*Handler).apiVersions) }
 
-// Finalized feature levels this broker runs at, as Kafka 4.1 reports them.
-// Only features whose behaviour is implemented are listed: clients turn on
-// KIP-848 groups (group.version) and transactions v2 (transaction.version)
-// only when the broker lists them.
+// The feature levels this broker runs at (KIP-584). Only features whose
+// behaviour is implemented are listed: clients turn on KIP-848 groups
+// (group.version) and transactions v2 (transaction.version) only when the
+// broker lists them. kzero implements one level of each and cannot run at
+// another (it cannot turn KIP-848 groups or transactions v2 off), so each
+// is supported at that level alone and finalized at it; UpdateFeatures
+// refuses any other level (57_update_features.go).
 var features = []struct {
-	name     string
-	min, max int16
+	name  string
+	level int16
 }{
-	{"metadata.version", 7, 27},   // 27 is 4.1-IV1
-	{"transaction.version", 0, 2}, // KIP-890 part 2: EndTxn v5, Produce v12, TxnOffsetCommit v5
-	{"group.version", 0, 1},       // KIP-848 consumer groups: ConsumerGroupHeartbeat, ConsumerGroupDescribe
+	{"metadata.version", metadata.MetadataVersion}, // 4.1-IV1
+	{"transaction.version", 2},                     // KIP-890 part 2: EndTxn v5, Produce v12, TxnOffsetCommit v5
+	{"group.version", 1},                           // KIP-848 consumer groups: ConsumerGroupHeartbeat, ConsumerGroupDescribe
+}
+
+// featureLevel is the level kzero runs a feature at; ok is false for a
+// feature it does not know.
+func featureLevel(name string) (level int16, ok bool) {
+	for _, f := range features {
+		if f.name == name {
+			return f.level, true
+		}
+	}
+	return 0, false
 }
 
 // softwareName is the pattern KIP-511 requires of client software name and
@@ -71,8 +86,8 @@ func (h *Handler) apiVersionsResponse() *kmsg.ApiVersionsResponse {
 		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: min, MaxVersion: max})
 	}
 	for _, f := range features {
-		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: f.name, MinVersion: f.min, MaxVersion: f.max})
-		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: f.name, MinVersionLevel: f.max, MaxVersionLevel: f.max})
+		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: f.name, MinVersion: f.level, MaxVersion: f.level})
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: f.name, MinVersionLevel: f.level, MaxVersionLevel: f.level})
 	}
 	resp.FinalizedFeaturesEpoch = 1
 	return resp

@@ -1,6 +1,10 @@
 package api
 
-// CreateTopics: v2-v7. NumPartitions / ReplicationFactor -1 take the
+// CreateTopics: v0-v7 (v0-v1 removed from Kafka 4.0 by KIP-896, served as
+// Kafka 3.9 did: v0 has no validate-only flag, v0 answers no error
+// message, v0-v1 no throttle time; the broker treats -1 partitions or
+// replication factor the same in every version, as Kafka's controller
+// did, only Kafka's client refused to send them below v4). NumPartitions / ReplicationFactor -1 take the
 // broker defaults (KIP-464); explicit replica assignments; configs checked
 // against Kafka's topic config definitions; validate only. From v5 the
 // response carries the created topic's partitions, replication factor and
@@ -21,7 +25,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.CreateTopics.Int16(), 2, 7, (*Handler).createTopics) }
+func init() { register(kmsg.CreateTopics.Int16(), 0, 7, (*Handler).createTopics).since4(2) }
 
 func (h *Handler) createTopics(req *server.Request) error {
 	r := kmsg.NewPtrCreateTopicsRequest()

@@ -1,6 +1,7 @@
 package api
 
-// DeleteTopics: v1-v6. By name, and from v6 by name or topic id
+// DeleteTopics: v0-v6 (v0, removed from Kafka 4.0 by KIP-896, is v1
+// without the throttle time; served as Kafka 3.9 did). By name, and from v6 by name or topic id
 // (KIP-516). The partitions' logs are removed when the broker applies the
 // new metadata image.
 
@@ -12,7 +13,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.DeleteTopics.Int16(), 1, 6, (*Handler).deleteTopics) }
+func init() { register(kmsg.DeleteTopics.Int16(), 0, 6, (*Handler).deleteTopics).since4(1) }
 
 func (h *Handler) deleteTopics(req *server.Request) error {
 	r := kmsg.NewPtrDeleteTopicsRequest()

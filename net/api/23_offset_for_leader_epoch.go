@@ -1,6 +1,9 @@
 package api
 
-// OffsetForLeaderEpoch: v2-v4 (v4 flexible). KIP-101 (followers truncate
+// OffsetForLeaderEpoch: v0-v4 (v4 flexible). v0-v1 (removed from Kafka 4.0
+// by KIP-896) are served as Kafka 3.9 did: v0 answers the end offset only,
+// v1 adds the epoch; neither carries a current leader epoch to check, so
+// no fencing (v2), and no replica id (v3). KIP-101 (followers truncate
 // to the end of their last epoch) and KIP-320 (consumers detect a log
 // truncated under them): for each partition, the end offset of the
 // requested leader epoch, that is the start of the next epoch, or the log
@@ -24,7 +27,7 @@ import (
 )
 
 func init() {
-	register(kmsg.OffsetForLeaderEpoch.Int16(), 2, 4, (*Handler).offsetForLeaderEpoch)
+	register(kmsg.OffsetForLeaderEpoch.Int16(), 0, 4, (*Handler).offsetForLeaderEpoch).since4(2)
 }
 
 func (h *Handler) offsetForLeaderEpoch(req *server.Request) error {

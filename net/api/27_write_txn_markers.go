@@ -1,6 +1,7 @@
 package api
 
-// WriteTxnMarkers: v1-v2 (v0 is gone in Kafka 4.0, KIP-896). A transaction
+// WriteTxnMarkers: v0-v2 (v0, removed from Kafka 4.0 by KIP-896, is v1
+// without flexible encoding; v2 carries the transaction version, KIP-1228). A transaction
 // coordinator asks this broker, the leader of the partitions, to write
 // COMMIT or ABORT control batches for a producer. Each partition's marker
 // is checked against the producer's epoch and the coordinator epoch
@@ -17,7 +18,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.WriteTxnMarkers.Int16(), 1, 2, (*Handler).writeTxnMarkers) }
+func init() { register(kmsg.WriteTxnMarkers.Int16(), 0, 2, (*Handler).writeTxnMarkers).since4(1) }
 
 func (h *Handler) writeTxnMarkers(req *server.Request) error {
 	r := kmsg.NewPtrWriteTxnMarkersRequest()

@@ -1,6 +1,8 @@
 package api
 
-// DescribeConfigs: v1-v4 (v4 flexible). Synonyms on request (v1+, KIP-226),
+// DescribeConfigs: v0-v4 (v4 flexible). v0 (removed from Kafka 4.0 by
+// KIP-896) answers as Kafka 3.9 did: no synonyms, and IsDefault (true
+// when the value is Kafka's default) in place of the config source. Synonyms on request (v1+, KIP-226),
 // documentation and config types (v3+, KIP-569); ConfigNames filters,
 // unknown names are left out; sensitive values are null.
 //
@@ -39,7 +41,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.DescribeConfigs.Int16(), 1, 4, (*Handler).describeConfigs) }
+func init() { register(kmsg.DescribeConfigs.Int16(), 0, 4, (*Handler).describeConfigs).since4(1) }
 
 func (h *Handler) describeConfigs(req *server.Request) error {
 	r := kmsg.NewPtrDescribeConfigsRequest()

@@ -1,8 +1,12 @@
 package api
 
-// DescribeLogDirs: v1-v4. Every log dir with the partitions in it and
-// their sizes; v4 adds the file system's total and usable bytes. A null
-// topic list means every partition.
+// DescribeLogDirs: v0-v5. Every log dir with the partitions in it and
+// their sizes; v3 a top-level error code, v4 the file system's total and
+// usable bytes, v5 whether the dir is cordoned (KIP-1066: no new
+// partitions placed in it; kzero has no cordoning, so never). A null topic
+// list means every partition. v0 (KIP-896 removed it from Kafka 4.0) is
+// v1 without the promise to send the response before throttling; kzero
+// throttles nothing, so they answer the same.
 
 import (
 	"path/filepath"
@@ -15,7 +19,7 @@ import (
 	"kzero/net/server"
 )
 
-func init() { register(kmsg.DescribeLogDirs.Int16(), 1, 4, (*Handler).describeLogDirs) }
+func init() { register(kmsg.DescribeLogDirs.Int16(), 0, 5, (*Handler).describeLogDirs).since4(1) }
 
 func (h *Handler) describeLogDirs(req *server.Request) error {
 	r := kmsg.NewPtrDescribeLogDirsRequest()

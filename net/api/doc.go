@@ -10,4 +10,21 @@
 // time per connection. A request that waits (a long-poll fetch) registers
 // in a replica purgatory and is answered from the goroutine that ends the
 // wait.
+//
+// docs/API.md lists every key with the versions served (a test keeps it in
+// step with the handlers) and why the others are not. Two that a client
+// asks for are left out on purpose:
+//
+//   - GetTelemetrySubscriptions and PushTelemetry (KIP-714): a Kafka broker
+//     lists them only when a telemetry receiver plugin is configured, and by
+//     default none is; Java clients then send no telemetry. kzero has no
+//     receiver: accepting pushes without one would mean decoding OTLP
+//     payloads only to drop them, and an advertised empty subscription is
+//     the same to a client as no API, so both stay unadvertised, as with a
+//     default Kafka broker.
+//   - AlterReplicaLogDirs: moving a live partition between log dirs needs a
+//     second ("future") log kept in step with appends and swapped in under
+//     the partition's readers; the log and replica layers have no such
+//     thing yet, and listing the API only to refuse every move would mislead
+//     tools that check ApiVersions first.
 package api

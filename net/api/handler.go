@@ -88,8 +88,10 @@ func New(cfg Config, svc Services) *Handler {
 // api is one served API key: the versions it serves and its handler.
 type api struct {
 	min, max int16
-	// advertiseMin is the lowest version ApiVersions lists, when lower
-	// than min (Produce lists v0 and rejects v0-v2; see KAFKA-18659).
+	// advertiseMin, when not -1, is the lowest version ApiVersions lists
+	// even when it is not served, with or without legacy versions, as
+	// Kafka 4 lists it (Produce lists v0 and rejects v0-v2; see
+	// KAFKA-18659).
 	advertiseMin int16
 	// kafka4Min is Kafka 4's lowest version of the key when kzero serves
 	// older ones (min) for legacy clients; without LegacyVersions it is
@@ -107,17 +109,22 @@ func (a *api) since4(v int16) *api {
 // versions is the range of a this handler serves and the lowest version
 // it lists in ApiVersions.
 func (h *Handler) versions(a *api) (lowest, highest, listed int16) {
-	if h.cfg.LegacyVersions {
-		return a.min, a.max, a.advertiseMin
+	lowest = a.min
+	if !h.cfg.LegacyVersions {
+		lowest = max(a.min, a.kafka4Min)
 	}
-	return max(a.min, a.kafka4Min), a.max, max(a.advertiseMin, a.kafka4Min)
+	listed = lowest
+	if a.advertiseMin >= 0 {
+		listed = min(listed, a.advertiseMin)
+	}
+	return lowest, a.max, listed
 }
 
 // apis is filled by the per-key files' init functions.
 var apis = map[int16]*api{}
 
 func register(key int16, min, max int16, serve func(*Handler, *server.Request) error) *api {
-	a := &api{min: min, max: max, advertiseMin: min, kafka4Min: min, serve: serve}
+	a := &api{min: min, max: max, advertiseMin: -1, kafka4Min: min, serve: serve}
 	apis[key] = a
 	return a
 }
