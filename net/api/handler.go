@@ -74,18 +74,21 @@ func New(cfg Config, svc Services) *Handler {
 type api struct {
 	min, max int16
 	// advertiseMin is the lowest version ApiVersions lists, when lower
-	// than min (Produce lists v0 and rejects v0-v2; see KAFKA-18659).
+	// than min.
 	advertiseMin int16
 	// kafka4Min is Kafka 4's lowest version of the key when kzero serves
 	// older ones (min) for legacy clients; without LegacyVersions it is
 	// the lowest served and listed.
 	kafka4Min int16
-	serve     func(h *Handler, req *server.Request) error
+	// kafka4Listed is the lowest version listed without LegacyVersions:
+	// kafka4Min but for Produce, which Kafka 4 lists from v0.
+	kafka4Listed int16
+	serve        func(h *Handler, req *server.Request) error
 }
 
 // since4 marks versions below v as the legacy ones Kafka 4 removed.
 func (a *api) since4(v int16) *api {
-	a.kafka4Min = v
+	a.kafka4Min, a.kafka4Listed = v, v
 	return a
 }
 
@@ -95,14 +98,14 @@ func (h *Handler) versions(a *api) (lowest, highest, listed int16) {
 	if h.cfg.LegacyVersions {
 		return a.min, a.max, a.advertiseMin
 	}
-	return max(a.min, a.kafka4Min), a.max, max(a.advertiseMin, a.kafka4Min)
+	return max(a.min, a.kafka4Min), a.max, max(a.advertiseMin, a.kafka4Listed)
 }
 
 // apis is filled by the per-key files' init functions.
 var apis = map[int16]*api{}
 
 func register(key int16, min, max int16, serve func(*Handler, *server.Request) error) *api {
-	a := &api{min: min, max: max, advertiseMin: min, kafka4Min: min, serve: serve}
+	a := &api{min: min, max: max, advertiseMin: min, kafka4Min: min, kafka4Listed: min, serve: serve}
 	apis[key] = a
 	return a
 }
