@@ -426,6 +426,23 @@ func TestRawLegacyProduceFetch(t *testing.T) {
 		t.Fatalf("Fetch v2 with 10 bytes: %d bytes, %v", len(p.RecordBatches), kerr.ErrorForCode(p.ErrorCode))
 	}
 
+	// LogAppendTime: Produce v2 answers the append time, Fetch v3 gives
+	// it as the message's timestamp with the timestamp type bit set, and
+	// Fetch v1 (magic 0) has no timestamp at all.
+	createTopic(t, ctx, cl, "appended", 1, map[string]*string{"message.timestamp.type": kmsg.StringPtr("LogAppendTime")})
+	p := legacyProduce(t, conn, 2, "appended", legacyEntry(1, 0, 0, 1, []byte("k"), []byte("v")))
+	if p.ErrorCode != 0 || p.LogAppendTime < now {
+		t.Fatalf("Produce v2 to a LogAppendTime topic: %v, append time %d", kerr.ErrorForCode(p.ErrorCode), p.LogAppendTime)
+	}
+	set := legacyFetch(t, conn, 3, "appended", 0, 1<<20).RecordBatches
+	var m kmsg.MessageV1
+	if err := m.ReadFrom(set); err != nil || m.Timestamp != p.LogAppendTime || m.Attributes&0x08 == 0 {
+		t.Fatalf("Fetch v3 of a LogAppendTime record: %v, timestamp %d attributes %x", err, m.Timestamp, m.Attributes)
+	}
+	if magics, _, _ := readLegacySet(t, legacyFetch(t, conn, 1, "appended", 0, 1<<20).RecordBatches); len(magics) != 1 || magics[0] != 0 {
+		t.Fatalf("Fetch v1: magics %v", magics)
+	}
+
 	// zstd has no v0/v1 form.
 	z := newClient(t, b, kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.ProducerLinger(0))
 	r := &kgo.Record{Topic: "raw", Key: []byte("zstd"), Value: make([]byte, 1000)}

@@ -96,16 +96,18 @@ const overflowBatchLength = log.BatchHeaderSize
 func downconvertRange(c *msgset.Converter, src *bytebufferpool.ByteBuffer, dst []byte, r log.FileRange, magic int8, offset int64) ([]byte, int16) {
 	data, err := readRange(src, r)
 	if err != nil {
-		return dst, kerr.KafkaStorageError.Code
+		// A storage error, which Kafka answers old fetches (v5 and
+		// below) as NOT_LEADER_OR_FOLLOWER so that they retry.
+		return dst, kerr.NotLeaderForPartition.Code
 	}
 	start, size := len(dst), len(data)
-	converted, any := false, false
+	converted, sawBatch := false, false
 	for len(dst)-start < size || !converted {
 		b, rest, err := log.ParseBatch(data)
 		if err != nil {
 			break // a batch cut by the byte limit, or the end
 		}
-		data, any = rest, true
+		data, sawBatch = rest, true
 		before := len(dst)
 		if dst, err = c.Downconvert(dst, b, magic, offset); err != nil {
 			dst = dst[:before]
@@ -122,7 +124,7 @@ func downconvertRange(c *msgset.Converter, src *bytebufferpool.ByteBuffer, dst [
 	}
 	if !converted {
 		size = 0
-		if any {
+		if sawBatch {
 			size = log.LogOverhead // an overflow entry: the client asks again
 		}
 	}
