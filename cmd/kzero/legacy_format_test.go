@@ -195,6 +195,52 @@ func TestSaramaOldVersions(t *testing.T) {
 	saramaConsume(t, ctx, addrs, sarama.V0_10_0_0, topic, want)
 }
 
+// A record larger than sarama 0.10's fetch size: Fetch v2 has a hard byte
+// limit, the consumer gets a partial message and doubles its fetch size
+// until the record fits.
+func TestSaramaOldLargeRecords(t *testing.T) {
+	b := startTestBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	createTopic(t, ctx, cl, "large", 1, nil)
+	want := map[int32]map[int64]legacyRecord{0: {}}
+	for i := range 3 {
+		r := &kgo.Record{Topic: "large", Key: fmt.Appendf(nil, "big-%d", i), Value: []byte(strings.Repeat(fmt.Sprint(i), 100<<10))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		want[0][r.Offset] = legacyRecord{key: string(r.Key), value: string(r.Value)}
+	}
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V0_10_0_0
+	cfg.Consumer.Return.Errors = true
+	cfg.Consumer.Fetch.Default = 16 << 10
+	c, err := sarama.NewConsumer([]string{b.Addr().String()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pc, err := c.ConsumePartition("large", 0, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	for n := range 3 {
+		select {
+		case m := <-pc.Messages():
+			if w := want[0][m.Offset]; m.Offset != int64(n) || string(m.Key) != w.key || string(m.Value) != w.value {
+				t.Fatalf("record %d: offset %d key %q, %d value bytes", n, m.Offset, m.Key, len(m.Value))
+			}
+		case err := <-pc.Errors():
+			t.Fatal(err)
+		case <-ctx.Done():
+			t.Fatalf("%d of 3 large records before the deadline", n)
+		}
+	}
+}
+
 // franz-go pinned to Kafka 0.8.0, 0.9.0 and 0.10.0 is a second old
 // client: 0.8 and 0.9 produce message format v0 (Produce v0/v1) and fetch
 // v0/v1, 0.10 format v1, each with every codec it has. One exception:
@@ -418,12 +464,17 @@ func TestRawLegacyProduceFetch(t *testing.T) {
 		}
 	}
 	// A tiny partition limit: v3 returns the first message whole
-	// (KIP-74), v0-v2 cut it and the client sees no whole message.
-	if _, offs, _ := readLegacySet(t, legacyFetch(t, conn, 3, "raw", 0, 10).RecordBatches); len(offs) != 2 {
-		t.Fatalf("Fetch v3 with 10 bytes: offsets %v, want the first batch's two", offs)
+	// (KIP-74); v0-v2 cut it and get the entry header of the cut batch,
+	// a partial message, to grow their fetch size from.
+	if _, offs, _ := readLegacySet(t, legacyFetch(t, conn, 3, "raw", 0, 20).RecordBatches); len(offs) != 2 {
+		t.Fatalf("Fetch v3 with 20 bytes: offsets %v, want the first batch's two", offs)
+	}
+	if p := legacyFetch(t, conn, 2, "raw", 0, 20); len(p.RecordBatches) != 12 || p.ErrorCode != 0 ||
+		binary.BigEndian.Uint64(p.RecordBatches) != 0 || binary.BigEndian.Uint32(p.RecordBatches[8:]) <= 8 {
+		t.Fatalf("Fetch v2 with 20 bytes: %x, %v", p.RecordBatches, kerr.ErrorForCode(p.ErrorCode))
 	}
 	if p := legacyFetch(t, conn, 2, "raw", 0, 10); len(p.RecordBatches) != 0 || p.ErrorCode != 0 {
-		t.Fatalf("Fetch v2 with 10 bytes: %d bytes, %v", len(p.RecordBatches), kerr.ErrorForCode(p.ErrorCode))
+		t.Fatalf("Fetch v2 with 10 bytes: %x, %v", p.RecordBatches, kerr.ErrorForCode(p.ErrorCode))
 	}
 
 	// LogAppendTime: Produce v2 answers the append time, Fetch v3 gives

@@ -18,6 +18,9 @@ package api
 //     (padded), and the next fetch starting at it gets the error;
 //   - v0-v2 have a hard byte limit (no KIP-74): a first batch larger than
 //     the partition's max bytes is cut, and a cut batch is not converted.
+//     Where Kafka 3.9 then sends nothing (the client is stuck), the cut
+//     batch's 12-byte entry header is sent, a partial message, so that the
+//     client grows its fetch size as it did with Kafka 0.10.
 // None of this touches the sendfile path: only these versions come here.
 
 import (
@@ -123,9 +126,18 @@ func downconvertRange(c *msgset.Converter, src *bytebufferpool.ByteBuffer, dst [
 		}
 	}
 	if !converted {
-		size = 0
-		if sawBatch {
+		switch {
+		case sawBatch:
 			size = log.LogOverhead // an overflow entry: the client asks again
+		case len(data) >= log.LogOverhead:
+			// The first batch is cut by the byte limit (v0-v2): its
+			// offset and length read as a message the bytes end in.
+			// Kafka 3.9 sends nothing here, and an old consumer
+			// waits at the offset for ever; Kafka 0.10 sent the cut
+			// message, and its consumers grow their fetch size.
+			return append(dst, data[:log.LogOverhead]...), 0
+		default:
+			size = 0
 		}
 	}
 	if n := len(dst) - start; n >= size {
