@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -547,6 +548,61 @@ func TestLegacyFormatsOff(t *testing.T) {
 		req.SetVersion(v)
 		if _, err := c.request(req); err == nil {
 			t.Fatalf("Fetch v%d answered with legacy versions off", v)
+		}
+	}
+}
+
+// librdkafka (kcat) told the broker is 0.8.2 or 0.9.0
+// (api.version.request=false), as old deployments configure it: Produce
+// v0-v1 with message format v0 and every codec, magic 0 LZ4 with the
+// header checksum Kafka 0.8 wrote, and Fetch v0-v1 reading all of it back,
+// as does a current librdkafka. (Told 0.10.0, librdkafka asks the broker
+// for its versions anyway and uses current ones.)
+func TestLibrdkafkaOldVersions(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat (librdkafka) is not installed")
+	}
+	b := startTestBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	createTopic(t, ctx, newClient(t, b), "rdkafka", 1, nil)
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, kcat, append([]string{"-b", b.Addr().String(), "-t", "rdkafka", "-p", "0"}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kcat %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	versions := []string{"0.8.2", "0.9.0"}
+	var want []string
+	before := api.Conversions()
+	for _, v := range versions {
+		for _, z := range []string{"none", "gzip", "snappy", "lz4"} {
+			var in strings.Builder
+			for i := range 5 {
+				line := fmt.Sprintf("%s-%s-%d:%s", v, z, i, strings.Repeat(v+z, 30))
+				in.WriteString(line + "\n")
+				want = append(want, fmt.Sprintf("%d %s", len(want), line))
+			}
+			run(in.String(), "-P", "-K:", "-z", z, "-X", "api.version.request=false", "-X", "broker.version.fallback="+v)
+		}
+	}
+	if got := api.Conversions().ProduceSets - before.ProduceSets; got < int64(len(versions)*4) {
+		t.Fatalf("%d message sets up-converted", got)
+	}
+	for _, v := range append(versions, "current") {
+		args := []string{"-C", "-o", "beginning", "-e", "-q", "-f", `%o %k:%s\n`}
+		if v != "current" {
+			args = append(args, "-X", "api.version.request=false", "-X", "broker.version.fallback="+v)
+		}
+		out := run("", args...)
+		if got := strings.Split(strings.TrimSpace(out), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("kcat at %s read:\n%s\nwant:\n%s", v, out, strings.Join(want, "\n"))
 		}
 	}
 }
