@@ -35,8 +35,13 @@ import (
 	"kzero/msgset"
 )
 
-// respondLegacy answers a Fetch v0-v3 with down-converted records.
-func (f *fetchOp) respondLegacy() {
+// respondLegacy answers a Fetch v0-v3 with down-converted records, on a
+// goroutine of its own: a fetch woken from the purgatory is answered on the
+// goroutine that woke it, often a producer's event loop, which must not
+// spend the conversion's time.
+func (f *fetchOp) respondLegacy() { go f.respondConverted() }
+
+func (f *fetchOp) respondConverted() {
 	v := f.r.Version
 	magic := int8(1)
 	if v <= 1 {
