@@ -10,4 +10,11 @@
 // time per connection. A request that waits (a long-poll fetch) registers
 // in a replica purgatory and is answered from the goroutine that ends the
 // wait.
+//
+// Clients of message formats v0/v1 (Produce v0-v2, Fetch v0-v3, served
+// with legacy.protocol.versions.enable) go through kzero/msgset: their
+// message sets are up-converted to one batch before the append
+// (00_produce_legacy.go), and what they fetch is read into memory and
+// down-converted (01_fetch_legacy.go), off the event loops; Conversions
+// counts both for /metrics.
 package api
