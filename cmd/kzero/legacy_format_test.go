@@ -438,6 +438,18 @@ func TestRawLegacyProduceFetch(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "raw", Key: []byte("after")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	// A range holding only a control batch converts to nothing: Kafka
+	// sends a 12-byte overflow entry (offset -1, a length past the end),
+	// which the client takes for a partial message.
+	if p := legacyFetch(t, conn, 3, "raw", 7, 1<<20); len(p.RecordBatches) < 12 {
+		t.Fatalf("Fetch v3 at the commit marker: %x", p.RecordBatches)
+	} else if _, offs, _ := readLegacySet(t, p.RecordBatches); len(offs) == 0 || offs[0] != 8 {
+		t.Fatalf("Fetch v3 at the commit marker: offsets %v, want the record after it", offs)
+	}
+	if p := legacyFetch(t, conn, 3, "raw", 7, 40); len(p.RecordBatches) != 12 ||
+		int64(binary.BigEndian.Uint64(p.RecordBatches)) != -1 || binary.BigEndian.Uint32(p.RecordBatches[8:]) != 61 {
+		t.Fatalf("Fetch v3 of the commit marker alone: %x, want an overflow entry", p.RecordBatches)
+	}
 	wantKeys := []string{"v0-a", "v0-b", "v1-a", "v1-b", "v2-a", "v2-b", "txn", "after"}
 	wantOffs := []int64{0, 1, 2, 3, 4, 5, 6, 8} // 7 is the commit marker
 	for v := int16(0); v <= 3; v++ {
