@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"kzero/log"
+	"kzero/net/api"
 	"kzero/net/server"
 )
 
@@ -31,6 +32,15 @@ func (n *Node) metricsHandler() http.Handler {
 		func() float64 { return float64(n.srv.Stats().RequestBytesHeld) }))
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
+	conv := func(name, help string, f func(api.ConversionStats) int64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
+			func() float64 { return float64(f(api.Conversions())) }))
+	}
+	conv("produce_up_converted_sets_total", "Message sets v0/v1 (Produce v0-v2) up-converted to record batches.", func(s api.ConversionStats) int64 { return s.ProduceSets })
+	conv("produce_up_converted_bytes_total", "Bytes of message sets up-converted.", func(s api.ConversionStats) int64 { return s.ProduceBytes })
+	conv("fetch_down_converted_partitions_total", "Partitions of Fetch v0-v3 responses down-converted to message sets.", func(s api.ConversionStats) int64 { return s.FetchPartitions })
+	conv("fetch_down_converted_batches_total", "Record batches down-converted for Fetch v0-v3.", func(s api.ConversionStats) int64 { return s.FetchBatches })
+	conv("fetch_down_converted_bytes_total", "Message set bytes sent to Fetch v0-v3 after down-conversion.", func(s api.ConversionStats) int64 { return s.FetchBytes })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "partitions", Help: "Partition logs on this broker."},
 		func() float64 { return float64(len(n.logs.Logs())) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "stray_partitions",

@@ -12,11 +12,12 @@ import (
 var allowed = map[string][]string{
 	"index":      {},
 	"log":        {"index"},
+	"msgset":     {"log", "index"},
 	"net/wire":   {},
 	"replica":    {"log", "index", "net/wire"},
 	"coord":      {"replica", "log", "index"},
 	"net/server": {"net/wire"},
-	"net/api":    {"coord", "replica", "log", "index", "net/wire", "net/server"},
+	"net/api":    {"coord", "replica", "log", "msgset", "index", "net/wire", "net/server"},
 	"node":       {"net/api", "net/server", "net/wire", "coord", "replica", "log", "index"},
 	"tools":      {"log", "index"},
 	"bench":      {"log", "index"},

@@ -1,8 +1,9 @@
 package api
 
-// Produce: v3-v13, advertised from v0 (KAFKA-18659: librdkafka turns
-// compression off when v0 is missing) but v0-v2 are rejected, as Kafka 4.x
-// does. v13 names topics by id (KIP-516).
+// Produce: v0-v13; v0-v2 (message sets, 00_produce_legacy.go) only with
+// legacy.protocol.versions.enable, but listed from v0 either way
+// (KAFKA-18659: librdkafka turns compression off when v0 is missing).
+// v13 names topics by id (KIP-516).
 //
 // Record bytes are appended as they came (no decompression, no
 // recompression): one copy, request buffer to page cache. acks=all waits,
@@ -30,8 +31,8 @@ import (
 )
 
 func init() {
-	a := register(kmsg.Produce.Int16(), 3, 13, (*Handler).produce)
-	a.advertiseMin = 0
+	a := register(kmsg.Produce.Int16(), 0, 13, (*Handler).produce).since4(3)
+	a.advertiseMin = 0 // listed from v0 even without legacy versions, as Kafka 4 (KAFKA-18659)
 }
 
 func (h *Handler) produce(req *server.Request) error {
@@ -142,6 +143,11 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg
 	}
 	if len(records) == 0 {
 		return nil, 0, kerr.CorruptMessage
+	}
+	if r.Version < 3 {
+		if records, err = upconvert(records); err != nil {
+			return nil, 0, err
+		}
 	}
 	if b, _, err := log.ParseBatch(records); err == nil && b.IsTransactional() {
 		if err := h.verifyTxnWrite(p.Log(), tp, b, r); err != nil {

@@ -1,7 +1,8 @@
 package api
 
-// Fetch: v4-v18. Fetch sessions (KIP-227) from v7, topic ids from v13;
-// v18 (Kafka 4.1) adds only a tagged field for followers (their high
+// Fetch: v0-v18; v0-v3 (message sets, down-converted in
+// 01_fetch_legacy.go) only with legacy.protocol.versions.enable. Fetch
+// sessions (KIP-227) from v7, topic ids from v13; v18 (Kafka 4.1) adds only a tagged field for followers (their high
 // watermark, KIP-1166), so a client request reads as v17.
 // MaxBytes, per-partition MaxBytes and KIP-74 (the first batch of the
 // first non-empty partition is returned whole even past the limits).
@@ -28,7 +29,7 @@ import (
 	"kzero/replica"
 )
 
-func init() { register(kmsg.Fetch.Int16(), 4, 18, (*Handler).fetch) }
+func init() { register(kmsg.Fetch.Int16(), 0, 18, (*Handler).fetch).since4(4) }
 
 // fetchTarget is one partition to read.
 type fetchTarget struct {
@@ -155,11 +156,12 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		}
 		f.parts = append(f.parts, part)
 		limit := min(int64(tg.maxBytes), remaining)
+		minOne := total == 0 && r.Version >= 3 // KIP-74; v0-v2 cut at the limit
 		var res replica.ReadResult
 		if f.replica >= 0 {
-			res, err = part.ReadForFollower(f.replica, tg.offset, int(max(limit, 0)), total == 0, tg.currentEpoch)
+			res, err = part.ReadForFollower(f.replica, tg.offset, int(max(limit, 0)), minOne, tg.currentEpoch)
 		} else {
-			res, err = part.Read(tg.offset, int(max(limit, 0)), committed, total == 0, tg.currentEpoch, nil)
+			res, err = part.Read(tg.offset, int(max(limit, 0)), committed, minOne, tg.currentEpoch, nil)
 		}
 		if err != nil {
 			fp.err = errCode(err)
@@ -185,6 +187,10 @@ func (f *fetchOp) release() {
 }
 
 func (f *fetchOp) respond() {
+	if f.r.Version < 4 {
+		f.respondLegacy()
+		return
+	}
 	var id int32
 	if s := f.session; s != nil {
 		id = s.id

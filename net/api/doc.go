@@ -27,4 +27,11 @@
 //     the partition's readers; the log and replica layers have no such
 //     thing yet, and listing the API only to refuse every move would mislead
 //     tools that check ApiVersions first.
+//
+// Clients of message formats v0/v1 (Produce v0-v2, Fetch v0-v3, served
+// with legacy.protocol.versions.enable) go through kzero/msgset: their
+// message sets are up-converted to one batch before the append
+// (00_produce_legacy.go), and what they fetch is read into memory and
+// down-converted (01_fetch_legacy.go), off the event loops; Conversions
+// counts both for /metrics.
 package api

@@ -194,13 +194,19 @@ func errMessage(err error) *string {
 	return &s
 }
 
-// Inline reports whether requests of an API key are served without
+// Inline reports whether requests of an API key and version are served without
 // blocking on anything but local I/O (server.Config.Inline): the hot
 // paths, so that they run on the event loop with no goroutine hand-off.
 // Produce appends to the page cache (acks=all completes at once on a
 // single replica) and Fetch either answers at once or waits in the
-// purgatory, with a callback.
-func Inline(apiKey int16) bool {
+// purgatory, with a callback. Produce v0-v2 and Fetch v0-v3 are not: they
+// convert message formats, seconds of CPU per GiB, which would hold up the
+// loop's other connections.
+func Inline(apiKey, apiVersion int16) bool {
+	switch {
+	case apiKey == kmsg.Produce.Int16() && apiVersion < 3, apiKey == kmsg.Fetch.Int16() && apiVersion < 4:
+		return false
+	}
 	switch apiKey {
 	case kmsg.Produce.Int16(), kmsg.Fetch.Int16(), kmsg.ListOffsets.Int16(), kmsg.ApiVersions.Int16():
 		return true

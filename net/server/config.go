@@ -65,13 +65,14 @@ type Config struct {
 	// that buffer is empty (fewer wake-ups, more copies, and the buffer
 	// grows to the size of the response).
 	CopyWhenBlocked bool
-	// Inline names the API keys whose requests the handler serves without
+	// Inline names the API keys (and versions) whose requests the handler
+	// serves without
 	// blocking (it completes them within Serve or hands them to a
 	// callback): those are served on the event loop itself when the
 	// connection has nothing else queued, and their response is written
 	// there at once, with no goroutine start and no loop wake-up. nil
 	// serves every request on a runner goroutine.
-	Inline func(apiKey int16) bool
+	Inline func(apiKey, apiVersion int16) bool
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 }

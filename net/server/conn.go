@@ -26,7 +26,7 @@ func (c *Conn) enqueue(r *Request) {
 	}
 	c.outstanding.Add(1)
 	c.srv.stats.requests.Add(1)
-	if !c.mu.active && c.srv.cfg.Inline != nil && c.srv.cfg.Inline(r.Header.APIKey) {
+	if !c.mu.active && c.srv.cfg.Inline != nil && c.srv.cfg.Inline(r.Header.APIKey, r.Header.APIVersion) {
 		c.mu.active, c.mu.inline = true, true
 		c.mu.Unlock()
 		c.serveInline(r)

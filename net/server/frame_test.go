@@ -216,7 +216,7 @@ func TestFrameReaderStraddles(t *testing.T) {
 // in pieces with pauses, several per write: the part of each frame read
 // straight from the socket must join the part gnet buffered, in order.
 func TestLargeFramesReadDirect(t *testing.T) {
-	s := start(t, Config{Inline: func(int16) bool { return true }}, echo)
+	s := start(t, Config{Inline: func(int16, int16) bool { return true }}, echo)
 	c := dial(t, s)
 	var stream []byte
 	var bodies [][]byte

@@ -29,7 +29,7 @@ import (
 func TestPipelinedOrder(t *testing.T) {
 	t.Run("runner", func(t *testing.T) { testPipelinedOrder(t, Config{}) })
 	t.Run("inline", func(t *testing.T) {
-		testPipelinedOrder(t, Config{Inline: func(int16) bool { return true }})
+		testPipelinedOrder(t, Config{Inline: func(int16, int16) bool { return true }})
 	})
 }
 
@@ -95,7 +95,7 @@ func testPipelinedOrder(t *testing.T, cfg Config) {
 // (meant for -race).
 func TestConcurrentConnections(t *testing.T) {
 	const conns, reqs = 40, 150
-	s := start(t, Config{Loops: 4, Inline: func(int16) bool { return true }}, HandlerFunc(func(r *Request) {
+	s := start(t, Config{Loops: 4, Inline: func(int16, int16) bool { return true }}, HandlerFunc(func(r *Request) {
 		if r.Header.CorrelationID%3 == 0 {
 			go echo.Serve(r)
 			return
