@@ -87,7 +87,9 @@
 // ReportSnapshotFailed, proposals on a follower are forwarded to the leader
 // by raft, and a follower behind the leader's compacted log gets a
 // snapshot. Quorum reports the leader, the term and each voter's progress
-// (DescribeQuorum). Every node is a voter today: broker-only nodes that
-// follow the log without voting, broker liveness, fencing and leader
-// election for partitions are still to come (the cluster issue).
+// (DescribeQuorum). Broker liveness, fencing, controlled shutdown and
+// partition leader election run on the quorum leader (liveness.go, with
+// coord/control's decisions); partition leaders change their ISR with
+// AlterPartition (alter_partition.go). Every node is a voter today:
+// broker-only nodes that follow the log without voting are still to come.
 package coord

@@ -1,23 +1,44 @@
-// Package replica holds the broker's local partition replicas and serves
-// appends, reads and offset lookups on them.
+// Package replica holds the broker's local partition replicas: it serves
+// appends, reads and offset lookups on the partitions this broker leads,
+// and copies the logs of those it follows.
 //
-// A Partition wraps one log this broker leads with the leader epoch, the
-// high watermark (HW) and last stable offset (LSO) that bound what
-// consumers see, and the ISR the metadata gives it. There is no follower
-// role yet: the HW is this broker's own log end offset, acks=all checks
-// only that the ISR the metadata names is at least min.insync.replicas,
-// and long-poll fetches wait on the partitions they watch. Replication
-// (followers, an offset-keyed purgatory for acks=all, the HW as the
-// smallest ISR log end offset) is the cluster issue's second part. Every
-// field a reader needs is an atomic; the writer side runs under the
-// partition's mutex.
+// # Roles
 //
-// Waiting never blocks a goroutine per request: a waiter registers a
-// callback on the partitions it watches, and the append or HW move that
-// satisfies it (or its timer) runs the callback once.
+// A Partition is led, followed or stopped, at a leader epoch, as the
+// metadata says (the node's publisher calls MakeLeader, MakeFollower and
+// Remove):
+//   - A leader appends produce and coordinator writes, tracks each
+//     follower's log end offset (LEO) from the follower's fetches, and
+//     keeps the high watermark (HW): the smallest LEO of the ISR. The ISR
+//     and HW rules are a pure state machine (isr.go, scripted in
+//     testdata/isr_*.txt); ISR changes go to the controller as
+//     AlterPartition requests (Config.AlterPartition), and the new ISR comes
+//     back through the metadata.
+//   - A follower copies the leader's log with a fetcher (fetcher.go): one
+//     per leader broker, truncating first where its log diverged (leader
+//     epochs, OffsetForLeaderEpoch), then appending the leader's batches as
+//     they are and taking its HW and log start offset.
+//   - Roles change under the partition's roleMu, which a fetcher holds
+//     while it appends: no batch of an old leadership lands after this
+//     broker took over.
 //
-// This package depends on log only; the network layer (net/api) calls it,
-// and the node's metadata publisher (kzero/node) tells it which replicas to
-// lead or drop. A partition whose log cannot open is offline: its calls
-// answer KAFKA_STORAGE_ERROR.
+// The HW lives in the log (log.Log.HighWatermark), which persists it in
+// replication-offset-checkpoint; consumers never read above it (the last
+// stable offset for read_committed).
+//
+// # Waiting
+//
+// Waiting never blocks a goroutine per request (purgatory.go): a consumer
+// fetch registers a Waiter credited with the bytes HW moves make visible, a
+// follower fetch one credited with appended bytes, and an acks=all produce
+// or a coordinator write a commit waiter keyed by the offset that commits
+// it (Committed): it completes when the HW passes it, fails with
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR fell below
+// min.insync.replicas meanwhile, with NOT_LEADER_OR_FOLLOWER if the
+// leadership ends, or REQUEST_TIMED_OUT.
+//
+// This package depends on log and on net/wire (the fetchers' client);
+// net/api calls it, and the node's publisher tells it which replicas to
+// lead, follow or drop. A partition whose log cannot open is offline: its
+// calls answer KAFKA_STORAGE_ERROR.
 package replica

@@ -197,9 +197,11 @@ func errMessage(err error) *string {
 // Inline reports whether requests of an API key and version are served without
 // blocking on anything but local I/O (server.Config.Inline): the hot
 // paths, so that they run on the event loop with no goroutine hand-off.
-// Produce appends to the page cache (acks=all completes at once on a
-// single replica) and Fetch either answers at once or waits in the
-// purgatory, with a callback. Produce v0-v2 and Fetch v0-v3 are not: they
+// Produce appends to the page cache and answers at once, or with acks=all
+// waits in the purgatory for the ISR with a callback; Fetch either answers
+// at once or waits in the purgatory. (A transaction's first write to a
+// partition whose coordinator runs on another broker asks it with one
+// round trip on the loop: TxnRouter.) Produce v0-v2 and Fetch v0-v3 are not: they
 // convert message formats, seconds of CPU per GiB, which would hold up the
 // loop's other connections.
 func Inline(apiKey, apiVersion int16) bool {
