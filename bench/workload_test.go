@@ -164,3 +164,22 @@ func TestResolveWorkloads(t *testing.T) {
 		t.Errorf("unknown name: %v, want the list of shipped names", err)
 	}
 }
+
+// The replication workloads (bench/cluster, run against a cluster by file)
+// parse and say what they compare.
+func TestClusterWorkloads(t *testing.T) {
+	files, err := filepath.Glob("cluster/*.json")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("cluster workloads: %v %v", files, err)
+	}
+	for _, f := range files {
+		w, err := LoadWorkload(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if w.Replication != 1 && w.Replication != 3 {
+			t.Errorf("%s: replication %d", f, w.Replication)
+		}
+	}
+}

@@ -424,3 +424,115 @@ func TestCoordinatorFailoverProcesses(t *testing.T) {
 		}
 	}
 }
+
+// A leader that took writes no follower has (its followers frozen, the ISR
+// shrunk to it) and then died diverges from the replica elected in its
+// place (unclean election): when it comes back it truncates the tail the
+// others never had (OffsetForLeaderEpoch) and copies the new leader's log,
+// so once it leads again it serves exactly the new history.
+func TestDivergedFollowerTruncates(t *testing.T) {
+	// Five voters: with two followers frozen and the leader dead, three
+	// are down only for a moment, and the quorum of the other two and one
+	// thawed goes on.
+	c := startProcCluster(t, 5, "--override", "replica.lag.time.max.ms=2000")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "div", -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, []int32{1, 2, 3}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	for k, v := range map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "true"} {
+		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+		cfg.Name, cfg.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, cfg)
+	}
+	req.Topics = append(req.Topics, rt)
+	adm := c.admin()
+	resp, err := req.RequestWith(ctx, newSeedClient(t, c.addrs[3]))
+	if err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
+	}
+	produce := func(addr, prefix string, n int) {
+		t.Helper()
+		cl := newSeedClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic("div"))
+		for i := range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "%s-%d", prefix, i)}).FirstErr(); err != nil {
+				t.Fatalf("produce %s-%d: %v", prefix, i, err)
+			}
+		}
+	}
+	waitISR(ctx, t, adm, "div", 0, "broker 1 leading", func(l int32, isr []int32) bool { return l == 1 && len(isr) == 3 })
+	produce(c.addrs[0], "committed", 100)
+	waitISR(ctx, t, adm, "div", 0, "all three in sync", func(_ int32, isr []int32) bool { return len(isr) == 3 })
+
+	// Followers 2 and 3 freeze; the ISR shrinks to the leader, which takes
+	// 50 records alone.
+	for _, i := range []int{1, 2} {
+		if err := c.procs[i].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitISR(ctx, t, kadm.NewClient(newSeedClient(t, c.addrs[3])), "div", 0, "the ISR shrinking to the leader",
+		func(l int32, isr []int32) bool { return l == 1 && slices.Equal(isr, []int32{1}) })
+	produce(c.addrs[0], "lost", 50)
+
+	// The leader dies; the followers thaw; one of them is elected
+	// uncleanly and takes 30 new records at the offsets the lost ones had.
+	c.kill(0)
+	for _, i := range []int{1, 2} {
+		if err := c.procs[i].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm = kadm.NewClient(newSeedClient(t, c.addrs[3]))
+	var newLeader int32
+	waitISR(ctx, t, adm, "div", 0, "an unclean election", func(l int32, _ []int32) bool {
+		newLeader = l
+		return l == 2 || l == 3
+	})
+	produce(c.addrs[newLeader-1], "new", 30)
+
+	// The old leader comes back, truncates, catches up and rejoins the
+	// ISR; a preferred election makes it the leader again.
+	c.start(0)
+	waitISR(ctx, t, adm, "div", 0, "the old leader rejoining the ISR", func(_ int32, isr []int32) bool {
+		return slices.Contains(isr, 1)
+	})
+	for {
+		if _, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"div": {0: struct{}{}}}); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := partitionState(ctx, adm, "div", 0); l == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("broker 1 never led again")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cl := newSeedClient(t, c.addrs[0], kgo.ConsumeTopics("div"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 130 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of 130: %v", len(got), got)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != int64(len(got)) {
+				t.Fatalf("record %q at offset %d, want %d", r.Value, r.Offset, len(got))
+			}
+			got = append(got, string(r.Value))
+		})
+	}
+	for i, v := range got {
+		want := fmt.Sprintf("committed-%d", i)
+		if i >= 100 {
+			want = fmt.Sprintf("new-%d", i-100)
+		}
+		if v != want {
+			t.Fatalf("offset %d holds %q, want %q", i, v, want)
+		}
+	}
+}
