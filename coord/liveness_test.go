@@ -42,6 +42,6 @@ func TestUncleanLeaderElectionConfig(t *testing.T) {
 	c := withBrokers(t, 2, func(cfg *Config) { cfg.UncleanLeaderElection = true })
 	mustCreate(t, c, TopicSpec{Name: "u", NumPartitions: -1, ReplicationFactor: -1, Assignments: map[int32][]int32{0: {2, 1}}})
 	fence(t, c, 2)
-	setPartition(t, c, "u", 0, -1)
+	setPartition(t, c, "u", 0, -1, 2) // 2 alone in sync, and fenced
 	waitPartition(t, c, "u", 0, func(leader int32, isr []int32) bool { return leader == 1 && slices.Equal(isr, []int32{1}) })
 }

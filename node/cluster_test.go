@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -26,7 +25,6 @@ import (
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-var loud = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 // freeAddrs returns n loopback addresses nothing listens on now.
 func freeAddrs(t *testing.T, n int) []string {
@@ -65,7 +63,7 @@ func nodeConfig(id int32, dir string, voters map[int32]string) Config {
 		ControllerAddr: voters[id],
 		Logs:           logs,
 		NumPartitions:  1,
-		Logger:         loud,
+		Logger:         quiet,
 		// Snapshots often and no log kept behind them: a voter that was
 		// down catches up by snapshot.
 		MetadataSnapshotEvery: 8,

@@ -27,9 +27,17 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 	// loads the __consumer_offsets partitions led here.
 	defer n.applyTxnImage(next)
 	defer n.applyGroupImage(next)
+	// A broker fenced, unfenced or shutting down changes who may join an ISR.
+	brokersChanged := prev == nil || !sameActive(prev, next)
 	// A change of dynamic broker configs may change every topic's log config.
 	brokerChanged := prev == nil || !sameConfigs(prev.BrokerConfigs(""), next.BrokerConfigs("")) ||
 		!sameConfigs(prev.BrokerConfigs(strconv.Itoa(int(n.nodeID))), next.BrokerConfigs(strconv.Itoa(int(n.nodeID))))
+	var ineligible []int32
+	for _, b := range next.Brokers() {
+		if !b.Active() {
+			ineligible = append(ineligible, b.ID)
+		}
+	}
 	for _, t := range next.Topics() {
 		var old *metadata.Topic
 		if prev != nil {
@@ -40,7 +48,7 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 			if !slices.Contains(p.Replicas, n.nodeID) {
 				continue
 			}
-			if !brokerChanged && old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
+			if !brokerChanged && !brokersChanged && old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
 				samePartition(&old.Partitions[p.Partition], &p) && sameConfigs(old.Configs, t.Configs) {
 				continue
 			}
@@ -54,6 +62,7 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 					PartitionEpoch:    p.PartitionEpoch,
 					Replicas:          p.Replicas,
 					ISR:               p.ISR,
+					Ineligible:        ineligible,
 					MinInsyncReplicas: n.minInsync(t, next),
 					Config:            logCfg,
 				})
@@ -91,6 +100,22 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 			}
 		}
 	}
+}
+
+// sameActive reports whether the same brokers are active (registered,
+// unfenced, not shutting down) in both images.
+func sameActive(a, b *metadata.Image) bool {
+	active := func(img *metadata.Image) []int32 {
+		var ids []int32
+		for _, br := range img.Brokers() {
+			if br.Active() {
+				ids = append(ids, br.ID)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	return slices.Equal(active(a), active(b))
 }
 
 // samePartition reports whether nothing this node's replica depends on

@@ -23,15 +23,17 @@ import "slices"
 //     the maximal ISR (the committed one and the asked-for one together),
 //     so a shrink cannot commit records the old ISR has not got, and an
 //     expansion counts the joining replica at once.
-//   - The HW is the smallest LEO of the maximal ISR and of any follower in
-//     sync that is on its way in; a follower whose LEO is not known yet
-//     (none since this leadership began) holds it. It never goes down.
+//   - The HW is the smallest LEO of the maximal ISR and of any eligible
+//     follower in sync that is on its way in (not fenced, not shutting
+//     down); a follower whose LEO is not known yet (none since this
+//     leadership began) holds it. It never goes down.
 type isrState struct {
 	self           int32
 	replicas       []int32
 	isr            []int32 // committed: the metadata's
 	partitionEpoch int32
 	pending        []int32 // the ISR asked for and not yet committed; nil: none
+	ineligible     []int32 // fenced or shutting down: neither joins the ISR nor holds the HW from outside it
 	followers      map[int32]*follower
 	leo            int64 // the leader's own log end offset
 	hw             int64
@@ -52,18 +54,20 @@ type follower struct {
 // are unknown; those in the ISR count as caught up now.
 func newISRState(self int32, replicas, isr []int32, partitionEpoch int32, leo, hw, nowMs, lagMs int64) *isrState {
 	s := &isrState{self: self, leo: leo, hw: min(hw, leo), epochStart: leo, lagMs: lagMs, followers: map[int32]*follower{}}
-	s.setMetadata(replicas, isr, partitionEpoch, nowMs)
+	s.setMetadata(replicas, isr, partitionEpoch, nil, nowMs)
 	return s
 }
 
 // setMetadata takes the replicas and committed ISR from the metadata. A
 // newer partition epoch settles the ISR change in flight (committed or
-// superseded). It reports whether the HW moved.
-func (s *isrState) setMetadata(replicas, isr []int32, partitionEpoch int32, nowMs int64) bool {
+// superseded). ineligible are the replicas whose brokers are fenced or
+// shutting down. It reports whether the HW moved.
+func (s *isrState) setMetadata(replicas, isr []int32, partitionEpoch int32, ineligible []int32, nowMs int64) bool {
 	if partitionEpoch > s.partitionEpoch {
 		s.pending = nil
 	}
 	s.replicas, s.isr, s.partitionEpoch = slices.Clone(replicas), slices.Clone(isr), partitionEpoch
+	s.ineligible = slices.Clone(ineligible)
 	for _, r := range s.replicas {
 		if r == s.self {
 			continue
@@ -116,7 +120,7 @@ func (s *isrState) fetched(id int32, offset, nowMs int64) (hwMoved bool, alter [
 	}
 	f.leo = offset
 	f.lastFetchLeaderLEO, f.lastFetchMs = s.leo, nowMs
-	if s.pending == nil && !slices.Contains(s.isr, id) && f.leo >= s.hw && f.leo >= s.epochStart {
+	if s.pending == nil && !slices.Contains(s.isr, id) && !slices.Contains(s.ineligible, id) && f.leo >= s.hw && f.leo >= s.epochStart {
 		s.pending = append(slices.Clone(s.isr), id)
 		alter = s.pending
 	}
@@ -162,7 +166,7 @@ func (s *isrState) maximal(r int32) bool {
 func (s *isrState) advanceHW(nowMs int64) bool {
 	hw := s.leo
 	for r, f := range s.followers {
-		if f.leo < hw && (s.maximal(r) || (f.leo >= 0 && s.caughtUp(f, nowMs))) {
+		if f.leo < hw && (s.maximal(r) || (f.leo >= 0 && s.caughtUp(f, nowMs) && !slices.Contains(s.ineligible, r))) {
 			hw = f.leo
 		}
 	}

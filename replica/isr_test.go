@@ -15,7 +15,7 @@ import (
 //	fetch id=2 offset=10 now=5
 //	append leo=15 now=6
 //	tick now=200
-//	metadata replicas=1,2,3 isr=1,2 epoch=1 now=210
+//	metadata replicas=1,2,3 isr=1,2 epoch=1 now=210 [ineligible=3]
 //	alter-failed
 //
 // Each prints the HW (with "moved" when the step moved it), the committed
@@ -73,7 +73,7 @@ func TestISRScripts(t *testing.T) {
 			case "tick":
 				alter, moved = s.tick(num("now"))
 			case "metadata":
-				moved = s.setMetadata(ids("replicas"), ids("isr"), int32(num("epoch")), num("now"))
+				moved = s.setMetadata(ids("replicas"), ids("isr"), int32(num("epoch")), ids("ineligible"), num("now"))
 			case "alter-failed":
 				s.alterFailed()
 			default:

@@ -188,6 +188,7 @@ type LeaderSpec struct {
 	PartitionEpoch    int32
 	Replicas          []int32 // nil: the ISR
 	ISR               []int32
+	Ineligible        []int32 // replicas on fenced or shutting-down brokers
 	MinInsyncReplicas int
 	Config            log.Config
 }

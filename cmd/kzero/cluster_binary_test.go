@@ -247,10 +247,12 @@ func clusterProcesses(t *testing.T, n int) {
 	}
 	c.kill(int(victim - 1))
 	watcher := int(lead - 1)
-	ledBy := func(id int32) (brokers []int32, led []int32) {
+	// ledBy lists the partitions id leads and those of its replicas
+	// whose ISR lacks it.
+	ledBy := func(id int32) (brokers []int32, led []int32, outOfSync []int32) {
 		m, err := c.nodeAdmin(watcher).Metadata(ctx, "placed")
 		if err != nil {
-			return nil, nil
+			return nil, nil, nil
 		}
 		for _, b := range m.Brokers {
 			brokers = append(brokers, b.NodeID)
@@ -259,11 +261,14 @@ func clusterProcesses(t *testing.T, n int) {
 			if p.Leader == id {
 				led = append(led, p.Partition)
 			}
+			if slices.Contains(p.Replicas, id) && !slices.Contains(p.ISR, id) {
+				outOfSync = append(outOfSync, p.Partition)
+			}
 		}
-		return brokers, led
+		return brokers, led, outOfSync
 	}
 	for {
-		brokers, led := ledBy(victim)
+		brokers, led, _ := ledBy(victim)
 		if brokers != nil && !slices.Contains(brokers, victim) && len(led) == 0 {
 			break
 		}
@@ -276,13 +281,14 @@ func clusterProcesses(t *testing.T, n int) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	// Back, it catches up by replication and rejoins every ISR it left.
 	for {
-		brokers, led := ledBy(victim)
-		if slices.Contains(brokers, victim) && len(led) > 0 {
+		brokers, _, outOfSync := ledBy(victim)
+		if slices.Contains(brokers, victim) && len(outOfSync) == 0 {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("restarted broker %d leads nothing: brokers %v", victim, brokers)
+			t.Fatalf("restarted broker %d: brokers %v, out of the ISR of %v", victim, brokers, outOfSync)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
