@@ -33,6 +33,9 @@ const (
 	TypeBrokerChange    RecordType = 9
 	TypeUnregister      RecordType = 10
 	TypePartitionChange RecordType = 11
+	// SCRAM credentials (scram.go).
+	TypeScramCredential       RecordType = 12
+	TypeRemoveScramCredential RecordType = 13
 )
 
 // maxVersion is the newest version of each record type this build reads
@@ -396,6 +399,10 @@ func DecodeRecord(b []byte) (Record, error) {
 		rec = &PartitionChange{TopicID: r.uuid(), Partition: r.int32(), PartitionEpoch: r.int32(), Leader: r.int32(),
 			ISR: r.int32s(), Replicas: r.int32s(), AddingReplicas: r.int32s(), RemovingReplicas: r.int32s(),
 			LeaderRecovery: LeaderRecovery(r.int8())}
+	case TypeScramCredential:
+		rec = decodeScramCredential(r)
+	case TypeRemoveScramCredential:
+		rec = &RemoveScramCredential{User: r.string(), Mechanism: r.int8()}
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownRecord, typ)
 	}

@@ -28,6 +28,8 @@ func sampleRecords() []Record {
 		&ProducerIDBlock{Broker: 1, First: 5000, Size: 1000},
 		&FeatureLevel{Name: "metadata.version", Level: MetadataVersion},
 		&ClusterRecord{ID: "q1Sh-9_ISia_zwGINzRvyQ"},
+		&ScramCredential{User: "alice", Mechanism: 2, Salt: []byte("salt"), StoredKey: []byte("stored"), ServerKey: []byte("server"), Iterations: 8192},
+		&RemoveScramCredential{User: "alice", Mechanism: 1},
 	}
 }
 

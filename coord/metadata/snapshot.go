@@ -19,7 +19,7 @@ import (
 // epochs, fencing and registration offsets), then per
 // topic its TopicRecord, PartitionRecords (v1, with any reassignment in
 // progress) and ConfigRecords, then broker
-// configs, then the last producer id block. The metadata offset is the
+// configs, then the SCRAM credentials, then the last producer id block. The metadata offset is the
 // snapshot's raft index, kept by raft beside the data.
 
 const snapshotVersion = 1
@@ -56,6 +56,12 @@ func EncodeImage(img *Image) []byte {
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
 			recs = append(recs, &ConfigRecord{ResourceType: ResourceBroker, Name: name, Key: k, Value: cfg[k]})
 		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(img.scram), func(a, b ScramKey) int {
+		return cmp.Or(strings.Compare(a.User, b.User), cmp.Compare(a.Mechanism, b.Mechanism))
+	}) {
+		c := img.scram[k]
+		recs = append(recs, &c)
 	}
 	if img.lastPIDBlock.Size > 0 {
 		blk := img.lastPIDBlock
