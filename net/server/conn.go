@@ -186,6 +186,9 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 		remote: gc.RemoteAddr(),
 		local:  gc.LocalAddr(),
 	}
+	if l, ok := gc.Context().(*listener); ok {
+		c.listener = l.Name
+	}
 	c.loop.gc, c.loop.el, c.loop.fd = gc, gc.EventLoop(), gc.Fd()
 	c.loop.reader.max, c.loop.reader.mem = s.cfg.MaxRequestBytes, c
 	c.loop.epfd = loopEpoll(c.loop.el)
