@@ -78,15 +78,26 @@ func Start(cfg Config) (_ *Node, err error) {
 
 	ready := &readyHandler{}
 	srvCfg := cfg.Server
-	srvCfg.Addr, srvCfg.Inline, srvCfg.Logger = cfg.ListenAddr, api.Inline, n.logger
+	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
+	srvCfg.Listeners = nil
+	for _, l := range cfg.Listeners {
+		srvCfg.Listeners = append(srvCfg.Listeners, server.Listener{Name: l.Name, Addr: l.Addr})
+	}
 	n.srv = server.New(srvCfg, ready)
 	if err = n.srv.Start(); err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
-	host, port, err := advertised(n.srv.Addr(), cfg.AdvertisedAddr)
-	if err != nil {
-		return nil, err
+	var registered []metadata.Listener
+	var apiListeners []api.Listener
+	for _, l := range cfg.Listeners {
+		host, port, err := advertised(n.srv.ListenerAddr(l.Name), l.Advertised)
+		if err != nil {
+			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		registered = append(registered, metadata.Listener{Name: l.Name, Host: host, Port: port, SecurityProtocol: l.SecurityProtocol})
+		apiListeners = append(apiListeners, l.Listener)
 	}
+	host, port := registered[0].Host, registered[0].Port
 
 	// The log dirs' meta.properties say which cluster this node's data
 	// belongs to. A node with data never bootstraps a new cluster: if its
@@ -146,7 +157,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		ClusterID:                clusterID,
 		Bootstrap:                !hasData,
 		Dir:                      filepath.Join(n.logs.Dirs()[0], "__cluster_metadata-0"),
-		Listeners:                []metadata.Listener{{Name: "PLAINTEXT", Host: host, Port: port}},
+		Listeners:                registered,
 		Rack:                     cfg.Rack,
 		DefaultPartitions:        cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -184,15 +195,18 @@ func Start(cfg Config) (_ *Node, err error) {
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
 	ready.h.Store(api.New(api.Config{
-		NodeID:                   n.nodeID,
-		AdvertisedHost:           host,
-		AdvertisedPort:           port,
-		Rack:                     cfg.Rack,
-		AutoCreateTopics:         cfg.AutoCreateTopics,
-		NumPartitions:            cfg.NumPartitions,
-		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		LegacyVersions:           cfg.LegacyVersions,
-		Logger:                   n.logger,
+		NodeID:                    n.nodeID,
+		AdvertisedHost:            host,
+		AdvertisedPort:            port,
+		Rack:                      cfg.Rack,
+		AutoCreateTopics:          cfg.AutoCreateTopics,
+		NumPartitions:             cfg.NumPartitions,
+		DefaultReplicationFactor:  cfg.DefaultReplicationFactor,
+		LegacyVersions:            cfg.LegacyVersions,
+		Listeners:                 apiListeners,
+		ReauthAfter:               cfg.ReauthAfter,
+		FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
+		Logger:                    n.logger,
 	}, api.Services{
 		Cluster:     clusterView{n.ctrl, n},
 		Replicas:    n.replicas,
@@ -230,8 +244,12 @@ func advertised(bound net.Addr, configured string) (string, int32, error) {
 	return host, int32(p), nil
 }
 
-// Addr is the Kafka listener's bound address.
+// Addr is the first Kafka listener's bound address.
 func (n *Node) Addr() net.Addr { return n.srv.Addr() }
+
+// ListenerAddr is the bound address of the Kafka listener named name, nil
+// if there is none.
+func (n *Node) ListenerAddr(name string) net.Addr { return n.srv.ListenerAddr(name) }
 
 // AdminAddr is the admin HTTP listener's bound address, nil without one.
 func (n *Node) AdminAddr() net.Addr {

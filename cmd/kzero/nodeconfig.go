@@ -14,15 +14,13 @@ import (
 
 // nodeConfig is the node's configuration from server.properties.
 func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
-	addr, err := c.listener()
+	client, err := c.clientListeners()
 	if err != nil {
 		return node.Config{}, err
 	}
-	var adv string
-	if c.has("advertised.listeners") {
-		if adv, err = parseListener(c.str("advertised.listeners")); err != nil {
-			return node.Config{}, fmt.Errorf("advertised.listeners: %w", err)
-		}
+	listeners, err := c.security(client)
+	if err != nil {
+		return node.Config{}, err
 	}
 	voters, err := c.voters()
 	if err != nil {
@@ -33,15 +31,17 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		return node.Config{}, err
 	}
 	return node.Config{
-		NodeID:               int32(c.int("node.id")),
-		Voters:               voters,
-		BrokerSessionTimeout: msDuration(c.long("broker.session.timeout.ms")),
-		ControllerAddr:       ctrlAddr,
-		Rack:                 c.str("broker.rack"),
-		ListenAddr:           addr,
-		AdvertisedAddr:       adv,
-		AdminAddr:            c.str("admin.listener"),
-		Logs:                 c.managerConfig(logger),
+		NodeID:                    int32(c.int("node.id")),
+		Voters:                    voters,
+		BrokerSessionTimeout:      msDuration(c.long("broker.session.timeout.ms")),
+		ControllerAddr:            ctrlAddr,
+		Rack:                      c.str("broker.rack"),
+		Listeners:                 listeners,
+		InterBrokerListener:       c.str("inter.broker.listener.name"),
+		ReauthAfter:               msDuration(c.long("connections.max.reauth.ms")),
+		FailedAuthenticationDelay: msDuration(c.long("connection.failed.authentication.delay.ms")),
+		AdminAddr:                 c.str("admin.listener"),
+		Logs:                      c.managerConfig(logger),
 		Server: server.Config{
 			Loops:                 c.int("num.network.threads"),
 			MaxRequestBytes:       c.int("socket.request.max.bytes"),

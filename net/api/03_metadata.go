@@ -39,8 +39,8 @@ func (h *Handler) metadata(req *server.Request) error {
 			continue // Kafka lists the live brokers only
 		}
 		for _, l := range b.Listeners {
-			if l.Name != "PLAINTEXT" {
-				continue
+			if l.Name != req.Conn().Listener() {
+				continue // the client's own listener only
 			}
 			mb := kmsg.NewMetadataResponseBroker()
 			mb.NodeID, mb.Host, mb.Port = b.ID, l.Host, l.Port

@@ -47,7 +47,7 @@ func (h *Handler) findCoordinator(req *server.Request) error {
 		keys = []string{r.CoordinatorKey}
 	}
 	for _, key := range keys {
-		c := h.coordinatorFor(key, r.CoordinatorType)
+		c := h.coordinatorFor(key, r.CoordinatorType, req.Conn().Listener())
 		c.Key = key
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
@@ -62,7 +62,7 @@ func (h *Handler) findCoordinator(req *server.Request) error {
 }
 
 // coordinatorFor finds the coordinator of one key.
-func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorResponseCoordinator {
+func (h *Handler) coordinatorFor(key string, keyType int8, listener string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.NodeID, c.Port = -1, -1
 	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -85,7 +85,7 @@ func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorR
 		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's internal topic is not available")
 	}
 	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
-	host, port, ok := endpoint(img, p.Leader)
+	host, port, ok := endpoint(img, p.Leader, listener)
 	if !ok {
 		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's partition has no leader")
 	}
@@ -115,14 +115,16 @@ func (h *Handler) internalTopic(name string, spec func(liveBrokers int) (int32, 
 	return img.Topic(name), img
 }
 
-// endpoint is a broker's PLAINTEXT listener.
-func endpoint(img *metadata.Image, id int32) (string, int32, bool) {
+// endpoint is a broker's address on the listener named listener, the
+// one the client connected through (Kafka answers each client with the
+// addresses of its own listener).
+func endpoint(img *metadata.Image, id int32, listener string) (string, int32, bool) {
 	b, ok := img.Broker(id)
 	if !ok {
 		return "", 0, false
 	}
 	for _, l := range b.Listeners {
-		if l.Name == "PLAINTEXT" {
+		if l.Name == listener {
 			return l.Host, l.Port, true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +33,17 @@ type Config struct {
 	// kzero serves Kafka 4's minimum versions only.
 	LegacyVersions bool
 
+	// Listeners are the client listeners, by the names server.Conn.Listener
+	// gives; a connection of a listener not listed is PLAINTEXT.
+	Listeners []Listener
+	// ReauthAfter is connections.max.reauth.ms: a SASL authentication
+	// expires after it, and the client must re-authenticate (KIP-368); 0
+	// never expires.
+	ReauthAfter time.Duration
+	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms:
+	// how long a failed authentication's answer and close are held back.
+	FailedAuthenticationDelay time.Duration
+
 	Logger *slog.Logger
 }
 
@@ -57,6 +69,10 @@ type Handler struct {
 	sessions    fetchSessions
 	creating    autoCreator
 	logger      *slog.Logger
+
+	listeners map[string]*Listener
+	anonymous map[string]*session // the shared session of each listener without SASL
+	plaintext *session            // ... and of connections of unlisted listeners
 }
 
 // New returns a Handler serving from svc.
@@ -64,10 +80,18 @@ func New(cfg Config, svc Services) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{
+	h := &Handler{
 		cfg: cfg, cluster: svc.Cluster, replicas: svc.Replicas, groups: svc.Groups, txns: svc.Txns,
 		producerIDs: svc.ProducerIDs, markers: svc.Markers, logger: cfg.Logger,
+		listeners: map[string]*Listener{}, anonymous: map[string]*session{},
+		plaintext: &session{listener: &Listener{Name: "PLAINTEXT"}, state: stateDone, principal: anonymous},
 	}
+	for i := range cfg.Listeners {
+		l := &cfg.Listeners[i]
+		h.listeners[l.Name] = l
+		h.anonymous[l.Name] = &session{listener: l, state: stateDone, principal: anonymous}
+	}
+	return h
 }
 
 // api is one served API key: the versions it serves and its handler.
@@ -111,8 +135,14 @@ func register(key int16, min, max int16, serve func(*Handler, *server.Request) e
 // request of a version it does not serve and drops the connection.
 var errUnsupportedVersion = errors.New("unsupported api version")
 
-// Serve dispatches a request to its API's handler.
+// Serve dispatches a request to its API's handler, once the connection
+// is authenticated (session.go).
 func (h *Handler) Serve(req *server.Request) {
+	if s := h.session(req.Conn()); s.state != stateDone || !s.expires.IsZero() && time.Now().After(s.expires) {
+		if !h.admit(s, req) {
+			return
+		}
+	}
 	key, v := req.Header.APIKey, req.Header.APIVersion
 	a, ok := apis[key]
 	if key == kmsg.ApiVersions.Int16() && (!ok || v > a.max) {

@@ -108,6 +108,20 @@ func (r *Request) RespondRaw(token []byte) {
 	r.Respond(resp)
 }
 
+// RespondAndClose completes the request with resp, then closes the
+// connection once resp is written (Kafka's answer to a failed
+// authentication: the error, then the close). err says why, for the log.
+func (r *Request) RespondAndClose(resp *wire.Response, err error) {
+	c := r.conn
+	if serr := resp.Seal(); serr != nil {
+		resp.Release()
+	} else {
+		c.send(resp)
+	}
+	c.fail(fmt.Errorf("api key %d: %w", r.Header.APIKey, err))
+	r.complete(c)
+}
+
 // NoResponse completes a request that gets no response (Produce with
 // acks=0); the next request of the connection proceeds.
 func (r *Request) NoResponse() {

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"kzero/net/api"
+	"kzero/net/sasl"
+	"kzero/node"
+)
+
+// The per-listener keys kzero reads (Kafka's listener prefix: the listener
+// name in lower case, and for a JAAS config the mechanism in lower case):
+//
+//	listener.name.<listener>.sasl.enabled.mechanisms
+//	listener.name.<listener>.<mechanism>.sasl.jaas.config
+var listenerSuffixes = []string{".sasl.enabled.mechanisms", ".sasl.jaas.config"}
+
+// listenerKey reports whether name is a listener.name.* key kzero reads.
+func listenerKey(name string) bool {
+	rest, ok := strings.CutPrefix(name, "listener.name.")
+	if !ok {
+		return false
+	}
+	for _, s := range listenerSuffixes {
+		if strings.HasSuffix(rest, s) && len(rest) > len(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// protocolID is Kafka's id of a security protocol.
+func protocolID(p string) int16 {
+	switch p {
+	case "SSL":
+		return api.ProtocolSSL
+	case "SASL_PLAINTEXT":
+		return api.ProtocolSaslPlaintext
+	case "SASL_SSL":
+		return api.ProtocolSaslSSL
+	}
+	return api.ProtocolPlaintext
+}
+
+// servedMechanisms are the SASL mechanisms kzero serves.
+var servedMechanisms = []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512}
+
+// security builds the client listeners' node configuration: addresses,
+// advertised addresses, protocols, SASL mechanisms and PLAIN users. It
+// refuses a SASL listener with a mechanism kzero does not serve (GSSAPI,
+// Kafka's default, OAUTHBEARER), PLAIN without a JAAS config naming users,
+// and an inter-broker listener that needs authentication.
+func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
+	adv, err := c.advertisedListeners(client)
+	if err != nil {
+		return nil, fmt.Errorf("advertised.listeners: %w", err)
+	}
+	var out []node.Listener
+	for _, l := range client {
+		nl := node.Listener{Listener: api.Listener{Name: l.name, SecurityProtocol: protocolID(l.protocol)}, Addr: l.addr, Advertised: adv[l.name]}
+		if l.protocol == "SASL_PLAINTEXT" || l.protocol == "SASL_SSL" {
+			if err := c.saslListener(&nl.Listener); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, nl)
+	}
+	if ib := c.str("inter.broker.listener.name"); ib != "" {
+		i := slices.IndexFunc(out, func(l node.Listener) bool { return l.Name == ib })
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("inter.broker.listener.name=%s is not a client listener of listeners", ib)
+		case out[i].SecurityProtocol != api.ProtocolPlaintext:
+			return nil, fmt.Errorf("inter.broker.listener.name=%s: kzero's inter-broker clients do not authenticate yet; name a PLAINTEXT listener", ib)
+		}
+	}
+	return out, nil
+}
+
+// saslListener reads a SASL listener's mechanisms and PLAIN users.
+func (c *brokerConfig) saslListener(l *api.Listener) error {
+	prefix := "listener.name." + strings.ToLower(l.Name) + "."
+	mechKey := prefix + "sasl.enabled.mechanisms"
+	if !c.has(mechKey) {
+		mechKey = "sasl.enabled.mechanisms"
+	}
+	l.Mechanisms = splitList(c.str(mechKey))
+	if len(l.Mechanisms) == 0 {
+		return fmt.Errorf("%s: listener %s has no SASL mechanism", mechKey, l.Name)
+	}
+	for _, m := range l.Mechanisms {
+		if !slices.Contains(servedMechanisms, m) {
+			return fmt.Errorf("%s: %s is not served by kzero (it serves %s) on listener %s", mechKey, m, strings.Join(servedMechanisms, ", "), l.Name)
+		}
+	}
+	if !slices.Contains(l.Mechanisms, sasl.Plain) {
+		return nil
+	}
+	jaasKey := prefix + "plain.sasl.jaas.config"
+	if !c.has(jaasKey) {
+		jaasKey = "sasl.jaas.config"
+	}
+	if !c.has(jaasKey) {
+		return fmt.Errorf("listener %s enables PLAIN but neither listener.name.%s.plain.sasl.jaas.config nor sasl.jaas.config names its users",
+			l.Name, strings.ToLower(l.Name))
+	}
+	mods, err := sasl.ParseJAAS(c.str(jaasKey))
+	if err != nil {
+		return fmt.Errorf("%s: %w", jaasKey, err)
+	}
+	l.PlainUsers = sasl.PlainUsersFromJAAS(mods)
+	return nil
+}
