@@ -448,3 +448,77 @@ func (s *saramaSCRAM) Step(challenge string) (string, error) {
 }
 
 func (s *saramaSCRAM) Done() bool { return s.done }
+
+// authenticate runs a PLAIN handshake and authenticate on c and returns
+// the SaslAuthenticate response.
+func (c *saslConn) authenticate(user, pass string) *kmsg.SASLAuthenticateResponse {
+	c.t.Helper()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	c.send(hs)
+	hsr := kmsg.NewPtrSASLHandshakeResponse()
+	hsr.Version = 1
+	if err := c.read(hsr, false); err != nil || hsr.ErrorCode != 0 {
+		c.t.Fatalf("handshake: %v, code %d", err, hsr.ErrorCode)
+	}
+	sa := kmsg.NewPtrSASLAuthenticateRequest()
+	sa.Version, sa.SASLAuthBytes = 2, []byte("\x00"+user+"\x00"+pass)
+	c.send(sa)
+	sar := kmsg.NewPtrSASLAuthenticateResponse()
+	sar.Version = 2
+	if err := c.read(sar, true); err != nil {
+		c.t.Fatalf("authenticate: %v", err)
+	}
+	return sar
+}
+
+// metadataOK sends a Metadata request and reads its answer.
+func (c *saslConn) metadataOK() {
+	c.t.Helper()
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	c.send(md)
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.Version = 12
+	if err := c.read(resp, true); err != nil {
+		c.t.Fatalf("metadata: %v", err)
+	}
+}
+
+// TestSASLReauthentication (KIP-368): with connections.max.reauth.ms the
+// answer carries the session lifetime; the connection re-authenticates
+// as the same principal and goes on; a different principal is refused and
+// closes it; an expired session is closed at its next request.
+func TestSASLReauthentication(t *testing.T) {
+	props := append(saslProps(), "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+		`org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-pw" user_eve="eve-pw";`)
+	b := startTestBroker(t, t.TempDir(), append(props, "connections.max.reauth.ms", "60000")...)
+	c := dialSASL(t, saslAddr(b))
+	if r := c.authenticate("alice", "alice-pw"); r.ErrorCode != 0 || r.SessionLifetimeMillis != 60000 {
+		t.Fatalf("first authentication: %+v", r)
+	}
+	c.metadataOK()
+	if r := c.authenticate("alice", "alice-pw"); r.ErrorCode != 0 || r.SessionLifetimeMillis != 60000 {
+		t.Fatalf("re-authentication: %+v", r)
+	}
+	c.metadataOK()
+	if r := c.authenticate("eve", "eve-pw"); r.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Fatalf("re-authentication as another principal: %+v", r)
+	}
+	c.expectClosed()
+	stopBroker(t, b)
+
+	// A 1 ms session: once that has passed (the broker set the expiry
+	// before it answered), the next request closes the connection.
+	b = startTestBroker(t, t.TempDir(), append(props, "connections.max.reauth.ms", "1")...)
+	defer stopBroker(t, b)
+	c = dialSASL(t, saslAddr(b))
+	if r := c.authenticate("alice", "alice-pw"); r.ErrorCode != 0 || r.SessionLifetimeMillis != 1 {
+		t.Fatalf("authentication: %+v", r)
+	}
+	time.Sleep(2 * time.Millisecond) // the session's lifetime, not synchronisation
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	c.send(md)
+	c.expectClosed()
+}

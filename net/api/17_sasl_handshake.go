@@ -11,6 +11,7 @@ package api
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,7 +50,7 @@ func (h *Handler) saslHandshake(req *server.Request) error {
 		}
 		s.reauth = true
 	}
-	s.mechanism, s.exchange = r.Mechanism, x
+	s.mechanism, s.exchange = strings.Clone(r.Mechanism), x // r aliases the request buffer
 	if r.Version == 0 {
 		s.state = stateLegacy
 		req.Conn().SetRawFrames(true)
