@@ -22,7 +22,7 @@ import (
 type Builder struct {
 	img   *Image
 	owned struct {
-		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram bool
+		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls bool
 	}
 	ownedTopics  map[*Topic]bool
 	ownedConfigs map[string]bool // broker config maps copied in this batch
@@ -249,6 +249,19 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 		}
 		own(&b.owned.scram, &img.scram)
 		delete(img.scram, k)
+	case *ACL:
+		if !r.Valid() {
+			return fmt.Errorf("invalid acl %+v", *r)
+		}
+		own(&b.owned.acls, &img.acls)
+		a := *r
+		img.acls[r.ID] = &a
+	case *RemoveACL:
+		if img.acls[r.ID] == nil {
+			return fmt.Errorf("remove of unknown acl %s", TopicIDString(r.ID))
+		}
+		own(&b.owned.acls, &img.acls)
+		delete(img.acls, r.ID)
 	default:
 		return fmt.Errorf("record type %T", rec)
 	}
@@ -323,6 +336,7 @@ func (b *Builder) Check(group []Record) *Rejection {
 	}
 	nextPID := img.nextProducerID
 	scram := map[ScramKey]bool{} // credentials the group set (true) or removed (false)
+	acls := map[[16]byte]bool{}  // ACLs the group created (true) or removed (false)
 	clusterSet := img.clusterID != ""
 
 	topicByID := func(id [16]byte) (*topicState, bool) {
@@ -508,6 +522,23 @@ func (b *Builder) Check(group []Record) *Rejection {
 				return Reject(kerr.ResourceNotFound, "Attempt to delete a user credential that does not exist")
 			}
 			scram[k] = false
+		case *ACL:
+			if !r.Valid() {
+				return Reject(kerr.InvalidRequest, "invalid ACL")
+			}
+			if _, taken := img.acls[r.ID]; taken || acls[r.ID] {
+				return Reject(kerr.InvalidRequest, "ACL id %s is taken", TopicIDString(r.ID))
+			}
+			acls[r.ID] = true
+		case *RemoveACL:
+			exists, seen := acls[r.ID]
+			if !seen {
+				exists = img.acls[r.ID] != nil
+			}
+			if !exists {
+				return Reject(kerr.ResourceNotFound, "ACL %s does not exist", TopicIDString(r.ID))
+			}
+			acls[r.ID] = false
 		default:
 			return Reject(kerr.InvalidRequest, "record type %T", rec)
 		}

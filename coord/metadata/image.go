@@ -25,6 +25,7 @@ type Image struct {
 	nextProducerID int64
 	lastPIDBlock   ProducerIDBlock
 	scram          map[ScramKey]ScramCredential
+	acls           map[[16]byte]*ACL
 
 	sorted struct {
 		once    sync.Once
@@ -117,6 +118,7 @@ func EmptyImage() *Image {
 		collisions:    map[string]string{},
 		brokerConfigs: map[string]map[string]string{},
 		scram:         map[ScramKey]ScramCredential{},
+		acls:          map[[16]byte]*ACL{},
 	}
 }
 
@@ -223,7 +225,7 @@ func (img *Image) WithController(id int32) *Image {
 		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
 		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,
 		brokerConfigs: img.brokerConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
-		scram: img.scram,
+		scram: img.scram, acls: img.acls,
 	}
 	return c
 }

@@ -36,6 +36,9 @@ const (
 	// SCRAM credentials (scram.go).
 	TypeScramCredential       RecordType = 12
 	TypeRemoveScramCredential RecordType = 13
+	// ACLs (acl.go).
+	TypeACL       RecordType = 14
+	TypeRemoveACL RecordType = 15
 )
 
 // maxVersion is the newest version of each record type this build reads
@@ -403,6 +406,10 @@ func DecodeRecord(b []byte) (Record, error) {
 		rec = decodeScramCredential(r)
 	case TypeRemoveScramCredential:
 		rec = &RemoveScramCredential{User: r.string(), Mechanism: r.int8()}
+	case TypeACL:
+		rec = decodeACL(r)
+	case TypeRemoveACL:
+		rec = &RemoveACL{ID: r.uuid()}
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownRecord, typ)
 	}

@@ -30,6 +30,8 @@ func sampleRecords() []Record {
 		&ClusterRecord{ID: "q1Sh-9_ISia_zwGINzRvyQ"},
 		&ScramCredential{User: "alice", Mechanism: 2, Salt: []byte("salt"), StoredKey: []byte("stored"), ServerKey: []byte("server"), Iterations: 8192},
 		&RemoveScramCredential{User: "alice", Mechanism: 1},
+		&ACL{ID: NewUUID(), ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3},
+		&RemoveACL{ID: id},
 	}
 }
 

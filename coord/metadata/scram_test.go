@@ -45,3 +45,30 @@ func TestScramCredentials(t *testing.T) {
 		t.Fatal("the older image changed")
 	}
 }
+
+// TestACLs: ACLs apply, survive a snapshot and are removed; invalid ones,
+// taken ids and removals of unknown ids are refused by Check.
+func TestACLs(t *testing.T) {
+	a := &ACL{ID: NewUUID(), ResourceType: 2, ResourceName: "t", PatternType: 3, Principal: "User:a", Host: "*", Operation: 3, Permission: 3}
+	bad := *a
+	bad.ID, bad.PatternType = NewUUID(), 1 // ANY is a filter, not a pattern
+	b := NewBuilder(EmptyImage())
+	rej := b.ApplyProposal(&Proposal{Groups: [][]Record{{a}, {a}, {&bad}, {&RemoveACL{ID: NewUUID()}}}}, 1)
+	if rej[0] != nil || rej[1] == nil || rej[2] == nil || rej[3] == nil || rej[3].Err != kerr.ResourceNotFound {
+		t.Fatalf("rejections %+v", rej)
+	}
+	img, err := DecodeImage(EncodeImage(b.Finish(1)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.ACLs()[a.ID]; got == nil || *got != *a {
+		t.Fatalf("after snapshot: %+v", got)
+	}
+	b = NewBuilder(img)
+	if rej := b.ApplyProposal(&Proposal{Groups: [][]Record{{&RemoveACL{ID: a.ID}}}}, 2); rej[0] != nil {
+		t.Fatalf("remove: %+v", rej[0])
+	}
+	if len(b.Finish(2).ACLs()) != 0 || len(img.ACLs()) != 1 {
+		t.Fatal("remove changed the wrong image")
+	}
+}
