@@ -28,7 +28,7 @@ func (h *Handler) saslHandshake(req *server.Request) error {
 	}
 	s := h.session(req.Conn())
 	resp := kmsg.NewPtrSASLHandshakeResponse()
-	if s.listener == nil || !s.listener.sasl() || (s.state == stateDone && h.cfg.ReauthAfter <= 0) {
+	if !s.listener.sasl() || (s.state == stateDone && h.cfg.ReauthAfter <= 0) {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		respond(req, resp)
 		return nil

@@ -27,6 +27,8 @@ type Cluster interface {
 	// AlterScramCredentials applies SCRAM credential changes, one group of
 	// records per user.
 	AlterScramCredentials(ctx context.Context, groups [][]metadata.Record) []coord.Result
+	// AlterACLs applies ACL changes, each group whole or not at all.
+	AlterACLs(ctx context.Context, groups [][]metadata.Record) []coord.Result
 	AllocateProducerIDs(ctx context.Context, brokerID int32) (first int64, size int32, err error)
 	// BrokerConfigs are where a topic config without its own value comes
 	// from, for DescribeConfigs and CreateTopics' response.

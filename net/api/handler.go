@@ -43,6 +43,9 @@ type Config struct {
 	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms:
 	// how long a failed authentication's answer and close are held back.
 	FailedAuthenticationDelay time.Duration
+	// Authorizer turns ACL authorization on; nil: everything is allowed
+	// and the ACL APIs answer SECURITY_DISABLED.
+	Authorizer *AuthorizerConfig
 
 	Logger *slog.Logger
 }
@@ -71,8 +74,7 @@ type Handler struct {
 	logger      *slog.Logger
 
 	listeners map[string]*Listener
-	anonymous map[string]*session // the shared session of each listener without SASL
-	plaintext *session            // ... and of connections of unlisted listeners
+	authz     *authorizer // nil: no authorization
 }
 
 // New returns a Handler serving from svc.
@@ -83,13 +85,14 @@ func New(cfg Config, svc Services) *Handler {
 	h := &Handler{
 		cfg: cfg, cluster: svc.Cluster, replicas: svc.Replicas, groups: svc.Groups, txns: svc.Txns,
 		producerIDs: svc.ProducerIDs, markers: svc.Markers, logger: cfg.Logger,
-		listeners: map[string]*Listener{}, anonymous: map[string]*session{},
-		plaintext: &session{listener: &Listener{Name: "PLAINTEXT"}, state: stateDone, principal: anonymous},
+		listeners: map[string]*Listener{},
 	}
 	for i := range cfg.Listeners {
 		l := &cfg.Listeners[i]
 		h.listeners[l.Name] = l
-		h.anonymous[l.Name] = &session{listener: l, state: stateDone, principal: anonymous}
+	}
+	if cfg.Authorizer != nil {
+		h.authz = &authorizer{cfg: *cfg.Authorizer}
 	}
 	return h
 }

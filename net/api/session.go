@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -54,11 +55,11 @@ const (
 )
 
 // session is a connection's authentication, kept as its server.Conn
-// value. Requests of a connection are served one at a time, so it needs
-// no lock. Connections of a listener without SASL share one read-only
-// session.
+// value (made once per connection). Requests of a connection are served
+// one at a time, so it needs no lock.
 type session struct {
 	listener  *Listener
+	host      string // the client's IP address, for ACLs
 	state     authState
 	mechanism string
 	exchange  sasl.Exchange
@@ -73,20 +74,23 @@ type session struct {
 
 const anonymous = "User:ANONYMOUS"
 
+var plaintextListener = Listener{Name: "PLAINTEXT"}
+
 // session returns the connection's session, made on its first request.
 func (h *Handler) session(c *server.Conn) *session {
 	if s, ok := c.Value().(*session); ok {
 		return s
 	}
 	l := h.listeners[c.Listener()]
-	var s *session
-	switch {
-	case l == nil:
-		s = h.plaintext // a listener the handler was not told about: PLAINTEXT
-	case l.sasl():
-		s = &session{listener: l, state: stateHandshake}
-	default:
-		s = h.anonymous[l.Name]
+	if l == nil {
+		l = &plaintextListener // a listener the handler was not told about
+	}
+	s := &session{listener: l, state: stateDone, principal: anonymous}
+	if l.sasl() {
+		s.state, s.principal = stateHandshake, ""
+	}
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		s.host = a.IP.String()
 	}
 	c.SetValue(s)
 	return s
