@@ -35,7 +35,10 @@ type Config struct {
 	// connection.failed.authentication.delay.ms.
 	ReauthAfter               time.Duration
 	FailedAuthenticationDelay time.Duration
-	AdminAddr                 string // /metrics and /debug/pprof; empty: none
+	// Authorizer turns ACL authorization on (authorizer.class.name); nil:
+	// none.
+	Authorizer *api.AuthorizerConfig
+	AdminAddr  string // /metrics and /debug/pprof; empty: none
 
 	// Voters are the metadata quorum's controllers, node id -> their
 	// controller listener (controller.quorum.voters), this node among

@@ -206,6 +206,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		Listeners:                 apiListeners,
 		ReauthAfter:               cfg.ReauthAfter,
 		FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
+		Authorizer:                cfg.Authorizer,
 		Logger:                    n.logger,
 	}, api.Services{
 		Cluster:     clusterView{n.ctrl, n},

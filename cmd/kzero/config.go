@@ -147,6 +147,9 @@ var keys = func() map[string]key {
 	s("sasl.jaas.config", "")
 	l("connections.max.reauth.ms", "0", 0)
 	i("connection.failed.authentication.delay.ms", "100", 0)
+	s("authorizer.class.name", "")
+	s("super.users", "")
+	b("allow.everyone.if.no.acl.found", "false")
 
 	// Kafka keys with no effect in kzero yet.
 	for _, k := range []string{
@@ -446,6 +449,9 @@ func (c *brokerConfig) checkCombined() error {
 		return fmt.Errorf("advertised.listeners: %w", err)
 	}
 	if _, err := c.security(client); err != nil {
+		return err
+	}
+	if _, err := c.authorizer(); err != nil {
 		return err
 	}
 	voters, err := c.voters()

@@ -22,6 +22,10 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, err
 	}
+	authz, err := c.authorizer()
+	if err != nil {
+		return node.Config{}, err
+	}
 	voters, err := c.voters()
 	if err != nil {
 		return node.Config{}, fmt.Errorf("controller.quorum.voters: %w", err)
@@ -38,6 +42,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		Rack:                      c.str("broker.rack"),
 		Listeners:                 listeners,
 		InterBrokerListener:       c.str("inter.broker.listener.name"),
+		Authorizer:                authz,
 		ReauthAfter:               msDuration(c.long("connections.max.reauth.ms")),
 		FailedAuthenticationDelay: msDuration(c.long("connection.failed.authentication.delay.ms")),
 		AdminAddr:                 c.str("admin.listener"),

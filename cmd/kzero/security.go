@@ -113,3 +113,30 @@ func (c *brokerConfig) saslListener(l *api.Listener) error {
 	l.PlainUsers = sasl.PlainUsersFromJAAS(mods)
 	return nil
 }
+
+// standardAuthorizer is the authorizer.class.name kzero serves: Kafka's
+// KRaft authorizer, with ACLs in the metadata log.
+const standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+// authorizer reads authorizer.class.name, super.users (principals separated
+// by ';') and allow.everyone.if.no.acl.found; nil when no authorizer is
+// configured.
+func (c *brokerConfig) authorizer() (*api.AuthorizerConfig, error) {
+	switch name := c.str("authorizer.class.name"); name {
+	case "":
+		return nil, nil
+	case standardAuthorizer, "kafka.security.authorizer.AclAuthorizer":
+	default:
+		return nil, fmt.Errorf("authorizer.class.name=%s: kzero serves %s only", name, standardAuthorizer)
+	}
+	a := &api.AuthorizerConfig{AllowIfNoACL: c.bool("allow.everyone.if.no.acl.found")}
+	for _, p := range strings.Split(c.str("super.users"), ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			if typ, name, ok := strings.Cut(p, ":"); !ok || typ == "" || name == "" {
+				return nil, fmt.Errorf("super.users: %q is not a principal (User:name)", p)
+			}
+			a.SuperUsers = append(a.SuperUsers, p)
+		}
+	}
+	return a, nil
+}

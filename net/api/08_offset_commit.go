@@ -49,6 +49,7 @@ func (h *Handler) offsetCommit(req *server.Request) error {
 		cr.RetentionMs = r.RetentionTimeMillis
 	}
 	resp := kmsg.NewPtrOffsetCommitResponse()
+	groupDenied := !h.authorized(req, opRead, resGroup, r.Group)
 	// where[i] is the response partition of cr.Offsets[i].
 	var where []*kmsg.OffsetCommitResponseTopicPartition
 	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, len(r.Topics))
@@ -62,6 +63,14 @@ func (h *Handler) offsetCommit(req *server.Request) error {
 			rp := &rt.Partitions[j]
 			*rp = kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
+			if groupDenied {
+				rp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				continue
+			}
+			if !h.authorized(req, opRead, resTopic, t.Topic) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if topic == nil || p.Partition < 0 || int(p.Partition) >= len(topic.Partitions) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue

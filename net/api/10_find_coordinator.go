@@ -47,6 +47,16 @@ func (h *Handler) findCoordinator(req *server.Request) error {
 		keys = []string{r.CoordinatorKey}
 	}
 	for _, key := range keys {
+		if typ := coordinatorResource(r.CoordinatorType); typ != 0 && !h.authorized(req, opDescribe, typ, key) {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Port = key, -1, -1
+			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			if typ == resTxnID {
+				c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			}
+			resp.Coordinators = append(resp.Coordinators, c)
+			continue
+		}
 		c := h.coordinatorFor(key, r.CoordinatorType, req.Conn().Listener())
 		c.Key = key
 		resp.Coordinators = append(resp.Coordinators, c)
@@ -129,4 +139,16 @@ func endpoint(img *metadata.Image, id int32, listener string) (string, int32, bo
 		}
 	}
 	return "", 0, false
+}
+
+// coordinatorResource is the ACL resource type of a coordinator key: a
+// group or a transactional id (DESCRIBE on it is needed); 0 for others.
+func coordinatorResource(keyType int8) int8 {
+	switch keyType {
+	case keyGroup:
+		return resGroup
+	case keyTransaction:
+		return resTxnID
+	}
+	return 0
 }

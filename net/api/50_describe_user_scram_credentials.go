@@ -24,6 +24,13 @@ func (h *Handler) describeUserScramCredentials(req *server.Request) error {
 	if err := decode(req, r); err != nil {
 		return err
 	}
+	if !h.authorized(req, opDescribe, resCluster, clusterName) {
+		resp := kmsg.NewPtrDescribeUserSCRAMCredentialsResponse()
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		resp.ErrorMessage = strPtr(kerr.ClusterAuthorizationFailed.Description)
+		respond(req, resp)
+		return nil
+	}
 	creds := h.cluster.Image().ScramCredentials()
 	named := map[string]bool{} // user -> named twice
 	if len(r.Users) == 0 {

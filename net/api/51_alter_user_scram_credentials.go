@@ -42,6 +42,7 @@ func (h *Handler) alterUserScramCredentials(req *server.Request) error {
 		msg  string
 	}
 	failed := map[string]userErr{}
+	denied := !h.authorized(req, opAlter, resCluster, clusterName)
 	changes := map[string][]metadata.Record{}
 	var order []string
 	add := func(user string, rec metadata.Record) {
@@ -58,6 +59,10 @@ func (h *Handler) alterUserScramCredentials(req *server.Request) error {
 	img := h.cluster.Image()
 	seen := map[string]bool{}
 	check := func(user string, mech int8) bool {
+		if denied {
+			fail(user, kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Description)
+			return false
+		}
 		if seen[user] {
 			fail(user, kerr.DuplicateResource, "A user credential cannot be altered twice in the same request")
 			return false
