@@ -35,6 +35,10 @@ type Config struct {
 	// connection.failed.authentication.delay.ms.
 	ReauthAfter               time.Duration
 	FailedAuthenticationDelay time.Duration
+	// SaslMaxReceiveBytes is sasl.server.max.receive.size: the largest
+	// frame a SASL listener reads before the connection is authenticated
+	// (default 524288, Kafka's).
+	SaslMaxReceiveBytes int
 	// Authorizer turns ACL authorization on (authorizer.class.name); nil:
 	// none.
 	Authorizer *api.AuthorizerConfig
@@ -86,6 +90,9 @@ type Listener struct {
 }
 
 func (c *Config) setDefaults() {
+	if c.SaslMaxReceiveBytes <= 0 {
+		c.SaslMaxReceiveBytes = 524288
+	}
 	if len(c.Listeners) == 0 {
 		c.Listeners = []Listener{{Listener: api.Listener{Name: "PLAINTEXT"}, Addr: c.ListenAddr, Advertised: c.AdvertisedAddr}}
 	}

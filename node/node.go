@@ -81,7 +81,11 @@ func Start(cfg Config) (_ *Node, err error) {
 	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
 	srvCfg.Listeners = nil
 	for _, l := range cfg.Listeners {
-		srvCfg.Listeners = append(srvCfg.Listeners, server.Listener{Name: l.Name, Addr: l.Addr})
+		sl := server.Listener{Name: l.Name, Addr: l.Addr}
+		if l.SecurityProtocol == api.ProtocolSaslPlaintext || l.SecurityProtocol == api.ProtocolSaslSSL {
+			sl.PreAuthMaxBytes = cfg.SaslMaxReceiveBytes
+		}
+		srvCfg.Listeners = append(srvCfg.Listeners, sl)
 	}
 	n.srv = server.New(srvCfg, ready)
 	if err = n.srv.Start(); err != nil {

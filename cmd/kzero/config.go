@@ -147,6 +147,7 @@ var keys = func() map[string]key {
 	s("sasl.jaas.config", "")
 	l("connections.max.reauth.ms", "0", 0)
 	i("connection.failed.authentication.delay.ms", "100", 0)
+	i("sasl.server.max.receive.size", "524288", 1)
 	s("authorizer.class.name", "")
 	s("super.users", "")
 	b("allow.everyone.if.no.acl.found", "false")

@@ -43,6 +43,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		Listeners:                 listeners,
 		InterBrokerListener:       c.str("inter.broker.listener.name"),
 		Authorizer:                authz,
+		SaslMaxReceiveBytes:       c.int("sasl.server.max.receive.size"),
 		ReauthAfter:               msDuration(c.long("connections.max.reauth.ms")),
 		FailedAuthenticationDelay: msDuration(c.long("connection.failed.authentication.delay.ms")),
 		AdminAddr:                 c.str("admin.listener"),

@@ -316,6 +316,14 @@ func TestSASLBeforeAuthentication(t *testing.T) {
 	}
 	c.expectClosed()
 
+	// Before authentication a frame above sasl.server.max.receive.size
+	// (524288) closes the connection as soon as its size is read.
+	c = dialSASL(t, saslAddr(b))
+	if _, err := c.c.Write(binary.BigEndian.AppendUint32(nil, 524289)); err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+
 	// The PLAINTEXT listener has no SASL.
 	c = dialSASL(t, b.ListenerAddr("PLAINTEXT").String())
 	c.send(hs)

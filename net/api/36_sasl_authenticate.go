@@ -37,6 +37,9 @@ func (h *Handler) saslAuthenticate(req *server.Request) error {
 		return nil
 	}
 	resp.SASLAuthBytes = tok
+	if done {
+		req.Conn().LiftFrameLimit()
+	}
 	if done && !s.expires.IsZero() {
 		resp.SessionLifetimeMillis = h.cfg.ReauthAfter.Milliseconds()
 	}

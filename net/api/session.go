@@ -198,6 +198,7 @@ func (h *Handler) legacyToken(s *session, req *server.Request) {
 	}
 	if done {
 		req.Conn().SetRawFrames(false)
+		req.Conn().LiftFrameLimit()
 	}
 	req.RespondRaw(resp)
 }

@@ -86,6 +86,10 @@ type Config struct {
 type Listener struct {
 	Name string // the listener name, as in `listeners` (PLAINTEXT, SASL_PLAINTEXT, CLIENT, ...)
 	Addr string // host:port; port 0 picks a free port (Server.ListenerAddr)
+	// PreAuthMaxBytes caps the frames of a connection until the handler
+	// calls Conn.LiftFrameLimit (Kafka's sasl.server.max.receive.size for a
+	// connection not yet authenticated); 0: MaxRequestBytes from the start.
+	PreAuthMaxBytes int
 }
 
 func (c Config) withDefaults() Config {

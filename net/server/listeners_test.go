@@ -30,7 +30,7 @@ func TestListenersAndRawFrames(t *testing.T) {
 			r.Respond(resp)
 		}
 	})
-	s := New(Config{Listeners: []Listener{{"PLAINTEXT", "127.0.0.1:0"}, {"SASL_PLAINTEXT", "127.0.0.1:0"}}, Loops: 1, Logger: discard()}, h)
+	s := New(Config{Listeners: []Listener{{Name: "PLAINTEXT", Addr: "127.0.0.1:0"}, {Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}, Loops: 1, Logger: discard()}, h)
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,5 +68,37 @@ func TestListenersAndRawFrames(t *testing.T) {
 			t.Fatalf("%s: response %d %q", name, corr, body)
 		}
 		nc.Close()
+	}
+}
+
+// TestPreAuthFrameLimit: a listener's PreAuthMaxBytes caps frames until
+// the handler lifts it; a larger frame before that closes the connection.
+func TestPreAuthFrameLimit(t *testing.T) {
+	h := HandlerFunc(func(r *Request) {
+		if string(r.Body) == "lift" {
+			r.Conn().LiftFrameLimit()
+		}
+		r.Respond(r.NewResponse())
+	})
+	s := New(Config{Listeners: []Listener{{Name: "SASL", Addr: "127.0.0.1:0", PreAuthMaxBytes: 100}}, Loops: 1, Logger: discard()}, h)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(t.Context())
+	big := make([]byte, 200)
+	for _, lift := range []bool{false, true} {
+		c := dial(t, s)
+		if lift {
+			c.write(echoFrame(1, []byte("lift")))
+			c.mustRead()
+		}
+		c.write(echoFrame(2, big))
+		if !lift {
+			c.expectClosed()
+			continue
+		}
+		if corr, _ := c.mustRead(); corr != 2 {
+			t.Fatalf("correlation %d", corr)
+		}
 	}
 }

@@ -169,6 +169,9 @@ type Conn struct {
 
 	// raw: the frames read next carry no request header (SetRawFrames).
 	raw atomic.Bool
+	// preAuthMax caps frames until LiftFrameLimit (0: no cap beyond
+	// MaxRequestBytes); the loop reads it for each frame.
+	preAuthMax atomic.Int32
 
 	// value is the handler's per-connection state. Requests of a
 	// connection are served one at a time, so the handler reads and writes
@@ -214,6 +217,11 @@ func (c *Conn) Listener() string { return c.listener }
 // it responds to the request after which the client switches, so the
 // frames the client sends once it has the response are read the new way.
 func (c *Conn) SetRawFrames(on bool) { c.raw.Store(on) }
+
+// LiftFrameLimit ends the listener's PreAuthMaxBytes cap: frames read
+// from now on may be up to MaxRequestBytes. A handler calls it once the
+// connection is authenticated, before it answers the last SASL request.
+func (c *Conn) LiftFrameLimit() { c.preAuthMax.Store(0) }
 
 // Value returns the handler's per-connection state (nil at first).
 func (c *Conn) Value() any { return c.value }

@@ -268,6 +268,10 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 func (c *Conn) readFrames() gnet.Action {
 	r := &c.loop.reader
 	for {
+		r.max = c.srv.cfg.MaxRequestBytes
+		if m := c.preAuthMax.Load(); m > 0 {
+			r.max = int(m) // not authenticated yet (Listener.PreAuthMaxBytes)
+		}
 		frame, held, err := r.next(c.loop.gc)
 		if r.grown != 0 {
 			c.srv.stats.frameGrow.Add(r.grown)
