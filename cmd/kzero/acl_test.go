@@ -101,6 +101,16 @@ func TestACLs(t *testing.T) {
 		t.Errorf("bob produce to orders: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 
+	// DESCRIBE_CONFIGS is implied by ALTER_CONFIGS only, not by READ.
+	for name, cl := range map[string]*kadm.Client{"alice": aliceAdm, "bob": kadm.NewClient(bob)} {
+		if _, err := cl.DescribeTopicConfigs(ctx, "orders"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+			t.Errorf("%s describes the configs of orders: %v, want TOPIC_AUTHORIZATION_FAILED", name, err)
+		}
+	}
+	if rc, err := admin.DescribeTopicConfigs(ctx, "orders"); err != nil || len(rc) != 1 || rc[0].Err != nil {
+		t.Errorf("admin describes the configs of orders: %+v, %v", rc, err)
+	}
+
 	// A DENY on one topic beats the prefixed ALLOW.
 	if _, err := admin.CreateACLs(ctx, kadm.NewACLs().Deny("User:alice").Topics("orders-eu").Operations(kadm.OpAll)); err != nil {
 		t.Fatal(err)

@@ -12,31 +12,32 @@ import (
 // Kafka's ids of ACL resource types, pattern types, operations and
 // permissions (metadata.ACL).
 const (
-	resAny         int8 = 1
-	resTopic       int8 = 2
-	resGroup       int8 = 3
-	resCluster     int8 = 4
-	resTxnID       int8 = 5
-	resDelegation  int8 = 6
-	resUser        int8 = 7
-	patternAny     int8 = 1
-	patternMatch   int8 = 2
-	patternLiteral int8 = 3
-	patternPrefix  int8 = 4
-	opAny          int8 = 1
-	opAll          int8 = 2
-	opRead         int8 = 3
-	opWrite        int8 = 4
-	opCreate       int8 = 5
-	opDelete       int8 = 6
-	opAlter        int8 = 7
-	opDescribe     int8 = 8
-	opClusterAct   int8 = 9
-	opDescribeCfg  int8 = 10
-	opAlterCfg     int8 = 11
-	permAny        int8 = 1
-	permDeny       int8 = 2
-	permAllow      int8 = 3
+	resAny            int8 = 1
+	resTopic          int8 = 2
+	resGroup          int8 = 3
+	resCluster        int8 = 4
+	resTxnID          int8 = 5
+	resDelegation     int8 = 6
+	resUser           int8 = 7
+	patternAny        int8 = 1
+	patternMatch      int8 = 2
+	patternLiteral    int8 = 3
+	patternPrefix     int8 = 4
+	opAny             int8 = 1
+	opAll             int8 = 2
+	opRead            int8 = 3
+	opWrite           int8 = 4
+	opCreate          int8 = 5
+	opDelete          int8 = 6
+	opAlter           int8 = 7
+	opDescribe        int8 = 8
+	opClusterAct      int8 = 9
+	opDescribeCfg     int8 = 10
+	opAlterCfg        int8 = 11
+	opIdempotentWrite int8 = 12
+	permAny           int8 = 1
+	permDeny          int8 = 2
+	permAllow         int8 = 3
 )
 
 // clusterName is the name of the one CLUSTER resource.
@@ -158,4 +159,21 @@ func (h *Handler) authorized(req *server.Request, op, typ int8, name string) boo
 	}
 	s := h.session(req.Conn())
 	return h.authz.allowed(h.cluster.Image(), s.principal, s.host, op, typ, name)
+}
+
+// writesAnyTopic reports whether the principal may WRITE some topic: since
+// Kafka 3.0 (KIP-679) that implies IDEMPOTENT_WRITE for an idempotent
+// producer's InitProducerId.
+func (h *Handler) writesAnyTopic(req *server.Request) bool {
+	s := h.session(req.Conn())
+	img := h.cluster.Image()
+	if h.authz.allowed(img, s.principal, s.host, opWrite, resTopic, "") {
+		return true // a wildcard or empty prefix
+	}
+	for _, t := range img.Topics() {
+		if h.authz.allowed(img, s.principal, s.host, opWrite, resTopic, t.Name) {
+			return true
+		}
+	}
+	return false
 }
