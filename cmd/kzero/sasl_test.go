@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
@@ -529,4 +532,37 @@ func TestSASLReauthentication(t *testing.T) {
 	md.Version = 12
 	c.send(md)
 	c.expectClosed()
+}
+
+// unsecuredToken is an unsigned JWS for OAUTHBEARER's unsecured validator.
+func unsecuredToken(claims string) string {
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none"}`)) + "." + enc.EncodeToString([]byte(claims)) + "."
+}
+
+// TestSASLOAuthBearer: franz-go's OAUTHBEARER client with an unsecured
+// token (Kafka's default validator, the required scope from the JAAS
+// options) goes the whole round trip; an expired token and one without the
+// scope are refused with SASL_AUTHENTICATION_FAILED.
+func TestSASLOAuthBearer(t *testing.T) {
+	props := append(saslProps(),
+		"sasl.enabled.mechanisms", "OAUTHBEARER",
+		"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config",
+		`org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredValidatorRequiredScope="kafka";`)
+	b := startTestBroker(t, t.TempDir(), props...)
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	exp := time.Now().Add(time.Hour).Unix()
+	good := unsecuredToken(fmt.Sprintf(`{"sub":"alice","exp":%d,"scope":"kafka"}`, exp))
+	saslRoundTrip(t, ctx, b, oauth.Auth{Token: good}.AsMechanism(), "oauth")
+	for name, tok := range map[string]string{
+		"expired":  unsecuredToken(`{"sub":"alice","exp":1000,"scope":"kafka"}`),
+		"no scope": unsecuredToken(fmt.Sprintf(`{"sub":"alice","exp":%d}`, exp)),
+	} {
+		err := newSASLClient(t, b, oauth.Auth{Token: tok}.AsMechanism(), kgo.RequestRetries(0)).Ping(ctx)
+		if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("%s token: %v, want SASL_AUTHENTICATION_FAILED", name, err)
+		}
+	}
 }

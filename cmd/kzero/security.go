@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"kzero/net/api"
 	"kzero/net/sasl"
@@ -45,12 +47,12 @@ func protocolID(p string) int16 {
 }
 
 // servedMechanisms are the SASL mechanisms kzero serves.
-var servedMechanisms = []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512}
+var servedMechanisms = []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512, sasl.OAuthBearer}
 
 // security builds the client listeners' node configuration: addresses,
 // advertised addresses, protocols, SASL mechanisms and PLAIN users. It
 // refuses a SASL listener with a mechanism kzero does not serve (GSSAPI,
-// Kafka's default, OAUTHBEARER), PLAIN without a JAAS config naming users,
+// Kafka's default), PLAIN without a JAAS config naming users,
 // and an inter-broker listener that needs authentication.
 func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
 	adv, err := c.advertisedListeners(client)
@@ -95,13 +97,15 @@ func (c *brokerConfig) saslListener(l *api.Listener) error {
 			return fmt.Errorf("%s: %s is not served by kzero (it serves %s) on listener %s", mechKey, m, strings.Join(servedMechanisms, ", "), l.Name)
 		}
 	}
+	if slices.Contains(l.Mechanisms, sasl.OAuthBearer) {
+		if err := c.oauthListener(l, prefix); err != nil {
+			return err
+		}
+	}
 	if !slices.Contains(l.Mechanisms, sasl.Plain) {
 		return nil
 	}
-	jaasKey := prefix + "plain.sasl.jaas.config"
-	if !c.has(jaasKey) {
-		jaasKey = "sasl.jaas.config"
-	}
+	jaasKey := c.jaasKey(prefix, "plain")
 	if !c.has(jaasKey) {
 		return fmt.Errorf("listener %s enables PLAIN but neither listener.name.%s.plain.sasl.jaas.config nor sasl.jaas.config names its users",
 			l.Name, strings.ToLower(l.Name))
@@ -139,4 +143,47 @@ func (c *brokerConfig) authorizer() (*api.AuthorizerConfig, error) {
 		}
 	}
 	return a, nil
+}
+
+// jaasKey is the key of a listener's JAAS config for a mechanism: the
+// listener's own (listener.name.<l>.<mechanism>.sasl.jaas.config) or
+// sasl.jaas.config.
+func (c *brokerConfig) jaasKey(prefix, mechanism string) string {
+	if k := prefix + mechanism + ".sasl.jaas.config"; c.has(k) {
+		return k
+	}
+	return "sasl.jaas.config"
+}
+
+// oauthListener reads OAUTHBEARER's unsecured validator options from the
+// listener's OAuthBearerLoginModule JAAS entry, when there is one:
+// unsecuredValidatorPrincipalClaimName, unsecuredValidatorScopeClaimName,
+// unsecuredValidatorRequiredScope (space-separated) and
+// unsecuredValidatorAllowableClockSkewMs. Tokens are not checked for a
+// signature: kzero serves unsecured OAUTHBEARER only (no JWKS validation).
+func (c *brokerConfig) oauthListener(l *api.Listener, prefix string) error {
+	key := c.jaasKey(prefix, "oauthbearer")
+	if !c.has(key) {
+		return nil
+	}
+	mods, err := sasl.ParseJAAS(c.str(key))
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	for _, m := range mods {
+		if m.Class != "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule" {
+			continue
+		}
+		o := m.Options
+		l.OAuth.PrincipalClaim, l.OAuth.ScopeClaim = o["unsecuredValidatorPrincipalClaimName"], o["unsecuredValidatorScopeClaimName"]
+		l.OAuth.RequiredScope = strings.Fields(o["unsecuredValidatorRequiredScope"])
+		if v := o["unsecuredValidatorAllowableClockSkewMs"]; v != "" {
+			ms, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || ms < 0 {
+				return fmt.Errorf("%s: unsecuredValidatorAllowableClockSkewMs=%q is not a non-negative int", key, v)
+			}
+			l.OAuth.ClockSkew = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return nil
 }

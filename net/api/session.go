@@ -30,6 +30,9 @@ type Listener struct {
 	// PlainUsers are the PLAIN users and passwords (the user_NAME options
 	// of the listener's PlainLoginModule JAAS config).
 	PlainUsers map[string]string
+	// OAuth configures OAUTHBEARER's unsecured validator (the
+	// unsecuredValidator* options of its JAAS config).
+	OAuth sasl.OAuthConfig
 }
 
 // sasl reports whether the listener's connections authenticate with SASL.
@@ -149,6 +152,8 @@ func (h *Handler) exchangeFor(l *Listener, mechanism string) sasl.Exchange {
 	switch mechanism {
 	case sasl.Plain:
 		return sasl.NewPlain(sasl.PlainUsers(l.PlainUsers))
+	case sasl.OAuthBearer:
+		return sasl.NewOAuthBearer(l.OAuth)
 	case sasl.ScramSHA256, sasl.ScramSHA512:
 		m := sasl.ScramByName(mechanism)
 		return sasl.NewScram(m, func(user string, m *sasl.ScramMechanism) (sasl.Credential, bool) {
