@@ -99,10 +99,6 @@ func (h *Handler) session(c *server.Conn) *session {
 	return s
 }
 
-// principal is the authenticated principal of the request's connection
-// (User:alice; User:ANONYMOUS without SASL), for authorization.
-func (h *Handler) principal(req *server.Request) string { return h.session(req.Conn()).principal }
-
 // admit decides whether a request may be served on a connection that is
 // not (or no longer) authenticated: before authentication only
 // ApiVersions, SaslHandshake and SaslAuthenticate are served, as Kafka
