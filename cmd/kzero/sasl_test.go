@@ -57,6 +57,17 @@ func saslRoundTrip(t *testing.T, ctx context.Context, b *node.Node, mech sasl.Me
 	if len(md.Brokers) != 1 || net.JoinHostPort(md.Brokers[0].Host, itoa(md.Brokers[0].Port)) != saslAddr(b) {
 		t.Fatalf("%s: brokers %+v, want %s", mech.Name(), md.Brokers, saslAddr(b))
 	}
+	// So do DescribeCluster and FindCoordinator.
+	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)
+	if err != nil || len(dc.Brokers) != 1 || net.JoinHostPort(dc.Brokers[0].Host, itoa(dc.Brokers[0].Port)) != saslAddr(b) {
+		t.Fatalf("%s: DescribeCluster %+v, %v", mech.Name(), dc, err)
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "g-" + topic
+	fcr, err := fc.RequestWith(ctx, cl)
+	if err != nil || fcr.ErrorCode != 0 || net.JoinHostPort(fcr.Host, itoa(fcr.Port)) != saslAddr(b) {
+		t.Fatalf("%s: FindCoordinator %+v, %v", mech.Name(), fcr, err)
+	}
 	createTopic(t, ctx, cl, topic, 1, nil)
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(mech.Name())}).FirstErr(); err != nil {
 		t.Fatalf("%s: produce: %v", mech.Name(), err)
