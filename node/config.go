@@ -7,6 +7,7 @@ import (
 	"kzero/coord/group"
 	"kzero/coord/txn"
 	"kzero/log"
+	"kzero/net/api"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -18,9 +19,31 @@ type Config struct {
 	NodeID int32  // node.id
 	Rack   string // broker.rack
 
-	ListenAddr     string // the Kafka listener's host:port (port 0: any)
+	ListenAddr     string // the Kafka listener's host:port (port 0: any), when Listeners is empty
 	AdvertisedAddr string // host:port told to clients; empty: the bound address
-	AdminAddr      string // /metrics and /debug/pprof; empty: none
+	// Listeners are the named client listeners (listeners,
+	// listener.security.protocol.map, advertised.listeners); empty: one
+	// PLAINTEXT listener on ListenAddr, advertised as AdvertisedAddr. All
+	// are registered in the metadata log; clients are told the addresses
+	// of the listener they connected through.
+	Listeners []Listener
+	// InterBrokerListener is inter.broker.listener.name: the listener
+	// other brokers reach this one through. It must be a listener without
+	// SASL or TLS for now (inter-broker clients do not authenticate yet).
+	InterBrokerListener string
+	// ReauthAfter is connections.max.reauth.ms (0: authentications never
+	// expire); FailedAuthenticationDelay is
+	// connection.failed.authentication.delay.ms.
+	ReauthAfter               time.Duration
+	FailedAuthenticationDelay time.Duration
+	// SaslMaxReceiveBytes is sasl.server.max.receive.size: the largest
+	// frame a SASL listener reads before the connection is authenticated
+	// (default 524288, Kafka's).
+	SaslMaxReceiveBytes int
+	// Authorizer turns ACL authorization on (authorizer.class.name); nil:
+	// none.
+	Authorizer *api.AuthorizerConfig
+	AdminAddr  string // /metrics and /debug/pprof; empty: none
 
 	// Voters are the metadata quorum's controllers, node id -> their
 	// controller listener (controller.quorum.voters), this node among
@@ -71,7 +94,21 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Listener is one client listener: its name, security protocol and SASL
+// settings (api.Listener), where it binds and what it advertises.
+type Listener struct {
+	api.Listener
+	Addr       string // host:port to bind (port 0: any)
+	Advertised string // host:port told to clients; empty: the bound address
+}
+
 func (c *Config) setDefaults() {
+	if c.SaslMaxReceiveBytes <= 0 {
+		c.SaslMaxReceiveBytes = 524288
+	}
+	if len(c.Listeners) == 0 {
+		c.Listeners = []Listener{{Listener: api.Listener{Name: "PLAINTEXT"}, Addr: c.ListenAddr, Advertised: c.AdvertisedAddr}}
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -5,6 +5,18 @@
 // parses flags and server.properties into a Config and calls Start, so
 // tests can run several nodes in one process.
 //
+// # Listeners
+//
+// Config.Listeners are the named client listeners (PLAINTEXT,
+// SASL_PLAINTEXT), served by one net/server on one set of event loops.
+// Each is registered in the metadata log with its advertised address and
+// security protocol, and clients are told the addresses of the listener
+// they came through. SASL listeners cap frames at sasl.server.max.receive.size
+// until authenticated. The inter-broker listener must not need
+// authentication yet: kzero's own inter-broker clients do not authenticate
+// (and with an authorizer, their principal, User:ANONYMOUS, belongs in
+// super.users, as in Kafka with a PLAINTEXT inter-broker listener).
+//
 // # Identity on disk
 //
 // Every log dir holds meta.properties (cluster.id, node.id, directory.id).

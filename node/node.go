@@ -80,15 +80,30 @@ func Start(cfg Config) (_ *Node, err error) {
 
 	ready := &readyHandler{}
 	srvCfg := cfg.Server
-	srvCfg.Addr, srvCfg.Inline, srvCfg.Logger = cfg.ListenAddr, api.Inline, n.logger
+	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
+	srvCfg.Listeners = nil
+	for _, l := range cfg.Listeners {
+		sl := server.Listener{Name: l.Name, Addr: l.Addr}
+		if l.SecurityProtocol == api.ProtocolSaslPlaintext || l.SecurityProtocol == api.ProtocolSaslSSL {
+			sl.PreAuthMaxBytes = cfg.SaslMaxReceiveBytes
+		}
+		srvCfg.Listeners = append(srvCfg.Listeners, sl)
+	}
 	n.srv = server.New(srvCfg, ready)
 	if err = n.srv.Start(); err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
-	host, port, err := advertised(n.srv.Addr(), cfg.AdvertisedAddr)
-	if err != nil {
-		return nil, err
+	var registered []metadata.Listener
+	var apiListeners []api.Listener
+	for _, l := range cfg.Listeners {
+		host, port, err := advertised(n.srv.ListenerAddr(l.Name), l.Advertised)
+		if err != nil {
+			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		registered = append(registered, metadata.Listener{Name: l.Name, Host: host, Port: port, SecurityProtocol: l.SecurityProtocol})
+		apiListeners = append(apiListeners, l.Listener)
 	}
+	host, port := registered[0].Host, registered[0].Port
 
 	// The log dirs' meta.properties say which cluster this node's data
 	// belongs to. A node with data never bootstraps a new cluster: if its
@@ -151,7 +166,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		ClusterID:                    clusterID,
 		Bootstrap:                    !hasData,
 		Dir:                          filepath.Join(n.logs.Dirs()[0], "__cluster_metadata-0"),
-		Listeners:                    []metadata.Listener{{Name: "PLAINTEXT", Host: host, Port: port}},
+		Listeners:                    registered,
 		Rack:                         cfg.Rack,
 		DefaultPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor:     cfg.DefaultReplicationFactor,
@@ -199,15 +214,19 @@ func Start(cfg Config) (_ *Node, err error) {
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
 	ready.h.Store(api.New(api.Config{
-		NodeID:                   n.nodeID,
-		AdvertisedHost:           host,
-		AdvertisedPort:           port,
-		Rack:                     cfg.Rack,
-		AutoCreateTopics:         cfg.AutoCreateTopics,
-		NumPartitions:            cfg.NumPartitions,
-		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		LegacyVersions:           cfg.LegacyVersions,
-		Logger:                   n.logger,
+		NodeID:                    n.nodeID,
+		AdvertisedHost:            host,
+		AdvertisedPort:            port,
+		Rack:                      cfg.Rack,
+		AutoCreateTopics:          cfg.AutoCreateTopics,
+		NumPartitions:             cfg.NumPartitions,
+		DefaultReplicationFactor:  cfg.DefaultReplicationFactor,
+		LegacyVersions:            cfg.LegacyVersions,
+		Listeners:                 apiListeners,
+		ReauthAfter:               cfg.ReauthAfter,
+		FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
+		Authorizer:                cfg.Authorizer,
+		Logger:                    n.logger,
 	}, api.Services{
 		Cluster:     clusterView{n.ctrl, n},
 		Replicas:    n.replicas,
@@ -246,19 +265,29 @@ func advertised(bound net.Addr, configured string) (string, int32, error) {
 	return host, int32(p), nil
 }
 
-// brokerAddr is another broker's address for this node's fetchers: its
-// first listener in the metadata.
+// brokerAddr is another broker's address for this node's fetchers and
+// peer requests: its inter-broker listener (inter.broker.listener.name),
+// else its first PLAINTEXT one (kzero's own clients do not authenticate).
 func (n *Node) brokerAddr(id int32) (string, bool) {
 	b, ok := n.ctrl.Image().Broker(id)
-	if !ok || len(b.Listeners) == 0 {
+	if !ok {
 		return "", false
 	}
-	l := b.Listeners[0]
-	return net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))), true
+	for _, l := range b.Listeners {
+		if (n.cfg.InterBrokerListener != "" && l.Name == n.cfg.InterBrokerListener) ||
+			(n.cfg.InterBrokerListener == "" && l.SecurityProtocol == 0) {
+			return net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))), true
+		}
+	}
+	return "", false
 }
 
-// Addr is the Kafka listener's bound address.
+// Addr is the first Kafka listener's bound address.
 func (n *Node) Addr() net.Addr { return n.srv.Addr() }
+
+// ListenerAddr is the bound address of the Kafka listener named name, nil
+// if there is none.
+func (n *Node) ListenerAddr(name string) net.Addr { return n.srv.ListenerAddr(name) }
 
 // AdminAddr is the admin HTTP listener's bound address, nil without one.
 func (n *Node) AdminAddr() net.Addr {

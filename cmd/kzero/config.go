@@ -158,11 +158,21 @@ var keys = func() map[string]key {
 	// controller, and kzero, rebalance every partition whose preferred
 	// replica can lead.
 	i("leader.imbalance.per.broker.percentage", "10", 0)
+	// Listeners and SASL (listener.name.<listener>.* keys: security.go).
+	s("inter.broker.listener.name", "")
+	add(key{name: "sasl.enabled.mechanisms", def: "GSSAPI", kind: kList})
+	s("sasl.jaas.config", "")
+	l("connections.max.reauth.ms", "0", 0)
+	i("connection.failed.authentication.delay.ms", "100", 0)
+	i("sasl.server.max.receive.size", "524288", 1)
+	s("authorizer.class.name", "")
+	s("super.users", "")
+	b("allow.everyone.if.no.acl.found", "false")
 
 	// Kafka keys with no effect in kzero yet.
 	for _, k := range []string{
 		"controller.quorum.bootstrap.servers",
-		"inter.broker.listener.name", "num.io.threads",
+		"num.io.threads",
 		"num.recovery.threads.per.data.dir",
 		"share.coordinator.state.topic.replication.factor",
 		"share.coordinator.state.topic.min.isr",
@@ -200,6 +210,8 @@ func loadConfig(file map[string]string, overrides map[string]string, logger *slo
 		v := c.props[name]
 		k, ok := keys[name]
 		switch {
+		case !ok && listenerKey(name):
+			continue // checked with the listeners (security.go)
 		case !ok:
 			logger.Warn("unknown config key ignored", "key", name)
 			continue
@@ -307,24 +319,24 @@ func (c *brokerConfig) logDirs() []string {
 	return dirs
 }
 
-// listener is host:port of the client (PLAINTEXT) listener: the one
-// listener not named in controller.listener.names.
-func (c *brokerConfig) listener() (string, error) {
+// clientListeners are the listeners not named in
+// controller.listener.names: the Kafka listeners clients use. At least one.
+func (c *brokerConfig) clientListeners() ([]listener, error) {
 	ls, err := c.listeners()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	ctrl := c.controllerListenerNames()
-	var out []string
+	var out []listener
 	for _, l := range ls {
 		if !slices.Contains(ctrl, l.name) {
-			out = append(out, l.addr)
+			out = append(out, l)
 		}
 	}
-	if len(out) != 1 {
-		return "", fmt.Errorf("kzero serves one client listener besides the controller's, got %d", len(out))
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no client listener besides the controller's")
 	}
-	return out[0], nil
+	return out, nil
 }
 
 // controllerListener is host:port of the listener named first in
@@ -347,11 +359,15 @@ func (c *brokerConfig) controllerListenerNames() []string {
 	return splitList(c.str("controller.listener.names"))
 }
 
-type listener struct{ name, addr string }
+// listener is one entry of `listeners`: its name, address and security
+// protocol.
+type listener struct{ name, addr, protocol string }
 
 // listeners parses `listeners`: NAME://host:port, comma-separated. Every
-// name's security protocol (listener.security.protocol.map; a name that is
-// a protocol maps to itself, CONTROLLER to PLAINTEXT) must be PLAINTEXT.
+// name's security protocol comes from listener.security.protocol.map (a
+// name that is a protocol maps to itself, CONTROLLER to PLAINTEXT) and
+// must be PLAINTEXT or SASL_PLAINTEXT (SSL and SASL_SSL are not served
+// yet).
 func (c *brokerConfig) listeners() ([]listener, error) {
 	protocols := map[string]string{"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
 		"SASL_SSL": "SASL_SSL", "CONTROLLER": "PLAINTEXT"}
@@ -371,19 +387,20 @@ func (c *brokerConfig) listeners() ([]listener, error) {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return nil, fmt.Errorf("listener %q: %w", v, err)
 		}
-		switch p := protocols[name]; p {
-		case "PLAINTEXT":
+		p := protocols[name]
+		switch p {
+		case "PLAINTEXT", "SASL_PLAINTEXT":
 		case "":
 			return nil, fmt.Errorf("listener %s: no security protocol for it in listener.security.protocol.map", name)
 		default:
-			return nil, fmt.Errorf("listener %s: %s is not supported yet, only PLAINTEXT", name, p)
+			return nil, fmt.Errorf("listener %s: %s is not supported yet, only PLAINTEXT and SASL_PLAINTEXT", name, p)
 		}
 		for _, l := range out {
 			if l.name == name {
 				return nil, fmt.Errorf("listener %s is named twice", name)
 			}
 		}
-		out = append(out, listener{name, addr})
+		out = append(out, listener{name, addr, p})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no listener")
@@ -391,24 +408,28 @@ func (c *brokerConfig) listeners() ([]listener, error) {
 	return out, nil
 }
 
-// parseListener accepts one PLAINTEXT://host:port listener
-// (advertised.listeners).
-func parseListener(v string) (string, error) {
-	parts := strings.Split(v, ",")
-	if len(parts) != 1 {
-		return "", fmt.Errorf("kzero serves one listener, got %d", len(parts))
+// advertisedListeners parses advertised.listeners: NAME://host:port for
+// some of the client listeners; a listener not named advertises its bound
+// address.
+func (c *brokerConfig) advertisedListeners(client []listener) (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range splitList(c.str("advertised.listeners")) {
+		name, addr, ok := strings.Cut(v, "://")
+		if !ok {
+			return nil, fmt.Errorf("listener %q is not NAME://host:port", v)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("listener %q: %w", v, err)
+		}
+		if !slices.ContainsFunc(client, func(l listener) bool { return l.name == name }) {
+			return nil, fmt.Errorf("%s is not a client listener of listeners", name)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("listener %s is named twice", name)
+		}
+		out[name] = addr
 	}
-	name, addr, ok := strings.Cut(strings.TrimSpace(parts[0]), "://")
-	if !ok {
-		return "", fmt.Errorf("listener %q is not NAME://host:port", v)
-	}
-	if name != "PLAINTEXT" {
-		return "", fmt.Errorf("listener %s: only PLAINTEXT is supported", name)
-	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return "", fmt.Errorf("listener %q: %w", v, err)
-	}
-	return addr, nil
+	return out, nil
 }
 
 // voters parses controller.quorum.voters: id@host:port, comma-separated
@@ -438,8 +459,18 @@ func (c *brokerConfig) checkCombined() error {
 	if !slices.Equal(roles, []string{"broker", "controller"}) {
 		return fmt.Errorf("process.roles=%s: kzero runs as broker,controller", c.str("process.roles"))
 	}
-	if _, err := c.listener(); err != nil {
+	client, err := c.clientListeners()
+	if err != nil {
 		return fmt.Errorf("listeners: %w", err)
+	}
+	if _, err := c.advertisedListeners(client); err != nil {
+		return fmt.Errorf("advertised.listeners: %w", err)
+	}
+	if _, err := c.security(client); err != nil {
+		return err
+	}
+	if _, err := c.authorizer(); err != nil {
+		return err
 	}
 	voters, err := c.voters()
 	if err != nil {

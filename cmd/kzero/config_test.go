@@ -64,8 +64,8 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if addr, _ := c.listener(); addr != "127.0.0.1:9092" {
-		t.Errorf("default listener %s", addr)
+	if ls, _ := c.clientListeners(); len(ls) != 1 || ls[0].addr != "127.0.0.1:9092" {
+		t.Errorf("default listeners %v", ls)
 	}
 	if d := c.logDirs(); len(d) != 1 || d[0] != "./data" {
 		t.Errorf("default log dirs %v", d)
@@ -127,8 +127,8 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if addr, _ := c.listener(); addr != "127.0.0.1:9192" {
-		t.Errorf("client listener %s", addr)
+	if ls, _ := c.clientListeners(); len(ls) != 1 || ls[0].addr != "127.0.0.1:9192" {
+		t.Errorf("client listeners %v", ls)
 	}
 	if addr, _ := c.controllerListener(); addr != "127.0.0.1:9193" {
 		t.Errorf("controller listener %s", addr)

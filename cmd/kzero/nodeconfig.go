@@ -15,15 +15,17 @@ import (
 
 // nodeConfig is the node's configuration from server.properties.
 func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
-	addr, err := c.listener()
+	client, err := c.clientListeners()
 	if err != nil {
 		return node.Config{}, err
 	}
-	var adv string
-	if c.has("advertised.listeners") {
-		if adv, err = parseListener(c.str("advertised.listeners")); err != nil {
-			return node.Config{}, fmt.Errorf("advertised.listeners: %w", err)
-		}
+	listeners, err := c.security(client)
+	if err != nil {
+		return node.Config{}, err
+	}
+	authz, err := c.authorizer()
+	if err != nil {
+		return node.Config{}, err
 	}
 	voters, err := c.voters()
 	if err != nil {
@@ -37,15 +39,19 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		NodeID:                       int32(c.int("node.id")),
 		Voters:                       voters,
 		BrokerSessionTimeout:         msDuration(c.long("broker.session.timeout.ms")),
+		ControllerAddr:               ctrlAddr,
+		Rack:                         c.str("broker.rack"),
+		Listeners:                    listeners,
+		InterBrokerListener:          c.str("inter.broker.listener.name"),
+		Authorizer:                   authz,
+		SaslMaxReceiveBytes:          c.int("sasl.server.max.receive.size"),
+		ReauthAfter:                  msDuration(c.long("connections.max.reauth.ms")),
+		FailedAuthenticationDelay:    msDuration(c.long("connection.failed.authentication.delay.ms")),
+		AdminAddr:                    c.str("admin.listener"),
+		Logs:                         c.managerConfig(logger),
 		UncleanLeaderElection:        c.bool("unclean.leader.election.enable"),
 		AutoLeaderRebalance:          c.bool("auto.leader.rebalance.enable"),
 		LeaderImbalanceCheckInterval: time.Duration(c.long("leader.imbalance.check.interval.seconds")) * time.Second,
-		ControllerAddr:               ctrlAddr,
-		Rack:                         c.str("broker.rack"),
-		ListenAddr:                   addr,
-		AdvertisedAddr:               adv,
-		AdminAddr:                    c.str("admin.listener"),
-		Logs:                         c.managerConfig(logger),
 		Replication: replica.Config{
 			LagTimeMax:     msDuration(c.long("replica.lag.time.max.ms")),
 			FetchMaxBytes:  int32(c.int("replica.fetch.max.bytes")),

@@ -22,7 +22,7 @@ import (
 type Builder struct {
 	img   *Image
 	owned struct {
-		features, brokers, topics, topicIDs, collisions, brokerConfigs bool
+		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls bool
 	}
 	ownedTopics  map[*Topic]bool
 	ownedConfigs map[string]bool // broker config maps copied in this batch
@@ -236,6 +236,32 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 			img.nextProducerID = end
 			img.lastPIDBlock = *r // a snapshot keeps the block that ends at next
 		}
+	case *ScramCredential:
+		if !validScramMechanism(r.Mechanism) || r.User == "" {
+			return fmt.Errorf("scram credential of %q mechanism %d", r.User, r.Mechanism)
+		}
+		own(&b.owned.scram, &img.scram)
+		img.scram[ScramKey{r.User, r.Mechanism}] = *r
+	case *RemoveScramCredential:
+		k := ScramKey{r.User, r.Mechanism}
+		if _, ok := img.scram[k]; !ok {
+			return fmt.Errorf("remove of unknown scram credential of %q mechanism %d", r.User, r.Mechanism)
+		}
+		own(&b.owned.scram, &img.scram)
+		delete(img.scram, k)
+	case *ACL:
+		if !r.Valid() {
+			return fmt.Errorf("invalid acl %+v", *r)
+		}
+		own(&b.owned.acls, &img.acls)
+		a := *r
+		img.acls[r.ID] = &a
+	case *RemoveACL:
+		if img.acls[r.ID] == nil {
+			return fmt.Errorf("remove of unknown acl %s", TopicIDString(r.ID))
+		}
+		own(&b.owned.acls, &img.acls)
+		delete(img.acls, r.ID)
 	default:
 		return fmt.Errorf("record type %T", rec)
 	}
@@ -309,6 +335,8 @@ func (b *Builder) Check(group []Record) *Rejection {
 		return Partition{}, false
 	}
 	nextPID := img.nextProducerID
+	scram := map[ScramKey]bool{} // credentials the group set (true) or removed (false)
+	acls := map[[16]byte]bool{}  // ACLs the group created (true) or removed (false)
 	clusterSet := img.clusterID != ""
 
 	topicByID := func(id [16]byte) (*topicState, bool) {
@@ -476,6 +504,41 @@ func (b *Builder) Check(group []Record) *Rejection {
 				return Reject(kerr.InvalidUpdateVersion, "producer id block at %d, next is %d", r.First, nextPID)
 			}
 			nextPID += int64(r.Size)
+		case *ScramCredential:
+			if r.User == "" {
+				return Reject(kerr.UnacceptableCredential, "Username must not be empty")
+			}
+			if !validScramMechanism(r.Mechanism) {
+				return Reject(kerr.UnsupportedSaslMechanism, "Unknown SCRAM mechanism")
+			}
+			scram[ScramKey{r.User, r.Mechanism}] = true
+		case *RemoveScramCredential:
+			k := ScramKey{r.User, r.Mechanism}
+			exists, seen := scram[k]
+			if !seen {
+				_, exists = img.scram[k]
+			}
+			if !exists {
+				return Reject(kerr.ResourceNotFound, "Attempt to delete a user credential that does not exist")
+			}
+			scram[k] = false
+		case *ACL:
+			if !r.Valid() {
+				return Reject(kerr.InvalidRequest, "invalid ACL")
+			}
+			if _, taken := img.acls[r.ID]; taken || acls[r.ID] {
+				return Reject(kerr.InvalidRequest, "ACL id %s is taken", TopicIDString(r.ID))
+			}
+			acls[r.ID] = true
+		case *RemoveACL:
+			exists, seen := acls[r.ID]
+			if !seen {
+				exists = img.acls[r.ID] != nil
+			}
+			if !exists {
+				return Reject(kerr.ResourceNotFound, "ACL %s does not exist", TopicIDString(r.ID))
+			}
+			acls[r.ID] = false
 		default:
 			return Reject(kerr.InvalidRequest, "record type %T", rec)
 		}

@@ -21,6 +21,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
 func appendBool(b []byte, v bool) []byte {
 	if v {
 		return append(b, 1)

@@ -24,6 +24,8 @@ type Image struct {
 	brokerConfigs  map[string]map[string]string // "" cluster default, "<id>" one broker
 	nextProducerID int64
 	lastPIDBlock   ProducerIDBlock
+	scram          map[ScramKey]ScramCredential
+	acls           map[[16]byte]*ACL
 
 	sorted struct {
 		once    sync.Once
@@ -115,6 +117,8 @@ func EmptyImage() *Image {
 		topicIDs:      map[[16]byte]*Topic{},
 		collisions:    map[string]string{},
 		brokerConfigs: map[string]map[string]string{},
+		scram:         map[ScramKey]ScramCredential{},
+		acls:          map[[16]byte]*ACL{},
 	}
 }
 
@@ -221,6 +225,7 @@ func (img *Image) WithController(id int32) *Image {
 		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
 		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,
 		brokerConfigs: img.brokerConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
+		scram: img.scram, acls: img.acls,
 	}
 	return c
 }

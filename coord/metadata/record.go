@@ -33,6 +33,12 @@ const (
 	TypeBrokerChange    RecordType = 9
 	TypeUnregister      RecordType = 10
 	TypePartitionChange RecordType = 11
+	// SCRAM credentials (scram.go).
+	TypeScramCredential       RecordType = 12
+	TypeRemoveScramCredential RecordType = 13
+	// ACLs (acl.go).
+	TypeACL       RecordType = 14
+	TypeRemoveACL RecordType = 15
 )
 
 // maxVersion is the newest version of each record type this build reads
@@ -396,6 +402,14 @@ func DecodeRecord(b []byte) (Record, error) {
 		rec = &PartitionChange{TopicID: r.uuid(), Partition: r.int32(), PartitionEpoch: r.int32(), Leader: r.int32(),
 			ISR: r.int32s(), Replicas: r.int32s(), AddingReplicas: r.int32s(), RemovingReplicas: r.int32s(),
 			LeaderRecovery: LeaderRecovery(r.int8())}
+	case TypeScramCredential:
+		rec = decodeScramCredential(r)
+	case TypeRemoveScramCredential:
+		rec = &RemoveScramCredential{User: r.string(), Mechanism: r.int8()}
+	case TypeACL:
+		rec = decodeACL(r)
+	case TypeRemoveACL:
+		rec = &RemoveACL{ID: r.uuid()}
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownRecord, typ)
 	}

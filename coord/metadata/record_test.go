@@ -28,6 +28,10 @@ func sampleRecords() []Record {
 		&ProducerIDBlock{Broker: 1, First: 5000, Size: 1000},
 		&FeatureLevel{Name: "metadata.version", Level: MetadataVersion},
 		&ClusterRecord{ID: "q1Sh-9_ISia_zwGINzRvyQ"},
+		&ScramCredential{User: "alice", Mechanism: 2, Salt: []byte("salt"), StoredKey: []byte("stored"), ServerKey: []byte("server"), Iterations: 8192},
+		&RemoveScramCredential{User: "alice", Mechanism: 1},
+		&ACL{ID: NewUUID(), ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3},
+		&RemoveACL{ID: id},
 	}
 }
 

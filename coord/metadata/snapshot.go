@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"maps"
@@ -19,7 +20,7 @@ import (
 // epochs, fencing and registration offsets), then per
 // topic its TopicRecord, PartitionRecords (v1, with any reassignment in
 // progress) and ConfigRecords, then broker
-// configs, then the last producer id block. The metadata offset is the
+// configs, then the SCRAM credentials, the ACLs, then the last producer id block. The metadata offset is the
 // snapshot's raft index, kept by raft beside the data.
 
 const snapshotVersion = 1
@@ -56,6 +57,15 @@ func EncodeImage(img *Image) []byte {
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
 			recs = append(recs, &ConfigRecord{ResourceType: ResourceBroker, Name: name, Key: k, Value: cfg[k]})
 		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(img.scram), func(a, b ScramKey) int {
+		return cmp.Or(strings.Compare(a.User, b.User), cmp.Compare(a.Mechanism, b.Mechanism))
+	}) {
+		c := img.scram[k]
+		recs = append(recs, &c)
+	}
+	for _, id := range slices.SortedFunc(maps.Keys(img.acls), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) }) {
+		recs = append(recs, img.acls[id])
 	}
 	if img.lastPIDBlock.Size > 0 {
 		blk := img.lastPIDBlock

@@ -44,16 +44,24 @@ func (h *Handler) produce(req *server.Request) error {
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	failed := false
 	var waits []commitWait
+	// ACLs: WRITE on the transactional id, then on each topic.
+	var denied error
+	if r.TransactionID != nil && !h.authorized(req, opWrite, resTxnID, *r.TransactionID) {
+		denied = kerr.TransactionalIDAuthorizationFailed
+	}
 	for i := range r.Topics {
 		t := &r.Topics[i]
 		rt := &resp.Topics[i]
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
-		name, unknown := t.Topic, error(nil)
-		if r.Version >= 13 {
+		name, unknown := t.Topic, denied
+		if r.Version >= 13 && unknown == nil {
 			var ok bool
 			if name, ok = h.topicName(t.TopicID); !ok {
 				unknown = kerr.UnknownTopicID
 			}
+		}
+		if unknown == nil && !h.authorized(req, opWrite, resTopic, name) {
+			unknown = kerr.TopicAuthorizationFailed
 		}
 		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
 		for j := range t.Partitions {

@@ -69,7 +69,13 @@ func (h *Handler) fetch(req *server.Request) error {
 	}
 	f := &fetchOp{h: h, req: req, r: r, replica: fetchReplicaID(r)}
 	var code int16
-	f.session, f.full, code = h.sessions.sessionFor(r)
+	if replicaID := r.ReplicaID; (r.Version >= 15 && r.ReplicaState.ID >= 0 || r.Version < 15 && replicaID >= 0) &&
+		!h.authorized(req, opClusterAct, resCluster, clusterName) {
+		// A follower's fetch needs CLUSTER_ACTION (CVE-2018-1288).
+		code = kerr.ClusterAuthorizationFailed.Code
+	} else {
+		f.session, f.full, code = h.sessions.sessionFor(r)
+	}
 	if code != 0 {
 		resp := req.NewResponse()
 		e := enc{b: resp.B, flexible: r.Version >= 12}
@@ -145,6 +151,11 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		}
 		if !known {
 			fp.err = kerr.UnknownTopicID.Code
+			errored = true
+			continue
+		}
+		if f.h.authz != nil && !f.h.authorized(f.req, opRead, resTopic, name) {
+			fp.err = kerr.TopicAuthorizationFailed.Code
 			errored = true
 			continue
 		}

@@ -38,6 +38,11 @@ func (h *Handler) listOffsets(req *server.Request) error {
 			rp := kmsg.NewListOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
+			if h.authz != nil && !h.authorized(req, opDescribe, resTopic, t.Topic) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			if r.Version == 0 {
 				var err error
 				tp := log.TopicPartition{Topic: t.Topic, Partition: p.Partition}

@@ -39,8 +39,8 @@ func (h *Handler) metadata(req *server.Request) error {
 			continue // Kafka lists the live brokers only
 		}
 		for _, l := range b.Listeners {
-			if l.Name != "PLAINTEXT" {
-				continue
+			if l.Name != req.Conn().Listener() {
+				continue // the client's own listener only
 			}
 			mb := kmsg.NewMetadataResponseBroker()
 			mb.NodeID, mb.Host, mb.Port = b.ID, l.Host, l.Port
@@ -59,6 +59,9 @@ func (h *Handler) metadata(req *server.Request) error {
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range img.Topics() {
+			if !h.authorized(req, opDescribe, resTopic, t.Name) {
+				continue // unauthorized topics are hidden, as in Kafka
+			}
 			resp.Topics = append(resp.Topics, h.localTopicMetadata(t, r.Version))
 		}
 		respond(req, resp)
@@ -67,14 +70,25 @@ func (h *Handler) metadata(req *server.Request) error {
 	autoCreate := h.cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
 	for _, rt := range r.Topics {
 		var t *metadata.Topic
+		denied := false
 		switch {
 		case rt.Topic != nil:
 			t = img.Topic(*rt.Topic)
-			if t == nil && autoCreate && metadata.ValidateTopicName(*rt.Topic) == nil {
+			denied = !h.authorized(req, opDescribe, resTopic, *rt.Topic) ||
+				t == nil && autoCreate && !h.authorized(req, opCreate, resCluster, clusterName) && !h.authorized(req, opCreate, resTopic, *rt.Topic)
+			if t == nil && autoCreate && !denied && metadata.ValidateTopicName(*rt.Topic) == nil {
 				h.startAutoCreate(*rt.Topic)
 			}
 		default:
 			t = img.TopicByID(rt.TopicID)
+			denied = t != nil && !h.authorized(req, opDescribe, resTopic, t.Name)
+		}
+		if denied {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+			mt.ErrorCode, mt.AuthorizedOperations = kerr.TopicAuthorizationFailed.Code, authorizedOperationsOmitted
+			resp.Topics = append(resp.Topics, mt)
+			continue
 		}
 		if t != nil {
 			resp.Topics = append(resp.Topics, h.localTopicMetadata(t, r.Version))

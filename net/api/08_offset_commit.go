@@ -51,6 +51,7 @@ func (h *Handler) offsetCommit(req *server.Request) error {
 		cr.RetentionMs = r.RetentionTimeMillis
 	}
 	resp := kmsg.NewPtrOffsetCommitResponse()
+	groupDenied := !h.authorized(req, opRead, resGroup, r.Group)
 	// where[i] is the response partition of cr.Offsets[i].
 	var where []*kmsg.OffsetCommitResponseTopicPartition
 	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, len(r.Topics))
@@ -67,6 +68,18 @@ func (h *Handler) offsetCommit(req *server.Request) error {
 			rp := &rt.Partitions[j]
 			*rp = kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
+			if groupDenied {
+				rp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				continue
+			}
+			name := t.Topic
+			if topic != nil {
+				name = topic.Name
+			}
+			if name != "" && !h.authorized(req, opRead, resTopic, name) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			switch {
 			case topic == nil:
 				rp.ErrorCode = missing.Code

@@ -58,7 +58,12 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 			if g.MemberID != nil {
 				fr.MemberID = *g.MemberID
 			}
-			fetched, code := h.groups.FetchOffsetsFor(fr)
+			var fetched []group.FetchedTopic
+			code := kerr.GroupAuthorizationFailed.Code
+			if h.authorized(req, opDescribe, resGroup, g.Group) {
+				fetched, code = h.groups.FetchOffsetsFor(fr)
+				fetched = h.authorizedOffsets(req, fetched, g.Topics != nil)
+			}
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group, rg.ErrorCode = g.Group, code
 			for _, t := range fetched {
@@ -94,7 +99,12 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 			topics[i] = group.FetchTopic{Topic: t.Topic, Partitions: t.Partitions}
 		}
 	}
-	fetched, code := h.groups.FetchOffsetsFor(&group.FetchRequest{Group: r.Group, Topics: topics, RequireStable: r.RequireStable, MemberEpoch: -1})
+	var fetched []group.FetchedTopic
+	code := kerr.GroupAuthorizationFailed.Code
+	if h.authorized(req, opDescribe, resGroup, r.Group) {
+		fetched, code = h.groups.FetchOffsetsFor(&group.FetchRequest{Group: r.Group, Topics: topics, RequireStable: r.RequireStable, MemberEpoch: -1})
+		fetched = h.authorizedOffsets(req, fetched, topics != nil)
+	}
 	if code != 0 {
 		if r.Version >= 2 {
 			resp.ErrorCode = code
@@ -136,4 +146,28 @@ func unknownTopicID(id [16]byte, partitions []int32) kmsg.OffsetFetchResponseGro
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return rt
+}
+
+// authorizedOffsets keeps the topics the principal may DESCRIBE: the
+// others are left out of an all-topics fetch and answered
+// TOPIC_AUTHORIZATION_FAILED when named, as Kafka does.
+func (h *Handler) authorizedOffsets(req *server.Request, fetched []group.FetchedTopic, named bool) []group.FetchedTopic {
+	if h.authz == nil {
+		return fetched
+	}
+	out := fetched[:0]
+	for _, t := range fetched {
+		if !h.authorized(req, opDescribe, resTopic, t.Topic) {
+			if !named {
+				continue
+			}
+			parts := make([]group.FetchedPartition, len(t.Partitions))
+			for i, p := range t.Partitions {
+				parts[i] = group.FetchedPartition{Partition: p.Partition, Offset: -1, LeaderEpoch: -1, Err: kerr.TopicAuthorizationFailed.Code}
+			}
+			t.Partitions = parts
+		}
+		out = append(out, t)
+	}
+	return out
 }

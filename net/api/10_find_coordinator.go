@@ -59,7 +59,17 @@ func (h *Handler) findCoordinator(req *server.Request) error {
 		keys = []string{r.CoordinatorKey}
 	}
 	for _, key := range keys {
-		c := h.coordinatorFor(key, r.CoordinatorType)
+		if typ := coordinatorResource(r.CoordinatorType); typ != 0 && !h.authorized(req, opDescribe, typ, key) {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Port = key, -1, -1
+			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			if typ == resTxnID {
+				c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			}
+			resp.Coordinators = append(resp.Coordinators, c)
+			continue
+		}
+		c := h.coordinatorFor(key, r.CoordinatorType, req.Conn().Listener())
 		c.Key = key
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
@@ -74,7 +84,7 @@ func (h *Handler) findCoordinator(req *server.Request) error {
 }
 
 // coordinatorFor finds the coordinator of one key.
-func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorResponseCoordinator {
+func (h *Handler) coordinatorFor(key string, keyType int8, listener string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.NodeID, c.Port = -1, -1
 	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -103,7 +113,7 @@ func (h *Handler) coordinatorFor(key string, keyType int8) kmsg.FindCoordinatorR
 		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's internal topic is not available")
 	}
 	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
-	host, port, ok := endpoint(img, p.Leader)
+	host, port, ok := endpoint(img, p.Leader, listener)
 	if b, known := img.Broker(p.Leader); !ok || !known || b.Fenced {
 		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's partition has no live leader")
 	}
@@ -136,16 +146,30 @@ func (h *Handler) internalTopic(name string, spec func(liveBrokers int) (int32, 
 	return img.Topic(name), img
 }
 
-// endpoint is a broker's PLAINTEXT listener.
-func endpoint(img *metadata.Image, id int32) (string, int32, bool) {
+// endpoint is a broker's address on the listener named listener, the
+// one the client connected through (Kafka answers each client with the
+// addresses of its own listener).
+func endpoint(img *metadata.Image, id int32, listener string) (string, int32, bool) {
 	b, ok := img.Broker(id)
 	if !ok {
 		return "", 0, false
 	}
 	for _, l := range b.Listeners {
-		if l.Name == "PLAINTEXT" {
+		if l.Name == listener {
 			return l.Host, l.Port, true
 		}
 	}
 	return "", 0, false
+}
+
+// coordinatorResource is the ACL resource type of a coordinator key: a
+// group or a transactional id (DESCRIBE on it is needed); 0 for others.
+func coordinatorResource(keyType int8) int8 {
+	switch keyType {
+	case keyGroup:
+		return resGroup
+	case keyTransaction:
+		return resTxnID
+	}
+	return 0
 }

@@ -14,6 +14,7 @@ package api
 import (
 	"net"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/group"
@@ -49,6 +50,15 @@ func (h *Handler) joinGroup(req *server.Request) error {
 		jr.Protocols[i] = group.Protocol{Name: p.Name, Metadata: p.Metadata}
 	}
 	version := r.Version
+	if !h.authorized(req, opRead, resGroup, r.Group) {
+		resp := kmsg.NewPtrJoinGroupResponse()
+		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		if version < 7 {
+			resp.Protocol = strPtr("")
+		}
+		respond(req, resp)
+		return nil
+	}
 	h.groups.JoinGroup(jr, func(res group.JoinResult) {
 		resp := kmsg.NewPtrJoinGroupResponse()
 		resp.SetVersion(version)

@@ -7,6 +7,7 @@ package api
 // no error, as Kafka does.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/group"
@@ -25,7 +26,11 @@ func (h *Handler) heartbeat(req *server.Request) error {
 		hr.InstanceID = *r.InstanceID
 	}
 	resp := kmsg.NewPtrHeartbeatResponse()
-	resp.ErrorCode = h.groups.Heartbeat(hr)
+	if !h.authorized(req, opRead, resGroup, r.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	} else {
+		resp.ErrorCode = h.groups.Heartbeat(hr)
+	}
 	respond(req, resp)
 	return nil
 }

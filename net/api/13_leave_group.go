@@ -6,6 +6,7 @@ package api
 // named with another member id is FENCED_INSTANCE_ID.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/group"
@@ -30,6 +31,12 @@ func (h *Handler) leaveGroup(req *server.Request) error {
 				members[i].InstanceID = *m.InstanceID
 			}
 		}
+	}
+	if !h.authorized(req, opRead, resGroup, r.Group) {
+		resp := kmsg.NewPtrLeaveGroupResponse()
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
 	}
 	code, codes := h.groups.LeaveGroup(r.Group, members)
 	resp := kmsg.NewPtrLeaveGroupResponse()

@@ -9,6 +9,7 @@ package api
 // from whichever goroutine stores it, no goroutine waits.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/group"
@@ -32,6 +33,12 @@ func (h *Handler) syncGroup(req *server.Request) error {
 		sr.Assignments[i] = group.Assignment{MemberID: a.MemberID, Assignment: a.MemberAssignment}
 	}
 	version := r.Version
+	if !h.authorized(req, opRead, resGroup, r.Group) {
+		resp := kmsg.NewPtrSyncGroupResponse()
+		resp.ErrorCode, resp.MemberAssignment = kerr.GroupAuthorizationFailed.Code, []byte{}
+		respond(req, resp)
+		return nil
+	}
 	h.groups.SyncGroup(sr, func(res group.SyncResult) {
 		resp := kmsg.NewPtrSyncGroupResponse()
 		resp.SetVersion(version)

@@ -42,6 +42,9 @@ func (h *Handler) describeGroups(req *server.Request) error {
 		}
 		d, found, code := h.groups.DescribeGroup(id)
 		switch {
+		case !h.authorized(req, opDescribe, resGroup, id):
+			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			rg.State = ""
 		case code != 0:
 			rg.ErrorCode = code
 			rg.State = group.Dead.String()

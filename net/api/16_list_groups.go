@@ -26,7 +26,13 @@ func (h *Handler) listGroups(req *server.Request) error {
 	resp := kmsg.NewPtrListGroupsResponse()
 	groups, code := h.groups.ListGroups()
 	resp.ErrorCode = code
+	// DESCRIBE on the cluster lists all; otherwise the groups the
+	// principal may DESCRIBE.
+	all := h.authorized(req, opDescribe, resCluster, clusterName)
 	for _, g := range groups {
+		if !all && !h.authorized(req, opDescribe, resGroup, g.Group) {
+			continue
+		}
 		if !matchesAny(g.State.String(), r.StatesFilter) || !matchesAny(g.Type, r.TypesFilter) {
 			continue
 		}

@@ -43,6 +43,10 @@ func (h *Handler) createTopics(req *server.Request) error {
 			index = append(index, -1)
 			continue
 		}
+		if !h.authorized(req, opCreate, resCluster, clusterName) && !h.authorized(req, opCreate, resTopic, t.Topic) {
+			index = append(index, -2)
+			continue
+		}
 		s := coord.TopicSpec{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor}
 		if len(t.ReplicaAssignment) > 0 {
 			s.Assignments = map[int32][]int32{}
@@ -69,6 +73,11 @@ func (h *Handler) createTopics(req *server.Request) error {
 	for i, t := range r.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
+		if index[i] == -2 {
+			rt.ErrorCode, rt.ErrorMessage = kerr.TopicAuthorizationFailed.Code, strPtr("Authorization failed.")
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if index[i] < 0 {
 			rt.ErrorCode = kerr.InvalidRequest.Code
 			msg := "Create topics request from client contains duplicate topic " + t.Topic

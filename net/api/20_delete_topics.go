@@ -8,8 +8,10 @@ package api
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord"
 	"kzero/net/server"
 )
 
@@ -37,7 +39,7 @@ func (h *Handler) deleteTopics(req *server.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout(r.TimeoutMillis))
 	defer cancel()
-	results := h.cluster.DeleteTopics(ctx, names, ids)
+	results := h.deleteAuthorized(ctx, req, names, ids)
 	resp := kmsg.NewPtrDeleteTopicsResponse()
 	add := func(i int) {
 		res := results[i]
@@ -71,4 +73,41 @@ func (h *Handler) deleteTopics(req *server.Request) error {
 	}
 	respond(req, resp)
 	return nil
+}
+
+// deleteAuthorized deletes the topics the principal may DELETE and answers
+// TOPIC_AUTHORIZATION_FAILED for the others; results are in the order of
+// names, then ids, as Cluster.DeleteTopics returns them.
+func (h *Handler) deleteAuthorized(ctx context.Context, req *server.Request, names []string, ids [][16]byte) []coord.DeleteResult {
+	if h.authz == nil {
+		return h.cluster.DeleteTopics(ctx, names, ids)
+	}
+	img := h.cluster.Image()
+	out := make([]coord.DeleteResult, len(names)+len(ids))
+	var okNames []string
+	var okIDs [][16]byte
+	var at []int // position in out of each name, then id, asked for
+	denied := coord.DeleteResult{Err: kerr.TopicAuthorizationFailed, Message: "Authorization failed."}
+	for i, n := range names {
+		if !h.authorized(req, opDelete, resTopic, n) {
+			out[i] = denied
+			out[i].Name = n
+			continue
+		}
+		okNames = append(okNames, n)
+		at = append(at, i)
+	}
+	for i, id := range ids {
+		if t := img.TopicByID(id); t != nil && !h.authorized(req, opDelete, resTopic, t.Name) {
+			out[len(names)+i] = denied
+			out[len(names)+i].ID = id
+			continue
+		}
+		okIDs = append(okIDs, id)
+		at = append(at, len(names)+i)
+	}
+	for k, res := range h.cluster.DeleteTopics(ctx, okNames, okIDs) {
+		out[at[k]] = res
+	}
+	return out
 }

@@ -5,6 +5,7 @@ package api
 // offset are deleted.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/log"
@@ -26,6 +27,11 @@ func (h *Handler) deleteRecords(req *server.Request) error {
 			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.LowWatermark = -1
+			if !h.authorized(req, opDelete, resTopic, t.Topic) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			part, err := h.replicas.Get(log.TopicPartition{Topic: t.Topic, Partition: p.Partition})
 			if err == nil {
 				rp.LowWatermark, err = part.DeleteRecordsBefore(p.Offset)

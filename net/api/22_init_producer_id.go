@@ -33,6 +33,10 @@ func (h *Handler) initProducerID(req *server.Request) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout(0))
 	defer cancel()
 	switch {
+	case r.TransactionalID != nil && *r.TransactionalID != "" && !h.authorized(req, opWrite, resTxnID, *r.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case r.TransactionalID == nil && !h.authorized(req, opIdempotentWrite, resCluster, clusterName) && !h.writesAnyTopic(req):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	case r.TransactionalID == nil:
 		id, err := h.producerIDs.Next(ctx)
 		if err != nil {

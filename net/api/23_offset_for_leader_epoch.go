@@ -42,6 +42,15 @@ func (h *Handler) offsetForLeaderEpoch(req *server.Request) error {
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			rp.Partition = p.Partition
+			op, typ, name, denied := opDescribe, resTopic, t.Topic, kerr.TopicAuthorizationFailed
+			if r.ReplicaID >= 0 {
+				op, typ, name, denied = opClusterAct, resCluster, clusterName, kerr.ClusterAuthorizationFailed
+			}
+			if !h.authorized(req, op, typ, name) {
+				rp.ErrorCode, rp.EndOffset, rp.LeaderEpoch = denied.Code, -1, -1
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			part, err := h.localPartition(log.TopicPartition{Topic: t.Topic, Partition: p.Partition})
 			if err == nil {
 				err = part.CheckLeaderEpoch(p.CurrentLeaderEpoch)

@@ -35,6 +35,20 @@ func (h *Handler) addPartitionsToTxn(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	if r.Version < 4 && !h.authorized(req, opWrite, resTxnID, r.TransactionalID) {
+		for _, tp := range r.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = tp.Topic
+			for _, p := range tp.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, kerr.TransactionalIDAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		respond(req, resp)
+		return nil
+	}
 	if r.Version < 4 {
 		t := txnTopics{id: r.TransactionalID, producerID: r.ProducerID, epoch: r.ProducerEpoch, topics: map[string][]int32{}}
 		for _, tp := range r.Topics {
@@ -51,6 +65,20 @@ func (h *Handler) addPartitionsToTxn(req *server.Request) error {
 		}
 		res := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		res.TransactionalID = tx.TransactionalID
+		if !h.authorized(req, opWrite, resTxnID, tx.TransactionalID) {
+			for _, tp := range tx.Topics {
+				rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+				rt.Topic = tp.Topic
+				for _, p := range tp.Partitions {
+					rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+					rp.Partition, rp.ErrorCode = p, kerr.TransactionalIDAuthorizationFailed.Code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				res.Topics = append(res.Topics, rt)
+			}
+			resp.Transactions = append(resp.Transactions, res)
+			continue
+		}
 		for _, rt := range h.addTxnPartitions(&t, r.Version) {
 			res.Topics = append(res.Topics, kmsg.AddPartitionsToTxnResponseTransactionTopic{Topic: rt.Topic, Partitions: asTxnPartitions(rt.Partitions)})
 		}

@@ -22,6 +22,16 @@ func (h *Handler) addOffsetsToTxn(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
+	switch {
+	case !h.authorized(req, opWrite, resTxnID, r.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
+	case !h.authorized(req, opRead, resGroup, r.Group):
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
+	}
 	if t, _ := h.offsetsTopic(); t == nil || len(t.Partitions) == 0 {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		respond(req, resp)

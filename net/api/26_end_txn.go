@@ -10,6 +10,7 @@ package api
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/net/server"
@@ -24,6 +25,11 @@ func (h *Handler) endTxn(req *server.Request) error {
 	}
 	resp := kmsg.NewPtrEndTxnResponse()
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if !h.authorized(req, opWrite, resTxnID, r.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout(0))
 	defer cancel()
 	res, err := h.txns.EndTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit, r.Version >= 5)

@@ -27,6 +27,7 @@ func (h *Handler) writeTxnMarkers(req *server.Request) error {
 	}
 	resp := kmsg.NewPtrWriteTxnMarkersResponse()
 	img := h.cluster.Image()
+	denied := !h.authorized(req, opClusterAct, resCluster, clusterName)
 	for _, m := range r.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
@@ -39,6 +40,8 @@ func (h *Handler) writeTxnMarkers(req *server.Request) error {
 				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				rp.Partition = p
 				switch {
+				case denied:
+					rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 				case mt == nil || p < 0 || int(p) >= len(mt.Partitions):
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				default:

@@ -46,6 +46,13 @@ func (h *Handler) txnOffsetCommit(req *server.Request) error {
 		}
 	}
 	resp := kmsg.NewPtrTxnOffsetCommitResponse()
+	var denied *kerr.Error // for every partition
+	switch {
+	case !h.authorized(req, opWrite, resTxnID, r.TransactionalID):
+		denied = kerr.TransactionalIDAuthorizationFailed
+	case !h.authorized(req, opRead, resGroup, r.Group):
+		denied = kerr.GroupAuthorizationFailed
+	}
 	// where[i] is the response partition of tr.Offsets[i].
 	var where []*kmsg.TxnOffsetCommitResponseTopicPartition
 	resp.Topics = make([]kmsg.TxnOffsetCommitResponseTopic, len(r.Topics))
@@ -59,6 +66,14 @@ func (h *Handler) txnOffsetCommit(req *server.Request) error {
 			rp := &rt.Partitions[j]
 			*rp = kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
+			if denied != nil {
+				rp.ErrorCode = denied.Code
+				continue
+			}
+			if !h.authorized(req, opRead, resTopic, t.Topic) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if topic == nil || p.Partition < 0 || int(p.Partition) >= len(topic.Partitions) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue

@@ -70,10 +70,14 @@ func (h *Handler) describeConfigs(req *server.Request) error {
 		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
 		var configs []describedConfig
 		var fail coord.Result
-		switch res.ResourceType {
-		case kmsg.ConfigResourceTypeTopic:
+		if denied := h.configDenied(req, int8(res.ResourceType), res.ResourceName, opDescribeCfg); denied != nil {
+			fail = coord.Result{Err: denied, Message: denied.Description}
+		}
+		switch {
+		case fail.Err != nil:
+		case res.ResourceType == kmsg.ConfigResourceTypeTopic:
 			configs, fail = describeTopicConfigs(img, broker, res.ResourceName)
-		case kmsg.ConfigResourceTypeBroker:
+		case res.ResourceType == kmsg.ConfigResourceTypeBroker:
 			configs, fail = h.describeBrokerConfigs(broker, res.ResourceName)
 		default:
 			fail = coord.Result{Err: kerr.InvalidRequest, Message: fmt.Sprintf("Unsupported resource type: %d", res.ResourceType)}

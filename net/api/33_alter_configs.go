@@ -41,7 +41,7 @@ func (h *Handler) alterConfigs(req *server.Request) error {
 		}
 		alters[i] = a
 	}
-	results := h.applyConfigAlters(alters, nulls, r.ValidateOnly)
+	results := h.authorizedConfigAlters(req, alters, nulls, r.ValidateOnly)
 	resp := kmsg.NewPtrAlterConfigsResponse()
 	for i, res := range r.Resources {
 		rr := kmsg.NewAlterConfigsResponseResource()
@@ -123,4 +123,44 @@ func resultMessage(r coord.Result) *string {
 	}
 	m := r.Message
 	return &m
+}
+
+// configDenied is the error for a principal without op (DESCRIBE_CONFIGS,
+// ALTER_CONFIGS) on a config resource: a topic, or the cluster for a
+// broker's configs; nil when allowed.
+func (h *Handler) configDenied(req *server.Request, typ int8, name string, op int8) *kerr.Error {
+	switch typ {
+	case int8(kmsg.ConfigResourceTypeTopic):
+		if !h.authorized(req, op, resTopic, name) {
+			return kerr.TopicAuthorizationFailed
+		}
+	case int8(kmsg.ConfigResourceTypeBroker), int8(kmsg.ConfigResourceTypeBrokerLogger):
+		if !h.authorized(req, op, resCluster, clusterName) {
+			return kerr.ClusterAuthorizationFailed
+		}
+	}
+	return nil
+}
+
+// authorizedConfigAlters applies the alters the principal may make
+// (ALTER_CONFIGS) and answers the others with the authorization error.
+func (h *Handler) authorizedConfigAlters(req *server.Request, alters []coord.ConfigAlter, nulls [][]string, validateOnly bool) []coord.Result {
+	if h.authz == nil {
+		return h.applyConfigAlters(alters, nulls, validateOnly)
+	}
+	results := make([]coord.Result, len(alters))
+	var okAlters []coord.ConfigAlter
+	var okNulls [][]string
+	var at []int
+	for i, a := range alters {
+		if denied := h.configDenied(req, a.ResourceType, a.Name, opAlterCfg); denied != nil {
+			results[i] = coord.Result{Err: denied, Message: denied.Description}
+			continue
+		}
+		okAlters, okNulls, at = append(okAlters, a), append(okNulls, nulls[i]), append(at, i)
+	}
+	for k, res := range h.applyConfigAlters(okAlters, okNulls, validateOnly) {
+		results[at[k]] = res
+	}
+	return results
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
@@ -36,6 +37,12 @@ func (h *Handler) describeLogDirs(req *server.Request) error {
 			}
 		}
 		return false
+	}
+	if !h.authorized(req, opDescribe, resCluster, clusterName) {
+		resp := kmsg.NewPtrDescribeLogDirsResponse()
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
 	}
 	logs := h.replicas.Logs()
 	byDir := map[string]map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}

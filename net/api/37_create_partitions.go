@@ -31,8 +31,13 @@ func (h *Handler) createPartitions(req *server.Request) error {
 		count[t.Topic]++
 	}
 	var specs []coord.PartitionSpec
+	denied := map[string]bool{}
 	for _, t := range r.Topics {
 		if count[t.Topic] > 1 {
+			continue
+		}
+		if !h.authorized(req, opAlter, resTopic, t.Topic) {
+			denied[t.Topic] = true
 			continue
 		}
 		s := coord.PartitionSpec{Topic: t.Topic, Count: t.Count}
@@ -64,6 +69,8 @@ func (h *Handler) createPartitions(req *server.Request) error {
 			rt.ErrorCode = kerr.InvalidRequest.Code
 			msg := "Duplicate topic name."
 			rt.ErrorMessage = &msg
+		} else if denied[t.Topic] {
+			rt.ErrorCode, rt.ErrorMessage = kerr.TopicAuthorizationFailed.Code, strPtr(kerr.TopicAuthorizationFailed.Description)
 		} else {
 			res := results[next]
 			next++

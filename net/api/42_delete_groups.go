@@ -6,6 +6,7 @@ package api
 // GROUP_ID_NOT_FOUND for a group that does not exist.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/net/server"
@@ -19,9 +20,19 @@ func (h *Handler) deleteGroups(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrDeleteGroupsResponse()
-	for i, code := range h.groups.DeleteGroups(r.Groups) {
+	var allowed []string
+	for _, g := range r.Groups {
+		if h.authorized(req, opDelete, resGroup, g) {
+			allowed = append(allowed, g)
+			continue
+		}
 		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = r.Groups[i], code
+		rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+		resp.Groups = append(resp.Groups, rg)
+	}
+	for i, code := range h.groups.DeleteGroups(allowed) {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group, rg.ErrorCode = allowed[i], code
 		resp.Groups = append(resp.Groups, rg)
 	}
 	respond(req, resp)

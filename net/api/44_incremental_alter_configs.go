@@ -42,7 +42,7 @@ func (h *Handler) incrementalAlterConfigs(req *server.Request) error {
 		}
 		alters[i] = a
 	}
-	results := h.applyConfigAlters(alters, nulls, r.ValidateOnly)
+	results := h.authorizedConfigAlters(req, alters, nulls, r.ValidateOnly)
 	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
 	for i, res := range r.Resources {
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()

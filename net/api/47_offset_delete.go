@@ -24,6 +24,11 @@ func (h *Handler) offsetDelete(req *server.Request) error {
 	}
 	img := h.cluster.Image()
 	resp := kmsg.NewPtrOffsetDeleteResponse()
+	if !h.authorized(req, opDelete, resGroup, r.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
+	}
 	var tps []group.TopicPartition
 	var where []*kmsg.OffsetDeleteResponseTopicPartition
 	resp.Topics = make([]kmsg.OffsetDeleteResponseTopic, len(r.Topics))
@@ -37,6 +42,10 @@ func (h *Handler) offsetDelete(req *server.Request) error {
 			rp := &rt.Partitions[j]
 			*rp = kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
+			if !h.authorized(req, opRead, resTopic, t.Topic) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if !known {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue

@@ -35,6 +35,11 @@ func (h *Handler) describeQuorum(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrDescribeQuorumResponse()
+	if !h.authorized(req, opDescribe, resCluster, clusterName) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
+	}
 	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		respond(req, resp)

@@ -68,8 +68,8 @@ func (h *Handler) describeCluster(req *server.Request) error {
 			continue
 		}
 		for _, l := range b.Listeners {
-			if l.Name != "PLAINTEXT" {
-				continue
+			if l.Name != req.Conn().Listener() {
+				continue // the client's own listener only
 			}
 			rb := kmsg.NewDescribeClusterResponseBroker()
 			rb.NodeID, rb.Host, rb.Port, rb.IsFenced = b.ID, l.Host, l.Port, b.Fenced

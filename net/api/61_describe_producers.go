@@ -32,7 +32,9 @@ func (h *Handler) describeProducers(req *server.Request) error {
 		rt.Topic = t.Topic
 		var topicErr *kerr.Error
 		var topicMsg *string
-		if err := metadata.ValidateTopicName(t.Topic); err != nil {
+		if !h.authorized(req, opRead, resTopic, t.Topic) {
+			topicErr = kerr.TopicAuthorizationFailed
+		} else if err := metadata.ValidateTopicName(t.Topic); err != nil {
 			topicErr, topicMsg = kerr.InvalidTopicException, errMessage(err)
 		} else if img.Topic(t.Topic) == nil {
 			topicErr = kerr.UnknownTopicOrPartition

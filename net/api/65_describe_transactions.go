@@ -6,6 +6,7 @@ package api
 // TRANSACTIONAL_ID_NOT_FOUND for unknown ids.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/net/server"
@@ -23,6 +24,11 @@ func (h *Handler) describeTransactions(req *server.Request) error {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
 		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		if !h.authorized(req, opDescribe, resTxnID, id) {
+			st.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
 		d, err := h.txns.Describe(id)
 		if err != nil {
 			st.ErrorCode = err.Code

@@ -56,7 +56,7 @@ func (h *Handler) listTransactions(req *server.Request) error {
 		resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 	}
 	for _, d := range list {
-		if pattern != nil && !pattern.MatchString(d.ID) {
+		if pattern != nil && !pattern.MatchString(d.ID) || !h.authorized(req, opDescribe, resTxnID, d.ID) {
 			continue
 		}
 		st := kmsg.NewListTransactionsResponseTransactionState()

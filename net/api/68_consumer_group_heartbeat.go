@@ -15,6 +15,7 @@ package api
 // errors.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/group"
@@ -49,6 +50,12 @@ func (h *Handler) consumerGroupHeartbeat(req *server.Request) error {
 		for i, t := range r.Topics {
 			hr.Owned[i] = group.TopicPartitions{TopicID: t.TopicID, Partitions: t.Partitions}
 		}
+	}
+	if !h.authorized(req, opRead, resGroup, r.Group) {
+		resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		respond(req, resp)
+		return nil
 	}
 	res := h.groups.ConsumerGroupHeartbeat(hr)
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()

@@ -9,6 +9,7 @@ package api
 // without an authorizer, all of a group's when asked for.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/group"
@@ -26,8 +27,13 @@ func (h *Handler) consumerGroupDescribe(req *server.Request) error {
 	}
 	resp := kmsg.NewPtrConsumerGroupDescribeResponse()
 	for _, id := range r.Groups {
-		d := h.groups.DescribeConsumerGroup(id)
 		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+		if !h.authorized(req, opDescribe, resGroup, id) {
+			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = id, kerr.GroupAuthorizationFailed.Code, authorizedOperationsOmitted
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		d := h.groups.DescribeConsumerGroup(id)
 		rg.Group, rg.ErrorCode = id, d.Err
 		if d.ErrMessage != "" {
 			msg := d.ErrMessage

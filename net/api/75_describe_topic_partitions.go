@@ -89,6 +89,14 @@ func (h *Handler) describeTopicPartitions(req *server.Request) error {
 		rt.IsInternal = name == "__consumer_offsets" || name == "__transaction_state"
 		rt.AuthorizedOperations = topicOperations
 		t := img.Topic(name)
+		if !h.authorized(req, opDescribe, resTopic, name) {
+			if all {
+				continue // hidden, as in Metadata
+			}
+			rt.ErrorCode, rt.AuthorizedOperations = kerr.TopicAuthorizationFailed.Code, authorizedOperationsOmitted
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if t == nil {
 			if all {
 				continue

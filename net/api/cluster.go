@@ -27,6 +27,11 @@ type Cluster interface {
 	DeleteTopics(ctx context.Context, names []string, ids [][16]byte) []coord.DeleteResult
 	CreatePartitions(ctx context.Context, specs []coord.PartitionSpec, validateOnly bool) []coord.Result
 	AlterConfigs(ctx context.Context, alters []coord.ConfigAlter, validateOnly bool) []coord.Result
+	// AlterScramCredentials applies SCRAM credential changes, one group of
+	// records per user.
+	AlterScramCredentials(ctx context.Context, groups [][]metadata.Record) []coord.Result
+	// AlterACLs applies ACL changes, each group whole or not at all.
+	AlterACLs(ctx context.Context, groups [][]metadata.Record) []coord.Result
 	AllocateProducerIDs(ctx context.Context, brokerID int32) (first int64, size int32, err error)
 	// ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments
 	// and UnregisterBroker are the cluster admin requests (coord).

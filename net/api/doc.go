@@ -34,4 +34,18 @@
 // (00_produce_legacy.go), and what they fetch is read into memory and
 // down-converted (01_fetch_legacy.go), off the event loops; Conversions
 // counts both for /metrics.
+//
+// Authentication (session.go): each connection has a session, made on its
+// first request from the listener it came through (Config.Listeners). On a
+// SASL listener it starts unauthenticated: Serve admits only ApiVersions,
+// SaslHandshake and SaslAuthenticate (or the raw tokens of a v0 handshake)
+// and closes the connection on anything else, as Kafka does; once
+// authenticated, the session holds the principal (User:alice) that
+// authorization uses, until connections.max.reauth.ms expires it.
+//
+// Authorization (authorizer.go): with Config.Authorizer, handlers check
+// the principal's ACLs (metadata records) with Kafka's StandardAuthorizer
+// rules and answer TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED,
+// CLUSTER_AUTHORIZATION_FAILED or TRANSACTIONAL_ID_AUTHORIZATION_FAILED as
+// Kafka does; without it, h.authorized is a nil check.
 package api

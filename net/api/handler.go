@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +33,20 @@ type Config struct {
 	// use them (legacy.protocol.versions.enable, default true). Off,
 	// kzero serves Kafka 4's minimum versions only.
 	LegacyVersions bool
+
+	// Listeners are the client listeners, by the names server.Conn.Listener
+	// gives; a connection of a listener not listed is PLAINTEXT.
+	Listeners []Listener
+	// ReauthAfter is connections.max.reauth.ms: a SASL authentication
+	// expires after it, and the client must re-authenticate (KIP-368); 0
+	// never expires.
+	ReauthAfter time.Duration
+	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms:
+	// how long a failed authentication's answer and close are held back.
+	FailedAuthenticationDelay time.Duration
+	// Authorizer turns ACL authorization on; nil: everything is allowed
+	// and the ACL APIs answer SECURITY_DISABLED.
+	Authorizer *AuthorizerConfig
 
 	Logger *slog.Logger
 }
@@ -72,6 +87,9 @@ type Handler struct {
 	sessions    fetchSessions
 	creating    autoCreator
 	logger      *slog.Logger
+
+	listeners map[string]*Listener
+	authz     *authorizer // nil: no authorization
 }
 
 // New returns a Handler serving from svc.
@@ -79,10 +97,19 @@ func New(cfg Config, svc Services) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{
+	h := &Handler{
 		cfg: cfg, cluster: svc.Cluster, replicas: svc.Replicas, groups: svc.Groups, txns: svc.Txns,
 		producerIDs: svc.ProducerIDs, markers: svc.Markers, txnRouter: svc.TxnRouter, logger: cfg.Logger,
+		listeners: map[string]*Listener{},
 	}
+	for i := range cfg.Listeners {
+		l := &cfg.Listeners[i]
+		h.listeners[l.Name] = l
+	}
+	if cfg.Authorizer != nil {
+		h.authz = &authorizer{cfg: *cfg.Authorizer}
+	}
+	return h
 }
 
 // api is one served API key: the versions it serves and its handler.
@@ -133,8 +160,14 @@ func register(key int16, min, max int16, serve func(*Handler, *server.Request) e
 // request of a version it does not serve and drops the connection.
 var errUnsupportedVersion = errors.New("unsupported api version")
 
-// Serve dispatches a request to its API's handler.
+// Serve dispatches a request to its API's handler, once the connection
+// is authenticated (session.go).
 func (h *Handler) Serve(req *server.Request) {
+	if s := h.session(req.Conn()); s.state != stateDone || !s.expires.IsZero() && time.Now().After(s.expires) {
+		if !h.admit(s, req) {
+			return
+		}
+	}
 	key, v := req.Header.APIKey, req.Header.APIVersion
 	a, ok := apis[key]
 	if key == kmsg.ApiVersions.Int16() && (!ok || v > a.max) {

@@ -29,8 +29,14 @@ const (
 // its default.
 type Config struct {
 	// Addr is the TCP address to listen on, host:port; port 0 picks a free
-	// port (Server.Addr tells which).
+	// port (Server.Addr tells which). Used when Listeners is empty, as one
+	// listener named PLAINTEXT.
 	Addr string
+	// Listeners are the named client listeners (Kafka's `listeners`), all
+	// served by the same event loops: each connection knows the listener
+	// it came through (Conn.Listener), so the handler can tell them apart
+	// (security protocol, advertised address).
+	Listeners []Listener
 	// Loops is the number of event loops; 0 means one per CPU.
 	Loops int
 	// MaxRequestBytes is socket.request.max.bytes: a larger request frame
@@ -77,7 +83,20 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Listener is one named listener.
+type Listener struct {
+	Name string // the listener name, as in `listeners` (PLAINTEXT, SASL_PLAINTEXT, CLIENT, ...)
+	Addr string // host:port; port 0 picks a free port (Server.ListenerAddr)
+	// PreAuthMaxBytes caps the frames of a connection until the handler
+	// calls Conn.LiftFrameLimit (Kafka's sasl.server.max.receive.size for a
+	// connection not yet authenticated); 0: MaxRequestBytes from the start.
+	PreAuthMaxBytes int
+}
+
 func (c Config) withDefaults() Config {
+	if len(c.Listeners) == 0 {
+		c.Listeners = []Listener{{Name: "PLAINTEXT", Addr: c.Addr}}
+	}
 	if c.MaxRequestBytes <= 0 {
 		c.MaxRequestBytes = DefaultMaxRequestBytes
 	}

@@ -186,6 +186,12 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 		remote: gc.RemoteAddr(),
 		local:  gc.LocalAddr(),
 	}
+	if l, ok := gc.Context().(*listener); ok {
+		c.listener = l.Name
+		if l.PreAuthMaxBytes > 0 && l.PreAuthMaxBytes < s.cfg.MaxRequestBytes {
+			c.preAuthMax.Store(int32(l.PreAuthMaxBytes))
+		}
+	}
 	c.loop.gc, c.loop.el, c.loop.fd = gc, gc.EventLoop(), gc.Fd()
 	c.loop.reader.max, c.loop.reader.mem = s.cfg.MaxRequestBytes, c
 	c.loop.epfd = loopEpoll(c.loop.el)

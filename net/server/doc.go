@@ -51,8 +51,12 @@
 //
 // # Goroutines and ownership
 //
-// Acceptor (one goroutine, listener.go): kzero owns the listening socket,
-// not gnet. gnet's own accept path ends its main reactor, and with it the
+// Acceptors (one goroutine per listener, listener.go): kzero owns the
+// listening sockets, not gnet. Several named listeners (Config.Listeners:
+// PLAINTEXT, SASL_PLAINTEXT, ...) share one set of event loops; the
+// listener rides to OnOpen as the connection's gnet context, and
+// Conn.Listener tells the handler which one a connection came through (a
+// TLS listener would add its handshake between accept and hand-over). gnet's own accept path ends its main reactor, and with it the
 // engine and every connection, on any accept error but EAGAIN, EINTR,
 // ECONNRESET and ECONNABORTED: descriptor exhaustion would stop the
 // broker serving. So the event loops run as gnet's Client (its engine
@@ -64,6 +68,11 @@
 // accept errors with gnet v2.9.7: no second poller of ours, no copy of
 // gnet's accept code. The cost is a dup and a hand-over per connection,
 // which is nothing next to a Kafka connection's lifetime.
+//
+// Raw frames: after a v0 SaslHandshake the client sends SASL tokens as
+// bare size-prefixed frames. Conn.SetRawFrames (an atomic the loop reads
+// per frame) makes the reader hand those over whole, as requests with the
+// RawFrame key, and Request.RespondRaw answers without a response header.
 //
 // Event loop (gnet, one per core by default; a connection stays on one):
 // OnOpen, OnTraffic, OnClose, and the tasks queued with EventLoop.Execute.

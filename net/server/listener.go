@@ -26,7 +26,7 @@ const (
 // still fails to bind. The socket buffer sizes are set on the listener
 // before listen(2), so accepted sockets inherit them and the receive
 // window scale is negotiated for them.
-func (s *Server) listen() (*net.TCPListener, error) {
+func (s *Server) listen(addr string) (*net.TCPListener, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
 		var opErr error
 		err := rc.Control(func(fd uintptr) {
@@ -37,7 +37,7 @@ func (s *Server) listen() (*net.TCPListener, error) {
 		}
 		return opErr
 	}}
-	ln, err := lc.Listen(context.Background(), "tcp", s.cfg.Addr)
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -61,19 +61,26 @@ func setListenerOptions(fd, sndbuf, rcvbuf int) error {
 	return nil
 }
 
-// accept takes connections off the listener and hands each to an event
+// listener is one bound listener.
+type listener struct {
+	Listener
+	ln   *net.TCPListener
+	addr net.Addr
+}
+
+// accept takes connections off a listener and hands each to an event
 // loop until the listener is closed. An accept that fails (out of
 // descriptors or kernel memory) is counted and retried after a backoff;
 // the connection waits in the listen backlog meanwhile, and connections
 // already open are served as before.
-func (s *Server) accept() {
-	defer close(s.acceptDone)
+func (s *Server) accept(l *listener) {
+	defer s.accepting.Done()
 	var backoff time.Duration
 	failing := false
 	for {
-		nc, err := s.ln.AcceptTCP()
+		nc, err := l.ln.AcceptTCP()
 		if err == nil {
-			err = s.handOver(nc)
+			err = s.handOver(nc, l)
 		}
 		if err == nil {
 			if failing {
@@ -108,9 +115,10 @@ func (s *Server) accept() {
 // descriptor, registers the duplicate and closes nc, also on failure (an
 // EMFILE for the duplicate is backed off from like a failed accept). It
 // returns once the loop has opened the connection, so accepting never runs
-// ahead of the loops.
-func (s *Server) handOver(nc *net.TCPConn) error {
-	if _, err := s.loops.EnrollContext(nc, nil); err != nil {
+// ahead of the loops. The listener rides as the gnet connection's context
+// until OnOpen replaces it with the Conn.
+func (s *Server) handOver(nc *net.TCPConn, l *listener) error {
+	if _, err := s.loops.EnrollContext(nc, l); err != nil {
 		return fmt.Errorf("hand connection to an event loop: %w", err)
 	}
 	return nil

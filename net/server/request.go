@@ -100,6 +100,28 @@ func (r *Request) Respond(resp *wire.Response) {
 	r.complete(c)
 }
 
+// RespondRaw completes the request with a frame that holds token and no
+// response header (the legacy SASL tokens, see Conn.SetRawFrames).
+func (r *Request) RespondRaw(token []byte) {
+	resp := wire.NewRawResponse()
+	resp.B = append(resp.B, token...)
+	r.Respond(resp)
+}
+
+// RespondAndClose completes the request with resp, then closes the
+// connection once resp is written (Kafka's answer to a failed
+// authentication: the error, then the close). err says why, for the log.
+func (r *Request) RespondAndClose(resp *wire.Response, err error) {
+	c := r.conn
+	if serr := resp.Seal(); serr != nil {
+		resp.Release()
+	} else {
+		c.send(resp)
+	}
+	c.fail(fmt.Errorf("api key %d: %w", r.Header.APIKey, err))
+	r.complete(c)
+}
+
 // NoResponse completes a request that gets no response (Produce with
 // acks=0); the next request of the connection proceeds.
 func (r *Request) NoResponse() {
@@ -134,11 +156,22 @@ func (r *Request) complete(c *Conn) {
 	c.resume()
 }
 
+// RawFrame is the APIKey of a request frame read without a request
+// header (Conn.SetRawFrames): its Body is the whole frame.
+const RawFrame int16 = -1
+
 // Conn is a client connection as handlers see it.
 type Conn struct {
 	id            uint64
 	srv           *Server
 	remote, local net.Addr
+	listener      string // the name of the listener it came through
+
+	// raw: the frames read next carry no request header (SetRawFrames).
+	raw atomic.Bool
+	// preAuthMax caps frames until LiftFrameLimit (0: no cap beyond
+	// MaxRequestBytes); the loop reads it for each frame.
+	preAuthMax atomic.Int32
 
 	// value is the handler's per-connection state. Requests of a
 	// connection are served one at a time, so the handler reads and writes
@@ -173,6 +206,22 @@ func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 
 // LocalAddr is the listener side's address.
 func (c *Conn) LocalAddr() net.Addr { return c.local }
+
+// Listener is the name of the listener the connection came through.
+func (c *Conn) Listener() string { return c.listener }
+
+// SetRawFrames switches how the next frames are read: on, each is a
+// request whose Header.APIKey is RawFrame and whose Body is the whole frame
+// (the SASL tokens Kafka's legacy v0 SaslHandshake exchanges without
+// Kafka headers); off, as request headers again. A handler sets it before
+// it responds to the request after which the client switches, so the
+// frames the client sends once it has the response are read the new way.
+func (c *Conn) SetRawFrames(on bool) { c.raw.Store(on) }
+
+// LiftFrameLimit ends the listener's PreAuthMaxBytes cap: frames read
+// from now on may be up to MaxRequestBytes. A handler calls it once the
+// connection is authenticated, before it answers the last SASL request.
+func (c *Conn) LiftFrameLimit() { c.preAuthMax.Store(0) }
 
 // Value returns the handler's per-connection state (nil at first).
 func (c *Conn) Value() any { return c.value }

@@ -29,17 +29,18 @@ type Server struct {
 	// sendfile is unix.Sendfile; tests inject faults.
 	sendfile func(outfd, infd int, offset *int64, count int) (int, error)
 
-	loops   *gnet.Client     // gnet's event loops, without a listener
-	ln      *net.TCPListener // owned by kzero, not gnet: see listener.go
-	addr    net.Addr
+	loops   *gnet.Client  // gnet's event loops, without a listener
+	lns     []*listener   // owned by kzero, not gnet: see listener.go
+	addr    net.Addr      // the first listener's
 	runDone chan struct{} // closed once the event loops stopped
 	poller  *writablePoller
 	nextID  atomic.Uint64
 	runners sync.WaitGroup // runner goroutines
 
-	acceptStop, acceptDone chan struct{}
-	sweepStop, sweepDone   chan struct{}
-	stopOnce               sync.Once
+	acceptStop           chan struct{}
+	accepting            sync.WaitGroup // accept goroutines, one per listener
+	sweepStop, sweepDone chan struct{}
+	stopOnce             sync.Once
 
 	mu struct {
 		sync.Mutex
@@ -67,13 +68,23 @@ func New(cfg Config, h Handler) *Server {
 // is bound (see Addr), or with the error that prevented it.
 func (s *Server) Start() error {
 	quietGnet()
-	ln, err := s.listen()
-	if err != nil {
-		return fmt.Errorf("server: %w", err)
+	closeAll := func() {
+		for _, l := range s.lns {
+			l.ln.Close()
+		}
+		s.lns = nil
+	}
+	for _, lc := range s.cfg.Listeners {
+		ln, err := s.listen(lc.Addr)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("server: listener %s: %w", lc.Name, err)
+		}
+		s.lns = append(s.lns, &listener{Listener: lc, ln: ln, addr: ln.Addr()})
 	}
 	p, err := newWritablePoller(s.log)
 	if err != nil {
-		ln.Close()
+		closeAll()
 		return fmt.Errorf("server: %w", err)
 	}
 	s.poller = p
@@ -91,23 +102,37 @@ func (s *Server) Start() error {
 	}
 	if err != nil {
 		p.close()
-		ln.Close()
+		closeAll()
 		return fmt.Errorf("server: start event loops: %w", err)
 	}
 	s.loops = loops
-	s.ln, s.addr = ln, ln.Addr()
-	s.acceptStop, s.acceptDone = make(chan struct{}), make(chan struct{})
-	go s.accept()
+	s.addr = s.lns[0].addr
+	s.acceptStop = make(chan struct{})
+	for _, l := range s.lns {
+		s.accepting.Add(1)
+		go s.accept(l)
+		s.log.Info("listening", "listener", l.Name, "addr", l.addr.String())
+	}
 	if s.cfg.IdleTimeout > 0 {
 		s.sweepStop, s.sweepDone = make(chan struct{}), make(chan struct{})
 		go s.sweep()
 	}
-	s.log.Info("listening", "addr", s.addr.String())
 	return nil
 }
 
-// Addr is the bound listener address, once Start returned.
+// Addr is the bound address of the first listener, once Start returned.
 func (s *Server) Addr() net.Addr { return s.addr }
+
+// ListenerAddr is the bound address of the listener named name, nil if
+// there is none.
+func (s *Server) ListenerAddr(name string) net.Addr {
+	for _, l := range s.lns {
+		if l.Name == name {
+			return l.addr
+		}
+	}
+	return nil
+}
 
 // Stats returns the counters.
 func (s *Server) Stats() Stats {
@@ -126,8 +151,10 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	s.stopOnce.Do(func() {
 		close(s.acceptStop)
-		_ = s.ln.Close()
-		<-s.acceptDone
+		for _, l := range s.lns {
+			_ = l.ln.Close()
+		}
+		s.accepting.Wait()
 		if s.sweepStop != nil {
 			close(s.sweepStop)
 			<-s.sweepDone
@@ -241,6 +268,10 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 func (c *Conn) readFrames() gnet.Action {
 	r := &c.loop.reader
 	for {
+		r.max = c.srv.cfg.MaxRequestBytes
+		if m := c.preAuthMax.Load(); m > 0 {
+			r.max = int(m) // not authenticated yet (Listener.PreAuthMaxBytes)
+		}
 		frame, held, err := r.next(c.loop.gc)
 		if r.grown != 0 {
 			c.srv.stats.frameGrow.Add(r.grown)
@@ -253,6 +284,10 @@ func (c *Conn) readFrames() gnet.Action {
 			return gnet.None
 		}
 		c.queued.Add(int64(held))
+		if c.raw.Load() {
+			c.enqueue(newRequest(c, wire.RequestHeader{APIKey: RawFrame}, frame.B, frame, held))
+			continue
+		}
 		h, body, err := wire.ParseRequestHeader(frame.B)
 		if err != nil {
 			framePool.Put(frame)

@@ -68,6 +68,15 @@ func NewResponse(h *RequestHeader) *Response {
 	return r
 }
 
+// NewRawResponse returns a pooled Response with only its size placeholder
+// written: a frame without a response header, for the SASL tokens that
+// follow a v0 SaslHandshake.
+func NewRawResponse() *Response {
+	r := responsePool.Get().(*Response)
+	r.B = binary.BigEndian.AppendUint32(r.B[:0], 0)
+	return r
+}
+
 // AppendMessage appends m's body encoding; m's version must be the
 // request's.
 func (r *Response) AppendMessage(m kmsg.Response) { r.B = m.AppendTo(r.B) }

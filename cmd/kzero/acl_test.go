@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+)
+
+// aclProps: the SASL listener with PLAIN users admin (a super user), alice
+// and bob, and the StandardAuthorizer with closed defaults.
+func aclProps() []string {
+	return append(saslProps(),
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required
+			user_admin="admin-pw" user_alice="alice-pw" user_bob="bob-pw";`,
+		"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users", "User:admin",
+		"allow.everyone.if.no.acl.found", "false",
+		"offsets.topic.replication.factor", "1",
+	)
+}
+
+// TestACLs: a super user creates topics and ACLs; a principal sees and
+// writes only what its ACLs allow (prefixed topic ACL, literal group ACL),
+// another sees nothing; the ACL APIs need cluster rights; a DENY beats an
+// ALLOW; deleted ACLs stop applying; ACLs survive a restart.
+func TestACLs(t *testing.T) {
+	dir := t.TempDir()
+	b := startTestBroker(t, dir, aclProps()...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	user := func(name string, opts ...kgo.Opt) *kgo.Client {
+		return newSASLClient(t, b, plain.Auth{User: name, Pass: name + "-pw"}.AsMechanism(), append(opts, kgo.RequestRetries(1))...)
+	}
+	admin := kadm.NewClient(user("admin"))
+	for _, topic := range []string{"orders", "orders-eu", "secret"} {
+		if _, err := admin.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:alice").Topics("ord").
+		ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpRead, kadm.OpWrite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created2, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:alice").Groups("g").Operations(kadm.OpRead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(created, created2...) {
+		if c.Err != nil {
+			t.Fatalf("create acl %+v", c)
+		}
+	}
+
+	alice := user("alice")
+	aliceAdm := kadm.NewClient(alice)
+	topics, err := aliceAdm.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := topics.Names(); !slices.Equal(names, []string{"orders", "orders-eu"}) {
+		t.Errorf("alice sees %v", names)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Errorf("alice produce to orders: %v", err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "secret", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("alice produce to secret: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	commit := func(cl *kadm.Client, group string) error {
+		os := kadm.Offsets{}
+		os.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 1, LeaderEpoch: -1})
+		resp, err := cl.CommitOffsets(ctx, group, os)
+		if err != nil {
+			return err
+		}
+		return resp.Error()
+	}
+	if err := commit(aliceAdm, "g"); err != nil {
+		t.Errorf("alice commits for group g: %v", err)
+	}
+	if err := commit(aliceAdm, "h"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Errorf("alice commits for group h: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+	if res, err := aliceAdm.DescribeACLs(ctx, anyACL()); err != nil || len(res) == 0 || !errors.Is(res[0].Err, kerr.ClusterAuthorizationFailed) {
+		t.Errorf("alice describes ACLs: %+v, %v, want CLUSTER_AUTHORIZATION_FAILED", res, err)
+	}
+
+	bob := user("bob")
+	if topics, err := kadm.NewClient(bob).ListTopics(ctx); err != nil || len(topics) != 0 {
+		t.Errorf("bob sees %v, %v", topics.Names(), err)
+	}
+	if err := bob.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("bob produce to orders: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+
+	// DESCRIBE_CONFIGS is implied by ALTER_CONFIGS only, not by READ.
+	for name, cl := range map[string]*kadm.Client{"alice": aliceAdm, "bob": kadm.NewClient(bob)} {
+		if _, err := cl.DescribeTopicConfigs(ctx, "orders"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+			t.Errorf("%s describes the configs of orders: %v, want TOPIC_AUTHORIZATION_FAILED", name, err)
+		}
+	}
+	if rc, err := admin.DescribeTopicConfigs(ctx, "orders"); err != nil || len(rc) != 1 || rc[0].Err != nil {
+		t.Errorf("admin describes the configs of orders: %+v, %v", rc, err)
+	}
+
+	// A DENY on one topic beats the prefixed ALLOW.
+	if _, err := admin.CreateACLs(ctx, kadm.NewACLs().Deny("User:alice").Topics("orders-eu").Operations(kadm.OpAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders-eu", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("alice produce to denied orders-eu: %v", err)
+	}
+	described, err := admin.DescribeACLs(ctx, anyACL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range described {
+		if d.Err != nil {
+			t.Fatalf("describe: %+v", d)
+		}
+		n += len(d.Described)
+	}
+	if n != 4 {
+		t.Errorf("described %d ACLs, want 4: %+v", n, described)
+	}
+
+	// ACLs are metadata: after a restart they still apply.
+	stopBroker(t, b)
+	b = startTestBroker(t, dir, aclProps()...)
+	defer stopBroker(t, b)
+	alice = user("alice")
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("y")}).FirstErr(); err != nil {
+		t.Errorf("alice after restart: %v", err)
+	}
+	admin = kadm.NewClient(user("admin"))
+	deleted, err := admin.DeleteACLs(ctx, kadm.NewACLs().Allow("User:alice").AllowHosts().Topics("ord").
+		ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpAny))
+	if err != nil || len(deleted) != 1 || len(deleted[0].Deleted) != 2 {
+		t.Fatalf("delete: %+v, %v", deleted, err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("z")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("alice after the delete: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+}
+
+// anyACL is a filter matching every ACL.
+func anyACL() *kadm.ACLBuilder {
+	return kadm.NewACLs().AnyResource().Allow().AllowHosts().Deny().DenyHosts().Operations(kadm.OpAny).ResourcePatternType(kadm.ACLPatternAny)
+}

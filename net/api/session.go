@@ -1,0 +1,224 @@
+package api
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/net/sasl"
+	"kzero/net/server"
+)
+
+// Security protocols, Kafka's ids (metadata.Listener.SecurityProtocol).
+const (
+	ProtocolPlaintext     int16 = 0
+	ProtocolSSL           int16 = 1
+	ProtocolSaslPlaintext int16 = 2
+	ProtocolSaslSSL       int16 = 3
+)
+
+// Listener is one client listener as the handlers see it: how its
+// connections authenticate.
+type Listener struct {
+	Name             string
+	SecurityProtocol int16
+	// Mechanisms are the SASL mechanisms enabled on a SASL listener
+	// (sasl.enabled.mechanisms, or listener.name.X.sasl.enabled.mechanisms).
+	Mechanisms []string
+	// PlainUsers are the PLAIN users and passwords (the user_NAME options
+	// of the listener's PlainLoginModule JAAS config).
+	PlainUsers map[string]string
+	// OAuth configures OAUTHBEARER's unsecured validator (the
+	// unsecuredValidator* options of its JAAS config).
+	OAuth sasl.OAuthConfig
+}
+
+// sasl reports whether the listener's connections authenticate with SASL.
+func (l *Listener) sasl() bool {
+	return l.SecurityProtocol == ProtocolSaslPlaintext || l.SecurityProtocol == ProtocolSaslSSL
+}
+
+// authState is where a connection is in Kafka's SASL server state machine
+// (SaslServerAuthenticator).
+type authState int8
+
+const (
+	// stateHandshake: ApiVersions and SaslHandshake only.
+	stateHandshake authState = iota
+	// stateAuthenticate: after a v1 handshake, SaslAuthenticate only.
+	stateAuthenticate
+	// stateLegacy: after a v0 handshake, raw SASL tokens only.
+	stateLegacy
+	// stateFailed: the connection is closing.
+	stateFailed
+	// stateDone: authenticated (or a listener without SASL).
+	stateDone
+)
+
+// session is a connection's authentication, kept as its server.Conn
+// value (made once per connection). Requests of a connection are served
+// one at a time, so it needs no lock.
+type session struct {
+	listener  *Listener
+	host      string // the client's IP address, for ACLs
+	state     authState
+	mechanism string
+	exchange  sasl.Exchange
+	// principal is the authenticated principal, Kafka's "User:name";
+	// User:ANONYMOUS on a listener without SASL.
+	principal string
+	// expires is when the authentication expires (KIP-368,
+	// connections.max.reauth.ms); zero: never.
+	expires time.Time
+	reauth  bool // a re-authentication is in progress
+}
+
+const anonymous = "User:ANONYMOUS"
+
+var plaintextListener = Listener{Name: "PLAINTEXT"}
+
+// session returns the connection's session, made on its first request.
+func (h *Handler) session(c *server.Conn) *session {
+	if s, ok := c.Value().(*session); ok {
+		return s
+	}
+	l := h.listeners[c.Listener()]
+	if l == nil {
+		l = &plaintextListener // a listener the handler was not told about
+	}
+	s := &session{listener: l, state: stateDone, principal: anonymous}
+	if l.sasl() {
+		s.state, s.principal = stateHandshake, ""
+	}
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		s.host = a.IP.String()
+	}
+	c.SetValue(s)
+	return s
+}
+
+// admit decides whether a request may be served on a connection that is
+// not (or no longer) authenticated: before authentication only
+// ApiVersions, SaslHandshake and SaslAuthenticate are served, as Kafka
+// does; anything else closes the connection. Raw frames are the v0 SASL
+// tokens. It reports whether to dispatch the request as usual.
+func (h *Handler) admit(s *session, req *server.Request) bool {
+	key := req.Header.APIKey
+	switch s.state {
+	case stateDone:
+		// Expired (connections.max.reauth.ms): only a re-authentication.
+		if key == kmsg.SASLHandshake.Int16() {
+			return true
+		}
+		req.Fail(fmt.Errorf("authentication of %s expired at %s", s.principal, s.expires.Format(time.RFC3339)))
+		return false
+	case stateHandshake:
+		if key == kmsg.ApiVersions.Int16() || key == kmsg.SASLHandshake.Int16() {
+			return true
+		}
+		req.Fail(fmt.Errorf("Unexpected Kafka request of type %s during SASL handshake.", keyName(key)))
+		return false
+	case stateAuthenticate:
+		if key == kmsg.SASLAuthenticate.Int16() {
+			return true
+		}
+		req.Fail(fmt.Errorf("Unexpected Kafka request of type %s during SASL authentication.", keyName(key)))
+		return false
+	case stateLegacy:
+		if key == server.RawFrame {
+			h.legacyToken(s, req)
+			return false
+		}
+	}
+	req.Fail(fmt.Errorf("request of type %s in SASL state %d", keyName(key), s.state))
+	return false
+}
+
+func keyName(key int16) string {
+	if key == server.RawFrame {
+		return "raw frame"
+	}
+	return kmsg.NameForKey(key)
+}
+
+// exchangeFor starts an exchange of an enabled mechanism kzero serves.
+func (h *Handler) exchangeFor(l *Listener, mechanism string) sasl.Exchange {
+	switch mechanism {
+	case sasl.Plain:
+		return sasl.NewPlain(sasl.PlainUsers(l.PlainUsers))
+	case sasl.OAuthBearer:
+		return sasl.NewOAuthBearer(l.OAuth)
+	case sasl.ScramSHA256, sasl.ScramSHA512:
+		m := sasl.ScramByName(mechanism)
+		return sasl.NewScram(m, func(user string, m *sasl.ScramMechanism) (sasl.Credential, bool) {
+			c, ok := h.cluster.Image().ScramCredential(user, m.Type)
+			if !ok {
+				return sasl.Credential{}, false
+			}
+			return sasl.Credential{Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations}, true
+		})
+	}
+	return nil
+}
+
+// step feeds a client token to the session's exchange. On success with
+// done, the session is authenticated; on error it has failed and the
+// returned message is Kafka's SASL_AUTHENTICATION_FAILED text.
+func (h *Handler) step(s *session, token []byte) (resp []byte, done bool, msg string, err error) {
+	resp, done, err = s.exchange.Step(token)
+	if err != nil {
+		s.state = stateFailed
+		return nil, false, sasl.FailureMessage(s.mechanism, err), err
+	}
+	if !done {
+		return resp, false, "", nil
+	}
+	principal := "User:" + s.exchange.User()
+	if s.reauth && principal != s.principal {
+		s.state = stateFailed
+		msg := fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", s.principal, principal)
+		return nil, false, msg, fmt.Errorf("%s", msg)
+	}
+	s.principal, s.state, s.exchange, s.reauth = principal, stateDone, nil, false
+	if h.cfg.ReauthAfter > 0 {
+		s.expires = time.Now().Add(h.cfg.ReauthAfter)
+	}
+	return resp, true, "", nil
+}
+
+// legacyToken serves a raw SASL token of the v0 exchange: the answer is a
+// raw frame; a failure closes the connection (the v0 exchange has no way
+// to carry an error), after connection.failed.authentication.delay.ms.
+func (h *Handler) legacyToken(s *session, req *server.Request) {
+	resp, done, _, err := h.step(s, req.Body)
+	if err != nil {
+		h.afterFailureDelay(func() { req.Fail(fmt.Errorf("SASL authentication failed: %w", err)) })
+		return
+	}
+	if done {
+		req.Conn().SetRawFrames(false)
+		req.Conn().LiftFrameLimit()
+	}
+	req.RespondRaw(resp)
+}
+
+// afterFailureDelay runs f after connection.failed.authentication.delay.ms,
+// so a client guessing passwords is slowed down, as in Kafka.
+func (h *Handler) afterFailureDelay(f func()) {
+	if h.cfg.FailedAuthenticationDelay <= 0 {
+		f()
+		return
+	}
+	time.AfterFunc(h.cfg.FailedAuthenticationDelay, f)
+}
+
+// respondAndClose sends m, then closes the connection (a failed
+// authentication), after the failed authentication delay.
+func (h *Handler) respondAndClose(req *server.Request, m kmsg.Response, why string) {
+	m.SetVersion(req.Header.APIVersion)
+	resp := req.NewResponse()
+	resp.AppendMessage(m)
+	h.afterFailureDelay(func() { req.RespondAndClose(resp, fmt.Errorf("%s", why)) })
+}
