@@ -187,6 +187,7 @@ var kafka4Minimums = map[int16]int16{
 	kmsg.ListOffsets.Int16(): 1, kmsg.OffsetCommit.Int16(): 2, kmsg.OffsetFetch.Int16(): 1,
 	kmsg.CreateTopics.Int16(): 2, kmsg.DeleteTopics.Int16(): 1, kmsg.OffsetForLeaderEpoch.Int16(): 2,
 	kmsg.WriteTxnMarkers.Int16(): 1, kmsg.DescribeConfigs.Int16(): 1, kmsg.DescribeLogDirs.Int16(): 1,
+	kmsg.DescribeACLs.Int16(): 1, kmsg.CreateACLs.Int16(): 1, kmsg.DeleteACLs.Int16(): 1,
 }
 
 // listedMinimums asks a broker for ApiVersions and returns each key's

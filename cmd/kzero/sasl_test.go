@@ -65,6 +65,12 @@ func saslRoundTrip(t *testing.T, ctx context.Context, b *node.Node, mech sasl.Me
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g-" + topic
 	fcr, err := fc.RequestWith(ctx, cl)
+	// The first asks create __consumer_offsets: COORDINATOR_NOT_AVAILABLE
+	// until it is led, which clients retry.
+	for err == nil && fcr.ErrorCode == kerr.CoordinatorNotAvailable.Code && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		fcr, err = fc.RequestWith(ctx, cl)
+	}
 	if err != nil || fcr.ErrorCode != 0 || net.JoinHostPort(fcr.Host, itoa(fcr.Port)) != saslAddr(b) {
 		t.Fatalf("%s: FindCoordinator %+v, %v", mech.Name(), fcr, err)
 	}
