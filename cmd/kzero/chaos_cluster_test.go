@@ -26,12 +26,13 @@ import (
 
 // chaosNode is one kzero node: a process while it runs, nil while killed.
 type chaosNode struct {
-	id     int32
-	dir    string // data in dir/data, log in dir/kzero.log
-	client string // the client listener, fixed for the run
-	ctrl   string // the controller listener, fixed for the run
-	proc   *process
-	frozen bool // SIGSTOPped
+	id       int32
+	dir      string // data in dir/data, log in dir/kzero.log
+	client   string // the client listener, fixed for the run
+	ctrl     string // the controller listener, fixed for the run
+	proc     *process
+	frozen   bool // SIGSTOPped
+	starting bool // launched, not ready yet
 }
 
 // chaosCluster is the run's nodes. Only the test goroutine (the fault
@@ -152,20 +153,42 @@ func (c *chaosCluster) launch(nd *chaosNode) {
 	nd.frozen = false
 }
 
+// chaosReadyWait bounds a node's start: a voter is ready once it has
+// registered through the quorum, so a restarted node waits for the others.
+const chaosReadyWait = 2 * time.Minute
+
 // wait waits for nd's ready line; the test fails if it does not come.
 func (c *chaosCluster) wait(nd *chaosNode) {
-	if err := nd.proc.waitReady(2 * time.Minute); err != nil {
+	c.ready(nd, nd.proc.waitReady(chaosReadyWait))
+}
+
+// ready takes the outcome of nd's waitReady, on the test goroutine.
+func (c *chaosCluster) ready(nd *chaosNode, err error) {
+	if err != nil {
 		c.t.Fatalf("node %d: %v (log: %s)", nd.id, err, filepath.Join(nd.dir, "kzero.log"))
 	}
 	if nd.proc.addr != nd.client {
 		c.t.Fatalf("node %d ready on %s, want %s", nd.id, nd.proc.addr, nd.client)
 	}
+	nd.starting = false
 }
 
-func (c *chaosCluster) start(nd *chaosNode) {
+// restart launches a killed node and waits for it in the background: a
+// restarted voter cannot be ready while the quorum lacks a majority, which
+// a frozen node the fault loop is yet to thaw may be part of. The outcome
+// arrives on started, to be handed to ready.
+func (c *chaosCluster) restart(nd *chaosNode, started chan<- chaosStarted) {
 	c.launch(nd)
-	c.wait(nd)
-	c.events.log("node %d restarted (pid %d)", nd.id, nd.proc.cmd.Process.Pid)
+	nd.starting = true
+	c.events.log("node %d restarting (pid %d)", nd.id, nd.proc.cmd.Process.Pid)
+	p := nd.proc
+	go func() { started <- chaosStarted{nd, p.waitReady(chaosReadyWait)} }()
+}
+
+// chaosStarted is a restarted node's waitReady outcome.
+type chaosStarted struct {
+	nd  *chaosNode
+	err error
 }
 
 func (c *chaosCluster) kill(nd *chaosNode) {
@@ -196,7 +219,7 @@ func (c *chaosCluster) thaw(nd *chaosNode) {
 func (c *chaosCluster) healthy() []*chaosNode {
 	var ok []*chaosNode
 	for _, nd := range c.nodes {
-		if nd.proc != nil && !nd.frozen {
+		if nd.proc != nil && !nd.frozen && !nd.starting {
 			ok = append(ok, nd)
 		}
 	}
@@ -236,6 +259,7 @@ func (c *chaosCluster) controller(ctx context.Context) *chaosNode {
 // partitions of the run's topics by how well they are replicated.
 type chaosState struct {
 	brokers    int
+	inSync     int   // the ISR size asked for
 	err        error // Metadata failed, or a topic did
 	leaderless int   // no leader
 	below      int   // a leader, fewer in sync than asked for
@@ -246,8 +270,8 @@ func (s chaosState) String() string {
 	if s.err != nil {
 		return s.err.Error()
 	}
-	return fmt.Sprintf("%d brokers; partitions: %d without a leader, %d with too few in sync, %d with a partial ISR",
-		s.brokers, s.leaderless, s.below, s.partial)
+	return fmt.Sprintf("%d brokers; partitions: %d without a leader, %d with fewer than %d in sync, %d more with a partial ISR",
+		s.brokers, s.leaderless, s.below, s.inSync, s.partial)
 }
 
 // state asks the cluster for metadata of topics, counting as below the
@@ -259,7 +283,7 @@ func (c *chaosCluster) state(ctx context.Context, adm *kadm.Client, topics []str
 	if err != nil {
 		return chaosState{err: err}
 	}
-	s := chaosState{brokers: len(m.Brokers)}
+	s := chaosState{brokers: len(m.Brokers), inSync: inSync}
 	for _, topic := range topics {
 		td := m.Topics[topic]
 		if td.Err != nil {

@@ -71,22 +71,30 @@ func (st chaosFaultStats) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// runFaults injects faults until ctx ends, then heals every node it hurt
-// and returns.
+// runFaults injects faults until ctx ends, then heals every node it hurt,
+// waits for the restarted ones and returns. A node counts as down from its
+// fault until it is thawed or its restart is ready.
 func runFaults(ctx context.Context, c *chaosCluster, rnd *rand.Rand, plan chaosPlan) chaosFaultStats {
 	var st chaosFaultStats
-	var heals []chaosHeal
+	var heals []chaosHeal // sorted by time
+	starting := 0
+	started := make(chan chaosStarted, len(c.nodes))
 	heal := func(h chaosHeal) {
 		if h.nd.proc == nil {
-			c.start(h.nd)
+			c.restart(h.nd, started)
+			starting++
 		} else {
 			c.thaw(h.nd)
 		}
 	}
+	ready := func(s chaosStarted) {
+		starting--
+		c.ready(s.nd, s.err)
+		c.events.log("node %d ready", s.nd.id)
+	}
 	next := time.Now().Add(between(rnd, plan.pause))
-	for {
+	for ctx.Err() == nil {
 		now := time.Now()
-		// Heal what is due.
 		for len(heals) > 0 && !heals[0].at.After(now) {
 			heal(heals[0])
 			heals = heals[1:]
@@ -94,10 +102,7 @@ func runFaults(ctx context.Context, c *chaosCluster, rnd *rand.Rand, plan chaosP
 				next = calm
 			}
 		}
-		if ctx.Err() != nil {
-			break
-		}
-		if len(heals) < plan.maxDown && !now.Before(next) {
+		if len(heals)+starting < plan.maxDown && !now.Before(next) {
 			if h, ok := inject(ctx, c, rnd, plan, &st); ok {
 				heals = append(heals, h)
 				slices.SortFunc(heals, func(a, b chaosHeal) int { return a.at.Compare(b.at) })
@@ -110,11 +115,16 @@ func runFaults(ctx context.Context, c *chaosCluster, rnd *rand.Rand, plan chaosP
 		}
 		select {
 		case <-ctx.Done():
+		case s := <-started:
+			ready(s)
 		case <-time.After(time.Until(wake)):
 		}
 	}
 	for _, h := range heals {
 		heal(h)
+	}
+	for starting > 0 {
+		ready(<-started)
 	}
 	return st
 }
