@@ -312,7 +312,9 @@ func chaosSummary(l *chaosLedger, r *chaosReport, st chaosFaultStats, took time.
 	}
 	var stalls []stall
 	for i, g := range l.mu.gaps {
-		stalls = append(stalls, stall{l.mu.parts[i].Name, g})
+		if g.d > 0 {
+			stalls = append(stalls, stall{l.mu.parts[i].Name, g})
+		}
 	}
 	slices.SortFunc(stalls, func(a, b stall) int { return cmp.Compare(b.d, a.d) })
 	if len(stalls) > 0 {

@@ -112,14 +112,6 @@ func errName(err error) string {
 	if errors.As(err, &ke) {
 		return ke.Message
 	}
-	switch {
-	case errors.Is(err, kgo.ErrRecordTimeout):
-		return "record timeout"
-	case errors.Is(err, kgo.ErrClientClosed):
-		return "client closed"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "context done"
-	}
 	return err.Error()
 }
 
