@@ -42,6 +42,7 @@ type chaosCluster struct {
 	nodes     []*chaosNode
 	voters    string
 	overrides []string // k=v, after the cluster's own
+	topics    []string // the run's, once created
 	events    *chaosEvents
 }
 
@@ -236,23 +237,40 @@ func (c *chaosCluster) seeds() []string {
 	return s
 }
 
-// controller is the metadata quorum's leader as a healthy node reports it
-// in Metadata, nil if none answers within a few seconds.
-func (c *chaosCluster) controller(ctx context.Context) *chaosNode {
+// chaosView is the cluster as one healthy node sees it: the metadata
+// quorum's leader and the partitions each node leads.
+type chaosView struct {
+	controller *chaosNode // nil if unknown
+	leads      map[int32][]string
+}
+
+// view asks the healthy nodes in turn for Metadata of the run's topics;
+// the zero view if none answers within a few seconds.
+func (c *chaosCluster) view(ctx context.Context) chaosView {
 	for _, nd := range c.healthy() {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(nd.client))
 		if err != nil {
 			continue
 		}
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		m, err := kadm.NewClient(cl).BrokerMetadata(qctx)
+		m, err := kadm.NewClient(cl).Metadata(qctx, c.topics...)
 		cancel()
 		cl.Close()
-		if err == nil && m.Controller >= 1 && int(m.Controller) <= len(c.nodes) {
-			return c.nodes[m.Controller-1]
+		if err != nil {
+			continue
 		}
+		v := chaosView{leads: map[int32][]string{}}
+		if m.Controller >= 1 && int(m.Controller) <= len(c.nodes) {
+			v.controller = c.nodes[m.Controller-1]
+		}
+		for _, td := range m.Topics.Sorted() {
+			for _, p := range td.Partitions.Sorted() {
+				v.leads[p.Leader] = append(v.leads[p.Leader], fmt.Sprintf("%s/%d", td.Topic, p.Partition))
+			}
+		}
+		return v
 	}
-	return nil
+	return chaosView{}
 }
 
 // chaosState is the cluster as Metadata shows it: brokers listed, and the

@@ -5,7 +5,9 @@ package main
 // disk would), sometimes aimed at the metadata quorum's leader, then a
 // restart or SIGCONT after a random time. Every choice comes from the
 // seeded generator, in this one goroutine, so a seed replays the same
-// schedule (the timing of the system under test varies, the plan does not).
+// schedule: the faults, victims and times, though not the timing of the
+// system under test (nor, with CHAOS_MAX_DOWN=2, which node is still
+// starting when the next victim is drawn; nor who the controller is).
 
 import (
 	"context"
@@ -153,15 +155,21 @@ func inject(ctx context.Context, c *chaosCluster, rnd *rand.Rand, plan chaosPlan
 	} else {
 		d = between(rnd, plan.frozenFor)
 	}
+	view := c.view(ctx)
 	if kind == chaosKillController || kind == chaosFreezeController {
-		if ctl := c.controller(ctx); ctl != nil && slices.Contains(healthy, ctl) {
-			victim = ctl
+		if view.controller != nil && slices.Contains(healthy, view.controller) {
+			victim = view.controller
 		} else {
 			c.events.log("no healthy controller found: %s hits node %d instead", chaosFaultNames[kind], victim.id)
 		}
 	}
 	st.faults[kind]++
-	c.events.log("fault: %s: node %d for %v", chaosFaultNames[kind], victim.id, d.Round(time.Millisecond))
+	role := ""
+	if view.controller == victim {
+		role = ", the controller,"
+	}
+	c.events.log("fault: %s: node %d%s for %v; it leads %v", chaosFaultNames[kind], victim.id, role,
+		d.Round(time.Millisecond), view.leads[victim.id])
 	if kind == chaosKill || kind == chaosKillController {
 		c.kill(victim)
 	} else {

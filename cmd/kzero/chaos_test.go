@@ -154,6 +154,7 @@ func TestChaos(t *testing.T) {
 	setup, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	createChaosTopics(t, setup, c, topics, o)
+	c.topics = topics.names
 	s, ok := c.await(setup, topics.names, 1, c.led)
 	if !ok {
 		t.Fatalf("the run's partitions have no leaders: %v", s)
