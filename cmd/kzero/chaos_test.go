@@ -163,7 +163,7 @@ func TestChaos(t *testing.T) {
 
 	// The workload: producers until the run's end, consumers until the
 	// cluster has settled after it.
-	l := newChaosLedger(topics, 2)
+	l := newChaosLedger(topics, 2, events)
 	runCtx, stopRun := context.WithTimeout(context.Background(), o.duration)
 	consumeCtx, stopConsumers := context.WithCancel(context.Background())
 	meterCtx, stopMeter := context.WithCancel(context.Background())

@@ -44,6 +44,7 @@ func (ts chaosTopics) at(i int) (string, int32) {
 // consumers' polls write it concurrently.
 type chaosLedger struct {
 	topics chaosTopics
+	events *chaosEvents // told of each kind of produce error the first time
 
 	acked, failed atomic.Int64
 	seen          []atomic.Int64 // per consumer, distinct records
@@ -65,8 +66,8 @@ type chaosGap struct {
 	end time.Time
 }
 
-func newChaosLedger(topics chaosTopics, consumers int) *chaosLedger {
-	l := &chaosLedger{topics: topics, seen: make([]atomic.Int64, consumers)}
+func newChaosLedger(topics chaosTopics, consumers int, events *chaosEvents) *chaosLedger {
+	l := &chaosLedger{topics: topics, events: events, seen: make([]atomic.Int64, consumers)}
 	n := topics.count()
 	l.mu.parts = make([]chaosPart, n)
 	for i := range n {
@@ -96,7 +97,11 @@ func (l *chaosLedger) produced(r *kgo.Record, v chaosValue, err error) {
 	if err != nil {
 		l.failed.Add(1)
 		p.Unacked = append(p.Unacked, v)
-		l.mu.errs[errName(err)]++
+		name := errName(err)
+		if l.mu.errs[name] == 0 {
+			l.events.log("first produce error %q (%s)", name, p.Name)
+		}
+		l.mu.errs[name]++
 		return
 	}
 	l.acked.Add(1)
