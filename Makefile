@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 30s
 
-.PHONY: build run test vet lint unit race bench fuzz clean bench-suite bench-report scale
+.PHONY: build run test vet lint unit race bench fuzz clean bench-suite bench-report scale chaos
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -28,6 +28,18 @@ bench:
 # restart under the same limit (several minutes).
 scale:
 	KZERO_SCALE=1 $(GO) test -count=1 -timeout 30m -v -run '^TestScaleTenThousandPartitions$$' ./cmd/kzero/
+
+# chaos runs the durability check outside `make test`: kzero processes with replication-factor-3
+# topics, idempotent acks=all producers and tailing consumers, while a seeded loop kills -9,
+# freezes (SIGSTOP) and restarts random nodes; then a checker reads every partition and reports
+# what was acknowledged, lost, duplicated, reordered or vanished. CHAOS_DURATION bounds it,
+# CHAOS_SEED replays a fault schedule; the other CHAOS_* variables are in cmd/kzero/chaos_test.go.
+CHAOS_DURATION ?= 5m
+CHAOS_SEED     ?=
+
+chaos:
+	KZERO_CHAOS=1 CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) \
+	  $(GO) test -count=1 -timeout 24h -v -run '^TestChaos$$' ./cmd/kzero/
 
 # bench-suite runs every shipped workload against kzero and kfake, both started on loopback,
 # alternating A B A B, with kzero's CPU profiles, after measuring the machine's limits, into

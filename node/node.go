@@ -81,6 +81,7 @@ func Start(cfg Config) (_ *Node, err error) {
 	ready := &readyHandler{}
 	srvCfg := cfg.Server
 	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
+	srvCfg.DeferAccept = true // clients wait in the backlog until the handler is wired (Accept, below)
 	srvCfg.Listeners = nil
 	for _, l := range cfg.Listeners {
 		sl := server.Listener{Name: l.Name, Addr: l.Addr}
@@ -237,6 +238,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		TxnRouter:   txnRouter{n},
 	}))
 
+	n.srv.Accept()
 	if err = n.startAdmin(); err != nil {
 		return nil, err
 	}

@@ -40,20 +40,18 @@ type procCluster struct {
 func startProcCluster(t *testing.T, n int, extra ...string) *procCluster {
 	t.Helper()
 	c := &procCluster{t: t, procs: make([]*process, n), addrs: make([]string, n), extra: extra}
-	var lns []net.Listener
+	// Controller ports are kept across restarts: below the ephemeral
+	// range, so no client connection holds one while its node is down.
+	ports, err := freeLoopbackPorts(n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var voters []string
 	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		c.ctrl = append(c.ctrl, ln.Addr().String())
-		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ln.Addr()))
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i]))
+		c.ctrl = append(c.ctrl, addr)
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, addr))
 		c.dirs = append(c.dirs, t.TempDir())
-	}
-	for _, ln := range lns {
-		ln.Close()
 	}
 	c.voters = strings.Join(voters, ",")
 	var wg sync.WaitGroup

@@ -79,6 +79,10 @@ type Config struct {
 	// there at once, with no goroutine start and no loop wake-up. nil
 	// serves every request on a runner goroutine.
 	Inline func(apiKey, apiVersion int16) bool
+	// DeferAccept binds the listeners in Start but takes no connection
+	// until Accept: a node registers its bound ports first, and clients
+	// that connect meanwhile wait instead of being turned away.
+	DeferAccept bool
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -39,6 +39,7 @@ type Server struct {
 
 	acceptStop           chan struct{}
 	accepting            sync.WaitGroup // accept goroutines, one per listener
+	acceptOnce           sync.Once
 	sweepStop, sweepDone chan struct{}
 	stopOnce             sync.Once
 
@@ -108,16 +109,27 @@ func (s *Server) Start() error {
 	s.loops = loops
 	s.addr = s.lns[0].addr
 	s.acceptStop = make(chan struct{})
-	for _, l := range s.lns {
-		s.accepting.Add(1)
-		go s.accept(l)
-		s.log.Info("listening", "listener", l.Name, "addr", l.addr.String())
+	if !s.cfg.DeferAccept {
+		s.Accept()
 	}
 	if s.cfg.IdleTimeout > 0 {
 		s.sweepStop, s.sweepDone = make(chan struct{}), make(chan struct{})
 		go s.sweep()
 	}
 	return nil
+}
+
+// Accept starts taking connections (once; Start does it unless
+// Config.DeferAccept). Until then they wait in the listen backlog, as a
+// Kafka broker's do while it starts.
+func (s *Server) Accept() {
+	s.acceptOnce.Do(func() {
+		for _, l := range s.lns {
+			s.accepting.Add(1)
+			go s.accept(l)
+			s.log.Info("listening", "listener", l.Name, "addr", l.addr.String())
+		}
+	})
 }
 
 // Addr is the bound address of the first listener, once Start returned.
