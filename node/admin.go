@@ -10,6 +10,7 @@ import (
 	"kzero/log"
 	"kzero/net/api"
 	"kzero/net/server"
+	"kzero/replica"
 )
 
 // metricsHandler serves /metrics: the network layer's counters, the logs'
@@ -41,6 +42,22 @@ func (n *Node) metricsHandler() http.Handler {
 	conv("fetch_down_converted_partitions_total", "Partitions of Fetch v0-v3 responses down-converted to message sets.", func(s api.ConversionStats) int64 { return s.FetchPartitions })
 	conv("fetch_down_converted_batches_total", "Record batches down-converted for Fetch v0-v3.", func(s api.ConversionStats) int64 { return s.FetchBatches })
 	conv("fetch_down_converted_bytes_total", "Message set bytes sent to Fetch v0-v3 after down-conversion.", func(s api.ConversionStats) int64 { return s.FetchBytes })
+	repl := func(name, help string, f func(replica.Stats) float64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
+			func() float64 { return f(n.replicas.Stats()) }))
+	}
+	replGauge := func(name, help string, f func(replica.Stats) float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: name, Help: help},
+			func() float64 { return f(n.replicas.Stats()) }))
+	}
+	repl("follower_fetch_bytes_total", "Record bytes read for followers' fetches (as leader); fetch_zero_copy_bytes_total counts those sent with sendfile too.",
+		func(s replica.Stats) float64 { return float64(s.FollowerReadBytes) })
+	repl("replica_fetched_bytes_total", "Record bytes this broker's fetchers copied from leaders.", func(s replica.Stats) float64 { return float64(s.FetchedBytes) })
+	repl("isr_shrinks_total", "ISR shrinks asked of the controller.", func(s replica.Stats) float64 { return float64(s.ISRShrinks) })
+	repl("isr_expands_total", "ISR expansions asked of the controller.", func(s replica.Stats) float64 { return float64(s.ISRExpands) })
+	replGauge("under_replicated_partitions", "Partitions led here whose ISR is smaller than their replicas.", func(s replica.Stats) float64 { return float64(s.UnderReplicated) })
+	replGauge("leader_partitions", "Partitions led here.", func(s replica.Stats) float64 { return float64(s.Leaders) })
+	replGauge("follower_partitions", "Partitions followed here.", func(s replica.Stats) float64 { return float64(s.Followers) })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "partitions", Help: "Partition logs on this broker."},
 		func() float64 { return float64(len(n.logs.Logs())) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "stray_partitions",

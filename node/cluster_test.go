@@ -241,6 +241,23 @@ func TestThreeNodeQuorum(t *testing.T) {
 		got += fs.NumRecords()
 	}
 
+	// The followers copied what the leaders served them (a read may end
+	// inside a batch, which the fetcher leaves for the next fetch).
+	for {
+		var read, fetched int64
+		for _, n := range c.nodes {
+			s := n.Replicas().Stats()
+			read, fetched = read+s.FollowerReadBytes, fetched+s.FetchedBytes
+		}
+		if fetched > 0 && fetched <= read {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("followers read %d bytes from leaders and appended %d", read, fetched)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
 	// DescribeQuorum, sent where Metadata says the controller is: the
 	// leader, the three voters and how far each got; a node that is not
 	// the leader answers NOT_LEADER_OR_FOLLOWER naming the leader.

@@ -469,6 +469,7 @@ func (f *fetcher) apply(it fetchItem, rp *kmsg.FetchResponseTopicPartition) {
 		return
 	}
 	if len(records) > 0 {
+		f.m.stats.fetchedBytes.Add(int64(len(records)))
 		if _, err := p.log.Append(records, log.OriginReplication, it.s.epoch); err != nil {
 			f.m.cfg.Logger.Error("follower cannot append the leader's batches", "partition", p.TP.String(), "err", err)
 			f.update(p, it.s.epoch, func(s *fetchState) { s.truncate = true })

@@ -24,6 +24,7 @@ type Manager struct {
 	fetchers *fetchers
 	stop     chan struct{}
 	done     sync.WaitGroup
+	stats    stats
 }
 
 // Config is how replicas replicate: Kafka's replica.* settings and the
@@ -127,6 +128,11 @@ func (m *Manager) tickLoop() {
 // alterISR sends a leader's ISR change to the controller on its own
 // goroutine; a change not made is forgotten, to be asked again.
 func (m *Manager) alterISR(p *Partition, leaderEpoch, partitionEpoch int32, isr []int32) {
+	if cur := p.ISR(); len(isr) < len(cur) {
+		m.stats.isrShrinks.Add(1)
+	} else {
+		m.stats.isrExpands.Add(1)
+	}
 	if m.cfg.AlterPartition == nil {
 		p.alterFailed()
 		return

@@ -359,6 +359,7 @@ func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, m
 		return res, err
 	}
 	res.Range = r
+	p.m.stats.followerReadBytes.Add(r.Len)
 	return res, nil
 }
 
