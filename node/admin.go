@@ -52,6 +52,8 @@ func (n *Node) metricsHandler() http.Handler {
 	}
 	repl("follower_fetch_bytes_total", "Record bytes read for followers' fetches (as leader); fetch_zero_copy_bytes_total counts those sent with sendfile too.",
 		func(s replica.Stats) float64 { return float64(s.FollowerReadBytes) })
+	repl("follower_served_bytes_total", "Record bytes consumers read from this broker as a follower (KIP-392).",
+		func(s replica.Stats) float64 { return float64(s.ServedAsFollower) })
 	repl("replica_fetched_bytes_total", "Record bytes this broker's fetchers copied from leaders.", func(s replica.Stats) float64 { return float64(s.FetchedBytes) })
 	repl("isr_shrinks_total", "ISR shrinks asked of the controller.", func(s replica.Stats) float64 { return float64(s.ISRShrinks) })
 	repl("isr_expands_total", "ISR expansions asked of the controller.", func(s replica.Stats) float64 { return float64(s.ISRExpands) })

@@ -63,6 +63,7 @@ func nodeConfig(id int32, dir string, voters map[int32]string) Config {
 		ControllerAddr: voters[id],
 		Logs:           logs,
 		NumPartitions:  1,
+		RackAwareReads: true, // only consumers with a client.rack see it
 		Logger:         quiet,
 		// Snapshots often and no log kept behind them: a voter that was
 		// down catches up by snapshot.

@@ -83,6 +83,7 @@ type Config struct {
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int16 // default.replication.factor
 	LegacyVersions           bool  // legacy.protocol.versions.enable: serve versions Kafka 4 removed
+	RackAwareReads           bool  // replica.selector.class=RackAwareReplicaSelector (KIP-392)
 
 	// StaticConfigs are server.properties as given: topic configs fall back
 	// to them (log.retention.hours for retention.ms, ...).

@@ -191,6 +191,13 @@ func Start(cfg Config) (_ *Node, err error) {
 	replCfg := cfg.Replication
 	replCfg.Logger = n.logger
 	replCfg.BrokerAddr = n.brokerAddr
+	replCfg.BrokerRack = func(id int32) (string, bool) {
+		b, ok := n.ctrl.Image().Broker(id)
+		if !ok {
+			return "", false
+		}
+		return b.Rack, true
+	}
 	replCfg.AlterPartition = func(tp log.TopicPartition, topicID [16]byte, leaderEpoch, partitionEpoch int32, isr []int32) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -223,6 +230,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		NumPartitions:             cfg.NumPartitions,
 		DefaultReplicationFactor:  cfg.DefaultReplicationFactor,
 		LegacyVersions:            cfg.LegacyVersions,
+		RackAwareReads:            cfg.RackAwareReads,
 		Listeners:                 apiListeners,
 		ReauthAfter:               cfg.ReauthAfter,
 		FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,

@@ -485,6 +485,7 @@ func (f *fetcher) apply(it fetchItem, rp *kmsg.FetchResponseTopicPartition) {
 	}
 	if hw := min(rp.HighWatermark, leo); hw > p.HighWatermark() {
 		p.log.OnHighWatermark(hw)
+		p.wakeReaders(int64(len(records))) // consumers reading from this follower (KIP-392)
 	}
 }
 

@@ -38,6 +38,8 @@ type Config struct {
 	FetchBackoff   time.Duration // replica.fetch.backoff.ms
 	// BrokerAddr resolves a broker's inter-broker address.
 	BrokerAddr func(id int32) (string, bool)
+	// BrokerRack resolves a broker's broker.rack (rack-aware reads).
+	BrokerRack func(id int32) (string, bool)
 	// AlterPartition asks the controller for a partition's new ISR and
 	// reports whether it was made; a false leaves the partition to ask
 	// again. Called on its own goroutine.

@@ -297,9 +297,12 @@ type ReadResult struct {
 
 // Read serves a consumer's fetch: records from offset up to the HW
 // (read_uncommitted) or the LSO (read_committed, with the aborted
-// transactions in range). aborted is reused as the Aborted slice's storage.
-func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch bool, currentEpoch int32, aborted []log.AbortedTxn) (ReadResult, error) {
-	if p.Role() != Leader {
+// transactions in range). With fromFollower a follower serves it too, up
+// to the HW its leader told it (KIP-392). aborted is reused as the Aborted
+// slice's storage.
+func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch bool, currentEpoch int32, fromFollower bool, aborted []log.AbortedTxn) (ReadResult, error) {
+	role := p.Role()
+	if role != Leader && (role != Follower || !fromFollower) {
 		return ReadResult{}, kerr.NotLeaderForPartition
 	}
 	if err := p.CheckLeaderEpoch(currentEpoch); err != nil {
@@ -315,6 +318,9 @@ func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch 
 		return res, err
 	}
 	res.Range = r
+	if role == Follower {
+		p.m.stats.followerServedBytes.Add(r.Len)
+	}
 	if readCommitted && !r.Empty() {
 		res.Aborted, err = p.log.AbortedTxns(aborted[:0], offset, bound)
 	}
@@ -405,4 +411,45 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 		return -1, fmt.Errorf("offset %d above the high watermark %d: %w", offset, hw, kerr.OffsetOutOfRange)
 	}
 	return p.log.DeleteRecordsBefore(offset)
+}
+
+// PreferredReadReplica is the replica a consumer in clientRack should
+// fetch from at offset (KIP-392, Kafka's RackAwareReplicaSelector): -1
+// for this leader (the client is in its rack, or no replica there may
+// serve), else an in-sync follower in that rack whose log holds offset,
+// the furthest along first.
+func (p *Partition) PreferredReadReplica(clientRack string, offset int64) int32 {
+	rack := p.m.cfg.BrokerRack
+	if rack == nil {
+		return -1
+	}
+	if r, _ := rack(p.nodeID); r == clientRack {
+		return -1
+	}
+	now := nowMs()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.mu.isr
+	if s == nil {
+		return -1
+	}
+	best, bestLEO := int32(-1), int64(-1)
+	for id, f := range s.followers {
+		if !slices.Contains(s.isr, id) || f.leo < offset || f.leo <= bestLEO || !s.caughtUp(f, now) {
+			continue
+		}
+		if r, ok := rack(id); ok && r == clientRack {
+			best, bestLEO = id, f.leo
+		}
+	}
+	return best
+}
+
+// wakeReaders credits consumer fetches waiting on a follower with grown
+// bytes below its new HW.
+func (p *Partition) wakeReaders(grown int64) {
+	p.mu.Lock()
+	ready := p.readyLocked(p.mu.watchers, max(grown, 1))
+	p.mu.Unlock()
+	fire(ready)
 }

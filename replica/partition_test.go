@@ -64,16 +64,16 @@ func TestAppendAdvancesHighWatermarkAndReads(t *testing.T) {
 	if p.HighWatermark() != 12 || p.LastStableOffset() != 12 {
 		t.Fatalf("hw %d lso %d", p.HighWatermark(), p.LastStableOffset())
 	}
-	res, err := p.Read(4, 1<<20, false, true, -1, nil)
+	res, err := p.Read(4, 1<<20, false, true, -1, false, nil)
 	if err != nil || res.Range.Empty() || res.HighWatermark != 12 || res.LogStartOffset != 0 {
 		t.Fatalf("read: %+v %v", res, err)
 	}
 	res.Range.Release()
-	if _, err := p.Read(13, 1<<20, false, true, -1, nil); !errors.Is(err, kerr.OffsetOutOfRange) {
+	if _, err := p.Read(13, 1<<20, false, true, -1, false, nil); !errors.Is(err, kerr.OffsetOutOfRange) {
 		t.Fatalf("read past end: %v", err)
 	}
 	// KIP-320 epoch checks.
-	if _, err := p.Read(0, 100, false, true, 1, nil); !errors.Is(err, kerr.UnknownLeaderEpoch) {
+	if _, err := p.Read(0, 100, false, true, 1, false, nil); !errors.Is(err, kerr.UnknownLeaderEpoch) {
 		t.Fatalf("newer epoch: %v", err)
 	}
 	if low, err := p.DeleteRecordsBefore(-1); err != nil || low != 12 {

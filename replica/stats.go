@@ -6,6 +6,7 @@ import "sync/atomic"
 type Stats struct {
 	FollowerReadBytes int64 // record bytes this broker read for its followers' fetches, as leader
 	FetchedBytes      int64 // record bytes this broker's fetchers appended, as follower
+	ServedAsFollower  int64 // record bytes consumers read from this broker as a follower (KIP-392)
 	ISRShrinks        int64 // ISR changes asked for that drop a follower
 	ISRExpands        int64 // ISR changes asked for that add one
 	UnderReplicated   int   // partitions led here whose ISR is smaller than their replicas
@@ -14,10 +15,11 @@ type Stats struct {
 }
 
 type stats struct {
-	followerReadBytes atomic.Int64
-	fetchedBytes      atomic.Int64
-	isrShrinks        atomic.Int64
-	isrExpands        atomic.Int64
+	followerReadBytes   atomic.Int64
+	fetchedBytes        atomic.Int64
+	followerServedBytes atomic.Int64
+	isrShrinks          atomic.Int64
+	isrExpands          atomic.Int64
 }
 
 // Stats returns the counters and the partitions' replication state now.
@@ -25,6 +27,7 @@ func (m *Manager) Stats() Stats {
 	s := Stats{
 		FollowerReadBytes: m.stats.followerReadBytes.Load(),
 		FetchedBytes:      m.stats.fetchedBytes.Load(),
+		ServedAsFollower:  m.stats.followerServedBytes.Load(),
 		ISRShrinks:        m.stats.isrShrinks.Load(),
 		ISRExpands:        m.stats.isrExpands.Load(),
 	}

@@ -31,6 +31,14 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, fmt.Errorf("controller.quorum.voters: %w", err)
 	}
+	rackAware := false
+	switch sel := c.str("replica.selector.class"); sel {
+	case "":
+	case rackAwareReplicaSelector:
+		rackAware = true
+	default:
+		return node.Config{}, fmt.Errorf("replica.selector.class %q: kzero knows only %s", sel, rackAwareReplicaSelector)
+	}
 	ctrlAddr, err := c.controllerListener()
 	if err != nil {
 		return node.Config{}, err
@@ -49,6 +57,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		FailedAuthenticationDelay:    msDuration(c.long("connection.failed.authentication.delay.ms")),
 		AdminAddr:                    c.str("admin.listener"),
 		Logs:                         c.managerConfig(logger),
+		RackAwareReads:               rackAware,
 		UncleanLeaderElection:        c.bool("unclean.leader.election.enable"),
 		AutoLeaderRebalance:          c.bool("auto.leader.rebalance.enable"),
 		LeaderImbalanceCheckInterval: time.Duration(c.long("leader.imbalance.check.interval.seconds")) * time.Second,
@@ -99,6 +108,10 @@ func queuedMaxBytes(v int64) int64 {
 	}
 	return v
 }
+
+// rackAwareReplicaSelector is Kafka's replica.selector.class for fetching
+// from the closest replica (KIP-392).
+const rackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 

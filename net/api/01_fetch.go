@@ -172,7 +172,17 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		if f.replica >= 0 {
 			res, err = part.ReadForFollower(f.replica, tg.offset, int(max(limit, 0)), minOne, tg.currentEpoch)
 		} else {
-			res, err = part.Read(tg.offset, int(max(limit, 0)), committed, minOne, tg.currentEpoch, nil)
+			if r.Version >= 11 && f.h.cfg.RackAwareReads && r.Rack != "" && part.IsLeader() {
+				if id := part.PreferredReadReplica(r.Rack, tg.offset); id >= 0 {
+					// KIP-392: no records from here; the consumer goes
+					// to the replica in its rack.
+					fp.readFrom, fp.hasReadFrom = id, true
+					fp.hw, fp.lso, fp.logStart = part.HighWatermark(), part.LastStableOffset(), part.Log().LogStartOffset()
+					continue
+				}
+			}
+			// v11+ consumers may read from a follower (KIP-392), up to its HW.
+			res, err = part.Read(tg.offset, int(max(limit, 0)), committed, minOne, tg.currentEpoch, r.Version >= 11, nil)
 		}
 		if err != nil {
 			fp.err = errCode(err)

@@ -28,6 +28,10 @@ type fetchPartition struct {
 	aborted   []log.AbortedTxn
 	records   log.FileRange
 	session   *sessionPartition // the session's state of it, nil when sessionless
+	// readFrom is the replica the consumer should fetch from instead
+	// (KIP-392), when hasReadFrom.
+	readFrom    int32
+	hasReadFrom bool
 }
 
 // enc appends Kafka primitives; flexible selects compact encodings.
@@ -105,7 +109,11 @@ func appendFetchResponse(resp *wire.Response, v int16, sessionID int32, topics [
 				e.arrayLen(-1)
 			}
 			if v >= 11 {
-				e.i32(-1) // preferred_read_replica
+				if p.hasReadFrom {
+					e.i32(p.readFrom) // preferred_read_replica
+				} else {
+					e.i32(-1)
+				}
 			}
 			n := p.records.Len
 			if p.records.Empty() {

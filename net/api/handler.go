@@ -23,6 +23,10 @@ type Config struct {
 	AdvertisedHost string
 	AdvertisedPort int32
 	Rack           string
+	// RackAwareReads points v11+ consumers with a client.rack at an
+	// in-sync replica in their rack (KIP-392; replica.selector.class =
+	// org.apache.kafka.common.replica.RackAwareReplicaSelector).
+	RackAwareReads bool
 
 	AutoCreateTopics         bool  // auto.create.topics.enable
 	NumPartitions            int32 // num.partitions
