@@ -68,7 +68,9 @@ func newPartition(m *Manager, tp log.TopicPartition, id [16]byte, l *log.Log) *P
 	return p
 }
 
-// Log is the partition's log.
+// Log is the partition's log, for tests that look at what is on disk:
+// serving code reads through the Partition (lookup.go), which knows the
+// role and the high watermark.
 func (p *Partition) Log() *log.Log { return p.log }
 
 // Role is this broker's role for the partition.

@@ -319,10 +319,9 @@ func (s *shard) load() {
 // end (open transactions included), to ld: the records of a transactional
 // batch under its producer id, and transaction markers.
 func (s *shard) read(ld *loader) error {
-	l := s.part.Log()
 	var rr log.RecordReader
 	defer rr.Release()
-	return l.Scan(l.LogStartOffset(), l.LogEndOffset(), func(b log.Batch) error {
+	return s.part.ScanAll(func(b log.Batch) error {
 		if err := rr.Reset(b, 0); err != nil {
 			return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
 		}

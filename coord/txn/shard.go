@@ -131,8 +131,7 @@ func (s *shard) load() {
 	var firstErr error
 	var rr log.RecordReader
 	defer rr.Release()
-	l := s.part.Log()
-	err := l.Scan(l.LogStartOffset(), l.LogEndOffset(), func(b log.Batch) error {
+	err := s.part.ScanAll(func(b log.Batch) error {
 		if b.IsControl() {
 			return nil
 		}

@@ -158,7 +158,7 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg
 		}
 	}
 	if b, _, err := log.ParseBatch(records); err == nil && b.IsTransactional() {
-		if err := h.verifyTxnWrite(p.Log(), tp, b, r); err != nil {
+		if err := h.verifyTxnWrite(p, tp, b, r); err != nil {
 			return nil, 0, err
 		}
 	}

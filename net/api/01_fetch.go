@@ -177,7 +177,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 					// KIP-392: no records from here; the consumer goes
 					// to the replica in its rack.
 					fp.readFrom, fp.hasReadFrom = id, true
-					fp.hw, fp.lso, fp.logStart = part.HighWatermark(), part.LastStableOffset(), part.Log().LogStartOffset()
+					fp.hw, fp.lso, fp.logStart = part.HighWatermark(), part.LastStableOffset(), part.LogStartOffset()
 					continue
 				}
 			}

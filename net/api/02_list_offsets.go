@@ -75,7 +75,6 @@ func (h *Handler) listOffset(tp log.TopicPartition, p *kmsg.ListOffsetsRequestTo
 	if err := part.CheckLeaderEpoch(p.CurrentLeaderEpoch); err != nil {
 		return err
 	}
-	l := part.Log()
 	bound := part.HighWatermark()
 	if committed {
 		bound = part.LastStableOffset()
@@ -85,10 +84,10 @@ func (h *Handler) listOffset(tp log.TopicPartition, p *kmsg.ListOffsetsRequestTo
 	case -1: // latest
 		rp.Offset, rp.LeaderEpoch = bound, epoch
 	case -2, -4: // earliest, earliest local
-		rp.Offset, rp.LeaderEpoch = l.LogStartOffset(), epoch
+		rp.Offset, rp.LeaderEpoch = part.LogStartOffset(), epoch
 	case -5, -6: // latest tiered, earliest pending upload: nothing is tiered
 	case -3: // max timestamp
-		pos, ok, err := l.MaxTimestamp()
+		pos, ok, err := part.MaxTimestamp()
 		if err != nil {
 			return err
 		}
@@ -99,7 +98,7 @@ func (h *Handler) listOffset(tp log.TopicPartition, p *kmsg.ListOffsetsRequestTo
 		if p.Timestamp < 0 {
 			return kerr.InvalidRequest
 		}
-		pos, ok, err := l.OffsetForTimestamp(p.Timestamp)
+		pos, ok, err := part.OffsetForTimestamp(p.Timestamp)
 		if err != nil {
 			return err
 		}

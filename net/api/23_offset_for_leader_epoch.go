@@ -73,7 +73,7 @@ func (h *Handler) offsetForLeaderEpoch(req *server.Request) error {
 
 // epochEnd is the end of the requested epoch from the log's epoch cache.
 func epochEnd(p *replica.Partition, requested int32) (epoch int32, end int64) {
-	return p.Log().EndOffsetForEpoch(requested)
+	return p.EndOffsetForEpoch(requested)
 }
 
 // localPartition returns the local replica of a partition; a partition

@@ -53,7 +53,7 @@ func (h *Handler) describeProducers(req *server.Request) error {
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			for _, e := range part.Log().Producers() { // by producer id
+			for _, e := range part.Producers() { // by producer id
 				ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 				ap.ProducerID, ap.ProducerEpoch = e.ProducerID, int32(e.Epoch)
 				ap.LastSequence, ap.LastTimestamp = e.LastSequence, e.Timestamp

@@ -1,10 +1,6 @@
 package api
 
 import (
-	"os"
-	"path/filepath"
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
@@ -38,25 +34,9 @@ func (h *Handler) legacyOffsets(tp log.TopicPartition, timestamp int64, maxNum i
 	if !part.IsLeader() && replicaID != debuggingReplicaID {
 		return nil, kerr.NotLeaderForPartition
 	}
-	l := part.Log()
-	segs := l.Segments()
-	if len(segs) == 0 {
+	cands := part.SegmentStarts()
+	if len(cands) == 0 {
 		return []int64{}, nil
-	}
-	type candidate struct{ offset, modified int64 }
-	cands := make([]candidate, 0, len(segs)+1)
-	start := l.LogStartOffset()
-	for _, s := range segs {
-		var modified int64
-		// A segment deleted meanwhile keeps time 0, as a missing
-		// file's lastModified is in Java.
-		if fi, err := os.Stat(filepath.Join(l.Dir(), log.FileName(s.BaseOffset(), log.LogSuffix))); err == nil {
-			modified = fi.ModTime().UnixMilli()
-		}
-		cands = append(cands, candidate{max(s.BaseOffset(), start), modified})
-	}
-	if segs[len(segs)-1].Size() > 0 {
-		cands = append(cands, candidate{l.LogEndOffset(), time.Now().UnixMilli()})
 	}
 	from := len(cands) - 1
 	switch timestamp {
@@ -64,14 +44,14 @@ func (h *Handler) legacyOffsets(tp log.TopicPartition, timestamp int64, maxNum i
 	case -2:
 		from = 0
 	default:
-		for from >= 0 && cands[from].modified > timestamp {
+		for from >= 0 && cands[from].ModifiedMs > timestamp {
 			from--
 		}
 	}
 	n := min(int(max(maxNum, 0)), from+1)
 	offsets := make([]int64, 0, n+1)
 	for i := from; i > from-n; i-- {
-		offsets = append(offsets, cands[i].offset)
+		offsets = append(offsets, cands[i].Offset)
 	}
 	// Descending already: candidates ascend. Kafka sorts them anyway,
 	// which matters only for equal offsets (a base raised to the start).
