@@ -90,6 +90,9 @@ func (fs *fetchers) closeAll() {
 	fs.wg.Wait()
 }
 
+// maxFetchFrame bounds a fetch response a follower reads.
+const maxFetchFrame = 1 << 30
+
 // fetcher fetches every partition this broker follows on one leader.
 type fetcher struct {
 	m      *Manager
@@ -220,7 +223,10 @@ func (f *fetcher) client() (*wire.Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := wire.Dial(ctx, addr, "kzero-replica-fetcher-"+strconv.Itoa(int(f.m.nodeID)), int(f.m.cfg.FetchRespBytes)+1<<20)
+	// The response may exceed replica.fetch.response.max.bytes: the first
+	// batch comes whole however large (KIP-74), up to the topic's
+	// max.message.bytes.
+	c, err := wire.Dial(ctx, addr, "kzero-replica-fetcher-"+strconv.Itoa(int(f.m.nodeID)), maxFetchFrame)
 	if err != nil {
 		return nil, err
 	}
