@@ -295,6 +295,7 @@ type ReadResult struct {
 	LastStableOffset int64
 	LogStartOffset   int64
 	Aborted          []log.AbortedTxn
+	End              int64 // the offset the read could go up to: the HW, LSO or log end it saw
 }
 
 // Read serves a consumer's fetch: records from offset up to the HW
@@ -315,6 +316,7 @@ func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch 
 	if readCommitted {
 		bound = res.LastStableOffset
 	}
+	res.End = bound
 	r, err := p.log.Read(offset, maxBytes, bound, minOneBatch)
 	if err != nil {
 		return res, err
@@ -361,7 +363,7 @@ func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, m
 	if alter != nil {
 		p.m.alterISR(p, p.leaderEpoch.Load(), partitionEpoch, alter)
 	}
-	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.log.LogStartOffset()}
+	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.log.LogStartOffset(), End: leo}
 	r, err := p.log.Read(offset, maxBytes, leo, minOneBatch)
 	if err != nil {
 		return res, err
@@ -369,6 +371,18 @@ func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, m
 	res.Range = r
 	p.m.stats.followerReadBytes.Add(r.Len)
 	return res, nil
+}
+
+// ReadBound is the offset a read could go up to now: the log end for a
+// follower, else the LSO (committed) or the HW.
+func (p *Partition) ReadBound(follower, committed bool) int64 {
+	switch {
+	case follower:
+		return p.log.LogEndOffset()
+	case committed:
+		return p.LastStableOffset()
+	}
+	return p.HighWatermark()
 }
 
 // tick shrinks the ISR of followers out of sync.

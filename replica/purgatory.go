@@ -64,6 +64,10 @@ func (w *Waiter) trigger() {
 	})
 }
 
+// Fire fires the waiter now (once, like any firing): its caller saw data
+// arrive that the registration may have missed.
+func (w *Waiter) Fire() { go w.trigger() }
+
 // Cancel unregisters the waiter without firing it.
 func (w *Waiter) Cancel() { w.once.Do(w.unregister) }
 

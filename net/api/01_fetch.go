@@ -19,6 +19,8 @@ package api
 // ReadForFollower); it waits for appends rather than HW moves.
 
 import (
+	"math"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -51,6 +53,7 @@ type fetchOp struct {
 	targets []fetchTarget
 	topics  []fetchTopic
 	parts   []*replica.Partition // partitions found, to wait on
+	seen    []int64              // for each, the offset its read stopped at
 	replica int32                // the follower fetching; -1 for a consumer
 }
 
@@ -99,10 +102,21 @@ func (h *Handler) fetch(req *server.Request) error {
 	if f.replica >= 0 {
 		wait = replica.WaitFollower
 	}
-	wait(f.parts, int64(r.MinBytes)-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
+	// What was read, kept apart: once registered, the waiter may fire and
+	// read again into f at any moment.
+	parts, seen := slices.Clone(f.parts), slices.Clone(f.seen)
+	w := wait(parts, int64(r.MinBytes)-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
 		f.read()
 		f.respond()
 	})
+	// An append (or HW move) between the read and the registration woke
+	// no one: look again now that the waiter is registered.
+	for i, p := range parts {
+		if p.ReadBound(f.replica >= 0, r.IsolationLevel == 1) > seen[i] {
+			w.Fire()
+			break
+		}
+	}
 	return nil
 }
 
@@ -136,7 +150,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		remaining = 1<<31 - 1
 	}
 	f.topics = f.topics[:0]
-	f.parts = f.parts[:0]
+	f.parts, f.seen = f.parts[:0], f.seen[:0]
 	for i := range f.targets {
 		tg := &f.targets[i]
 		if n := len(f.topics); n == 0 || f.topics[n-1].name != tg.topic || f.topics[n-1].id != tg.id {
@@ -165,7 +179,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 			errored = true
 			continue
 		}
-		f.parts = append(f.parts, part)
+		f.parts, f.seen = append(f.parts, part), append(f.seen, math.MaxInt64)
 		limit := min(int64(tg.maxBytes), remaining)
 		minOne := total == 0 && r.Version >= 3 // KIP-74; v0-v2 cut at the limit
 		var res replica.ReadResult
@@ -191,6 +205,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		}
 		fp.hw, fp.lso, fp.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 		fp.aborted, fp.records = res.Aborted, res.Range
+		f.seen[len(f.seen)-1] = res.End
 		total += res.Range.Len
 		remaining -= res.Range.Len
 	}
