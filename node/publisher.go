@@ -28,7 +28,7 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 	defer n.applyTxnImage(next)
 	defer n.applyGroupImage(next)
 	// A broker fenced, unfenced or shutting down changes who may join an ISR.
-	brokersChanged := prev == nil || !sameActive(prev, next)
+	activeChanged := prev == nil || !sameActive(prev, next)
 	// A change of dynamic broker configs may change every topic's log config.
 	brokerChanged := prev == nil || !sameConfigs(prev.BrokerConfigs(""), next.BrokerConfigs("")) ||
 		!sameConfigs(prev.BrokerConfigs(strconv.Itoa(int(n.nodeID))), next.BrokerConfigs(strconv.Itoa(int(n.nodeID))))
@@ -48,7 +48,7 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 			if !slices.Contains(p.Replicas, n.nodeID) {
 				continue
 			}
-			if !brokerChanged && !brokersChanged && old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
+			if !brokerChanged && !activeChanged && old != nil && old.ID == t.ID && int(p.Partition) < len(old.Partitions) &&
 				samePartition(&old.Partitions[p.Partition], &p) && sameConfigs(old.Configs, t.Configs) {
 				continue
 			}

@@ -52,9 +52,9 @@ type follower struct {
 // newISRState starts a leadership at nowMs: the leader's log ends at leo
 // and its HW is hw (as far as it knew it as a follower). Followers' LEOs
 // are unknown; those in the ISR count as caught up now.
-func newISRState(self int32, replicas, isr []int32, partitionEpoch int32, leo, hw, nowMs, lagMs int64) *isrState {
+func newISRState(self int32, replicas, isr, ineligible []int32, partitionEpoch int32, leo, hw, nowMs, lagMs int64) *isrState {
 	s := &isrState{self: self, leo: leo, hw: min(hw, leo), epochStart: leo, lagMs: lagMs, followers: map[int32]*follower{}}
-	s.setMetadata(replicas, isr, partitionEpoch, nil, nowMs)
+	s.setMetadata(replicas, isr, partitionEpoch, ineligible, nowMs)
 	return s
 }
 

@@ -61,7 +61,7 @@ func TestISRScripts(t *testing.T) {
 			out := ""
 			switch d.Cmd {
 			case "leader":
-				s = newISRState(int32(num("self")), ids("replicas"), ids("isr"), 0, num("leo"), num("hw"), num("now"), num("lag"))
+				s = newISRState(int32(num("self")), ids("replicas"), ids("isr"), nil, 0, num("leo"), num("hw"), num("now"), num("lag"))
 			case "fetch":
 				var ok bool
 				moved, alter, ok = s.fetched(int32(num("id")), num("offset"), num("now"))

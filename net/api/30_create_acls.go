@@ -32,12 +32,8 @@ func (h *Handler) createACLs(req *server.Request) error {
 		}
 		respond(req, resp)
 	}
-	switch {
-	case h.authz == nil:
-		failAll(kerr.SecurityDisabled, "No Authorizer is configured.")
-		return nil
-	case !h.authorized(req, opAlter, resCluster, clusterName):
-		failAll(kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Description)
+	if err, msg := h.aclAdminDenied(req); err != nil {
+		failAll(err, msg)
 		return nil
 	}
 	existing := h.cluster.Image().ACLs()
@@ -73,4 +69,17 @@ func (h *Handler) createACLs(req *server.Request) error {
 	}
 	respond(req, resp)
 	return nil
+}
+
+// aclAdminDenied is why CreateAcls or DeleteAcls is refused as a whole:
+// no authorizer (SECURITY_DISABLED) or no ALTER on the cluster; nil when
+// the request may go on.
+func (h *Handler) aclAdminDenied(req *server.Request) (*kerr.Error, string) {
+	switch {
+	case h.authz == nil:
+		return kerr.SecurityDisabled, "No Authorizer is configured."
+	case !h.authorized(req, opAlter, resCluster, clusterName):
+		return kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Description
+	}
+	return nil, ""
 }

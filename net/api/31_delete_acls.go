@@ -29,12 +29,8 @@ func (h *Handler) deleteACLs(req *server.Request) error {
 		}
 		respond(req, resp)
 	}
-	switch {
-	case h.authz == nil:
-		failAll(kerr.SecurityDisabled, "No Authorizer is configured.")
-		return nil
-	case !h.authorized(req, opAlter, resCluster, clusterName):
-		failAll(kerr.ClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Description)
+	if err, msg := h.aclAdminDenied(req); err != nil {
+		failAll(err, msg)
 		return nil
 	}
 	acls := h.cluster.Image().ACLs()
