@@ -102,6 +102,9 @@ type fetcher struct {
 	wake   chan struct{}
 	stop   chan struct{}
 	conn   *wire.Client
+	// session is the fetch session with the leader (fetch_session.go),
+	// owned by the fetcher's goroutine.
+	session fetchSession
 }
 
 // fetchState is one partition's progress with its fetcher.
@@ -206,6 +209,7 @@ func (f *fetcher) run() {
 				f.conn.Close()
 				f.conn = nil
 			}
+			f.session.reset()
 			if !f.sleep(f.m.cfg.FetchBackoff) {
 				return
 			}
@@ -400,48 +404,55 @@ func (f *fetcher) startAtLeaderLogStart(c *wire.Client, it fetchItem) error {
 	return nil
 }
 
-// fetch sends one Fetch for items and appends what comes back.
+// fetch sends one Fetch for items, in the fetcher's session, and appends
+// what comes back.
 func (f *fetcher) fetch(c *wire.Client, items []fetchItem) error {
 	cfg := &f.m.cfg
 	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(12)
+	// v18: topic ids, ReplicaState, and the HW this follower knows
+	// (KIP-1166), which lets the leader answer as soon as its HW passes it.
+	req.SetVersion(18)
+	for _, it := range items {
+		if it.p.TopicID == ([16]byte{}) {
+			req.SetVersion(12) // a topic without an id (never in a cluster's image)
+			break
+		}
+	}
 	req.ReplicaID = f.m.nodeID
+	req.ReplicaState.ID = f.m.nodeID
+	req.ReplicaState.Epoch = -1
 	req.MaxWaitMillis = int32(cfg.FetchWaitMax.Milliseconds())
 	req.MinBytes = cfg.FetchMinBytes
 	req.MaxBytes = cfg.FetchRespBytes
-	req.SessionEpoch = -1
-	byTP := make(map[log.TopicPartition]fetchItem, len(items))
-	topics := map[string]int{}
-	for _, it := range items {
-		byTP[it.p.TP] = it
-		i, ok := topics[it.p.TP.Topic]
-		if !ok {
-			i = len(req.Topics)
-			topics[it.p.TP.Topic] = i
-			t := kmsg.NewFetchRequestTopic()
-			t.Topic = it.p.TP.Topic
-			req.Topics = append(req.Topics, t)
-		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = it.p.TP.Partition
-		rp.CurrentLeaderEpoch = it.s.epoch
-		rp.FetchOffset = it.p.log.LogEndOffset()
-		rp.LastFetchedEpoch = -1
-		rp.LogStartOffset = it.p.log.LogStartOffset()
-		rp.PartitionMaxBytes = cfg.FetchMaxBytes
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-	}
+	f.session.build(req, items, cfg.FetchMaxBytes)
 	resp := kmsg.NewPtrFetchResponse()
 	if err := c.Do(req, resp, f.deadline()); err != nil {
 		return err
 	}
-	if resp.ErrorCode != 0 {
-		return fmt.Errorf("fetch: %w", kerr.ErrorForCode(resp.ErrorCode))
+	switch err := kerr.ErrorForCode(resp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.FetchSessionIDNotFound), errors.Is(err, kerr.InvalidFetchSessionEpoch):
+		// The leader lost or evicted the session: open a new one.
+		f.session.reset()
+		return nil
+	default:
+		return fmt.Errorf("fetch: %w", err)
+	}
+	f.session.answered(resp.SessionID)
+	byTP := make(map[log.TopicPartition]fetchItem, len(items))
+	byID := make(map[[16]byte]string, len(items))
+	for _, it := range items {
+		byTP[it.p.TP] = it
+		byID[it.p.TopicID] = it.p.TP.Topic
 	}
 	for _, t := range resp.Topics {
+		topic := t.Topic
+		if req.Version >= 13 {
+			topic = byID[t.TopicID]
+		}
 		for i := range t.Partitions {
 			rp := &t.Partitions[i]
-			it, ok := byTP[log.TopicPartition{Topic: t.Topic, Partition: rp.Partition}]
+			it, ok := byTP[log.TopicPartition{Topic: topic, Partition: rp.Partition}]
 			if !ok {
 				continue
 			}

@@ -46,7 +46,7 @@ type Partition struct {
 		isr               *isrState // the leader's view; nil when not leading
 		minInsyncReplicas int
 		watchers          map[*Waiter]struct{} // consumer fetches: woken as the HW moves
-		followerWatchers  map[*Waiter]struct{} // follower fetches: woken as the log grows
+		followerWatchers  map[*Waiter]int64    // follower fetches, with the HW each knows: woken as the log grows or the HW passes it
 		commits           []*commitWaiter      // writes waiting for the HW (acks=all)
 		marks             [64]appendMark       // recent appends' end offsets and cumulative bytes
 		nmarks            uint64
@@ -62,7 +62,7 @@ type appendMark struct{ end, bytes int64 }
 func newPartition(m *Manager, tp log.TopicPartition, id [16]byte, l *log.Log) *Partition {
 	p := &Partition{TP: tp, TopicID: id, log: l, nodeID: m.nodeID, m: m}
 	p.mu.watchers = map[*Waiter]struct{}{}
-	p.mu.followerWatchers = map[*Waiter]struct{}{}
+	p.mu.followerWatchers = map[*Waiter]int64{}
 	p.mu.minInsyncReplicas = 1
 	p.leaderID.Store(-1)
 	return p
@@ -239,7 +239,7 @@ func (p *Partition) afterAppend(info log.AppendInfo) {
 	if s := p.mu.isr; s != nil {
 		moved, hw = s.appended(leo, nowMs()), s.hw
 	}
-	ready := p.readyLocked(p.mu.followerWatchers, info.Bytes)
+	ready := readyLocked(p.mu.followerWatchers, info.Bytes)
 	p.mu.Unlock()
 	fire(ready)
 	if moved {
@@ -263,7 +263,7 @@ func (p *Partition) onHW(hw int64) {
 	}
 	grown := max(credited-p.mu.hwBytes, 1)
 	p.mu.hwBytes = max(p.mu.hwBytes, credited)
-	ready := p.readyLocked(p.mu.watchers, grown)
+	ready := p.hwReadyLocked(hw, readyLocked(p.mu.watchers, grown))
 	var done []*commitWaiter
 	kept := p.mu.commits[:0]
 	for _, c := range p.mu.commits {
@@ -464,7 +464,7 @@ func (p *Partition) PreferredReadReplica(clientRack string, offset int64) int32 
 // bytes below its new HW.
 func (p *Partition) wakeReaders(grown int64) {
 	p.mu.Lock()
-	ready := p.readyLocked(p.mu.watchers, max(grown, 1))
+	ready := readyLocked(p.mu.watchers, max(grown, 1))
 	p.mu.Unlock()
 	fire(ready)
 }

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -172,4 +173,57 @@ func TestStaleLogReplaced(t *testing.T) {
 	if id, ok, _ := log.ReadTopicID(p.Log().Dir()); !ok || id != [16]byte{2} {
 		t.Fatalf("topic id %x", id)
 	}
+}
+
+// A follower that says which HW it knows (Fetch v18, KIP-1166) is woken
+// when the HW passes it, with no new data to fetch; one that says nothing
+// waits for data or its timeout, as before.
+func TestFollowerWaiterWokenByHighWatermark(t *testing.T) {
+	synctest.Test(t, testFollowerWaiterWokenByHighWatermark)
+}
+
+func testFollowerWaiterWokenByHighWatermark(t *testing.T) {
+	m := newManager(t)
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	p, err := m.MakeLeader(LeaderSpec{TP: log.TopicPartition{Topic: "t"}, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}, MinInsyncReplicas: 1, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(batch(t, 4), 1); err != nil {
+		t.Fatal(err)
+	}
+	follow := func(replica int32, offset int64) {
+		t.Helper()
+		res, err := p.ReadForFollower(replica, offset, 1<<20, true, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Range.Release()
+	}
+	// Follower 2 catches up; the HW waits for follower 3.
+	follow(2, 4)
+	if hw := p.HighWatermark(); hw != 0 {
+		t.Fatalf("hw %d before follower 3 fetched", hw)
+	}
+	fired := make(chan string, 2)
+	WaitFollower([]*Partition{p}, []int64{0}, 1, time.Hour, func() { fired <- "knows hw 0" })
+	silent := WaitFollower([]*Partition{p}, []int64{math.MaxInt64}, 1, time.Hour, func() { fired <- "said nothing" })
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatalf("fired before the HW moved: %s", <-fired)
+	}
+	start := time.Now() // fake time: it moves only when every goroutine waits
+	follow(3, 4)        // the HW moves to 4
+	if hw := p.HighWatermark(); hw != 4 {
+		t.Fatalf("hw %d", hw)
+	}
+	if got := <-fired; got != "knows hw 0" || time.Since(start) >= time.Hour {
+		t.Fatalf("%s after %v: woken by its timeout, not by the HW", got, time.Since(start))
+	}
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatalf("a follower that said nothing was woken by the HW: %s", <-fired)
+	}
+	silent.Cancel()
 }

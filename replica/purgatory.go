@@ -11,8 +11,11 @@ import (
 // Waiter is a long-poll fetch waiting for data: it watches partitions and
 // fires once, when enough bytes became readable on them or when its wait
 // expires, whichever comes first. A consumer's fetch is credited with the
-// bytes a HW move makes visible, a follower's with the bytes appended. It
-// holds no goroutine while waiting.
+// bytes a HW move makes visible, a follower's with the bytes appended; a
+// follower that told the HW it knows (Fetch v18, KIP-1166) is also woken
+// as soon as the HW passes it, so followers learn HW moves at once rather
+// than after replica.fetch.wait.max.ms. It holds no goroutine while
+// waiting.
 type Waiter struct {
 	need     atomic.Int64 // bytes still wanted
 	fire     func()
@@ -26,34 +29,33 @@ type Waiter struct {
 // another goroutine) once minBytes more bytes are below their HW or
 // maxWait passes.
 func Wait(parts []*Partition, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
-	return wait(parts, minBytes, maxWait, fire, false)
+	return wait(parts, nil, minBytes, maxWait, fire, false)
 }
 
 // WaitFollower registers a follower fetch's waiter: it fires once minBytes
-// more bytes are appended to parts, or maxWait passes.
-func WaitFollower(parts []*Partition, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
-	return wait(parts, minBytes, maxWait, fire, true)
+// more bytes are appended to parts, once the HW of parts[i] passes
+// knownHW[i] (math.MaxInt64: the follower did not say), or when maxWait
+// passes.
+func WaitFollower(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
+	return wait(parts, knownHW, minBytes, maxWait, fire, true)
 }
 
-func wait(parts []*Partition, minBytes int64, maxWait time.Duration, fire func(), follower bool) *Waiter {
+func wait(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Duration, fire func(), follower bool) *Waiter {
 	w := &Waiter{fire: fire, parts: parts, follower: follower}
 	w.need.Store(max(minBytes, 1))
-	for _, p := range parts {
+	for i, p := range parts {
 		p.mu.Lock()
-		p.watchersFor(w)[w] = struct{}{}
+		if follower {
+			p.mu.followerWatchers[w] = knownHW[i]
+		} else {
+			p.mu.watchers[w] = struct{}{}
+		}
 		p.mu.Unlock()
 	}
 	// An append may fire the waiter before the timer exists; the timer
 	// then fires into a spent Once.
 	w.timer.Store(time.AfterFunc(maxWait, w.trigger))
 	return w
-}
-
-func (p *Partition) watchersFor(w *Waiter) map[*Waiter]struct{} {
-	if w.follower {
-		return p.mu.followerWatchers
-	}
-	return p.mu.watchers
 }
 
 // trigger fires the waiter once and unregisters it.
@@ -77,14 +79,18 @@ func (w *Waiter) unregister() {
 	}
 	for _, p := range w.parts {
 		p.mu.Lock()
-		delete(p.watchersFor(w), w)
+		if w.follower {
+			delete(p.mu.followerWatchers, w)
+		} else {
+			delete(p.mu.watchers, w)
+		}
 		p.mu.Unlock()
 	}
 }
 
 // readyLocked credits grown bytes to the waiters of set and returns those
 // now satisfied. Caller holds p.mu.
-func (p *Partition) readyLocked(set map[*Waiter]struct{}, grown int64) []*Waiter {
+func readyLocked[V any](set map[*Waiter]V, grown int64) []*Waiter {
 	if len(set) == 0 {
 		return nil
 	}
@@ -103,6 +109,17 @@ func fire(ready []*Waiter) {
 	for _, w := range ready {
 		go w.trigger()
 	}
+}
+
+// hwReadyLocked returns the follower waiters that knew a HW below hw.
+// Caller holds p.mu.
+func (p *Partition) hwReadyLocked(hw int64, ready []*Waiter) []*Waiter {
+	for w, known := range p.mu.followerWatchers {
+		if known < hw {
+			ready = append(ready, w)
+		}
+	}
+	return ready
 }
 
 // wakeAll answers every fetch waiting on the partition: its role changed.

@@ -16,7 +16,11 @@ package api
 // A follower's fetch (a replica id, v14 and before, or ReplicaState, v15+)
 // reads up to the leader's log end, not the HW, and its fetch offset is the
 // follower's log end offset, which moves the ISR state (replica.Partition.
-// ReadForFollower); it waits for appends rather than HW moves.
+// ReadForFollower); it waits for appends rather than HW moves, except that
+// a v18 follower says which HW it knows (KIP-1166): a HW above it is news
+// that answers the fetch at once, parked or not, so followers (and the
+// consumers reading from them, KIP-392) learn a HW move without waiting
+// out replica.fetch.wait.max.ms.
 
 import (
 	"math"
@@ -41,6 +45,7 @@ type fetchTarget struct {
 	offset       int64
 	maxBytes     int32
 	currentEpoch int32
+	replicaHW    int64             // the HW a v18 follower knows; MaxInt64 when unsaid
 	session      *sessionPartition // nil for a sessionless fetch
 }
 
@@ -54,6 +59,8 @@ type fetchOp struct {
 	topics  []fetchTopic
 	parts   []*replica.Partition // partitions found, to wait on
 	seen    []int64              // for each, the offset its read stopped at
+	known   []int64              // for each, the HW the follower knows (followers only)
+	hwNews  bool                 // a follower's partition has a HW above what it knows
 	replica int32                // the follower fetching; -1 for a consumer
 }
 
@@ -93,31 +100,43 @@ func (h *Handler) fetch(req *server.Request) error {
 	}
 	f.collectTargets()
 	bytes, errored := f.read()
-	if bytes >= int64(r.MinBytes) || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 {
+	if bytes >= int64(r.MinBytes) || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews {
 		f.respond()
 		return nil
 	}
 	f.release()
-	wait := replica.Wait
-	if f.replica >= 0 {
-		wait = replica.WaitFollower
-	}
 	// What was read, kept apart: once registered, the waiter may fire and
 	// read again into f at any moment.
-	parts, seen := slices.Clone(f.parts), slices.Clone(f.seen)
-	w := wait(parts, int64(r.MinBytes)-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
+	parts, seen, known := slices.Clone(f.parts), slices.Clone(f.seen), slices.Clone(f.known)
+	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
+	again := func() {
 		f.read()
 		f.respond()
-	})
+	}
+	var w *replica.Waiter
+	if f.replica >= 0 {
+		w = replica.WaitFollower(parts, known, int64(r.MinBytes)-bytes, maxWait, again)
+	} else {
+		w = replica.Wait(parts, int64(r.MinBytes)-bytes, maxWait, again)
+	}
 	// An append (or HW move) between the read and the registration woke
 	// no one: look again now that the waiter is registered.
 	for i, p := range parts {
-		if p.ReadBound(f.replica >= 0, r.IsolationLevel == 1) > seen[i] {
+		if p.ReadBound(f.replica >= 0, r.IsolationLevel == 1) > seen[i] || f.replica >= 0 && p.HighWatermark() > known[i] {
 			w.Fire()
 			break
 		}
 	}
 	return nil
+}
+
+// replicaHW is the HW a follower says it knows for a partition (Fetch
+// v18, KIP-1166), MaxInt64 when it says nothing.
+func replicaHW(r *kmsg.FetchRequest, p *kmsg.FetchRequestTopicPartition) int64 {
+	if r.Version < 18 {
+		return math.MaxInt64
+	}
+	return p.HighWatermark
 }
 
 // collectTargets lists the partitions to read: the request's, or the
@@ -128,14 +147,14 @@ func (f *fetchOp) collectTargets() {
 		defer s.mu.Unlock()
 		for _, sp := range s.parts {
 			f.targets = append(f.targets, fetchTarget{topic: sp.key.topic, id: sp.key.id, partition: sp.key.partition,
-				offset: sp.fetchOffset, maxBytes: sp.maxBytes, currentEpoch: sp.currentEpoch, session: sp})
+				offset: sp.fetchOffset, maxBytes: sp.maxBytes, currentEpoch: sp.currentEpoch, replicaHW: sp.replicaHW, session: sp})
 		}
 		return
 	}
 	for _, t := range f.r.Topics {
 		for _, p := range t.Partitions {
 			f.targets = append(f.targets, fetchTarget{topic: t.Topic, id: t.TopicID, partition: p.Partition,
-				offset: p.FetchOffset, maxBytes: p.PartitionMaxBytes, currentEpoch: p.CurrentLeaderEpoch})
+				offset: p.FetchOffset, maxBytes: p.PartitionMaxBytes, currentEpoch: p.CurrentLeaderEpoch, replicaHW: replicaHW(f.r, &p)})
 		}
 	}
 }
@@ -150,7 +169,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		remaining = 1<<31 - 1
 	}
 	f.topics = f.topics[:0]
-	f.parts, f.seen = f.parts[:0], f.seen[:0]
+	f.parts, f.seen, f.known = f.parts[:0], f.seen[:0], f.known[:0]
 	for i := range f.targets {
 		tg := &f.targets[i]
 		if n := len(f.topics); n == 0 || f.topics[n-1].name != tg.topic || f.topics[n-1].id != tg.id {
@@ -180,6 +199,9 @@ func (f *fetchOp) read() (total int64, errored bool) {
 			continue
 		}
 		f.parts, f.seen = append(f.parts, part), append(f.seen, math.MaxInt64)
+		if f.replica >= 0 {
+			f.known = append(f.known, tg.replicaHW)
+		}
 		limit := min(int64(tg.maxBytes), remaining)
 		minOne := total == 0 && r.Version >= 3 // KIP-74; v0-v2 cut at the limit
 		var res replica.ReadResult
@@ -205,6 +227,9 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		}
 		fp.hw, fp.lso, fp.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 		fp.aborted, fp.records = res.Aborted, res.Range
+		if f.replica >= 0 && res.HighWatermark > tg.replicaHW {
+			f.hwNews = true
+		}
 		f.seen[len(f.seen)-1] = res.End
 		total += res.Range.Len
 		remaining -= res.Range.Len

@@ -38,7 +38,8 @@ type sessionPartition struct {
 	fetchOffset  int64
 	maxBytes     int32
 	currentEpoch int32
-	sent         bool // told at least once
+	replicaHW    int64 // the HW a v18 follower knows (KIP-1166); MaxInt64 when unsaid
+	sent         bool  // told at least once
 	hw, lso      int64
 	logStart     int64
 }
@@ -164,6 +165,7 @@ func (s *fetchSession) update(r *kmsg.FetchRequest) {
 				s.parts = append(s.parts, sp)
 			}
 			sp.fetchOffset, sp.maxBytes, sp.currentEpoch = p.FetchOffset, p.PartitionMaxBytes, p.CurrentLeaderEpoch
+			sp.replicaHW = replicaHW(r, &p)
 		}
 	}
 	if len(r.ForgottenTopics) == 0 {
