@@ -217,6 +217,14 @@ func TestUpdateFeatures(t *testing.T) {
 	if levels["transaction.version"] != 2 || levels["group.version"] != 1 || levels["metadata.version"] == 0 {
 		t.Fatalf("finalized features %v", levels)
 	}
+	// The epoch is the metadata offset the answer was read at (Kafka's):
+	// past the bootstrap records, and never going back.
+	if versions.FinalizedFeaturesEpoch <= 1 {
+		t.Fatalf("finalized features epoch %d", versions.FinalizedFeaturesEpoch)
+	}
+	if again := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, av); again.FinalizedFeaturesEpoch < versions.FinalizedFeaturesEpoch {
+		t.Fatalf("finalized features epoch went from %d to %d", versions.FinalizedFeaturesEpoch, again.FinalizedFeaturesEpoch)
+	}
 
 	update := func(v int16, validateOnly bool, updates ...kmsg.UpdateFeaturesRequestFeatureUpdate) *kmsg.UpdateFeaturesResponse {
 		t.Helper()

@@ -89,6 +89,13 @@ func (h *Handler) apiVersionsResponse() *kmsg.ApiVersionsResponse {
 		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: f.name, MinVersion: f.level, MaxVersion: f.level})
 		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: f.name, MinVersionLevel: f.level, MaxVersionLevel: f.level})
 	}
+	// Kafka's epoch is the metadata offset the features were read at: a
+	// client keeps the answer with the highest epoch it has seen.
 	resp.FinalizedFeaturesEpoch = 1
+	if h.cluster != nil {
+		if img := h.cluster.Image(); img != nil {
+			resp.FinalizedFeaturesEpoch = max(img.Offset(), 1)
+		}
+	}
 	return resp
 }
