@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/control"
 	"kzero/coord/metadata"
 	"kzero/coord/topicconfig"
 )
@@ -83,6 +84,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, alters []ConfigAlter, val
 			results[i].set(rej)
 			continue
 		}
+		recs = append(recs, clearELR(img, recs)...)
 		if !validateOnly && len(recs) > 0 {
 			groups = append(groups, recs)
 			owners = append(owners, i)
@@ -225,6 +227,41 @@ func (c *Controller) planBrokerConfigs(img *metadata.Image, a ConfigAlter) ([]me
 		return nil, metadata.Reject(kerr.InvalidRequest, "Cannot update these configs dynamically: %s", fmt.Sprint(refused))
 	}
 	return configDiff(metadata.ResourceBroker, a.Name, cur, next), nil
+}
+
+// clearELR returns the changes that empty the eligible leader replicas
+// (and last known leaders) of the partitions whose min.insync.replicas
+// recs change, as Kafka's ClearElrRecord does: an ELR is only sound for
+// the min.insync.replicas the HW moved under (a lower one lets the HW
+// move without its members). A topic's own value changes its partitions;
+// the cluster-wide default changes every topic's.
+func clearELR(img *metadata.Image, recs []metadata.Record) []metadata.Record {
+	var topics []*metadata.Topic
+	for _, r := range recs {
+		c, ok := r.(*metadata.ConfigRecord)
+		if !ok || c.Key != control.MinInsyncConfig {
+			continue
+		}
+		switch {
+		case c.ResourceType == metadata.ResourceTopic:
+			if t := img.Topic(c.Name); t != nil {
+				topics = append(topics, t)
+			}
+		case c.ResourceType == metadata.ResourceBroker && c.Name == "":
+			topics = img.Topics()
+		}
+	}
+	var out []metadata.Record
+	for _, t := range topics {
+		for _, p := range t.Partitions {
+			if len(p.ELR) == 0 && len(p.LastKnownELR) == 0 {
+				continue
+			}
+			out = append(out, &metadata.PartitionChange{TopicID: t.ID, Partition: p.Partition, PartitionEpoch: p.PartitionEpoch + 1,
+				Leader: metadata.NoLeaderChange, LeaderRecovery: metadata.RecoveryNoChange, SetELR: true, SetLastKnownELR: true})
+		}
+	}
+	return out
 }
 
 // configDiff returns the records that turn configs cur into next.

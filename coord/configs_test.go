@@ -134,3 +134,40 @@ func TestDescribeSources(t *testing.T) {
 		t.Fatalf("log config %+v", lc)
 	}
 }
+
+// Changing min.insync.replicas clears the eligible leader replicas it
+// made sound (Kafka's ClearElrRecord): the topic's own value its
+// partitions, the cluster-wide default every topic's.
+func TestMinInsyncChangeClearsELR(t *testing.T) {
+	id, other := metadata.NewUUID(), metadata.NewUUID()
+	b := metadata.NewBuilder(metadata.EmptyImage())
+	for _, rec := range []metadata.Record{
+		&metadata.TopicRecord{Name: "t", ID: id},
+		&metadata.PartitionRecord{TopicID: id, Partition: 0, Replicas: []int32{1, 2, 3}, ISR: []int32{1}, Leader: 1, ELR: []int32{2}},
+		&metadata.PartitionRecord{TopicID: id, Partition: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2}, Leader: 1},
+		&metadata.TopicRecord{Name: "u", ID: other},
+		&metadata.PartitionRecord{TopicID: other, Partition: 0, Replicas: []int32{1, 2}, Leader: -1, LastKnownELR: []int32{2}},
+	} {
+		if err := b.Apply(rec, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img := b.Finish(1)
+	set := func(typ int8, name string) []metadata.Record {
+		return clearELR(img, []metadata.Record{&metadata.ConfigRecord{ResourceType: typ, Name: name, Key: "min.insync.replicas", Value: "1"}})
+	}
+	if recs := set(metadata.ResourceTopic, "t"); len(recs) != 1 {
+		t.Fatalf("topic t: %+v", recs)
+	} else if c := recs[0].(*metadata.PartitionChange); c.TopicID != id || c.Partition != 0 || c.PartitionEpoch != 1 || !c.SetELR || !c.SetLastKnownELR || len(c.ELR) != 0 {
+		t.Fatalf("topic t: %+v", c)
+	}
+	if recs := set(metadata.ResourceBroker, ""); len(recs) != 2 {
+		t.Fatalf("cluster default: %d changes, want t-0 and u-0", len(recs))
+	}
+	if recs := set(metadata.ResourceBroker, "1"); len(recs) != 0 {
+		t.Fatalf("one broker's value: %d changes", len(recs))
+	}
+	if recs := clearELR(img, []metadata.Record{&metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, Name: "t", Key: "retention.ms", Value: "1"}}); len(recs) != 0 {
+		t.Fatalf("another config: %d changes", len(recs))
+	}
+}

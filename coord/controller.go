@@ -78,6 +78,12 @@ type Config struct {
 	// node's static config: topics without their own value, and without a
 	// cluster-wide dynamic default, take it.
 	UncleanLeaderElection bool
+	// MinInsyncReplicas is min.insync.replicas as this node's static
+	// config (default 1), for eligible leader replicas (KIP-966).
+	MinInsyncReplicas int
+	// UncleanShutdown says this node's log dirs were not closed cleanly:
+	// its registration takes it out of every ELR.
+	UncleanShutdown bool
 	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
 	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
 	// default 300s) the quorum leader moves leadership back to preferred
@@ -387,7 +393,8 @@ func (c *Controller) start(ctx context.Context) error {
 	for {
 		img := c.Image()
 		groups, reply := control.New(c.controlConfig()).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
-			Incarnation: incarnation, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners, PreviousGone: true})
+			Incarnation: incarnation, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners, PreviousGone: true,
+			UncleanShutdown: c.cfg.UncleanShutdown})
 		if reply.Err != nil && reply.Err != kerr.InconsistentClusterID {
 			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, reply.Err.Message, reply.Message)
 		}

@@ -13,8 +13,12 @@ import (
 // (coord/control), from this node's configs.
 func (c *Controller) controlConfig() control.Config {
 	return control.Config{
-		SessionTimeout:         c.cfg.BrokerSessionTimeout,
-		Unclean:                control.UncleanFromImage(c.cfg.UncleanLeaderElection),
+		SessionTimeout: c.cfg.BrokerSessionTimeout,
+		Unclean:        control.UncleanFromImage(c.cfg.UncleanLeaderElection),
+		// eligible.leader.replicas.version=1, the default of new Kafka
+		// 4.1+ clusters (KIP-966).
+		ELR:                    true,
+		MinInsync:              control.MinInsyncFromImage(max(c.cfg.MinInsyncReplicas, 1)),
 		AutoLeaderRebalance:    c.cfg.AutoLeaderRebalance,
 		ImbalanceCheckInterval: c.cfg.LeaderImbalanceCheckInterval,
 		// leader.imbalance.per.broker.percentage: Kafka 4.x's KRaft

@@ -67,6 +67,9 @@ type Manager struct {
 
 	props  map[string]MetaProperties // log dir -> its meta.properties, where it has one
 	strays int                       // partition folders set aside as stray, found or moved
+	// uncleanDirs counts the log dirs found without the clean shutdown
+	// marker (a crash, or new).
+	uncleanDirs int
 
 	mu struct {
 		sync.RWMutex
@@ -108,6 +111,12 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	return m, nil
 }
 
+// ClosedCleanly reports whether every log dir was shut down cleanly before
+// this open. After a crash a broker may have lost records it held (what
+// was not yet on disk), which the controller must know before it trusts
+// the broker as an eligible leader (KIP-966).
+func (m *Manager) ClosedCleanly() bool { return m.uncleanDirs == 0 }
+
 func (m *Manager) openDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
@@ -132,6 +141,9 @@ func (m *Manager) openDir(dir string) error {
 	marker := filepath.Join(dir, cleanShutdownFile)
 	_, err = os.Stat(marker)
 	clean := err == nil
+	if !clean {
+		m.uncleanDirs++
+	}
 	recovery, err := ReadCheckpoint(filepath.Join(dir, RecoveryPointCheckpoint))
 	if err != nil {
 		m.logger.Warn("ignoring unreadable checkpoint; recovering every log", "dir", dir, "err", err)

@@ -55,3 +55,14 @@ func (n *Node) minInsync(t *metadata.Topic, img *metadata.Image) int {
 	}
 	return min
 }
+
+// staticMinInsync is min.insync.replicas in server.properties, 1 when
+// unset or not a number (the controller's fallback for topics without
+// their own value or a cluster-wide dynamic one).
+func staticMinInsync(static map[string]string) int {
+	n, err := strconv.Atoi(static["min.insync.replicas"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}

@@ -162,6 +162,8 @@ func Start(cfg Config) (_ *Node, err error) {
 		SnapshotKeep:                 cfg.MetadataSnapshotKeep,
 		BrokerSessionTimeout:         cfg.BrokerSessionTimeout,
 		UncleanLeaderElection:        cfg.UncleanLeaderElection,
+		MinInsyncReplicas:            staticMinInsync(cfg.StaticConfigs),
+		UncleanShutdown:              !n.logs.ClosedCleanly(),
 		AutoLeaderRebalance:          cfg.AutoLeaderRebalance,
 		LeaderImbalanceCheckInterval: cfg.LeaderImbalanceCheckInterval,
 		ClusterID:                    clusterID,

@@ -27,6 +27,10 @@ import "slices"
 //     follower in sync that is on its way in (not fenced, not shutting
 //     down); a follower whose LEO is not known yet (none since this
 //     leadership began) holds it. It never goes down.
+//   - The HW moves only while the committed ISR holds min.insync.replicas
+//     (KIP-966's strict min ISR, which eligible leader replicas rely on:
+//     a replica that leaves an ISR below it has every committed record).
+//     acks=0/1 records written meanwhile are kept but not yet visible.
 type isrState struct {
 	self           int32
 	replicas       []int32
@@ -39,6 +43,7 @@ type isrState struct {
 	hw             int64
 	epochStart     int64 // the leader's LEO when this leadership began
 	lagMs          int64 // replica.lag.time.max.ms
+	minISR         int   // min.insync.replicas
 }
 
 // follower is what the leader knows of one follower.
@@ -52,17 +57,19 @@ type follower struct {
 // newISRState starts a leadership at nowMs: the leader's log ends at leo
 // and its HW is hw (as far as it knew it as a follower). Followers' LEOs
 // are unknown; those in the ISR count as caught up now.
-func newISRState(self int32, replicas, isr, ineligible []int32, partitionEpoch int32, leo, hw, nowMs, lagMs int64) *isrState {
+func newISRState(self int32, replicas, isr, ineligible []int32, partitionEpoch int32, minISR int, leo, hw, nowMs, lagMs int64) *isrState {
 	s := &isrState{self: self, leo: leo, hw: min(hw, leo), epochStart: leo, lagMs: lagMs, followers: map[int32]*follower{}}
-	s.setMetadata(replicas, isr, partitionEpoch, ineligible, nowMs)
+	s.setMetadata(replicas, isr, partitionEpoch, ineligible, minISR, nowMs)
 	return s
 }
 
 // setMetadata takes the replicas and committed ISR from the metadata. A
 // newer partition epoch settles the ISR change in flight (committed or
 // superseded). ineligible are the replicas whose brokers are fenced or
-// shutting down. It reports whether the HW moved.
-func (s *isrState) setMetadata(replicas, isr []int32, partitionEpoch int32, ineligible []int32, nowMs int64) bool {
+// shutting down; minISR is the topic's min.insync.replicas. It reports
+// whether the HW moved.
+func (s *isrState) setMetadata(replicas, isr []int32, partitionEpoch int32, ineligible []int32, minISR int, nowMs int64) bool {
+	s.minISR = minISR
 	if partitionEpoch > s.partitionEpoch {
 		s.pending = nil
 	}
@@ -164,6 +171,9 @@ func (s *isrState) maximal(r int32) bool {
 }
 
 func (s *isrState) advanceHW(nowMs int64) bool {
+	if len(s.isr) < s.minISR {
+		return false
+	}
 	hw := s.leo
 	for r, f := range s.followers {
 		if f.leo < hw && (s.maximal(r) || (f.leo >= 0 && s.caughtUp(f, nowMs) && !slices.Contains(s.ineligible, r))) {

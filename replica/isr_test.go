@@ -56,12 +56,18 @@ func TestISRScripts(t *testing.T) {
 				}
 				return out
 			}
+			minISR := 1 // min-isr=N, sticky from the leader command on
+			if v, ok := args["min-isr"]; ok {
+				minISR, _ = strconv.Atoi(v)
+			} else if s != nil {
+				minISR = s.minISR
+			}
 			var moved bool
 			var alter []int32
 			out := ""
 			switch d.Cmd {
 			case "leader":
-				s = newISRState(int32(num("self")), ids("replicas"), ids("isr"), nil, 0, num("leo"), num("hw"), num("now"), num("lag"))
+				s = newISRState(int32(num("self")), ids("replicas"), ids("isr"), nil, 0, minISR, num("leo"), num("hw"), num("now"), num("lag"))
 			case "fetch":
 				var ok bool
 				moved, alter, ok = s.fetched(int32(num("id")), num("offset"), num("now"))
@@ -73,7 +79,7 @@ func TestISRScripts(t *testing.T) {
 			case "tick":
 				alter, moved = s.tick(num("now"))
 			case "metadata":
-				moved = s.setMetadata(ids("replicas"), ids("isr"), int32(num("epoch")), ids("ineligible"), num("now"))
+				moved = s.setMetadata(ids("replicas"), ids("isr"), int32(num("epoch")), ids("ineligible"), minISR, num("now"))
 			case "alter-failed":
 				s.alterFailed()
 			default:

@@ -124,11 +124,11 @@ func (p *Partition) makeLeader(s LeaderSpec) {
 	}
 	var moved bool
 	if p.mu.isr == nil || p.Role() != Leader || p.leaderEpoch.Load() != s.LeaderEpoch {
-		p.mu.isr = newISRState(p.nodeID, replicas, s.ISR, s.Ineligible, s.PartitionEpoch, p.log.LogEndOffset(), p.log.HighWatermark(), now, p.m.cfg.LagTimeMax.Milliseconds())
+		p.mu.isr = newISRState(p.nodeID, replicas, s.ISR, s.Ineligible, s.PartitionEpoch, p.mu.minInsyncReplicas, p.log.LogEndOffset(), p.log.HighWatermark(), now, p.m.cfg.LagTimeMax.Milliseconds())
 		p.mu.appended, p.mu.hwBytes, p.mu.nmarks = 0, 0, 0
 		moved = true
 	} else {
-		moved = p.mu.isr.setMetadata(replicas, s.ISR, s.PartitionEpoch, s.Ineligible, now)
+		moved = p.mu.isr.setMetadata(replicas, s.ISR, s.PartitionEpoch, s.Ineligible, p.mu.minInsyncReplicas, now)
 	}
 	hw := p.mu.isr.hw
 	p.mu.Unlock()

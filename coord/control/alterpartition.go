@@ -172,7 +172,7 @@ func (c *Controller) alterISR(v *view, t *metadata.Topic, sender int32, rp ISRCh
 			return
 		}
 	}
-	ch := newChange(p, v.active)
+	ch := c.change(v, t, p, v.active)
 	ch.isr, ch.recovery = isr, rp.LeaderRecovery
 	if c.cfg.Unclean(v.img, t) {
 		ch.election = electUnclean

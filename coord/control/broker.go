@@ -21,6 +21,10 @@ type Registration struct {
 	// stopped (kzero: it holds the log dirs' lock), so no session of it is
 	// waited out: no DUPLICATE_BROKER_REGISTRATION.
 	PreviousGone bool
+	// UncleanShutdown says the broker's log dirs were not closed cleanly:
+	// it may have lost records it had, so with ELR it leaves every ELR
+	// (Kafka tells this by the previous broker epoch of a clean shutdown).
+	UncleanShutdown bool
 }
 
 // RegistrationReply answers a Registration.
@@ -70,6 +74,9 @@ func (c *Controller) Register(img *metadata.Image, now time.Time, r Registration
 	var group []metadata.Record
 	if old != nil && !old.Fenced {
 		group = c.leave(v, r.Broker, nil)
+	}
+	if r.UncleanShutdown && c.cfg.ELR {
+		group = append(group, c.leaveELR(v, r.Broker)...)
 	}
 	rec.Epoch, rec.Fenced = -1, true
 	delete(c.sessions, r.Broker)
@@ -205,7 +212,7 @@ func (c *Controller) leave(v *view, id int32, last metadata.Record) []metadata.R
 		if p.Leader != id && !slices.Contains(p.ISR, id) {
 			return
 		}
-		ch := newChange(p, mayLead)
+		ch := c.change(v, t, p, mayLead)
 		ch.isr = without(p.ISR, []int32{id})
 		if c.cfg.Unclean(v.img, t) {
 			ch.election = electUnclean
@@ -220,6 +227,24 @@ func (c *Controller) leave(v *view, id int32, last metadata.Record) []metadata.R
 	if last != nil {
 		group = v.add(group, last)
 	}
+	return group
+}
+
+// leaveELR returns the changes that take broker id, back from an unclean
+// shutdown, out of every ELR it is in.
+func (c *Controller) leaveELR(v *view, id int32) []metadata.Record {
+	var group []metadata.Record
+	v.each(func(t *metadata.Topic, p metadata.Partition) {
+		if !slices.Contains(p.ELR, id) {
+			return
+		}
+		// id registers fenced in the same group: it may not lead.
+		ch := c.change(v, t, p, func(r int32) bool { return r != id && v.active(r) })
+		ch.uncleanShutdown = id
+		if rec := ch.build(t.ID); rec != nil {
+			group = v.add(group, rec)
+		}
+	})
 	return group
 }
 
@@ -254,7 +279,7 @@ func (c *Controller) electLeaderless(v *view, uncleanOnly bool) []metadata.Recor
 		if uncleanOnly && !unclean {
 			return
 		}
-		ch := newChange(p, v.active)
+		ch := c.change(v, t, p, v.active)
 		if unclean {
 			ch.election = electUnclean
 		}

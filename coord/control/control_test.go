@@ -22,8 +22,8 @@ import (
 //
 // now=D is sticky: a command without it happens at the last time given.
 //
-//	config [session-timeout=9s] [unclean] [rebalance] [imbalance-interval=300s] [imbalance-pct=N]
-//	register broker=N incarnation=NAME [rack=R] [cluster=ID] [previous-gone] [now=D]
+//	config [session-timeout=9s] [unclean] [elr] [rebalance] [imbalance-interval=300s] [imbalance-pct=N]
+//	register broker=N incarnation=NAME [rack=R] [cluster=ID] [previous-gone] [unclean-shutdown] [now=D]
 //	heartbeat broker=N epoch=E offset=O [want-fence] [want-shutdown] [now=D]
 //	tick now=D
 //	unregister broker=N
@@ -43,7 +43,7 @@ func TestScripts(t *testing.T) {
 			}
 			out := runCommand(t, d, &cl)
 			if cl != nil {
-				if err := checkInvariants(cl.img); err != nil {
+				if err := checkInvariants(cl.img, cl.c.cfg.ELR); err != nil {
 					t.Fatalf("%s: %v", d.Pos, err)
 				}
 			}
@@ -113,7 +113,7 @@ func runCommand(t *testing.T, d *datadriven.TestData, clp **cluster) string {
 	switch d.Cmd {
 	case "config":
 		cfg := Config{SessionTimeout: dur("session-timeout", 0), AutoLeaderRebalance: d.HasArg("rebalance"),
-			ImbalanceCheckInterval: dur("imbalance-interval", 0)}
+			ImbalanceCheckInterval: dur("imbalance-interval", 0), ELR: d.HasArg("elr")}
 		if d.HasArg("unclean") {
 			cfg.Unclean = UncleanFromImage(true)
 		}
@@ -125,7 +125,7 @@ func runCommand(t *testing.T, d *datadriven.TestData, clp **cluster) string {
 
 	case "register":
 		groups, reply := cl.c.Register(cl.img, now, Registration{Broker: int32(num("broker")), ClusterID: str("cluster"),
-			Incarnation: cl.incarnation(str("incarnation")), Rack: str("rack"), PreviousGone: d.HasArg("previous-gone"),
+			Incarnation: cl.incarnation(str("incarnation")), Rack: str("rack"), PreviousGone: d.HasArg("previous-gone"), UncleanShutdown: d.HasArg("unclean-shutdown"),
 			Listeners: []metadata.Listener{{Name: "PLAINTEXT", Host: "localhost", Port: 9092}}})
 		out, rej := cl.decide(groups)
 		epoch := reply.Epoch

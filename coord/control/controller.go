@@ -35,6 +35,13 @@ type Config struct {
 	// Nil: UncleanFromImage(false).
 	Unclean func(img *metadata.Image, topic *metadata.Topic) bool
 
+	// ELR turns on eligible leader replicas (KIP-966; Kafka's
+	// eligible.leader.replicas.version=1, change.go), with MinInsync
+	// resolving min.insync.replicas per topic. Nil MinInsync:
+	// MinInsyncFromImage(1).
+	ELR       bool
+	MinInsync func(img *metadata.Image, topic *metadata.Topic) int
+
 	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
 	// ImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
 	// default 300s) Tick moves leadership back to preferred replicas.
@@ -59,6 +66,25 @@ func UncleanFromImage(def bool) func(*metadata.Image, *metadata.Topic) bool {
 		}
 		if v, ok := img.BrokerConfigs("")[UncleanLeaderElectionConfig]; ok {
 			return parseBool(v, def)
+		}
+		return def
+	}
+}
+
+// MinInsyncConfig is the topic config (and broker default) that bounds
+// the ISR an acks=all write needs, and with ELR the ISR the HW moves with.
+const MinInsyncConfig = "min.insync.replicas"
+
+// MinInsyncFromImage resolves min.insync.replicas for a topic as
+// UncleanFromImage resolves its config, def being the static value.
+func MinInsyncFromImage(def int) func(*metadata.Image, *metadata.Topic) int {
+	return func(img *metadata.Image, t *metadata.Topic) int {
+		v, ok := t.Configs[MinInsyncConfig]
+		if !ok {
+			v, ok = img.BrokerConfigs("")[MinInsyncConfig]
+		}
+		if n, err := strconv.Atoi(v); ok && err == nil {
+			return n
 		}
 		return def
 	}
@@ -107,6 +133,9 @@ func New(cfg Config) *Controller {
 	}
 	if cfg.Unclean == nil {
 		cfg.Unclean = UncleanFromImage(false)
+	}
+	if cfg.MinInsync == nil {
+		cfg.MinInsync = MinInsyncFromImage(1)
 	}
 	return &Controller{cfg: cfg, sessions: map[int32]*session{}}
 }

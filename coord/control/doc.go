@@ -5,7 +5,8 @@
 // the records, and once they applied (or failed) it answers. Kafka 4.x's
 // KRaft controller (ReplicationControlManager, PartitionChangeBuilder,
 // BrokerHeartbeatManager, ClusterControlManager) is the specification;
-// kzero runs it as Kafka does with eligible leader replicas (KIP-966) off.
+// kzero runs it as a new Kafka 4.1+ cluster does, with eligible leader
+// replicas (KIP-966, Config.ELR) on.
 //
 // # Calls
 //
@@ -51,14 +52,20 @@
 // # Rules
 //
 // Leader election picks, in replica order, the first ISR member that may
-// lead: registered, unfenced, not in controlled shutdown. With
-// unclean.leader.election.enable (Config.Unclean resolves it per topic) and
-// no such ISR member, the first replica that may lead, from outside the
-// ISR: its ISR becomes itself alone and it is Recovering (KIP-704). No
-// candidate: leader -1. A fenced, shutting-down or unregistered broker
-// leaves every ISR, except an ISR it is the last member of: that partition
-// keeps it and has no leader, so that it can lead again cleanly when it
-// returns. Every change bumps the partition epoch; a leader change, and a
-// replica leaving the assignment, bump the leader epoch; an ISR-only change
-// does not.
+// lead: registered, unfenced, not in controlled shutdown. With ELR, once
+// the ISR is empty, the first eligible leader replica that may lead
+// (cleanly: it becomes the ISR), then the last known leader (counted as
+// unclean). With unclean.leader.election.enable (Config.Unclean resolves
+// it per topic) and no such candidate, the first replica that may lead,
+// from outside the ISR: its ISR becomes itself alone and it is Recovering
+// (KIP-704). No candidate: leader -1. A fenced, shutting-down or
+// unregistered broker leaves every ISR. With ELR a replica that leaves an
+// ISR below min.insync.replicas (Config.MinInsync resolves it per topic)
+// joins the ELR, and the ISR may empty; without ELR it stays in an ISR it
+// is the last member of, and that partition has no leader, so that it can
+// lead again cleanly when it returns. A broker back from an unclean
+// shutdown (Registration.UncleanShutdown) leaves every ELR. Every change
+// bumps the partition epoch; a leader change, and a replica leaving the
+// assignment, bump the leader epoch; an ISR-only change does not. The
+// scripts in testdata show each rule (elr.txt for KIP-966).
 package control

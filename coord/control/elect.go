@@ -85,7 +85,7 @@ func (c *Controller) electOne(v *view, typ ElectionType, topic string, partition
 		r.Err = kerr.ElectionNotNeeded
 		return r
 	}
-	ch := newChange(p, v.active)
+	ch := c.change(v, t, p, v.active)
 	ch.election = electPreferred
 	if typ == Unclean {
 		ch.election = electUnclean

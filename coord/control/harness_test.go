@@ -157,8 +157,14 @@ func (cl *cluster) formatRecord(rec metadata.Record) string {
 		if r.Leader != metadata.NoLeaderChange {
 			fmt.Fprintf(&b, " leader=%d", r.Leader)
 		}
-		if r.ISR != nil {
+		if r.ISR != nil || r.EmptyISR {
 			fmt.Fprintf(&b, " isr=%s", ints(r.ISR))
+		}
+		if r.SetELR {
+			fmt.Fprintf(&b, " elr=%s", ints(r.ELR))
+		}
+		if r.SetLastKnownELR {
+			fmt.Fprintf(&b, " last-known-elr=%s", ints(r.LastKnownELR))
 		}
 		if r.Replicas != nil {
 			fmt.Fprintf(&b, " replicas=%s adding=%s removing=%s", ints(r.Replicas), ints(r.AddingReplicas), ints(r.RemovingReplicas))
@@ -239,6 +245,9 @@ func (cl *cluster) state() string {
 			if p.LeaderRecovery != metadata.Recovered {
 				fmt.Fprintf(&b, " recovery=%s", recovery(p.LeaderRecovery))
 			}
+			if len(p.ELR) > 0 || len(p.LastKnownELR) > 0 {
+				fmt.Fprintf(&b, " elr=%s last-known-elr=%s", ints(p.ELR), ints(p.LastKnownELR))
+			}
 			b.WriteByte('\n')
 		}
 	}
@@ -249,12 +258,21 @@ var epoch0 = time.Unix(0, 0)
 
 // checkInvariants checks what must hold in every image the controller's
 // records build: a leader is in its ISR and is an active broker; the ISR is
-// never empty; every ISR member is a replica.
-func checkInvariants(img *metadata.Image) error {
+// empty only without a leader and with ELR on; every ISR member is a
+// replica; no replica is both in the ISR and eligible.
+func checkInvariants(img *metadata.Image, elr bool) error {
 	for _, t := range img.Topics() {
 		for _, p := range t.Partitions {
-			if len(p.ISR) == 0 {
+			if len(p.ISR) == 0 && (!elr || p.Leader != metadata.NoLeader) {
 				return fmt.Errorf("%s-%d has an empty ISR", t.Name, p.Partition)
+			}
+			if !elr && (len(p.ELR) > 0 || len(p.LastKnownELR) > 0) {
+				return fmt.Errorf("%s-%d has eligible leader replicas with ELR off", t.Name, p.Partition)
+			}
+			for _, r := range p.ELR {
+				if slices.Contains(p.ISR, r) || !slices.Contains(p.Replicas, r) {
+					return fmt.Errorf("%s-%d: eligible replica %d is in the ISR %v or no replica of %v", t.Name, p.Partition, r, p.ISR, p.Replicas)
+				}
 			}
 			for _, r := range p.ISR {
 				if !slices.Contains(p.Replicas, r) {

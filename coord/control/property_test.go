@@ -48,6 +48,10 @@ func randomRun(seed uint64, steps int) error {
 	if rng.IntN(2) == 0 {
 		cfg.ImbalancePercentage = 10
 	}
+	if rng.IntN(2) == 0 {
+		minISR := 1 + rng.IntN(3)
+		cfg.ELR, cfg.MinInsync = true, func(*metadata.Image, *metadata.Topic) int { return minISR }
+	}
 	cl := newCluster(cfg)
 	now := epoch0
 	const brokers = 5
@@ -60,7 +64,8 @@ func randomRun(seed uint64, steps int) error {
 	register := func(id int32) error {
 		incarnations[id]++
 		groups, reply := cl.c.Register(cl.img, now, Registration{Broker: id,
-			Incarnation: cl.incarnation(fmt.Sprintf("%d.%d", id, incarnations[id])), Rack: fmt.Sprintf("r%d", id%3)})
+			Incarnation: cl.incarnation(fmt.Sprintf("%d.%d", id, incarnations[id])), Rack: fmt.Sprintf("r%d", id%3),
+			UncleanShutdown: rng.IntN(2) == 0})
 		if reply.Err != nil {
 			incarnations[id]-- // refused: the old session is alive
 			return nil
@@ -145,7 +150,7 @@ func randomRun(seed uint64, steps int) error {
 		if err != nil {
 			return fmt.Errorf("step %d: %v", step, err)
 		}
-		if err := checkInvariants(cl.img); err != nil {
+		if err := checkInvariants(cl.img, cl.c.cfg.ELR); err != nil {
 			return fmt.Errorf("step %d: %v\n%s", step, err, cl.state())
 		}
 		for _, b := range cl.img.Brokers() {

@@ -95,7 +95,7 @@ func (c *Controller) reassign(v *view, t *metadata.Topic, p metadata.Partition, 
 		return nil, kerr.InvalidReplicationFactor, fmt.Sprintf("The replication factor is changed from %d to %d", rf, len(target))
 	}
 	removing := without(p.Replicas, target)
-	ch := newChange(p, v.active)
+	ch := c.change(v, t, p, v.active)
 	ch.replicas = append(slices.Clone(target), removing...)
 	ch.adding, ch.removing = nilIfEmpty(without(target, p.Replicas)), nilIfEmpty(removing)
 	return ch.build(t.ID), nil, ""
@@ -114,7 +114,7 @@ func (c *Controller) cancelReassignment(v *view, t *metadata.Topic, p metadata.P
 		}
 		isr = replicas[:1]
 	}
-	ch := newChange(p, v.active)
+	ch := c.change(v, t, p, v.active)
 	ch.isr, ch.replicas, ch.adding, ch.removing = isr, replicas, nil, nil
 	if unclean {
 		ch.election = electUnclean

@@ -75,7 +75,7 @@ func (c *Controller) rebalance(v *view) []metadata.Record {
 		if p.Leader == pref || len(group) >= MaxElectionsPerTick || !imbalanced(pref) {
 			return
 		}
-		ch := newChange(p, v.active)
+		ch := c.change(v, t, p, v.active)
 		ch.election = electPreferred
 		if rec := ch.build(t.ID); rec != nil {
 			group = v.add(group, rec)

@@ -168,6 +168,7 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 		p := r.partition()
 		p.Replicas, p.ISR = slices.Clone(p.Replicas), slices.Clone(p.ISR)
 		p.AddingReplicas, p.RemovingReplicas = slices.Clone(p.AddingReplicas), slices.Clone(p.RemovingReplicas)
+		p.ELR, p.LastKnownELR = slices.Clone(p.ELR), slices.Clone(p.LastKnownELR)
 		if int(r.Partition) == len(t.Partitions) {
 			t.Partitions = append(t.Partitions, p)
 		} else {

@@ -57,6 +57,14 @@ type Partition struct {
 	AddingReplicas   []int32
 	RemovingReplicas []int32
 	LeaderRecovery   LeaderRecovery
+	// Eligible leader replicas (KIP-966): replicas that left an ISR
+	// already below min.insync.replicas. The HW only moves with at least
+	// min.insync.replicas in the ISR, so each of them holds every
+	// committed record and may lead cleanly once the ISR is empty.
+	// LastKnownELR keeps the last leader of a partition whose ISR and ELR
+	// emptied, the one replica that may still lead it.
+	ELR          []int32
+	LastKnownELR []int32
 }
 
 // Reassigning reports whether a reassignment is in progress.

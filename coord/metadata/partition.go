@@ -18,6 +18,14 @@ func (p *Partition) With(c *PartitionChange) Partition {
 	}
 	if len(c.ISR) > 0 {
 		n.ISR = slices.Clone(c.ISR)
+	} else if c.EmptyISR {
+		n.ISR = nil
+	}
+	if c.SetELR {
+		n.ELR = slices.Clone(c.ELR)
+	}
+	if c.SetLastKnownELR {
+		n.LastKnownELR = slices.Clone(c.LastKnownELR)
 	}
 	if len(c.Replicas) > 0 {
 		n.Replicas = slices.Clone(c.Replicas)
@@ -34,7 +42,7 @@ func (p *Partition) With(c *PartitionChange) Partition {
 func (r *PartitionRecord) partition() Partition {
 	return Partition{Partition: r.Partition, Replicas: r.Replicas, ISR: r.ISR, Leader: r.Leader,
 		LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch, AddingReplicas: r.AddingReplicas,
-		RemovingReplicas: r.RemovingReplicas, LeaderRecovery: r.LeaderRecovery}
+		RemovingReplicas: r.RemovingReplicas, LeaderRecovery: r.LeaderRecovery, ELR: r.ELR, LastKnownELR: r.LastKnownELR}
 }
 
 // problem says what is wrong with a partition's state, "" if nothing: the
@@ -46,8 +54,19 @@ func (p *Partition) problem() string {
 	if dup(p.Replicas) {
 		return fmt.Sprintf("replicas %v repeat a broker", p.Replicas)
 	}
-	if len(p.ISR) == 0 || dup(p.ISR) || !subset(p.ISR, p.Replicas) {
-		return fmt.Sprintf("ISR %v is not a non-empty set of replicas %v", p.ISR, p.Replicas)
+	if dup(p.ISR) || !subset(p.ISR, p.Replicas) {
+		return fmt.Sprintf("ISR %v is not a set of replicas %v", p.ISR, p.Replicas)
+	}
+	if len(p.ISR) == 0 && p.Leader != NoLeader {
+		return fmt.Sprintf("leader %d with an empty ISR", p.Leader)
+	}
+	if dup(p.ELR) || !subset(p.ELR, p.Replicas) || dup(p.LastKnownELR) || !subset(p.LastKnownELR, p.Replicas) {
+		return fmt.Sprintf("eligible leader replicas %v and last known %v must be sets of replicas %v", p.ELR, p.LastKnownELR, p.Replicas)
+	}
+	for _, e := range p.ELR {
+		if slices.Contains(p.ISR, e) {
+			return fmt.Sprintf("replica %d is both in the ISR and eligible", e)
+		}
 	}
 	if p.Leader != NoLeader && !slices.Contains(p.ISR, p.Leader) {
 		return fmt.Sprintf("leader %d is not in the ISR %v", p.Leader, p.ISR)

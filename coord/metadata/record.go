@@ -13,9 +13,9 @@ import (
 //	+------+---------+----------------------+
 //
 // The version lets a record gain fields: a decoder reads every version up to
-// the one it knows and refuses newer ones. RegisterBroker and
-// PartitionRecord are written at version 1 (fields appended at the end,
-// below); every other record is version 0.
+// the one it knows and refuses newer ones. RegisterBroker is written at
+// version 1, PartitionRecord at version 2 and PartitionChange at version 1
+// (fields appended at the end, below); every other record is version 0.
 
 // RecordType identifies a record's kind on disk. Values never change.
 type RecordType byte
@@ -45,8 +45,10 @@ const (
 // (and the one it writes).
 func maxVersion(t RecordType) byte {
 	switch t {
-	case TypeRegisterBroker, TypePartition:
+	case TypeRegisterBroker, TypePartitionChange:
 		return 1
+	case TypePartition:
+		return 2
 	}
 	return 0
 }
@@ -137,7 +139,8 @@ type TopicRecord struct {
 // concurrent changes cannot overwrite each other.
 //
 // Version 1 adds the reassignment in progress (the replicas being added and
-// removed, both also in Replicas) and the leader recovery state.
+// removed, both also in Replicas) and the leader recovery state; version 2
+// the eligible leader replicas (KIP-966).
 type PartitionRecord struct {
 	TopicID          [16]byte
 	Partition        int32
@@ -149,6 +152,8 @@ type PartitionRecord struct {
 	AddingReplicas   []int32        // v1
 	RemovingReplicas []int32        // v1
 	LeaderRecovery   LeaderRecovery // v1
+	ELR              []int32        // v2
+	LastKnownELR     []int32        // v2
 }
 
 // LeaderRecovery is a partition's leader recovery state (KIP-704, Kafka's
@@ -180,11 +185,17 @@ const NoLeaderChange int32 = -2
 //   - Replicas, when not empty, replaces the assignment: the replicas and,
 //     with them, AddingReplicas and RemovingReplicas (empty: no reassignment
 //     in progress); when Replicas is empty the three stay;
-//   - LeaderRecovery other than RecoveryNoChange sets the recovery state.
+//   - LeaderRecovery other than RecoveryNoChange sets the recovery state;
+//   - (v1) EmptyISR empties the ISR (a leaderless partition whose last ISR
+//     member was fenced, with eligible leader replicas: KIP-966);
+//     SetELR replaces the eligible leader replicas with ELR, and
+//     SetLastKnownELR the last known ones with LastKnownELR (Kafka tells
+//     "unchanged" from "empty" by a null list).
 //
 // The state after the change must hold together (Builder.Check): replicas
-// distinct, the ISR a non-empty subset of them, the leader in the ISR or
-// none, adding and removing disjoint subsets of the replicas.
+// distinct, the ISR a subset of them, empty only without a leader, the
+// leader in the ISR or none, adding and removing disjoint subsets of the
+// replicas, the ELR replicas outside the ISR.
 type PartitionChange struct {
 	TopicID          [16]byte
 	Partition        int32
@@ -195,6 +206,11 @@ type PartitionChange struct {
 	AddingReplicas   []int32
 	RemovingReplicas []int32
 	LeaderRecovery   LeaderRecovery
+	EmptyISR         bool    // v1
+	SetELR           bool    // v1
+	ELR              []int32 // v1
+	SetLastKnownELR  bool    // v1
+	LastKnownELR     []int32 // v1
 }
 
 // RemoveTopic deletes a topic, its partitions and its configs.
@@ -294,7 +310,9 @@ func (r *PartitionRecord) appendFields(b []byte) []byte {
 	b = appendVarint(b, int64(r.PartitionEpoch))
 	b = appendInt32s(b, r.AddingReplicas)
 	b = appendInt32s(b, r.RemovingReplicas)
-	return appendVarint(b, int64(r.LeaderRecovery))
+	b = appendVarint(b, int64(r.LeaderRecovery))
+	b = appendInt32s(b, r.ELR)
+	return appendInt32s(b, r.LastKnownELR)
 }
 
 func (r *BrokerChange) appendFields(b []byte) []byte {
@@ -318,7 +336,12 @@ func (r *PartitionChange) appendFields(b []byte) []byte {
 	b = appendInt32s(b, r.Replicas)
 	b = appendInt32s(b, r.AddingReplicas)
 	b = appendInt32s(b, r.RemovingReplicas)
-	return appendVarint(b, int64(r.LeaderRecovery))
+	b = appendVarint(b, int64(r.LeaderRecovery))
+	b = appendBool(b, r.EmptyISR)
+	b = appendBool(b, r.SetELR)
+	b = appendInt32s(b, r.ELR)
+	b = appendBool(b, r.SetLastKnownELR)
+	return appendInt32s(b, r.LastKnownELR)
 }
 
 func (r *RemoveTopic) appendFields(b []byte) []byte { return append(b, r.ID[:]...) }
@@ -383,6 +406,9 @@ func DecodeRecord(b []byte) (Record, error) {
 		if version >= 1 {
 			x.AddingReplicas, x.RemovingReplicas, x.LeaderRecovery = r.int32s(), r.int32s(), LeaderRecovery(r.int8())
 		}
+		if version >= 2 {
+			x.ELR, x.LastKnownELR = r.int32s(), r.int32s()
+		}
 		rec = x
 	case TypeRemoveTopic:
 		rec = &RemoveTopic{ID: r.uuid()}
@@ -399,9 +425,13 @@ func DecodeRecord(b []byte) (Record, error) {
 	case TypeUnregister:
 		rec = &UnregisterBroker{ID: r.int32(), Epoch: r.varint()}
 	case TypePartitionChange:
-		rec = &PartitionChange{TopicID: r.uuid(), Partition: r.int32(), PartitionEpoch: r.int32(), Leader: r.int32(),
+		x := &PartitionChange{TopicID: r.uuid(), Partition: r.int32(), PartitionEpoch: r.int32(), Leader: r.int32(),
 			ISR: r.int32s(), Replicas: r.int32s(), AddingReplicas: r.int32s(), RemovingReplicas: r.int32s(),
 			LeaderRecovery: LeaderRecovery(r.int8())}
+		if version >= 1 {
+			x.EmptyISR, x.SetELR, x.ELR, x.SetLastKnownELR, x.LastKnownELR = r.bool(), r.bool(), r.int32s(), r.bool(), r.int32s()
+		}
+		rec = x
 	case TypeScramCredential:
 		rec = decodeScramCredential(r)
 	case TypeRemoveScramCredential:

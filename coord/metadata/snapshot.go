@@ -18,8 +18,8 @@ import (
 //
 // in this order: cluster, features, brokers (RegisterBroker v1, with their
 // epochs, fencing and registration offsets), then per
-// topic its TopicRecord, PartitionRecords (v1, with any reassignment in
-// progress) and ConfigRecords, then broker
+// topic its TopicRecord, PartitionRecords (v2, with any reassignment in
+// progress and the eligible leader replicas) and ConfigRecords, then broker
 // configs, then the SCRAM credentials, the ACLs, then the last producer id block. The metadata offset is the
 // snapshot's raft index, kept by raft beside the data.
 
@@ -43,7 +43,8 @@ func EncodeImage(img *Image) []byte {
 		for _, p := range t.Partitions {
 			recs = append(recs, &PartitionRecord{TopicID: t.ID, Partition: p.Partition, Replicas: p.Replicas, ISR: p.ISR,
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
-				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas, LeaderRecovery: p.LeaderRecovery})
+				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas, LeaderRecovery: p.LeaderRecovery,
+				ELR: p.ELR, LastKnownELR: p.LastKnownELR})
 		}
 		for _, k := range slices.Sorted(maps.Keys(t.Configs)) {
 			recs = append(recs, &ConfigRecord{ResourceType: ResourceTopic, Name: t.Name, Key: k, Value: t.Configs[k]})

@@ -12,8 +12,8 @@ package api
 // cursor whose topic is not among the named ones, or with a negative
 // partition, fails the request with INVALID_REQUEST for every topic.
 // A partition without a leader has leader -1 and no error, as in Kafka.
-// Eligible leader replicas are not kept (KIP-966's ELR is off): empty
-// lists. Without an authorizer each topic's authorized operations, missing
+// Each partition lists its eligible leader replicas and last known
+// leader (KIP-966, coord/control/change.go). Without an authorizer each topic's authorized operations, missing
 // topics' too, are all of TOPIC's.
 
 import (
@@ -133,6 +133,15 @@ func describedPartition(p *metadata.Partition) kmsg.DescribeTopicPartitionsRespo
 	rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 	rp.Partition, rp.LeaderID, rp.LeaderEpoch = p.Partition, p.Leader, p.LeaderEpoch
 	rp.Replicas, rp.ISR = p.Replicas, p.ISR
-	rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, []int32{}
+	rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = replicaList(p.ELR), replicaList(p.LastKnownELR), []int32{}
+	rp.ISR = replicaList(p.ISR)
 	return rp
+}
+
+// replicaList is ids, or an empty list for none.
+func replicaList(ids []int32) []int32 {
+	if ids == nil {
+		return []int32{}
+	}
+	return ids
 }
