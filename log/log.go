@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
+
+	"kzero/record"
 )
 
 // Log is one partition's log: a list of segments, the last one active.
@@ -412,7 +414,7 @@ func (l *Log) LeaderEpochs() []EpochEntry { return l.epochs.snapshot() }
 
 // noteEpochLocked records a batch's leader epoch in the epoch cache when it
 // is newer than the latest. Writer only.
-func (l *Log) noteEpochLocked(b Batch) {
+func (l *Log) noteEpochLocked(b record.Batch) {
 	if e := b.PartitionLeaderEpoch(); e > l.mu.epoch {
 		l.epochs.assign(e, b.BaseOffset())
 		l.mu.epoch = e

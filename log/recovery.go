@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"kzero/record"
 )
 
 // Open opens the log in dir, creating it when missing. Unless the log dir
@@ -252,7 +254,7 @@ func (s *Segment) rebuild(cfg *Config, prevNext *int64) (int64, error) {
 			s.next.Store(next)
 			return size - pos, nil
 		}
-		n := LogOverhead + int(b.Length())
+		n := record.LogOverhead + int(b.Length())
 		if err := s.indexBatch(b, pos, n, cfg.IndexIntervalBytes); err != nil {
 			return 0, err
 		}
@@ -268,26 +270,26 @@ var errTruncated = errors.New("batch extends past the end of the segment")
 
 // readBatch reads the batch at pos: just its header, or with verify the
 // whole batch, checked.
-func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (Batch, error) {
-	if size-pos < BatchHeaderSize {
+func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (record.Batch, error) {
+	if size-pos < record.BatchHeaderSize {
 		return nil, errTruncated
 	}
-	var h [BatchHeaderSize]byte
+	var h [record.BatchHeaderSize]byte
 	if err := preadFull(s.fd, h[:], pos); err != nil {
 		return nil, fmt.Errorf("read batch header: %w", err)
 	}
-	n := LogOverhead + int64(Batch(h[:]).Length())
-	if n < BatchHeaderSize || n > size-pos {
+	n := record.LogOverhead + int64(record.Batch(h[:]).Length())
+	if n < record.BatchHeaderSize || n > size-pos {
 		return nil, errTruncated
 	}
 	if !verify {
 		*buf = append((*buf)[:0], h[:]...)
-		return Batch(*buf), nil
+		return record.Batch(*buf), nil
 	}
 	if int64(cap(*buf)) < n {
 		*buf = make([]byte, n)
 	}
-	b := Batch((*buf)[:n])
+	b := record.Batch((*buf)[:n])
 	if err := preadFull(s.fd, b, pos); err != nil {
 		return nil, fmt.Errorf("read batch: %w", err)
 	}
@@ -319,7 +321,7 @@ func (l *Log) loadEpochs() error {
 					return fmt.Errorf("rebuild leader epochs: %w", err)
 				}
 				l.noteEpochLocked(b)
-				pos += LogOverhead + int64(b.Length())
+				pos += record.LogOverhead + int64(b.Length())
 			}
 			s.Release()
 		}
