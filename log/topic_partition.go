@@ -11,6 +11,7 @@ type TopicPartition struct {
 	Partition int32
 }
 
+// String is the partition's folder name, <topic>-<partition>.
 func (tp TopicPartition) String() string {
 	return tp.Topic + "-" + strconv.Itoa(int(tp.Partition))
 }

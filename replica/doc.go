@@ -1,6 +1,8 @@
 // Package replica holds the broker's local partition replicas: it serves
 // appends, reads and offset lookups on the partitions this broker leads,
-// and copies the logs of those it follows.
+// copies the logs of those it follows, and serves consumers' reads from a
+// follower in their rack (KIP-392: PreferredReadReplica on the leader
+// names it, Read with fromFollower serves up to the HW the leader sent).
 //
 // # Roles
 //
@@ -37,8 +39,20 @@
 // min.insync.replicas meanwhile, with NOT_LEADER_OR_FOLLOWER if the
 // leadership ends, or REQUEST_TIMED_OUT.
 //
-// This package depends on log and on net/wire (the fetchers' client);
-// net/api calls it, and the node's publisher tells it which replicas to
-// lead, follow or drop. A partition whose log cannot open is offline: its
-// calls answer KAFKA_STORAGE_ERROR.
+// # Goroutines
+//
+// Appends and reads run on their callers' goroutines. The Manager runs one
+// fetcher goroutine per leader broker this broker follows, a tick loop
+// (every replica.lag.time.max.ms / 2: each leader's ISR shrink and HW
+// checks), and one goroutine per AlterPartition request it sends. Waits
+// time out on timers (time.AfterFunc). A fetch Waiter is fired on a
+// goroutine of its own, never on the appender's; a write's commit waiter
+// completes on the goroutine that moved the HW (a follower's fetch) or on
+// its timer.
+//
+// This package depends on log, record and net/wire (the fetchers'
+// client); net/api calls it, and the node's publisher tells it which
+// replicas to lead, follow or drop. A partition whose log cannot open is
+// offline (Manager.Offline): its calls answer KAFKA_STORAGE_ERROR until a
+// later MakeLeader opens it or it is removed.
 package replica
