@@ -288,14 +288,7 @@ func FuzzIter(f *testing.F) {
 		f.Add(byte(c)|8, int32(2), raw)
 	}
 	f.Fuzz(func(t *testing.T, mode byte, count int32, data []byte) {
-		codec := Codec(mode & 7 % 5)
-		section := data
-		if mode&8 == 0 && codec != CodecNone {
-			var err error
-			if section, err = Compress(codec, nil, data); err != nil {
-				t.Fatal(err)
-			}
-		}
+		codec, section := fuzzSection(t, mode, data)
 		b := rawBatch(count, section)
 		binary.BigEndian.PutUint16(b[offAttributes:], uint16(codec))
 		b.UpdateCRC()
@@ -334,6 +327,21 @@ func FuzzIter(f *testing.F) {
 			t.Fatalf("records re-encode differently:\n%x\n%x", re, plain)
 		}
 	})
+}
+
+// fuzzSection is the codec and records section a fuzz input names: codec
+// mode&7 % 5, data compressed with it, or taken as the compressed section
+// as it is when mode&8 is set.
+func fuzzSection(t *testing.T, mode byte, data []byte) (Codec, []byte) {
+	codec := Codec(mode & 7 % 5)
+	if mode&8 != 0 || codec == CodecNone {
+		return codec, data
+	}
+	section, err := Compress(codec, nil, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codec, section
 }
 
 // canonicalVarints reports whether every record in b encodes its varints

@@ -121,14 +121,7 @@ func FuzzValidateRecords(f *testing.F) {
 	const now = 1_700_000_000_000
 	p := Policy{MaxMessageBytes: 64 << 10, TimestampBeforeMaxMs: -1, TimestampAfterMaxMs: -1, Compact: true}
 	f.Fuzz(func(t *testing.T, mode byte, count int32, data []byte) {
-		codec := Codec(mode & 7 % 5)
-		section := data
-		if mode&8 == 0 && codec != CodecNone {
-			var err error
-			if section, err = Compress(codec, nil, data); err != nil {
-				t.Fatal(err)
-			}
-		}
+		codec, section := fuzzSection(t, mode, data)
 		h := noProducer(codec, now)
 		h.LastOffsetDelta = count - 1
 		raw, err := AppendBatch(nil, &h, count, section)
