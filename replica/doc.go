@@ -17,9 +17,12 @@
 //     AlterPartition requests (Config.AlterPartition), and the new ISR comes
 //     back through the metadata.
 //   - A follower copies the leader's log with a fetcher (fetcher.go): one
-//     per leader broker, truncating first where its log diverged (leader
-//     epochs, OffsetForLeaderEpoch), then appending the leader's batches as
-//     they are and taking its HW and log start offset.
+//     per leader broker, in a fetch session (fetch_session.go, KIP-227),
+//     truncating first where its log diverged (leader epochs,
+//     OffsetForLeaderEpoch), then appending the leader's batches as they
+//     are and taking its HW and log start offset. It tells the leader the
+//     HW it knows (KIP-1166), so a leader answers at once when its HW is
+//     ahead.
 //   - Roles change under the partition's roleMu, which a fetcher holds
 //     while it appends: no batch of an old leadership lands after this
 //     broker took over.
