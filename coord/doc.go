@@ -2,8 +2,8 @@
 // package holds the metadata Controller: this node's member of the metadata
 // quorum, which replicates the metadata log with go.etcd.io/raft/v3, applies
 // it into immutable metadata images, and turns admin requests (create and
-// delete topics, create partitions, alter configs, allocate producer ids)
-// into records. Its sub-packages:
+// delete topics, create partitions, alter configs, allocate producer ids,
+// ACLs and SCRAM credentials) into records. Its sub-packages:
 //
 //   - coord/metadata: the records and their encoding, the Image, and the
 //     pure state machine that applies records to an image (no I/O, no

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
+
+	"kzero/record"
 )
 
 // Origin says who wrote a record set, which decides how it is checked.
@@ -225,7 +227,7 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 	op.info = AppendInfo{FirstOffset: -1, LogAppendTime: -1}
 	op.maxTs = -1
 	for len(rest) > 0 {
-		b, r, err := ParseBatch(rest)
+		b, r, err := record.ParseBatch(rest)
 		if err != nil {
 			return err
 		}
@@ -236,7 +238,7 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 		switch op.origin {
 		case OriginClient:
 			// validateClient checked the batch and its records.
-			if b.ProducerID() != NoProducerID {
+			if b.ProducerID() != record.NoProducerID {
 				dup, dupFirst, dupLast, err := l.mu.producers.Check(b)
 				if err != nil {
 					return err
@@ -289,7 +291,7 @@ func (l *Log) check(op *appendOp, cfg *Config, now int64) error {
 
 // validateClient checks a produce request's record set as Kafka checks
 // one from a client: exactly one batch, within max.message.bytes, a sound
-// header and CRC, and every record inside (validateRecords). It needs no
+// header and CRC, and every record inside (record.Batch.ValidateRecords). It needs no
 // log state, so it runs before the append queues, outside the writer's
 // lock: decompressing a batch delays no other append. Like Kafka it then
 // writes the largest record timestamp as the batch's max timestamp, which
@@ -299,7 +301,7 @@ func (l *Log) validateClient(records []byte) error {
 	if len(records) == 0 {
 		return fmt.Errorf("empty record set: %w", kerr.CorruptMessage)
 	}
-	b, rest, err := ParseBatch(records)
+	b, rest, err := record.ParseBatch(records)
 	if err != nil {
 		return err
 	}
@@ -312,7 +314,7 @@ func (l *Log) validateClient(records []byte) error {
 	if err := b.ValidateProduce(); err != nil {
 		return err
 	}
-	maxTs, err := validateRecords(b, cfg, cfg.nowMs())
+	maxTs, err := b.ValidateRecords(cfg.recordPolicy(), cfg.nowMs())
 	if err != nil {
 		return err
 	}
@@ -349,13 +351,13 @@ func (w *groupWriter) add(op *appendOp) error {
 	l := w.l
 	rest := op.records
 	for len(rest) > 0 {
-		b, r, _ := ParseBatch(rest) // checked by check
+		b, r, _ := record.ParseBatch(rest) // checked by check
 		rest = r
 		if err := w.seg.indexBatch(b, w.pos, len(b), w.cfg.IndexIntervalBytes); err != nil {
 			return err
 		}
 		l.noteEpochLocked(b)
-		if b.ProducerID() != NoProducerID {
+		if b.ProducerID() != record.NoProducerID {
 			if done, ok := l.mu.producers.Update(b); ok && done.Aborted {
 				if err := l.recordAbortLocked(w.seg, done); err != nil {
 					return err

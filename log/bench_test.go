@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"kzero/record"
 )
 
 // The append and read paths allocate nothing per call in steady state.
@@ -15,7 +17,7 @@ func TestAppendAndReadAllocateNothing(t *testing.T) {
 	}
 	l := openTestLog(t, t.TempDir(), testConfig())
 	defer l.Close()
-	batch := makeBatch(t, 16, 1024, CodecNone)
+	batch := makeBatch(t, 16, 1024, record.CodecNone)
 	for i := 0; i < 10; i++ { // warm the pools
 		mustAppend(t, l, batch)
 	}
@@ -53,7 +55,7 @@ func BenchmarkAppend(b *testing.B) {
 			cfg.SegmentBytes = 1 << 30
 			l := openTestLog(b, b.TempDir(), cfg)
 			defer l.Close()
-			batch := makeBatch(b, size/1024, 1024-20, CodecNone)
+			batch := makeBatch(b, size/1024, 1024-20, record.CodecNone)
 			b.SetBytes(int64(len(batch)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -78,7 +80,7 @@ func BenchmarkPlainWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			buf := makeBatch(b, size/1024, 1024-20, CodecNone)
+			buf := makeBatch(b, size/1024, 1024-20, record.CodecNone)
 			b.SetBytes(int64(len(buf)))
 			var written int64
 			b.ResetTimer()
@@ -103,7 +105,7 @@ func BenchmarkRead(b *testing.B) {
 	cfg := DefaultConfig()
 	l := openTestLog(b, b.TempDir(), cfg)
 	defer l.Close()
-	batch := makeBatch(b, 16, 1000, CodecNone)
+	batch := makeBatch(b, 16, 1000, record.CodecNone)
 	for i := 0; i < 20000; i++ {
 		if _, err := l.Append(batch, OriginClient, 0); err != nil {
 			b.Fatal(err)
@@ -140,7 +142,7 @@ func BenchmarkAppendVsWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			batch := makeBatch(b, size/1024, 1024-20, CodecNone)
+			batch := makeBatch(b, size/1024, 1024-20, record.CodecNone)
 			plain := append([]byte(nil), batch...)
 			var appendNs, writeNs, written int64
 			b.ResetTimer()

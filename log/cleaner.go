@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"kzero/record"
 )
 
 // Compaction (cleanup.policy=compact) keeps, for every key, at least its
@@ -91,8 +93,8 @@ type Cleaner struct {
 
 	// Owned by the pass holding mu.
 	m    *OffsetMap
-	rr   RecordReader
-	bld  Builder
+	rr   record.Iter
+	bld  record.Builder
 	scan batchScanner
 	out  []byte // a rebuilt batch
 	wbuf []byte // the cleaned segment's write buffer
@@ -149,7 +151,7 @@ func NewCleaner(cfg CleanerConfig) *Cleaner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Cleaner{cfg: cfg, inflateLimit: decompressLimit}
+	return &Cleaner{cfg: cfg, inflateLimit: record.DecompressLimit}
 }
 
 // LastStats describes the last pass that cleaned a log.
@@ -432,7 +434,7 @@ func (c *Cleaner) buildOffsetMap(segs []*Segment, dirty, limit int64, aborted []
 }
 
 // mapBatch puts the keys of b's records at or after dirty into the map.
-func (c *Cleaner) mapBatch(b Batch, dirty int64) error {
+func (c *Cleaner) mapBatch(b record.Batch, dirty int64) error {
 	r := &c.rr
 	if err := r.Reset(b, c.inflateLimit); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"kzero/record"
 )
 
 // cleanContext is the state of one pass's rewrite of a log.
@@ -20,7 +22,7 @@ type cleanContext struct {
 // lastOfProducer reports whether b is its producer's last batch, whose
 // header must stay so the producer's sequence and epoch survive: its last
 // data batch, or, for a producer with none left, a marker of its epoch.
-func (x *cleanContext) lastOfProducer(b Batch) bool {
+func (x *cleanContext) lastOfProducer(b record.Batch) bool {
 	p, ok := x.producers[b.ProducerID()]
 	switch {
 	case !ok:
@@ -34,7 +36,7 @@ func (x *cleanContext) lastOfProducer(b Batch) bool {
 // keep decides whether the record r is reading from b stays: it has a
 // key, no later record of the key is in the map, and, for a tombstone,
 // the batch's delete horizon has not passed.
-func (x *cleanContext) keep(b Batch, r *RecordReader) bool {
+func (x *cleanContext) keep(b record.Batch, r *record.Iter) bool {
 	rec := r.Record()
 	if rec.Key == nil {
 		return false // compaction cannot keep a record without a key
@@ -90,12 +92,12 @@ func (c *Cleaner) cleanGroup(l *Log, g []*Segment, x *cleanContext, cfg *Config)
 }
 
 // cleanBatch writes what of b stays to w.
-func (c *Cleaner) cleanBatch(b Batch, w *cleanedSegment, x *cleanContext) error {
+func (c *Cleaner) cleanBatch(b record.Batch, w *cleanedSegment, x *cleanContext) error {
 	if err := b.Validate(); err != nil {
 		return err
 	}
 	x.stats.RecordsRead += int64(b.NumRecords())
-	keepHeader := b.ProducerID() != NoProducerID && x.lastOfProducer(b)
+	keepHeader := b.ProducerID() != record.NoProducerID && x.lastOfProducer(b)
 	if b.IsControl() {
 		removable, kept, err := x.txn.onControl(b, &c.rr)
 		if err != nil {
@@ -161,7 +163,7 @@ func (c *Cleaner) cleanBatch(b Batch, w *cleanedSegment, x *cleanContext) error 
 // rewriteWithHorizon writes b with the kept records (all with all) and the
 // delete horizon of this pass in its base timestamp; record timestamp
 // deltas move to the new base.
-func (c *Cleaner) rewriteWithHorizon(b Batch, w *cleanedSegment, x *cleanContext, all bool) error {
+func (c *Cleaner) rewriteWithHorizon(b record.Batch, w *cleanedSegment, x *cleanContext, all bool) error {
 	h := headerOf(b)
 	h.DeleteHorizon = true
 	h.BaseTimestamp = x.horizon
@@ -185,9 +187,9 @@ func (c *Cleaner) rewriteWithHorizon(b Batch, w *cleanedSegment, x *cleanContext
 
 // writeEmpty writes b's header with no records, keeping its offset range
 // and producer fields.
-func (c *Cleaner) writeEmpty(b Batch, w *cleanedSegment) error {
+func (c *Cleaner) writeEmpty(b record.Batch, w *cleanedSegment) error {
 	h := headerOf(b)
-	h.Codec = CodecNone
+	h.Codec = record.CodecNone
 	h.DeleteHorizon = false
 	h.BaseTimestamp = b.MaxTimestamp()
 	h.MaxTimestamp = b.MaxTimestamp()
@@ -201,14 +203,14 @@ func (c *Cleaner) writeBuilt(w *cleanedSegment) error {
 		return err
 	}
 	c.out = out
-	return w.append(Batch(out))
+	return w.append(record.Batch(out))
 }
 
 // headerOf is the header a rewrite of b keeps: its base offset and offset
 // range, producer fields, attributes and codec. The largest timestamp is
 // recomputed from the kept records, except under LogAppendTime.
-func headerOf(b Batch) BatchHeader {
-	h := BatchHeader{
+func headerOf(b record.Batch) record.BatchHeader {
+	h := record.BatchHeader{
 		BaseOffset:           b.BaseOffset(),
 		PartitionLeaderEpoch: b.PartitionLeaderEpoch(),
 		Codec:                b.Compression(),
@@ -253,18 +255,18 @@ func (r *batchScanner) reset(s *Segment, size int64, bufSize, maxMessage int) {
 
 // next returns the next batch, valid until the following call, and its
 // file position; a nil batch at the end.
-func (r *batchScanner) next() (Batch, int64, error) {
+func (r *batchScanner) next() (record.Batch, int64, error) {
 	for {
-		need := int64(LogOverhead)
-		if len(r.data) >= LogOverhead {
-			n := LogOverhead + int64(Batch(r.data).Length())
+		need := int64(record.LogOverhead)
+		if len(r.data) >= record.LogOverhead {
+			n := record.LogOverhead + int64(record.Batch(r.data).Length())
 			switch {
-			case n < BatchHeaderSize || r.pos+n > r.end:
-				return nil, r.pos, fmt.Errorf("batch of %d bytes in %d left: %w", n, r.end-r.pos, ErrShortBatch)
+			case n < record.BatchHeaderSize || r.pos+n > r.end:
+				return nil, r.pos, fmt.Errorf("batch of %d bytes in %d left: %w", n, r.end-r.pos, record.ErrShortBatch)
 			case n > r.maxBatch:
 				return nil, r.pos, fmt.Errorf("%w: %d bytes", errBatchTooLarge, n)
 			case int64(len(r.data)) >= n:
-				b, pos := Batch(r.data[:n]), r.pos
+				b, pos := record.Batch(r.data[:n]), r.pos
 				r.data, r.pos = r.data[n:], r.pos+n
 				return b, pos, nil
 			}
@@ -275,7 +277,7 @@ func (r *batchScanner) next() (Batch, int64, error) {
 			if len(r.data) == 0 {
 				return nil, r.pos, nil
 			}
-			return nil, r.pos, fmt.Errorf("%d bytes at the end of the segment: %w", len(r.data), ErrShortBatch)
+			return nil, r.pos, fmt.Errorf("%d bytes at the end of the segment: %w", len(r.data), record.ErrShortBatch)
 		}
 		r.buf = r.buf[:cap(r.buf)]
 		kept := copy(r.buf, r.data)

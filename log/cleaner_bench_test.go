@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kzero/record"
 )
 
 // BenchmarkClean measures cleaning throughput: bytes of log read per
@@ -17,12 +19,12 @@ import (
 //
 //	go test -run='^$' -bench=BenchmarkClean -benchtime=3x ./log/
 func BenchmarkClean(b *testing.B) {
-	for _, codec := range []Codec{CodecNone, CodecLZ4, CodecZstd} {
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecLZ4, record.CodecZstd} {
 		b.Run(codec.String(), func(b *testing.B) { benchmarkClean(b, codec, 64<<20) })
 	}
 }
 
-func benchmarkClean(b *testing.B, codec Codec, size int) {
+func benchmarkClean(b *testing.B, codec record.Codec, size int) {
 	clk := newClock()
 	cfg := clConfig(clk)
 	cfg.SegmentBytes = 8 << 20

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"kzero/record"
 )
 
 // FuzzCleanSegment runs the cleaner's read and rewrite path over arbitrary
@@ -17,12 +19,12 @@ func FuzzCleanSegment(f *testing.F) {
 	// input that finds new coverage, at a cost that grows with the square
 	// of its length, and fuzzes nothing meanwhile.
 	var batches [][]byte
-	for _, codec := range []Codec{CodecNone, CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecGzip, record.CodecSnappy, record.CodecLZ4, record.CodecZstd} {
 		batches = append(batches, clBatch(f, codec, ts, kv{k: "a", v: "1"}, kv{k: "b", tomb: true}, kv{k: "a", v: "2"}))
 	}
-	batches = append(batches, clBatchWith(f, BatchHeader{BaseTimestamp: ts, LastOffsetDelta: -1, ProducerID: 3,
+	batches = append(batches, clBatchWith(f, record.BatchHeader{BaseTimestamp: ts, LastOffsetDelta: -1, ProducerID: 3,
 		ProducerEpoch: 1, BaseSequence: 0, Transactional: true}, kv{k: "t", v: "x"}))
-	batches = append(batches, AppendControlBatch(nil, 3, 1, 0, ControlAbort, ts))
+	batches = append(batches, record.AppendControlBatch(nil, 3, 1, 0, record.ControlAbort, ts))
 	// withOffsets concatenates batches with increasing offsets.
 	withOffsets := func(bs ...[]byte) []byte {
 		var out []byte
@@ -30,8 +32,8 @@ func FuzzCleanSegment(f *testing.F) {
 		for _, b := range bs {
 			at := len(out)
 			out = append(out, b...)
-			Batch(out[at:]).SetBaseOffset(next)
-			next = Batch(out[at:]).NextOffset()
+			record.Batch(out[at:]).SetBaseOffset(next)
+			next = record.Batch(out[at:]).NextOffset()
 		}
 		return out
 	}
@@ -64,8 +66,8 @@ func FuzzCleanSegment(f *testing.F) {
 		}
 		data = append([]byte(nil), data...)
 		for rest := data; len(rest) > 0; {
-			b, r, err := ParseBatch(rest)
-			if err != nil || len(b) < BatchHeaderSize {
+			b, r, err := record.ParseBatch(rest)
+			if err != nil || len(b) < record.BatchHeaderSize {
 				break
 			}
 			b.UpdateCRC()
@@ -102,13 +104,13 @@ func FuzzCleanSegment(f *testing.F) {
 		x := &cleanContext{m: c.m, txn: newTxnTracker(aborted), producers: map[int64]producerLast{3: {lastOffset: 5, epoch: 1}},
 			now: clk.Ms(), horizon: clk.Ms() + 1000, stats: &CleanStats{}}
 		c.scan.reset(seg, int64(len(data)), 512, 1<<20)
-		var read []Batch
+		var read []record.Batch
 		for {
 			b, _, err := c.scan.next()
 			if err != nil || b == nil {
 				break
 			}
-			read = append(read, append(Batch(nil), b...))
+			read = append(read, append(record.Batch(nil), b...))
 			if err := c.cleanBatch(b, w, x); err != nil {
 				break
 			}
@@ -121,7 +123,7 @@ func FuzzCleanSegment(f *testing.F) {
 			t.Fatal(err)
 		}
 		for len(out) > 0 {
-			b, rest, err := ParseBatch(out)
+			b, rest, err := record.ParseBatch(out)
 			if err != nil {
 				t.Fatalf("cleaned output does not parse: %v", err)
 			}

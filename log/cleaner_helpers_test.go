@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kzero/record"
 )
 
 // clClock is a settable clock for Config.Now.
@@ -63,18 +65,18 @@ type kv struct {
 }
 
 // clBatch builds a batch of kvs at timestamp ts.
-func clBatch(t testing.TB, codec Codec, ts int64, kvs ...kv) []byte {
+func clBatch(t testing.TB, codec record.Codec, ts int64, kvs ...kv) []byte {
 	t.Helper()
-	return clBatchWith(t, BatchHeader{Codec: codec, BaseTimestamp: ts, LastOffsetDelta: -1,
-		ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence}, kvs...)
+	return clBatchWith(t, record.BatchHeader{Codec: codec, BaseTimestamp: ts, LastOffsetDelta: -1,
+		ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence}, kvs...)
 }
 
-func clBatchWith(t testing.TB, h BatchHeader, kvs ...kv) []byte {
+func clBatchWith(t testing.TB, h record.BatchHeader, kvs ...kv) []byte {
 	t.Helper()
-	var b Builder
+	var b record.Builder
 	b.Reset(h)
 	for i, r := range kvs {
-		rec := Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Key: []byte(r.k)}
+		rec := record.Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Key: []byte(r.k)}
 		if !r.tomb {
 			rec.Value = []byte(r.v)
 		}
@@ -116,12 +118,12 @@ func (r clRec) String() string {
 // clReadAll reads every record of the log through Read, as a consumer
 // would, checking every batch's CRC and that offsets increase. Control
 // batches are returned in batches, not in records.
-func clReadAll(t testing.TB, l *Log) (recs []clRec, batches []Batch) {
+func clReadAll(t testing.TB, l *Log) (recs []clRec, batches []record.Batch) {
 	t.Helper()
 	off := l.LogStartOffset()
 	end := l.LogEndOffset()
 	last := int64(-1)
-	var rr RecordReader
+	var rr record.Iter
 	defer rr.Release()
 	for off < end {
 		r, err := l.Read(off, 64<<10, end, true)
@@ -138,7 +140,7 @@ func clReadAll(t testing.TB, l *Log) (recs []clRec, batches []Batch) {
 		r.Release()
 		progressed := false
 		for len(buf) > 0 {
-			b, rest, err := ParseBatch(buf)
+			b, rest, err := record.ParseBatch(buf)
 			if err != nil {
 				break // a partial batch at the end of the range
 			}

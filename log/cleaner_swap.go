@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"kzero/index"
+	"kzero/record"
 )
 
 // cleanedSegment writes a cleaned segment: B.log.cleaned with its indexes
@@ -77,7 +78,7 @@ func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int)
 }
 
 // append adds a batch, copying it.
-func (w *cleanedSegment) append(b Batch) error {
+func (w *cleanedSegment) append(b record.Batch) error {
 	// A full index only makes the index sparser: the segment stays right.
 	if err := w.seg.indexBatch(b, w.pos, len(b), w.interval); err != nil && !errors.Is(err, index.ErrFull) {
 		return err

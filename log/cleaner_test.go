@@ -15,11 +15,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
+
+	"kzero/record"
 )
 
 // fillKeys appends n one-record batches cycling over keys k0..k<keys-1>,
 // values "v<i>-" padded to valueSize, and returns the records appended.
-func fillKeys(t testing.TB, l *Log, clk *clClock, codec Codec, n, keys, valueSize int) {
+func fillKeys(t testing.TB, l *Log, clk *clClock, codec record.Codec, n, keys, valueSize int) {
 	t.Helper()
 	for i := range n {
 		v := fmt.Sprintf("v%d-", i)
@@ -72,7 +74,7 @@ func TestCleanKeepsLatestPerKey(t *testing.T) {
 	clk := newClock()
 	cfg := clConfig(clk)
 	l := clOpen(t, t.TempDir(), cfg)
-	fillKeys(t, l, clk, CodecNone, 300, 10, 40)
+	fillKeys(t, l, clk, record.CodecNone, 300, 10, 40)
 	before, _ := clReadAll(t, l)
 	segs := l.Segments()
 	if len(segs) < 4 {
@@ -126,7 +128,7 @@ func TestCleanKeepsLatestPerKey(t *testing.T) {
 		if err != nil || fr.Empty() {
 			t.Fatalf("read %d: %v", r.off, err)
 		}
-		b, _, err := ParseBatch(readRange(t, fr))
+		b, _, err := record.ParseBatch(readRange(t, fr))
 		fr.Release()
 		if err != nil || b.BaseOffset() > r.off || b.LastOffset() < r.off {
 			t.Fatalf("read %d gave batch %d..%d: %v", r.off, b.BaseOffset(), b.LastOffset(), err)
@@ -140,11 +142,11 @@ func TestCleanEmptiedSegment(t *testing.T) {
 	cfg.SegmentBytes = 1 << 20
 	l := clOpen(t, t.TempDir(), cfg)
 	big := strings.Repeat("x", 3000)
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "a", v: "1" + big}, kv{k: "b", v: "1" + big})) // 0-1
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "a", v: "1" + big}, kv{k: "b", v: "1" + big})) // 0-1
 	l.Roll()
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "a", v: "2" + big}, kv{k: "b", v: "2" + big})) // 2-3
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "a", v: "2" + big}, kv{k: "b", v: "2" + big})) // 2-3
 	l.Roll()
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "c", v: "3"})) // 4, active
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "c", v: "3"})) // 4, active
 	// Each segment is its own group.
 	cfg.SegmentBytes = 7000
 	l.SetConfig(cfg)
@@ -189,10 +191,10 @@ func TestCleanTombstones(t *testing.T) {
 	cfg := clConfig(clk)
 	cfg.DeleteRetentionMs = 3600_000
 	l := clOpen(t, t.TempDir(), cfg)
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "a", v: "1"}, kv{k: "b", v: "1"})) // 0-1
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms()+10, kv{k: "a", tomb: true}))              // 2
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "a", v: "1"}, kv{k: "b", v: "1"})) // 0-1
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms()+10, kv{k: "a", tomb: true}))              // 2
 	l.Roll()
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "c", v: "1"})) // 3
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "c", v: "1"})) // 3
 	c := clCleaner(1 << 20)
 	firstClean := clk.Ms()
 	clClean(t, c, l)
@@ -216,9 +218,9 @@ func TestCleanTombstones(t *testing.T) {
 
 	// Within delete.retention.ms the tombstone stays through passes.
 	clk.Advance(30 * time.Minute)
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "c", v: "2"})) // 4
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "c", v: "2"})) // 4
 	l.Roll()
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "d", v: "1"})) // 5
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "d", v: "1"})) // 5
 	clClean(t, c, l)
 	recs, _ = clReadAll(t, l)
 	if got := fmt.Sprint(recs); got != "[1:b=1 2:a=<nil> 4:c=2 5:d=1]" {
@@ -227,9 +229,9 @@ func TestCleanTombstones(t *testing.T) {
 
 	// Past the horizon the next pass drops it.
 	clk.Advance(31 * time.Minute)
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "d", v: "2"})) // 6
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "d", v: "2"})) // 6
 	l.Roll()
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "e", v: "1"})) // 7
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "e", v: "1"})) // 7
 	clClean(t, c, l)
 	recs, _ = clReadAll(t, l)
 	if got := fmt.Sprint(recs); got != "[1:b=1 4:c=2 6:d=2 7:e=1]" {
@@ -238,7 +240,7 @@ func TestCleanTombstones(t *testing.T) {
 }
 
 func TestCleanCompressed(t *testing.T) {
-	for _, codec := range []Codec{CodecNone, CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecGzip, record.CodecSnappy, record.CodecLZ4, record.CodecZstd} {
 		t.Run(codec.String(), func(t *testing.T) {
 			clk := newClock()
 			cfg := clConfig(clk)
@@ -278,7 +280,7 @@ func TestCleanCompressed(t *testing.T) {
 func TestCleanReaderAcrossSwap(t *testing.T) {
 	clk := newClock()
 	l := clOpen(t, t.TempDir(), clConfig(clk))
-	fillKeys(t, l, clk, CodecNone, 200, 5, 40)
+	fillKeys(t, l, clk, record.CodecNone, 200, 5, 40)
 	fr, err := l.Read(0, 1<<20, l.LogEndOffset(), true)
 	if err != nil || fr.Empty() {
 		t.Fatalf("read: %v", err)
@@ -318,7 +320,7 @@ func TestCleanReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fillKeys(t, l, clk, CodecLZ4, 400, 30, 30)
+	fillKeys(t, l, clk, record.CodecLZ4, 400, 30, 30)
 	clClean(t, clCleaner(1<<20), l)
 	want, _ := clReadAll(t, l)
 	dirty := l.FirstDirtyOffset()
@@ -347,7 +349,7 @@ func TestCleanReopen(t *testing.T) {
 			t.Fatal("reopened log has a dirty part")
 		}
 		// It keeps working: append, clean again.
-		fillKeys(t, l2, clk, CodecLZ4, 200, 30, 30)
+		fillKeys(t, l2, clk, record.CodecLZ4, 200, 30, 30)
 		clClean(t, clCleaner(1<<20), l2)
 		if err := WriteCheckpoint(cp, map[TopicPartition]int64{tp: l2.FirstDirtyOffset()}); err != nil {
 			t.Fatal(err)
@@ -365,11 +367,11 @@ func TestCleanOnceDirtyRatio(t *testing.T) {
 	cfg.MinCleanableDirtyRatio = 0.5
 	a := clOpen(t, t.TempDir(), cfg)
 	b := clOpen(t, t.TempDir(), cfg)
-	fillKeys(t, a, clk, CodecNone, 300, 10, 40) // all dirty
-	fillKeys(t, b, clk, CodecNone, 300, 300, 40)
+	fillKeys(t, a, clk, record.CodecNone, 300, 10, 40) // all dirty
+	fillKeys(t, b, clk, record.CodecNone, 300, 300, 40)
 	c := clCleaner(1 << 20)
 	clClean(t, c, b) // b: clean part of 300 unique keys
-	fillKeys(t, b, clk, CodecNone, 60, 300, 40)
+	fillKeys(t, b, clk, record.CodecNone, 60, 300, 40)
 
 	pa, _ := c.plan(a)
 	pb, _ := c.plan(b)
@@ -401,7 +403,7 @@ func TestCleanOnceDirtyRatio(t *testing.T) {
 	}
 	// A delete-only log is never compacted.
 	d := clOpen(t, t.TempDir(), func() Config { c := cfg; c.Compact, c.Delete = false, true; return c }())
-	fillKeys(t, d, clk, CodecNone, 300, 10, 40)
+	fillKeys(t, d, clk, record.CodecNone, 300, 10, 40)
 	if cleaned, err := c.CleanOnce([]*Log{d}); err != nil || cleaned {
 		t.Fatalf("CleanOnce of a delete log: %v %v", cleaned, err)
 	}
@@ -412,11 +414,11 @@ func TestCleanMinCompactionLag(t *testing.T) {
 	cfg := clConfig(clk)
 	cfg.MinCompactionLagMs = 3600_000
 	l := clOpen(t, t.TempDir(), cfg)
-	fillKeys(t, l, clk, CodecNone, 100, 10, 40)
+	fillKeys(t, l, clk, record.CodecNone, 100, 10, 40)
 	old := l.LogEndOffset()
 	l.Roll()
 	clk.Advance(2 * time.Hour)
-	fillKeys(t, l, clk, CodecNone, 200, 10, 40) // recent: not cleanable
+	fillKeys(t, l, clk, record.CodecNone, 200, 10, 40) // recent: not cleanable
 	before, _ := clReadAll(t, l)
 	st := clClean(t, clCleaner(1<<20), l)
 	if st.EndOffset != old {
@@ -430,9 +432,9 @@ func TestCleanOffsetMapFull(t *testing.T) {
 	clk := newClock()
 	cfg := clConfig(clk)
 	l := clOpen(t, t.TempDir(), cfg)
-	fillKeys(t, l, clk, CodecNone, 100, 100, 20) // unique keys: fill the map
-	fillKeys(t, l, clk, CodecNone, 200, 100, 20) // then overwrite them twice
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "last", v: "x"}))
+	fillKeys(t, l, clk, record.CodecNone, 100, 100, 20) // unique keys: fill the map
+	fillKeys(t, l, clk, record.CodecNone, 200, 100, 20) // then overwrite them twice
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "last", v: "x"}))
 	l.Roll()
 	before, _ := clReadAll(t, l)
 	latest := clLatest(before)
@@ -473,7 +475,7 @@ func TestCleanMapTooSmall(t *testing.T) {
 	for i := range 50 {
 		kvs = append(kvs, kv{k: fmt.Sprint(i), v: "v"})
 	}
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kvs...))
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kvs...))
 	l.Roll()
 	c := clCleaner(10 * mapSlotSize)
 	cleaned, err := c.CleanOnce([]*Log{l})
@@ -493,7 +495,7 @@ func TestCleanGroupsBySize(t *testing.T) {
 	l := clOpen(t, t.TempDir(), cfg)
 	for i := range 20 {
 		for j := range 10 { // unique keys: nothing removed
-			clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: fmt.Sprintf("k%02d-%d", i, j), v: strings.Repeat("v", 100)}))
+			clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: fmt.Sprintf("k%02d-%d", i, j), v: strings.Repeat("v", 100)}))
 		}
 		l.Roll()
 	}
@@ -529,7 +531,7 @@ func TestCleanGroupsBySize(t *testing.T) {
 func TestCleanActiveNeverCleaned(t *testing.T) {
 	clk := newClock()
 	l := clOpen(t, t.TempDir(), clConfig(clk))
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "a", v: "1"}, kv{k: "a", v: "2"}))
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "a", v: "1"}, kv{k: "a", v: "2"}))
 	if _, ok := clCleaner(1 << 20).plan(l); ok {
 		t.Fatal("a log with only its active segment is cleanable")
 	}
@@ -541,7 +543,7 @@ func TestCleanActiveNeverCleaned(t *testing.T) {
 func TestCleanHighWatermark(t *testing.T) {
 	clk := newClock()
 	l := clOpen(t, t.TempDir(), clConfig(clk))
-	fillKeys(t, l, clk, CodecNone, 300, 10, 40)
+	fillKeys(t, l, clk, record.CodecNone, 300, 10, 40)
 	segs := l.Segments()
 	hw := segs[2].BaseOffset() + 1 // inside segment 2: clean segments 0 and 1
 	cc := DefaultCleanerConfig()
@@ -560,7 +562,7 @@ func TestCleanHighWatermark(t *testing.T) {
 func TestCleanTruncatedLog(t *testing.T) {
 	clk := newClock()
 	l := clOpen(t, t.TempDir(), clConfig(clk))
-	fillKeys(t, l, clk, CodecNone, 300, 10, 40)
+	fillKeys(t, l, clk, record.CodecNone, 300, 10, 40)
 	clClean(t, clCleaner(1<<20), l)
 	dirty := l.FirstDirtyOffset()
 	if err := l.TruncateTo(dirty - 5); err != nil {
@@ -583,9 +585,9 @@ func TestCleanAbortsOnConcurrentChange(t *testing.T) {
 	cfg := clConfig(clk)
 	cfg.Delete, cfg.RetentionMs = true, 3600_000
 	l := clOpen(t, t.TempDir(), cfg)
-	fillKeys(t, l, clk, CodecNone, 100, 10, 40)
+	fillKeys(t, l, clk, record.CodecNone, 100, 10, 40)
 	clk.Advance(2 * time.Hour)
-	fillKeys(t, l, clk, CodecNone, 100, 10, 40)
+	fillKeys(t, l, clk, record.CodecNone, 100, 10, 40)
 	c := clCleaner(1 << 20)
 	p, ok := c.plan(l)
 	if !ok {
@@ -612,7 +614,7 @@ func TestCleanConcurrentAppendsAndReads(t *testing.T) {
 	clk := newClock()
 	cfg := clConfig(clk)
 	l := clOpen(t, t.TempDir(), cfg)
-	fillKeys(t, l, clk, CodecNone, 100, 20, 40)
+	fillKeys(t, l, clk, record.CodecNone, 100, 20, 40)
 	const appends = 1500
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -621,7 +623,7 @@ func TestCleanConcurrentAppendsAndReads(t *testing.T) {
 		defer wg.Done()
 		defer close(done)
 		for i := range appends {
-			b := clBatch(t, CodecSnappy, clk.Ms(), kv{k: fmt.Sprintf("k%d", i%20), v: fmt.Sprintf("w%d", i)})
+			b := clBatch(t, record.CodecSnappy, clk.Ms(), kv{k: fmt.Sprintf("k%d", i%20), v: fmt.Sprintf("w%d", i)})
 			if _, err := l.Append(b, OriginClient, 0); err != nil {
 				t.Error(err)
 				return
@@ -657,7 +659,7 @@ func TestCleanConcurrentAppendsAndReads(t *testing.T) {
 						return
 					}
 					for len(buf) > 0 {
-						b, rest, err := ParseBatch(buf)
+						b, rest, err := record.ParseBatch(buf)
 						if err != nil {
 							break
 						}
@@ -717,12 +719,12 @@ func TestCleanKeepsProducerLastBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	idem := func(seq int32, k string) []byte {
-		return clBatchWith(t, BatchHeader{BaseTimestamp: clk.Ms(), LastOffsetDelta: -1, ProducerID: 5,
+		return clBatchWith(t, record.BatchHeader{BaseTimestamp: clk.Ms(), LastOffsetDelta: -1, ProducerID: 5,
 			ProducerEpoch: 2, BaseSequence: seq}, kv{k: k, v: "p"}, kv{k: k + "2", v: "p"})
 	}
 	clAppend(t, l, idem(0, "a")) // 0-1, seq 0-1
 	clAppend(t, l, idem(2, "b")) // 2-3, seq 2-3: the producer's last
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "a", v: "n"}, kv{k: "a2", v: "n"}, kv{k: "b", v: "n"}, kv{k: "b2", v: "n"}))
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "a", v: "n"}, kv{k: "a2", v: "n"}, kv{k: "b", v: "n"}, kv{k: "b2", v: "n"}))
 	l.Roll()
 	clClean(t, clCleaner(1<<20), l)
 	_, batches := clReadAll(t, l)
@@ -759,13 +761,13 @@ func txnData(t testing.TB, clk *clClock, pid int64, seq int32, keys ...string) [
 	for _, k := range keys {
 		kvs = append(kvs, kv{k: k, v: fmt.Sprintf("p%d", pid)})
 	}
-	return clBatchWith(t, BatchHeader{BaseTimestamp: clk.Ms(), LastOffsetDelta: -1, ProducerID: pid,
+	return clBatchWith(t, record.BatchHeader{BaseTimestamp: clk.Ms(), LastOffsetDelta: -1, ProducerID: pid,
 		ProducerEpoch: 0, BaseSequence: seq, Transactional: true}, kvs...)
 }
 
-func txnMarker(t testing.TB, l *Log, clk *clClock, pid int64, typ ControlType) int64 {
+func txnMarker(t testing.TB, l *Log, clk *clClock, pid int64, typ record.ControlType) int64 {
 	t.Helper()
-	info, err := l.Append(AppendControlBatch(nil, pid, 0, 0, typ, clk.Ms()), OriginCoordinator, 0)
+	info, err := l.Append(record.AppendControlBatch(nil, pid, 0, 0, typ, clk.Ms()), OriginCoordinator, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,18 +779,18 @@ func TestCleanTransactions(t *testing.T) {
 	cfg := clConfig(clk)
 	cfg.DeleteRetentionMs = 3600_000
 	l := clOpen(t, t.TempDir(), cfg)
-	clAppend(t, l, txnData(t, clk, 1, 0, "a", "b"))                                             // 0-1 aborted
-	clAppend(t, l, txnData(t, clk, 2, 0, "c"))                                                  // 2 committed
-	abort := txnMarker(t, l, clk, 1, ControlAbort)                                              // 3
-	commit := txnMarker(t, l, clk, 2, ControlCommit)                                            // 4
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "c", v: "later"}, kv{k: "z", v: "1"})) // 5-6
+	clAppend(t, l, txnData(t, clk, 1, 0, "a", "b"))                                                    // 0-1 aborted
+	clAppend(t, l, txnData(t, clk, 2, 0, "c"))                                                         // 2 committed
+	abort := txnMarker(t, l, clk, 1, record.ControlAbort)                                              // 3
+	commit := txnMarker(t, l, clk, 2, record.ControlCommit)                                            // 4
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "c", v: "later"}, kv{k: "z", v: "1"})) // 5-6
 	// Producers 1 and 2 write again, so their markers are not their last.
-	clAppend(t, l, txnData(t, clk, 1, 2, "q")) // 7
-	clAppend(t, l, txnData(t, clk, 2, 1, "r")) // 8
-	txnMarker(t, l, clk, 1, ControlCommit)     // 9
-	txnMarker(t, l, clk, 2, ControlCommit)     // 10
+	clAppend(t, l, txnData(t, clk, 1, 2, "q"))    // 7
+	clAppend(t, l, txnData(t, clk, 2, 1, "r"))    // 8
+	txnMarker(t, l, clk, 1, record.ControlCommit) // 9
+	txnMarker(t, l, clk, 2, record.ControlCommit) // 10
 	l.Roll()
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "x", v: "1"})) // 11 active
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "x", v: "1"})) // 11 active
 	if abort != 3 || commit != 4 {
 		t.Fatalf("markers at %d %d", abort, commit)
 	}
@@ -836,7 +838,7 @@ func TestCleanTransactions(t *testing.T) {
 	}
 	// Pass 2: no data of either transaction is left: both markers become
 	// removable and get a delete horizon; the index entry goes.
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "x", v: "2"})) // 12
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "x", v: "2"})) // 12
 	l.Roll()
 	clClean(t, c, l)
 	if got := fmt.Sprint(markers()); got != "[3:abort:true 4:commit:true 9:commit:false 10:commit:false]" {
@@ -847,7 +849,7 @@ func TestCleanTransactions(t *testing.T) {
 	}
 	// Past the horizon they go.
 	clk.Advance(61 * time.Minute)
-	clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "x", v: "3"})) // 13
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "x", v: "3"})) // 13
 	l.Roll()
 	clClean(t, c, l)
 	if got := fmt.Sprint(markers()); got != "[9:commit:false 10:commit:false]" {
@@ -869,7 +871,7 @@ func TestCleanerCrashSafety(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fillKeys(t, l, clk, CodecGzip, 300, 10, 40)
+			fillKeys(t, l, clk, record.CodecGzip, 300, 10, 40)
 			l.Flush()
 			big := cfg // one group: the crash leaves no group half done
 			big.SegmentBytes = 1 << 20
@@ -922,8 +924,8 @@ func TestCleanBatchAllocs(t *testing.T) {
 	for i := range 20 {
 		kvs = append(kvs, kv{k: fmt.Sprintf("k%d", i%10), v: strings.Repeat("v", 100)})
 	}
-	for _, codec := range []Codec{CodecNone, CodecZstd, CodecLZ4} {
-		b := Batch(clBatch(t, codec, clk.Ms(), kvs...))
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecZstd, record.CodecLZ4} {
+		b := record.Batch(clBatch(t, codec, clk.Ms(), kvs...))
 		c.mapBatch(b, 0) // half the records are overwritten: a rewrite
 		w, err := createCleaned(dir, 0, &cfg, nil, 64<<10)
 		if err != nil {

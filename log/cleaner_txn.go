@@ -3,6 +3,8 @@ package log
 import (
 	"cmp"
 	"slices"
+
+	"kzero/record"
 )
 
 // txnTracker follows transactions through one pass of the cleaner over a
@@ -75,7 +77,7 @@ func (t *txnTracker) begin(offset int64) {
 
 // onData reads a data batch and reports whether it belongs to an aborted
 // transaction, whose records are to be dropped.
-func (t *txnTracker) onData(b Batch) bool {
+func (t *txnTracker) onData(b record.Batch) bool {
 	t.begin(b.LastOffset())
 	if !b.IsTransactional() {
 		return false
@@ -92,7 +94,7 @@ func (t *txnTracker) onData(b Batch) bool {
 // (once its delete horizon passes). kept is the transaction index entry of
 // an abort marker that must stay, for the cleaned segment's index. rr
 // decodes the marker.
-func (t *txnTracker) onControl(b Batch, rr *RecordReader) (removable bool, kept *AbortedTxn, err error) {
+func (t *txnTracker) onControl(b record.Batch, rr *record.Iter) (removable bool, kept *AbortedTxn, err error) {
 	t.begin(b.LastOffset())
 	if err := rr.Reset(b, controlInflateLimit); err != nil {
 		return false, nil, err
@@ -103,20 +105,20 @@ func (t *txnTracker) onControl(b Batch, rr *RecordReader) (removable bool, kept 
 		}
 		return true, nil, nil // emptied by an earlier pass
 	}
-	typ, _, err := ParseControlRecord(rr.Record().Key, rr.Record().Value)
+	typ, _, err := record.ParseControl(rr.Record().Key, rr.Record().Value)
 	if err != nil {
 		return false, nil, err
 	}
 	pid := b.ProducerID()
 	switch typ {
-	case ControlAbort:
+	case record.ControlAbort:
 		a := t.aborted[pid]
 		delete(t.aborted, pid)
 		if a != nil && a.seenData {
 			return false, &a.txn, nil
 		}
 		return true, nil, nil
-	case ControlCommit:
+	case record.ControlCommit:
 		_, seen := t.committed[pid]
 		delete(t.committed, pid)
 		return !seen, nil, nil

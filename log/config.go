@@ -3,6 +3,8 @@ package log
 import (
 	"math"
 	"time"
+
+	"kzero/record"
 )
 
 // Config holds the settings of one log, named after the Kafka topic configs
@@ -72,3 +74,15 @@ func (c *Config) now() time.Time {
 }
 
 func (c *Config) nowMs() int64 { return c.now().UnixMilli() }
+
+// recordPolicy is the share of c that a client batch's records are
+// checked against (record.Batch.ValidateRecords).
+func (c *Config) recordPolicy() record.Policy {
+	return record.Policy{
+		MaxMessageBytes:      c.MaxMessageBytes,
+		TimestampBeforeMaxMs: c.TimestampBeforeMaxMs,
+		TimestampAfterMaxMs:  c.TimestampAfterMaxMs,
+		LogAppendTime:        c.LogAppendTime,
+		Compact:              c.Compact,
+	}
+}

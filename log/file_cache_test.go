@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"kzero/record"
 )
 
 // openFilesUnder counts this process's descriptors open on files in dir
@@ -34,7 +36,7 @@ func openFilesUnder(t *testing.T, dir, suffix string) int {
 func cacheLog(t *testing.T, files *FileCache, segments int) (*Log, string) {
 	t.Helper()
 	dir := t.TempDir()
-	batch := makeBatch(t, 1, 100, CodecNone)
+	batch := makeBatch(t, 1, 100, record.CodecNone)
 	cfg := testConfig()
 	cfg.SegmentBytes = int64(10 * len(batch))
 	l, err := Open(dir, cfg, OpenOptions{Files: files})
@@ -69,9 +71,9 @@ func tryReadOffset(l *Log, off int64) (FileRange, error) {
 	}
 	buf := make([]byte, fr.Len)
 	err = preadFull(fr.Segment.Fd(), buf, fr.Pos)
-	var b Batch
+	var b record.Batch
 	if err == nil {
-		b, _, err = ParseBatch(buf)
+		b, _, err = record.ParseBatch(buf)
 	}
 	if err != nil || b.BaseOffset() != off {
 		fr.Release()
@@ -142,7 +144,7 @@ func TestFileRangeOutlivesEviction(t *testing.T) {
 func TestFileCacheConcurrentReads(t *testing.T) {
 	files := NewFileCache(2)
 	l, _ := cacheLog(t, files, 12)
-	batch := makeBatch(t, 1, 100, CodecNone)
+	batch := makeBatch(t, 1, 100, record.CodecNone)
 	end := l.LogEndOffset()
 	var wg sync.WaitGroup
 	for r := range 6 {

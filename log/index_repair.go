@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"kzero/index"
+	"kzero/record"
 )
 
 // indexRepairs counts offset indexes found damaged by reads, for tests and
@@ -102,7 +103,7 @@ func (l *Log) repairIndex(s *Segment) error {
 func (s *Segment) startPosition(offset int64) int64 {
 	x := s.offsets()
 	e := x.Lookup(offset)
-	var h [BatchHeaderSize]byte
+	var h [record.BatchHeaderSize]byte
 	for e.Position > 0 {
 		b, err := s.readHeader(&h, e.Position)
 		if err == nil && b.BaseOffset() <= e.Offset && e.Offset <= b.LastOffset() {
@@ -117,14 +118,14 @@ func (s *Segment) startPosition(offset int64) int64 {
 // as appends write them (one every index.interval.bytes).
 func (s *Segment) indexEntries(size int64, interval int) ([]index.OffsetPosition, error) {
 	var entries []index.OffsetPosition
-	var h [BatchHeaderSize]byte
+	var h [record.BatchHeaderSize]byte
 	since := 0
 	for pos := int64(0); pos < size; {
 		b, err := s.readHeader(&h, pos)
 		if err != nil {
 			return nil, fmt.Errorf("rebuild offset index of segment %d at %d: %w", s.base, pos, err)
 		}
-		n := LogOverhead + int(b.Length())
+		n := record.LogOverhead + int(b.Length())
 		if since > interval {
 			entries = append(entries, index.OffsetPosition{Offset: b.LastOffset(), Position: pos})
 			since = 0

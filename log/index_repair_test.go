@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kzero/record"
 )
 
 // repairFixture writes a log of one-record batches in several segments,
@@ -17,7 +19,7 @@ import (
 func repairFixture(t *testing.T) (string, Config, int64) {
 	t.Helper()
 	dir := t.TempDir()
-	batch := makeBatch(t, 1, 50, CodecNone)
+	batch := makeBatch(t, 1, 50, record.CodecNone)
 	cfg := testConfig()
 	cfg.IndexIntervalBytes = 19*len(batch) + 1
 	cfg.SegmentBytes = int64(2200 * len(batch)) // 110 entries a segment
@@ -82,7 +84,7 @@ func checkEveryOffset(t *testing.T, l *Log, end int64) {
 					errs <- fmt.Errorf("read %d: %w", off, err)
 					return
 				}
-				b, _, err := ParseBatch(buf)
+				b, _, err := record.ParseBatch(buf)
 				if err == nil {
 					err = b.Validate()
 				}

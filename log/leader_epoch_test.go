@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"kzero/record"
 )
 
 func TestEpochCacheEndOffsetFor(t *testing.T) {
@@ -83,7 +85,7 @@ func TestLogLeaderEpochs(t *testing.T) {
 	cfg.SegmentBytes = 2 << 10
 	l := openTestLog(t, dir, cfg)
 	for _, epoch := range []int32{0, 0, 3, 3, 3, 5, 5} { // 10 records each
-		if _, err := l.Append(makeBatch(t, 10, 50, CodecNone), OriginClient, epoch); err != nil {
+		if _, err := l.Append(makeBatch(t, 10, 50, record.CodecNone), OriginClient, epoch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,7 +113,7 @@ func TestLogLeaderEpochs(t *testing.T) {
 	if got := l.LeaderEpochs(); !slices.Equal(got, []EpochEntry{{3, 25}}) {
 		t.Fatalf("after delete records: %v", got)
 	}
-	if _, err := l.Append(makeBatch(t, 1, 1, CodecNone), OriginClient, 7); err != nil {
+	if _, err := l.Append(makeBatch(t, 1, 1, record.CodecNone), OriginClient, 7); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -143,7 +145,7 @@ func TestLogLeaderEpochs(t *testing.T) {
 func TestEpochCheckpointSyncedOnFlush(t *testing.T) {
 	dir := t.TempDir()
 	l := openTestLog(t, dir, testConfig())
-	if _, err := l.Append(makeBatch(t, 3, 10, CodecNone), OriginClient, 7); err != nil {
+	if _, err := l.Append(makeBatch(t, 3, 10, record.CodecNone), OriginClient, 7); err != nil {
 		t.Fatal(err)
 	}
 	c, ok := loadEpochCache(dir)

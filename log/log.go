@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
+
+	"kzero/record"
 )
 
 // Log is one partition's log: a list of segments, the last one active.
@@ -71,6 +73,117 @@ type OpenOptions struct {
 	// Files bounds the open files of sealed segments; nil shares one
 	// process-wide cache of DefaultMaxSegmentFiles.
 	Files *FileCache
+}
+
+// Open opens the log in dir, creating it when missing. Unless the log dir
+// was shut down cleanly, segments from the one holding the recovery point
+// onwards are recovered: every batch's framing, offsets and CRC are
+// checked, the log is truncated at the first bad batch (a torn or corrupt
+// tail), later segments are dropped and the indexes rebuilt. Producer state
+// is loaded from the newest usable snapshot and the log replayed after it.
+func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create log dir: %w", err)
+	}
+	if opts.Files == nil {
+		opts.Files = defaultFiles()
+	}
+	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files}
+	l.cfg.Store(&cfg)
+	if err := completeSwaps(dir, &cfg); err != nil {
+		return nil, err
+	}
+	bases, err := l.cleanDir()
+	if err != nil {
+		return nil, err
+	}
+
+	var segs []*Segment
+	closeAll := func() {
+		for _, s := range segs {
+			s.Release()
+		}
+	}
+	recoverFrom := int64(-1) // index of the first segment to recover
+	for i, base := range bases {
+		if recoverFrom < 0 && !opts.CleanShutdown &&
+			(i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint) {
+			recoverFrom = int64(i)
+		}
+		indexBytes := 0 // sealed: the index keeps its own size
+		if recoverFrom >= 0 || i == len(bases)-1 {
+			indexBytes = cfg.SegmentIndexBytes
+		}
+		s, err := openSegment(dir, base, &cfg, l.files, recoverFrom >= 0, indexBytes)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		if s.needsRecovery && recoverFrom < 0 {
+			l.logger.Warn("rebuilding a corrupt index", "dir", dir, "segment", base)
+			recoverFrom = int64(i)
+		}
+		segs = append(segs, s)
+		if recoverFrom < 0 && i < len(bases)-1 {
+			s.unpin() // sealed and checked: its file may close
+		}
+	}
+	if recoverFrom >= 0 {
+		if segs, err = l.recoverSegments(segs, int(recoverFrom)); err != nil {
+			closeAll()
+			return nil, err
+		}
+		for _, s := range segs[:len(segs)-1] {
+			s.unpin()
+		}
+	}
+	if len(segs) == 0 {
+		s, err := createSegment(dir, opts.LogStartOffset, &cfg, l.files)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+	}
+	l.setSegments(segs)
+	end := segs[len(segs)-1].NextOffset()
+	l.mu.next = end
+	l.logEndOffset.Store(end)
+	l.logStartOffset.Store(min(max(opts.LogStartOffset, segs[0].base), end))
+	// The HW as last checkpointed: a follower that restarts exposes no more
+	// than it knew was committed; a leader moves it on as followers fetch.
+	l.highWatermark.Store(max(min(opts.HighWatermark, end), l.logStartOffset.Load()))
+	rp := end
+	if recoverFrom >= 0 {
+		rp = segs[min(int(recoverFrom), len(segs)-1)].base
+	}
+	l.recoveryPoint.Store(min(max(opts.RecoveryPoint, 0), rp))
+	l.lastFlushMs.Store(cfg.nowMs())
+
+	if err := l.loadEpochs(); err != nil {
+		l.Close()
+		return nil, err
+	}
+
+	rebuildTxnFrom := int64(-1)
+	if recoverFrom >= 0 && int(recoverFrom) < len(segs) {
+		rebuildTxnFrom = segs[recoverFrom].base
+	}
+	if err := l.loadProducerState(rebuildTxnFrom); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if recoverFrom >= 0 {
+		// What recovery checked is now known good: flush it so the next
+		// crash starts from here.
+		if err := l.Flush(); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return l, nil
 }
 
 // Dir is the partition's folder.
@@ -412,7 +525,7 @@ func (l *Log) LeaderEpochs() []EpochEntry { return l.epochs.snapshot() }
 
 // noteEpochLocked records a batch's leader epoch in the epoch cache when it
 // is newer than the latest. Writer only.
-func (l *Log) noteEpochLocked(b Batch) {
+func (l *Log) noteEpochLocked(b record.Batch) {
 	if e := b.PartitionLeaderEpoch(); e > l.mu.epoch {
 		l.epochs.assign(e, b.BaseOffset())
 		l.mu.epoch = e

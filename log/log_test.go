@@ -12,17 +12,19 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
+
+	"kzero/record"
 )
 
 // makeBatch builds a batch of n records of valueSize bytes, keys "k<i>".
-func makeBatch(t testing.TB, n, valueSize int, codec Codec) []byte {
+func makeBatch(t testing.TB, n, valueSize int, codec record.Codec) []byte {
 	t.Helper()
-	var b Builder
-	b.Reset(BatchHeader{Codec: codec, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
-		ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence})
+	var b record.Builder
+	b.Reset(record.BatchHeader{Codec: codec, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
+		ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence})
 	val := bytes.Repeat([]byte{'v'}, valueSize)
 	for i := 0; i < n; i++ {
-		b.Add(&Record{OffsetDelta: int32(i), Key: []byte(fmt.Sprintf("k%d", i)), Value: val})
+		b.Add(&record.Record{OffsetDelta: int32(i), Key: []byte(fmt.Sprintf("k%d", i)), Value: val})
 	}
 	out, err := b.AppendTo(nil)
 	if err != nil {
@@ -69,7 +71,7 @@ func readRange(t testing.TB, r FileRange) []byte {
 // batchesIn returns the base and last offsets of the whole batches in buf.
 func batchesIn(buf []byte) (offs [][2]int64) {
 	for len(buf) > 0 {
-		b, rest, err := ParseBatch(buf)
+		b, rest, err := record.ParseBatch(buf)
 		if err != nil {
 			break
 		}
@@ -83,7 +85,7 @@ func TestAppendAssignsOffsetsAndReads(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), testConfig())
 	defer l.Close()
 	for i := 0; i < 100; i++ {
-		info := mustAppend(t, l, makeBatch(t, 10, 100, CodecNone))
+		info := mustAppend(t, l, makeBatch(t, 10, 100, record.CodecNone))
 		if info.FirstOffset != int64(i*10) || info.LastOffset != int64(i*10+9) || info.Records != 10 {
 			t.Fatalf("append %d: %+v", i, info)
 		}
@@ -112,7 +114,7 @@ func TestAppendAssignsOffsetsAndReads(t *testing.T) {
 func TestReadBounds(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), testConfig())
 	defer l.Close()
-	batch := makeBatch(t, 10, 100, CodecNone)
+	batch := makeBatch(t, 10, 100, record.CodecNone)
 	size := int64(len(batch))
 	for i := 0; i < 10; i++ {
 		mustAppend(t, l, append([]byte(nil), batch...))
@@ -160,7 +162,7 @@ func TestRollAndSegmentFiles(t *testing.T) {
 	cfg.SegmentBytes = 8 << 10
 	l := openTestLog(t, dir, cfg)
 	for i := 0; i < 50; i++ {
-		mustAppend(t, l, makeBatch(t, 4, 500, CodecNone))
+		mustAppend(t, l, makeBatch(t, 4, 500, record.CodecNone))
 	}
 	segs := l.Segments()
 	if len(segs) < 5 {
@@ -214,12 +216,12 @@ func TestRollBySegmentMs(t *testing.T) {
 	cfg.SegmentMs = 1000
 	l := openTestLog(t, t.TempDir(), cfg)
 	defer l.Close()
-	mustAppend(t, l, makeBatch(t, 1, 10, CodecNone))
+	mustAppend(t, l, makeBatch(t, 1, 10, record.CodecNone))
 	now = now.Add(2 * time.Second)
 	// The roll goes by record timestamps, so the batch must be newer too.
-	var b Builder
-	b.Reset(BatchHeader{BaseTimestamp: now.UnixMilli(), LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
-	b.Add(&Record{Key: []byte("k"), Value: []byte("v")})
+	var b record.Builder
+	b.Reset(record.BatchHeader{BaseTimestamp: now.UnixMilli(), LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
+	b.Add(&record.Record{Key: []byte("k"), Value: []byte("v")})
 	rec, _ := b.AppendTo(nil)
 	mustAppend(t, l, rec)
 	if n := len(l.Segments()); n != 2 {
@@ -230,13 +232,13 @@ func TestRollBySegmentMs(t *testing.T) {
 func TestAppendRejectsBadBatches(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), testConfig())
 	defer l.Close()
-	good := makeBatch(t, 3, 10, CodecNone)
+	good := makeBatch(t, 3, 10, record.CodecNone)
 	corrupt := append([]byte(nil), good...)
 	corrupt[len(corrupt)-1] ^= 1
 	v1 := append([]byte(nil), good...)
-	v1[offMagic] = 1
+	v1[16] = 1 // the magic byte: a v1 message set
 	two := append(append([]byte(nil), good...), good...)
-	big := makeBatch(t, 2, 2<<20, CodecNone)
+	big := makeBatch(t, 2, 2<<20, record.CodecNone)
 	for _, c := range []struct {
 		name string
 		recs []byte
@@ -258,12 +260,12 @@ func TestAppendRejectsBadBatches(t *testing.T) {
 	}
 	mustAppend(t, l, good)
 	// Replication keeps offsets and requires them to follow.
-	rep := makeBatch(t, 2, 10, CodecNone)
-	Batch(rep).SetBaseOffset(1)
+	rep := makeBatch(t, 2, 10, record.CodecNone)
+	record.Batch(rep).SetBaseOffset(1)
 	if _, err := l.Append(rep, OriginReplication, 0); !errors.Is(err, kerr.CorruptMessage) {
 		t.Fatalf("replicated overlap: %v", err)
 	}
-	Batch(rep).SetBaseOffset(10)
+	record.Batch(rep).SetBaseOffset(10)
 	if info, err := l.Append(rep, OriginReplication, 0); err != nil || info.FirstOffset != 10 || l.LogEndOffset() != 12 {
 		t.Fatalf("replicated: %+v %v", info, err)
 	}
@@ -274,24 +276,24 @@ func TestCompactedTopicRequiresKeys(t *testing.T) {
 	cfg.Compact = true
 	l := openTestLog(t, t.TempDir(), cfg)
 	defer l.Close()
-	var b Builder
-	b.Reset(BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Codec: CodecLZ4})
-	b.Add(&Record{Key: []byte("a"), Value: []byte("1")})
-	b.Add(&Record{OffsetDelta: 1, Value: []byte("no key")})
+	var b record.Builder
+	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Codec: record.CodecLZ4})
+	b.Add(&record.Record{Key: []byte("a"), Value: []byte("1")})
+	b.Add(&record.Record{OffsetDelta: 1, Value: []byte("no key")})
 	rec, _ := b.AppendTo(nil)
 	_, err := l.Append(rec, OriginClient, 0)
-	var re *RecordErrors
+	var re *record.Errors
 	if !errors.Is(err, kerr.InvalidRecord) || !errors.As(err, &re) || len(re.Records) != 1 || re.Records[0].Index != 1 {
 		t.Fatalf("keyless record on compacted log: %v", err)
 	}
-	mustAppend(t, l, makeBatch(t, 3, 10, CodecZstd))
+	mustAppend(t, l, makeBatch(t, 3, 10, record.CodecZstd))
 }
 
 func idempotentBatch(t testing.TB, pid int64, epoch int16, seq int32, n int) []byte {
-	var b Builder
-	b.Reset(BatchHeader{LastOffsetDelta: -1, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, BaseTimestamp: time.Now().UnixMilli()})
+	var b record.Builder
+	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, BaseTimestamp: time.Now().UnixMilli()})
 	for i := 0; i < n; i++ {
-		b.Add(&Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("v")})
+		b.Add(&record.Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("v")})
 	}
 	out, err := b.AppendTo(nil)
 	if err != nil {
@@ -334,7 +336,7 @@ func TestRecoveryTruncatesTornTail(t *testing.T) {
 			l := openTestLog(t, dir, cfg)
 			var sizes []int64
 			for i := 0; i < 20; i++ {
-				mustAppend(t, l, makeBatch(t, 5, 50, CodecNone))
+				mustAppend(t, l, makeBatch(t, 5, 50, record.CodecNone))
 				sizes = append(sizes, l.active().Size())
 			}
 			segPath := filepath.Join(dir, FileName(0, LogSuffix))
@@ -375,14 +377,14 @@ func TestRecoveryTruncatesTornTail(t *testing.T) {
 				t.Fatalf("batches after recovery: %v", got)
 			}
 			for rest := buf; len(rest) > 0; {
-				b, r, err := ParseBatch(rest)
+				b, r, err := record.ParseBatch(rest)
 				if err != nil || b.Validate() != nil {
 					t.Fatalf("bad batch served after recovery: %v", err)
 				}
 				rest = r
 			}
 			// New appends continue from the truncation point.
-			if info := mustAppend(t, l, makeBatch(t, 1, 1, CodecNone)); info.FirstOffset != 75 {
+			if info := mustAppend(t, l, makeBatch(t, 1, 1, record.CodecNone)); info.FirstOffset != 75 {
 				t.Fatalf("append after recovery at %d", info.FirstOffset)
 			}
 		})
@@ -395,7 +397,7 @@ func TestRecoveryDropsSegmentsAfterDamage(t *testing.T) {
 	cfg.SegmentBytes = 4 << 10
 	l := openTestLog(t, dir, cfg)
 	for i := 0; i < 40; i++ {
-		mustAppend(t, l, makeBatch(t, 2, 400, CodecNone))
+		mustAppend(t, l, makeBatch(t, 2, 400, record.CodecNone))
 	}
 	segs := l.Segments()
 	if len(segs) < 4 {
@@ -422,7 +424,7 @@ func TestMissingOrCorruptIndexRebuilt(t *testing.T) {
 	cfg.IndexIntervalBytes = 200
 	l := openTestLog(t, dir, cfg)
 	for i := 0; i < 30; i++ {
-		mustAppend(t, l, makeBatch(t, 3, 100, CodecNone))
+		mustAppend(t, l, makeBatch(t, 3, 100, record.CodecNone))
 	}
 	entries := l.active().offsets().Len()
 	l.Close()
@@ -452,7 +454,7 @@ func TestGroupCommitConcurrentAppends(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				info, err := l.Append(makeBatch(t, 2, 20, CodecNone), OriginClient, 0)
+				info, err := l.Append(makeBatch(t, 2, 20, record.CodecNone), OriginClient, 0)
 				if err != nil {
 					t.Error(err)
 					return
@@ -495,7 +497,7 @@ func TestConcurrentReadsDuringAppendRollAndDelete(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf [BatchHeaderSize]byte
+			var buf [record.BatchHeaderSize]byte
 			for {
 				select {
 				case <-stop:
@@ -521,7 +523,7 @@ func TestConcurrentReadsDuringAppendRollAndDelete(t *testing.T) {
 				if _, err := unix.Pread(rng.Segment.Fd(), buf[:], rng.Pos); err != nil {
 					t.Error(err)
 				}
-				if b := Batch(buf[:]); b.BaseOffset() > off || b.LastOffset() < off {
+				if b := record.Batch(buf[:]); b.BaseOffset() > off || b.LastOffset() < off {
 					t.Errorf("read %d got batch %d-%d", off, b.BaseOffset(), b.LastOffset())
 				}
 				rng.Release()
@@ -529,7 +531,7 @@ func TestConcurrentReadsDuringAppendRollAndDelete(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 2000; i++ {
-		mustAppend(t, l, makeBatch(t, 2, 100, CodecNone))
+		mustAppend(t, l, makeBatch(t, 2, 100, record.CodecNone))
 		if i%300 == 299 {
 			if _, err := l.DeleteRecordsBefore(l.LogEndOffset() - 500); err != nil {
 				t.Fatal(err)
@@ -547,7 +549,7 @@ func TestTruncateTo(t *testing.T) {
 	l := openTestLog(t, dir, cfg)
 	defer l.Close()
 	for i := 0; i < 40; i++ {
-		mustAppend(t, l, makeBatch(t, 2, 300, CodecNone))
+		mustAppend(t, l, makeBatch(t, 2, 300, record.CodecNone))
 	}
 	if err := l.TruncateTo(31); err != nil { // inside batch [30,31]
 		t.Fatal(err)
@@ -555,7 +557,7 @@ func TestTruncateTo(t *testing.T) {
 	if l.LogEndOffset() != 30 {
 		t.Fatalf("LEO after truncate %d", l.LogEndOffset())
 	}
-	if info := mustAppend(t, l, makeBatch(t, 2, 300, CodecNone)); info.FirstOffset != 30 {
+	if info := mustAppend(t, l, makeBatch(t, 2, 300, record.CodecNone)); info.FirstOffset != 30 {
 		t.Fatalf("append after truncate at %d", info.FirstOffset)
 	}
 	r, err := l.Read(30, 1<<20, l.LogEndOffset(), true)
@@ -618,14 +620,14 @@ func TestOffsetForTimestamp(t *testing.T) {
 	// Batch i holds records at timestamps 1000+10i, 1000+10i+1, ..., with
 	// a compressed batch every third one.
 	for i := 0; i < 30; i++ {
-		var b Builder
-		codec := CodecNone
+		var b record.Builder
+		codec := record.CodecNone
 		if i%3 == 0 {
-			codec = CodecSnappy
+			codec = record.CodecSnappy
 		}
-		b.Reset(BatchHeader{Codec: codec, BaseTimestamp: 1000 + 10*int64(i), LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
+		b.Reset(record.BatchHeader{Codec: codec, BaseTimestamp: 1000 + 10*int64(i), LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
 		for j := 0; j < 5; j++ {
-			b.Add(&Record{OffsetDelta: int32(j), TimestampDelta: int64(j), Key: []byte("k"), Value: make([]byte, 100)})
+			b.Add(&record.Record{OffsetDelta: int32(j), TimestampDelta: int64(j), Key: []byte("k"), Value: make([]byte, 100)})
 		}
 		rec, _ := b.AppendTo(nil)
 		if _, err := l.Append(rec, OriginClient, 3); err != nil {
@@ -658,10 +660,10 @@ func TestOffsetForTimestamp(t *testing.T) {
 }
 
 func txnBatch(t testing.TB, pid int64, seq int32, n int) []byte {
-	var b Builder
-	b.Reset(BatchHeader{LastOffsetDelta: -1, ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq, Transactional: true, BaseTimestamp: time.Now().UnixMilli()})
+	var b record.Builder
+	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq, Transactional: true, BaseTimestamp: time.Now().UnixMilli()})
 	for i := 0; i < n; i++ {
-		b.Add(&Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("v")})
+		b.Add(&record.Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("v")})
 	}
 	out, err := b.AppendTo(nil)
 	if err != nil {
@@ -677,11 +679,11 @@ func TestAbortedTransactionsIndexedAndRecovered(t *testing.T) {
 	mustAppend(t, l, txnBatch(t, 1, 0, 3))   // 0-2, producer 1
 	mustAppend(t, l, txnBatch(t, 2, 0, 2))   // 3-4, producer 2
 	mustAppend(t, l, makeBatch(t, 1, 10, 0)) // 5
-	abort := AppendControlBatch(nil, 1, 0, 0, ControlAbort, time.Now().UnixMilli())
+	abort := record.AppendControlBatch(nil, 1, 0, 0, record.ControlAbort, time.Now().UnixMilli())
 	if _, err := l.Append(abort, OriginCoordinator, 0); err != nil { // 6
 		t.Fatal(err)
 	}
-	commit := AppendControlBatch(nil, 2, 0, 0, ControlCommit, time.Now().UnixMilli())
+	commit := record.AppendControlBatch(nil, 2, 0, 0, record.ControlCommit, time.Now().UnixMilli())
 	if _, err := l.Append(commit, OriginCoordinator, 0); err != nil { // 7
 		t.Fatal(err)
 	}
@@ -709,7 +711,7 @@ func TestAbortedTransactionsIndexedAndRecovered(t *testing.T) {
 		t.Fatalf("first unstable with an open txn: %d %v", o, ok)
 	}
 	// A client cannot write markers.
-	if _, err := l.Append(AppendControlBatch(nil, 1, 0, 0, ControlCommit, 0), OriginClient, 0); !errors.Is(err, kerr.InvalidRecord) {
+	if _, err := l.Append(record.AppendControlBatch(nil, 1, 0, 0, record.ControlCommit, 0), OriginClient, 0); !errors.Is(err, kerr.InvalidRecord) {
 		t.Fatalf("client marker: %v", err)
 	}
 	l.Close()

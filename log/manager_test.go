@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"kzero/record"
 )
 
 func TestManagerLifecycle(t *testing.T) {
@@ -26,7 +28,7 @@ func TestManagerLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustAppend(t, l, makeBatch(t, 10, 10, CodecNone))
+		mustAppend(t, l, makeBatch(t, 10, 10, record.CodecNone))
 	}
 	// New partitions spread over the dirs.
 	for _, d := range dirs {
@@ -66,7 +68,7 @@ func TestManagerLifecycle(t *testing.T) {
 	if l.LogEndOffset() != 10 {
 		t.Fatalf("LEO %d", l.LogEndOffset())
 	}
-	mustAppend(t, l, makeBatch(t, 5, 10, CodecNone))
+	mustAppend(t, l, makeBatch(t, 5, 10, record.CodecNone))
 	for _, d := range dirs {
 		if _, err := os.Stat(filepath.Join(d, cleanShutdownFile)); !os.IsNotExist(err) {
 			t.Fatal("clean shutdown marker left while running")
@@ -119,7 +121,7 @@ func testManagerRunsCleaner(t *testing.T) {
 	}
 	// 200 batches rewriting the same 10 keys.
 	for i := 0; i < 200; i++ {
-		mustAppend(t, l, makeBatch(t, 10, 50, CodecNone))
+		mustAppend(t, l, makeBatch(t, 10, 50, record.CodecNone))
 	}
 	l.OnHighWatermark(l.LogEndOffset())
 	before := l.Size()

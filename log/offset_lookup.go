@@ -3,6 +3,9 @@ package log
 import (
 	"errors"
 	"fmt"
+	"sync"
+
+	"kzero/record"
 )
 
 // RecordPosition is a record found by timestamp: its offset, timestamp and
@@ -67,7 +70,7 @@ func (s *Segment) findTimestamp(ts, logStart int64) (RecordPosition, bool, error
 		if err != nil {
 			return RecordPosition{}, false, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
 		}
-		n := LogOverhead + int64(b.Length())
+		n := record.LogOverhead + int64(b.Length())
 		if b.MaxTimestamp() >= ts && b.LastOffset() >= logStart && !b.IsControl() {
 			if b, err = s.readBatch(&buf, pos, size, true); err != nil {
 				return RecordPosition{}, false, err
@@ -81,13 +84,17 @@ func (s *Segment) findTimestamp(ts, logStart int64) (RecordPosition, bool, error
 	return RecordPosition{}, false, nil
 }
 
-func recordAtTimestamp(b Batch, ts, logStart int64) (RecordPosition, bool, error) {
-	r := readerPool.Get().(*RecordReader)
+// iterPool keeps the Iters of offset lookups by timestamp, which run on
+// request goroutines.
+var iterPool = sync.Pool{New: func() any { return new(record.Iter) }}
+
+func recordAtTimestamp(b record.Batch, ts, logStart int64) (RecordPosition, bool, error) {
+	r := iterPool.Get().(*record.Iter)
 	defer func() {
 		r.Release()
-		readerPool.Put(r)
+		iterPool.Put(r)
 	}()
-	if err := r.Reset(b, decompressLimit); err != nil {
+	if err := r.Reset(b, record.DecompressLimit); err != nil {
 		return RecordPosition{}, false, err
 	}
 	for r.Next() {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kzero/record"
 )
 
 // crashFS is the operating system's file system plus a record of what a
@@ -213,7 +215,7 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 					return
 				}
 				mu.Lock()
-				acked[info.FirstOffset] = Batch(b).RecordsBytes()
+				acked[info.FirstOffset] = record.Batch(b).RecordsBytes()
 				ackedEnd = max(ackedEnd, info.LastOffset+1)
 				if len(acked) == k {
 					ackedAtCrash = ackedEnd
@@ -265,7 +267,7 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 		data := readRange(t, r)
 		r.Segment.Release()
 		for len(data) > 0 {
-			b, rest, err := ParseBatch(data)
+			b, rest, err := record.ParseBatch(data)
 			if err != nil {
 				t.Fatalf("batch at %d: %v", next, err)
 			}
@@ -279,7 +281,7 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 		}
 	}
 	// And the log takes appends again where it ended.
-	if info := mustAppend(t, l, makeBatch(t, 1, 10, CodecNone)); info.FirstOffset != end {
+	if info := mustAppend(t, l, makeBatch(t, 1, 10, record.CodecNone)); info.FirstOffset != end {
 		t.Fatalf("append after recovery at %d, want %d", info.FirstOffset, end)
 	}
 }
@@ -287,12 +289,12 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 // uniqueBatch is a batch of n records whose keys name it.
 func uniqueBatch(t testing.TB, name string, n, valueSize int) []byte {
 	t.Helper()
-	var b Builder
-	b.Reset(BatchHeader{BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
-		ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence})
+	var b record.Builder
+	b.Reset(record.BatchHeader{BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
+		ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence})
 	val := bytes.Repeat([]byte{'v'}, valueSize)
 	for i := range n {
-		b.Add(&Record{OffsetDelta: int32(i), Key: fmt.Appendf(nil, "%s-%d", name, i), Value: val})
+		b.Add(&record.Record{OffsetDelta: int32(i), Key: fmt.Appendf(nil, "%s-%d", name, i), Value: val})
 	}
 	out, err := b.AppendTo(nil)
 	if err != nil {

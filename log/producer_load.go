@@ -2,6 +2,8 @@ package log
 
 import (
 	"fmt"
+
+	"kzero/record"
 )
 
 // loadProducerState rebuilds the producer state: the newest usable
@@ -92,8 +94,8 @@ func (l *Log) replaySegmentLocked(s *Segment, buf *[]byte, from, rebuildTxnFrom 
 		if err != nil {
 			return err
 		}
-		n := LogOverhead + int64(b.Length())
-		if b.LastOffset() >= from && b.ProducerID() != NoProducerID {
+		n := record.LogOverhead + int64(b.Length())
+		if b.LastOffset() >= from && b.ProducerID() != record.NoProducerID {
 			if b.IsControl() {
 				if b, err = s.readBatch(buf, pos, size, true); err != nil {
 					return err

@@ -72,6 +72,8 @@ func AppendSnapshot(dst []byte, entries []ProducerSnapshotEntry) []byte {
 	return dst
 }
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // DecodeSnapshot parses a snapshot file. Errors wrap ErrCorruptSnapshot.
 func DecodeSnapshot(data []byte) ([]ProducerSnapshotEntry, error) {
 	if len(data) < snapshotHeaderSize {

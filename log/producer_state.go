@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/record"
 )
 
 // Producer state is what makes produce idempotent and transactions atomic
@@ -48,7 +50,7 @@ type ProducerStates struct {
 	// high watermark.
 	txns []unstableTxn
 
-	rr RecordReader // decodes markers
+	rr record.Iter // decodes markers
 }
 
 // producerState is the state of one producer id.
@@ -125,9 +127,9 @@ func (s *ProducerStates) Len() int { return len(s.producers) }
 // one, or a new epoch that does not start at 0) or kerr.InvalidTxnState (a
 // non-transactional batch while a transaction is open). A batch without a
 // producer id, and any batch of an unknown producer, passes.
-func (s *ProducerStates) Check(b Batch) (dup bool, firstOffset, lastOffset int64, err error) {
+func (s *ProducerStates) Check(b record.Batch) (dup bool, firstOffset, lastOffset int64, err error) {
 	pid := b.ProducerID()
-	if pid == NoProducerID {
+	if pid == record.NoProducerID {
 		return false, 0, 0, nil
 	}
 	p := s.producers[pid]
@@ -144,10 +146,10 @@ func (s *ProducerStates) Check(b Batch) (dup bool, firstOffset, lastOffset int64
 	case epoch < p.epoch:
 		return false, 0, 0, fmt.Errorf("producer %d epoch %d is older than its current epoch %d: %w", pid, epoch, p.epoch, kerr.InvalidProducerEpoch)
 	case epoch != p.epoch:
-		if first != 0 && p.epoch != NoProducerEpoch {
+		if first != 0 && p.epoch != record.NoProducerEpoch {
 			return false, 0, 0, fmt.Errorf("producer %d new epoch %d starts at sequence %d, not 0: %w", pid, epoch, first, kerr.OutOfOrderSequenceNumber)
 		}
-	case p.epoch != NoProducerEpoch && !inSequence(p.lastSeq(), first):
+	case p.epoch != record.NoProducerEpoch && !inSequence(p.lastSeq(), first):
 		return false, 0, 0, fmt.Errorf("producer %d epoch %d sequence %d does not follow %d: %w", pid, epoch, first, p.lastSeq(), kerr.OutOfOrderSequenceNumber)
 	}
 	if p.txnFirstOffset >= 0 && !b.IsTransactional() {
@@ -159,9 +161,9 @@ func (s *ProducerStates) Check(b Batch) (dup bool, firstOffset, lastOffset int64
 // CheckEpoch validates a coordinator's own batch of a producer (no
 // sequence): its epoch must not be older than the producer's. Errors wrap
 // kerr.InvalidProducerEpoch.
-func (s *ProducerStates) CheckEpoch(b Batch) error {
+func (s *ProducerStates) CheckEpoch(b record.Batch) error {
 	pid := b.ProducerID()
-	if pid == NoProducerID {
+	if pid == record.NoProducerID {
 		return nil
 	}
 	if p := s.producers[pid]; p != nil && b.ProducerEpoch() < p.epoch {
@@ -190,7 +192,7 @@ func inSequence(last, next int32) bool {
 // kerr.TransactionCoordinatorFenced for a marker from an older coordinator,
 // and kerr.CorruptMessage or kerr.InvalidRecord for a batch that is not a
 // commit or abort marker.
-func (s *ProducerStates) CheckMarker(b Batch, txnVersion int16) error {
+func (s *ProducerStates) CheckMarker(b record.Batch, txnVersion int16) error {
 	_, coordinatorEpoch, ok, err := s.marker(b)
 	if err != nil {
 		return err
@@ -225,14 +227,14 @@ func (s *ProducerStates) CheckMarker(b Batch, txnVersion int16) error {
 // with ok. A control batch with no record (its transaction compacted away)
 // or one whose marker does not decode changes nothing; markers are checked
 // before they are written (CheckMarker, or the batch CRC on replay).
-func (s *ProducerStates) Update(b Batch) (txn CompletedTxn, ok bool) {
+func (s *ProducerStates) Update(b record.Batch) (txn CompletedTxn, ok bool) {
 	pid := b.ProducerID()
-	if pid == NoProducerID {
+	if pid == record.NoProducerID {
 		return CompletedTxn{}, false
 	}
 	p := s.producers[pid]
 	if p == nil {
-		p = &producerState{epoch: NoProducerEpoch, coordinatorEpoch: -1, lastTimestamp: -1, txnFirstOffset: -1}
+		p = &producerState{epoch: record.NoProducerEpoch, coordinatorEpoch: -1, lastTimestamp: -1, txnFirstOffset: -1}
 		s.producers[pid] = p
 	}
 	if b.IsControl() {
@@ -255,7 +257,7 @@ func (s *ProducerStates) Update(b Batch) (txn CompletedTxn, ok bool) {
 }
 
 // endTxn applies the marker b of producer pid.
-func (s *ProducerStates) endTxn(pid int64, p *producerState, b Batch) (CompletedTxn, bool) {
+func (s *ProducerStates) endTxn(pid int64, p *producerState, b record.Batch) (CompletedTxn, bool) {
 	typ, coordinatorEpoch, ok, err := s.marker(b)
 	if err != nil || !ok {
 		return CompletedTxn{}, false
@@ -268,7 +270,7 @@ func (s *ProducerStates) endTxn(pid int64, p *producerState, b Batch) (Completed
 			FirstOffset:      p.txnFirstOffset,
 			LastOffset:       b.BaseOffset(),
 			LastStableOffset: b.BaseOffset() + 1,
-			Aborted:          typ == ControlAbort,
+			Aborted:          typ == record.ControlAbort,
 		}
 		if first, ok := s.firstOpenTxn(pid); ok {
 			txn.LastStableOffset = first
@@ -284,7 +286,7 @@ func (s *ProducerStates) endTxn(pid int64, p *producerState, b Batch) (Completed
 
 // marker decodes the commit or abort marker of control batch b. ok is
 // false for a control batch without records.
-func (s *ProducerStates) marker(b Batch) (t ControlType, coordinatorEpoch int32, ok bool, err error) {
+func (s *ProducerStates) marker(b record.Batch) (t record.ControlType, coordinatorEpoch int32, ok bool, err error) {
 	if !b.IsControl() {
 		return 0, 0, false, fmt.Errorf("not a control batch: %w", kerr.InvalidRecord)
 	}
@@ -296,11 +298,11 @@ func (s *ProducerStates) marker(b Batch) (t ControlType, coordinatorEpoch int32,
 	if !r.Next() {
 		return 0, 0, false, r.Err()
 	}
-	t, coordinatorEpoch, err = ParseControlRecord(r.Record().Key, r.Record().Value)
+	t, coordinatorEpoch, err = record.ParseControl(r.Record().Key, r.Record().Value)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	if t != ControlAbort && t != ControlCommit {
+	if t != record.ControlAbort && t != record.ControlCommit {
 		return 0, 0, false, fmt.Errorf("control batch of producer %d is a %s, not a transaction marker: %w", b.ProducerID(), t, kerr.InvalidRecord)
 	}
 	return t, coordinatorEpoch, true, nil
@@ -380,7 +382,7 @@ func (s *ProducerStates) Producers() []ProducerSnapshotEntry {
 		e := ProducerSnapshotEntry{
 			ProducerID:       pid,
 			Epoch:            p.epoch,
-			LastSequence:     NoSequence,
+			LastSequence:     record.NoSequence,
 			LastOffset:       -1,
 			Timestamp:        p.lastTimestamp,
 			CoordinatorEpoch: p.coordinatorEpoch,
@@ -429,8 +431,8 @@ func (s *ProducerStates) Restore(entries []ProducerSnapshotEntry) {
 // decreaseSequence is the first sequence of a batch whose last is last and
 // which spans delta offsets, wrapping below 0 to MaxInt32.
 func decreaseSequence(last, delta int32) int32 {
-	if last == NoSequence {
-		return NoSequence
+	if last == record.NoSequence {
+		return record.NoSequence
 	}
 	return int32((int64(last) - int64(delta) + (1 << 31)) % (1 << 31))
 }
@@ -463,7 +465,7 @@ func (p *producerState) lastSeq() int32 {
 	if m := p.last(); m != nil {
 		return m.lastSeq
 	}
-	return NoSequence
+	return record.NoSequence
 }
 
 // find returns the retained batch with exactly this sequence range.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/record"
 )
 
 // psBatch describes a batch for the producer state tests.
@@ -32,7 +34,7 @@ func psRecord(delta int32, key, value []byte) []byte {
 
 // psRecordBatch builds the bytes of a v2 batch with kmsg and computes its
 // CRC-32C over bytes 21..end by hand.
-func psRecordBatch(t testing.TB, h kmsg.RecordBatch, records []byte) Batch {
+func psRecordBatch(t testing.TB, h kmsg.RecordBatch, records []byte) record.Batch {
 	t.Helper()
 	h.Magic = 2
 	h.Records = records
@@ -40,14 +42,14 @@ func psRecordBatch(t testing.TB, h kmsg.RecordBatch, records []byte) Batch {
 	buf := h.AppendTo(nil)
 	crc := crc32.Checksum(buf[21:], crc32.MakeTable(crc32.Castagnoli))
 	binary.BigEndian.PutUint32(buf[17:], crc)
-	b := Batch(buf)
+	b := record.Batch(buf)
 	if err := b.Validate(); err != nil {
 		t.Fatalf("test batch does not validate: %v", err)
 	}
 	return b
 }
 
-func (d psBatch) build(t testing.TB) Batch {
+func (d psBatch) build(t testing.TB) record.Batch {
 	t.Helper()
 	var recs []byte
 	for i := int32(0); i < d.n; i++ {
@@ -72,7 +74,7 @@ func (d psBatch) build(t testing.TB) Batch {
 }
 
 // psMarker builds a commit or abort marker batch by hand with kmsg.
-func psMarker(t testing.TB, offset, pid int64, epoch int16, coordinatorEpoch int32, commit bool, ts int64) Batch {
+func psMarker(t testing.TB, offset, pid int64, epoch int16, coordinatorEpoch int32, commit bool, ts int64) record.Batch {
 	t.Helper()
 	typ := kmsg.ControlRecordKeyTypeAbort
 	if commit {
@@ -460,7 +462,7 @@ func TestProducerStatesNoAllocs(t *testing.T) {
 func BenchmarkProducerCheckUpdate(b *testing.B) {
 	s := NewProducerStates()
 	const producers = 1000
-	batches := make([]Batch, producers)
+	batches := make([]record.Batch, producers)
 	for i := range batches {
 		batches[i] = psBatch{pid: int64(i), epoch: 0, seq: 0, n: 1}.build(b)
 		s.Update(batches[i])

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/record"
 )
 
 // FileRange is a byte range of one segment file, to be sent with
@@ -120,9 +122,9 @@ func (s *Segment) translate(offset, from, size int64) (pos, length int64, found,
 	e := x.Lookup(offset)
 	pos = max(e.Position, from)
 	checked := e.Position <= from // from and position 0 are batch boundaries
-	var h [BatchHeaderSize]byte
+	var h [record.BatchHeaderSize]byte
 	for {
-		var b Batch
+		var b record.Batch
 		if pos < size {
 			b, err = s.readHeader(&h, pos)
 		}
@@ -142,7 +144,7 @@ func (s *Segment) translate(offset, from, size int64) (pos, length int64, found,
 		if err != nil {
 			return 0, 0, false, damaged, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
 		}
-		length = LogOverhead + int64(b.Length())
+		length = record.LogOverhead + int64(b.Length())
 		if b.LastOffset() >= offset {
 			return pos, length, true, damaged, nil
 		}

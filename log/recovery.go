@@ -8,118 +8,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"kzero/record"
 )
-
-// Open opens the log in dir, creating it when missing. Unless the log dir
-// was shut down cleanly, segments from the one holding the recovery point
-// onwards are recovered: every batch's framing, offsets and CRC are
-// checked, the log is truncated at the first bad batch (a torn or corrupt
-// tail), later segments are dropped and the indexes rebuilt. Producer state
-// is loaded from the newest usable snapshot and the log replayed after it.
-func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create log dir: %w", err)
-	}
-	if opts.Files == nil {
-		opts.Files = defaultFiles()
-	}
-	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files}
-	l.cfg.Store(&cfg)
-	if err := completeSwaps(dir, &cfg); err != nil {
-		return nil, err
-	}
-	bases, err := l.cleanDir()
-	if err != nil {
-		return nil, err
-	}
-
-	var segs []*Segment
-	closeAll := func() {
-		for _, s := range segs {
-			s.Release()
-		}
-	}
-	recoverFrom := int64(-1) // index of the first segment to recover
-	for i, base := range bases {
-		if recoverFrom < 0 && !opts.CleanShutdown &&
-			(i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint) {
-			recoverFrom = int64(i)
-		}
-		indexBytes := 0 // sealed: the index keeps its own size
-		if recoverFrom >= 0 || i == len(bases)-1 {
-			indexBytes = cfg.SegmentIndexBytes
-		}
-		s, err := openSegment(dir, base, &cfg, l.files, recoverFrom >= 0, indexBytes)
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		if s.needsRecovery && recoverFrom < 0 {
-			l.logger.Warn("rebuilding a corrupt index", "dir", dir, "segment", base)
-			recoverFrom = int64(i)
-		}
-		segs = append(segs, s)
-		if recoverFrom < 0 && i < len(bases)-1 {
-			s.unpin() // sealed and checked: its file may close
-		}
-	}
-	if recoverFrom >= 0 {
-		if segs, err = l.recoverSegments(segs, int(recoverFrom)); err != nil {
-			closeAll()
-			return nil, err
-		}
-		for _, s := range segs[:len(segs)-1] {
-			s.unpin()
-		}
-	}
-	if len(segs) == 0 {
-		s, err := createSegment(dir, opts.LogStartOffset, &cfg, l.files)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, s)
-	}
-	l.setSegments(segs)
-	end := segs[len(segs)-1].NextOffset()
-	l.mu.next = end
-	l.logEndOffset.Store(end)
-	l.logStartOffset.Store(min(max(opts.LogStartOffset, segs[0].base), end))
-	// The HW as last checkpointed: a follower that restarts exposes no more
-	// than it knew was committed; a leader moves it on as followers fetch.
-	l.highWatermark.Store(max(min(opts.HighWatermark, end), l.logStartOffset.Load()))
-	rp := end
-	if recoverFrom >= 0 {
-		rp = segs[min(int(recoverFrom), len(segs)-1)].base
-	}
-	l.recoveryPoint.Store(min(max(opts.RecoveryPoint, 0), rp))
-	l.lastFlushMs.Store(cfg.nowMs())
-
-	if err := l.loadEpochs(); err != nil {
-		l.Close()
-		return nil, err
-	}
-
-	rebuildTxnFrom := int64(-1)
-	if recoverFrom >= 0 && int(recoverFrom) < len(segs) {
-		rebuildTxnFrom = segs[recoverFrom].base
-	}
-	if err := l.loadProducerState(rebuildTxnFrom); err != nil {
-		l.Close()
-		return nil, err
-	}
-	if recoverFrom >= 0 {
-		// What recovery checked is now known good: flush it so the next
-		// crash starts from here.
-		if err := l.Flush(); err != nil {
-			l.Close()
-			return nil, err
-		}
-	}
-	return l, nil
-}
 
 // cleanDir removes what an interrupted deletion or cleaning left behind and
 // returns the base offsets of the segments, in order.
@@ -252,7 +143,7 @@ func (s *Segment) rebuild(cfg *Config, prevNext *int64) (int64, error) {
 			s.next.Store(next)
 			return size - pos, nil
 		}
-		n := LogOverhead + int(b.Length())
+		n := record.LogOverhead + int(b.Length())
 		if err := s.indexBatch(b, pos, n, cfg.IndexIntervalBytes); err != nil {
 			return 0, err
 		}
@@ -268,26 +159,26 @@ var errTruncated = errors.New("batch extends past the end of the segment")
 
 // readBatch reads the batch at pos: just its header, or with verify the
 // whole batch, checked.
-func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (Batch, error) {
-	if size-pos < BatchHeaderSize {
+func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (record.Batch, error) {
+	if size-pos < record.BatchHeaderSize {
 		return nil, errTruncated
 	}
-	var h [BatchHeaderSize]byte
+	var h [record.BatchHeaderSize]byte
 	if err := preadFull(s.fd, h[:], pos); err != nil {
 		return nil, fmt.Errorf("read batch header: %w", err)
 	}
-	n := LogOverhead + int64(Batch(h[:]).Length())
-	if n < BatchHeaderSize || n > size-pos {
+	n := record.LogOverhead + int64(record.Batch(h[:]).Length())
+	if n < record.BatchHeaderSize || n > size-pos {
 		return nil, errTruncated
 	}
 	if !verify {
 		*buf = append((*buf)[:0], h[:]...)
-		return Batch(*buf), nil
+		return record.Batch(*buf), nil
 	}
 	if int64(cap(*buf)) < n {
 		*buf = make([]byte, n)
 	}
-	b := Batch((*buf)[:n])
+	b := record.Batch((*buf)[:n])
 	if err := preadFull(s.fd, b, pos); err != nil {
 		return nil, fmt.Errorf("read batch: %w", err)
 	}
@@ -319,7 +210,7 @@ func (l *Log) loadEpochs() error {
 					return fmt.Errorf("rebuild leader epochs: %w", err)
 				}
 				l.noteEpochLocked(b)
-				pos += LogOverhead + int64(b.Length())
+				pos += record.LogOverhead + int64(b.Length())
 			}
 			s.Release()
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"kzero/record"
 )
 
 // retentionLog is a delete-policy log of nseg segments of 4 batches of 100
@@ -33,7 +35,7 @@ func retentionLog(t *testing.T, clk *clClock, nseg int, mutate func(*Config)) (*
 			}
 		}
 		for range 4 {
-			clAppend(t, l, clBatch(t, CodecNone, start+int64(i)*3600_000, kv{k: "k", v: val}))
+			clAppend(t, l, clBatch(t, record.CodecNone, start+int64(i)*3600_000, kv{k: "k", v: val}))
 		}
 	}
 	if n := len(l.Segments()); n != nseg {
@@ -110,7 +112,7 @@ func TestDeleteOldSegmentsRollsWhenAllExpired(t *testing.T) {
 		t.Fatalf("empty log: deleted %d, %v", n, err)
 	}
 	// Appends continue at the same offsets.
-	if info := clAppend(t, l, clBatch(t, CodecNone, clk.Ms(), kv{k: "a", v: "b"})); info.FirstOffset != 12 {
+	if info := clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "a", v: "b"})); info.FirstOffset != 12 {
 		t.Fatalf("append after deleting everything at %d", info.FirstOffset)
 	}
 }

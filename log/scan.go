@@ -3,6 +3,8 @@ package log
 import (
 	"errors"
 	"fmt"
+
+	"kzero/record"
 )
 
 // scanChunk is how much of the log Scan reads at a time (at least one
@@ -13,7 +15,7 @@ const scanChunk = 1 << 20
 // order, each checked with Validate: what a coordinator reads to rebuild
 // its state from an internal topic. The batch bytes are valid only during
 // the call. It stops at the first error, fn's included.
-func (l *Log) Scan(from, end int64, fn func(Batch) error) error {
+func (l *Log) Scan(from, end int64, fn func(record.Batch) error) error {
 	off := max(from, l.LogStartOffset())
 	var buf []byte
 	for off < end {
@@ -35,8 +37,8 @@ func (l *Log) Scan(from, end int64, fn func(Batch) error) error {
 		}
 		before := off
 		for {
-			b, rest, err := ParseBatch(data)
-			if errors.Is(err, ErrShortBatch) || len(data) == 0 {
+			b, rest, err := record.ParseBatch(data)
+			if errors.Is(err, record.ErrShortBatch) || len(data) == 0 {
 				break
 			}
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kzero/index"
+	"kzero/record"
 )
 
 // File name suffixes of a segment, as Apache Kafka names them.
@@ -236,7 +237,7 @@ func (s *Segment) loadTail() error {
 		s.maxTs.Store(t.Timestamp)
 		s.maxTsOffset.Store(t.Offset)
 	}
-	var h [BatchHeaderSize]byte
+	var h [record.BatchHeaderSize]byte
 	first, err := s.readHeader(&h, 0)
 	if err != nil {
 		return fmt.Errorf("segment %d: read first batch: %w", s.base, err)
@@ -254,27 +255,27 @@ func (s *Segment) loadTail() error {
 			s.maxTs.Store(b.MaxTimestamp())
 			s.maxTsOffset.Store(b.LastOffset())
 		}
-		pos += LogOverhead + int64(b.Length())
+		pos += record.LogOverhead + int64(b.Length())
 	}
 	return nil
 }
 
 // readHeader reads the v2 header of the batch at pos into h. The returned
 // view covers only the header: its length does not match its batch length.
-func (s *Segment) readHeader(h *[BatchHeaderSize]byte, pos int64) (Batch, error) {
+func (s *Segment) readHeader(h *[record.BatchHeaderSize]byte, pos int64) (record.Batch, error) {
 	n, err := unix.Pread(s.fd, h[:], pos)
 	if err != nil {
 		return nil, fmt.Errorf("read batch header: %w", err)
 	}
-	if n < LogOverhead {
-		return nil, ErrShortBatch
+	if n < record.LogOverhead {
+		return nil, record.ErrShortBatch
 	}
-	b := Batch(h[:n])
-	if l := int64(b.Length()); l < BatchHeaderSize-LogOverhead || pos+LogOverhead+l > s.size.Load() {
-		return nil, ErrShortBatch
+	b := record.Batch(h[:n])
+	if l := int64(b.Length()); l < record.BatchHeaderSize-record.LogOverhead || pos+record.LogOverhead+l > s.size.Load() {
+		return nil, record.ErrShortBatch
 	}
-	if n < BatchHeaderSize {
-		return nil, ErrShortBatch
+	if n < record.BatchHeaderSize {
+		return nil, record.ErrShortBatch
 	}
 	return b, nil
 }
@@ -449,7 +450,7 @@ func (s *Segment) txnIndex() (*TxnIndex, error) {
 
 // indexBatch updates the indexes for a batch of size bytes written at pos;
 // b needs only the header. Writer only.
-func (s *Segment) indexBatch(b Batch, pos int64, size int, interval int) error {
+func (s *Segment) indexBatch(b record.Batch, pos int64, size int, interval int) error {
 	if ts := b.MaxTimestamp(); ts > s.maxTs.Load() {
 		s.maxTs.Store(ts)
 		s.maxTsOffset.Store(b.LastOffset())
@@ -607,7 +608,7 @@ func preadFull(fd int, p []byte, off int64) error {
 			return err
 		}
 		if n == 0 {
-			return ErrShortBatch
+			return record.ErrShortBatch
 		}
 		p, off = p[n:], off+int64(n)
 	}

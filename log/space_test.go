@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
+
+	"kzero/record"
 )
 
 // smallTmpfs mounts a tmpfs of size bytes for the test and returns its
@@ -52,11 +54,11 @@ func fillUp(t *testing.T, path string) {
 }
 
 func bigIdempotentBatch(t testing.TB, pid int64, seq int32, n, valueSize int) []byte {
-	var b Builder
-	b.Reset(BatchHeader{LastOffsetDelta: -1, ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq, BaseTimestamp: time.Now().UnixMilli()})
+	var b record.Builder
+	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq, BaseTimestamp: time.Now().UnixMilli()})
 	val := bytes.Repeat([]byte{'v'}, valueSize)
 	for i := range n {
-		b.Add(&Record{OffsetDelta: int32(i), Key: []byte("k"), Value: val})
+		b.Add(&record.Record{OffsetDelta: int32(i), Key: []byte("k"), Value: val})
 	}
 	out, err := b.AppendTo(nil)
 	if err != nil {

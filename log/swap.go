@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"kzero/record"
 )
 
 // A cleaned segment replaces older segments in three steps, so that a crash
@@ -93,14 +95,14 @@ func swapNextOffset(path string) (int64, error) {
 	}
 	base, _, _ := ParseFileName(filepath.Base(path))
 	next := base
-	var h [BatchHeaderSize]byte
-	for pos := int64(0); pos+BatchHeaderSize <= st.Size(); {
+	var h [record.BatchHeaderSize]byte
+	for pos := int64(0); pos+record.BatchHeaderSize <= st.Size(); {
 		if err := preadFull(int(f.Fd()), h[:], pos); err != nil {
 			return 0, fmt.Errorf("read swap segment: %w", err)
 		}
-		b := Batch(h[:])
-		n := LogOverhead + int64(b.Length())
-		if n < BatchHeaderSize || pos+n > st.Size() {
+		b := record.Batch(h[:])
+		n := record.LogOverhead + int64(b.Length())
+		if n < record.BatchHeaderSize || pos+n > st.Size() {
 			break
 		}
 		next = b.NextOffset()

@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"kzero/record"
 )
 
 // validateBenchBatch is a client batch of 1 KiB records (16-byte keys,
 // text-like values that compress about 3:1) filling size bytes before
 // compression, stamped now.
-func validateBenchBatch(tb testing.TB, size int, codec Codec) []byte {
+func validateBenchBatch(tb testing.TB, size int, codec record.Codec) []byte {
 	tb.Helper()
-	var bl Builder
-	bl.Reset(BatchHeader{Codec: codec, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
-		ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence})
+	var bl record.Builder
+	bl.Reset(record.BatchHeader{Codec: codec, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
+		ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence})
 	for i := range size / 1024 {
-		bl.Add(&Record{OffsetDelta: int32(i), TimestampDelta: int64(i % 3), Key: compressible(16, uint64(i)),
+		bl.Add(&record.Record{OffsetDelta: int32(i), TimestampDelta: int64(i % 3), Key: compressible(16, uint64(i)),
 			Value: compressible(1024-30, uint64(i)+7)})
 	}
 	out, err := bl.AppendTo(nil)
@@ -30,7 +32,7 @@ func validateBenchBatch(tb testing.TB, size int, codec Codec) []byte {
 // uncompressed size, so MB/s compare across codecs. It needs nothing but
 // Append, so the same file measures the code before record validation.
 func BenchmarkAppendValidate(b *testing.B) {
-	for _, codec := range []Codec{CodecNone, CodecLZ4, CodecZstd} {
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecLZ4, record.CodecZstd} {
 		for _, size := range []int{16 << 10, 1 << 20} {
 			b.Run(fmt.Sprintf("%s/batch=%dKiB", codec, size>>10), func(b *testing.B) {
 				cfg := DefaultConfig()
@@ -58,17 +60,17 @@ func BenchmarkAppendValidate(b *testing.B) {
 
 // BenchmarkClientValidation is the CPU a client batch's checks cost before
 // it is written, without the write: the header and CRC (ValidateProduce),
-// then every record (validateRecords), on the batches of
+// then every record (ValidateRecords), on the batches of
 // BenchmarkAppendValidate. Before record validation the kernel was
-// ValidateProduce alone: run this file with validateRecords dropped at the
+// ValidateProduce alone: run this file with ValidateRecords dropped at the
 // parent commit to compare.
 func BenchmarkClientValidation(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.MaxMessageBytes = 2 << 20
-	for _, codec := range []Codec{CodecNone, CodecLZ4, CodecZstd} {
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecLZ4, record.CodecZstd} {
 		for _, size := range []int{16 << 10, 1 << 20} {
 			b.Run(fmt.Sprintf("%s/batch=%dKiB", codec, size>>10), func(b *testing.B) {
-				batch := Batch(validateBenchBatch(b, size, codec))
+				batch := record.Batch(validateBenchBatch(b, size, codec))
 				now := time.Now().UnixMilli()
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
@@ -76,7 +78,7 @@ func BenchmarkClientValidation(b *testing.B) {
 					if err := batch.ValidateProduce(); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := validateRecords(batch, &cfg, now); err != nil {
+					if _, err := batch.ValidateRecords(cfg.recordPolicy(), now); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -8,21 +8,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/valyala/bytebufferpool"
 
-	"kzero/log"
+	"kzero/record"
 )
 
 // Converter converts message sets to batches and back, reusing its buffers
 // from one call to the next. A Converter belongs to one goroutine.
 type Converter struct {
-	builder  log.Builder
-	reader   log.RecordReader
+	builder  record.Builder
+	reader   record.Iter
 	inflated bytebufferpool.ByteBuffer // a wrapper's inner message set
 	inner    []byte                    // an inner message set being built
-	records  []record                  // the messages of the set being up-converted
+	records  []pending                 // the messages of the set being up-converted
 }
 
-// record is one message on its way into a batch.
-type record struct {
+// pending is one message on its way into a batch.
+type pending struct {
 	timestamp  int64
 	key, value []byte
 }
@@ -82,18 +82,18 @@ func (c *Converter) Upconvert(dst, set []byte, limit int) ([]byte, error) {
 		return dst, fmt.Errorf("no whole message in the message set: %w", kerr.CorruptMessage)
 	}
 	base := c.records[0].timestamp
-	c.builder.Reset(log.BatchHeader{
+	c.builder.Reset(record.BatchHeader{
 		PartitionLeaderEpoch: -1,
-		Codec:                log.Codec(codec),
+		Codec:                record.Codec(codec),
 		BaseTimestamp:        base,
 		LastOffsetDelta:      -1,
-		ProducerID:           log.NoProducerID,
-		ProducerEpoch:        log.NoProducerEpoch,
-		BaseSequence:         log.NoSequence,
+		ProducerID:           record.NoProducerID,
+		ProducerEpoch:        record.NoProducerEpoch,
+		BaseSequence:         record.NoSequence,
 	})
 	for i := range c.records {
 		r := &c.records[i]
-		c.builder.Add(&log.Record{TimestampDelta: r.timestamp - base, OffsetDelta: int32(i), Key: r.key, Value: r.value})
+		c.builder.Add(&record.Record{TimestampDelta: r.timestamp - base, OffsetDelta: int32(i), Key: r.key, Value: r.value})
 	}
 	out, err := c.builder.AppendTo(dst)
 	clear(c.records) // drop the references into set and the inflate buffer
@@ -108,22 +108,22 @@ func (c *Converter) add(m *message, lat bool, ts int64) error {
 		// LogAppendTime on a record it gave no timestamp.
 		return fmt.Errorf("message at offset %d asks for LogAppendTime: %w", m.offset, kerr.InvalidTimestamp)
 	}
-	c.records = append(c.records, record{timestamp: ts, key: m.key, value: m.value})
+	c.records = append(c.records, pending{timestamp: ts, key: m.key, value: m.value})
 	return nil
 }
 
 // unwrap decompresses wrapper w and takes its inner messages.
 func (c *Converter) unwrap(w *message, limit int) error {
-	codec := log.Codec(w.codec())
+	codec := record.Codec(w.codec())
 	switch codec {
-	case log.CodecGzip, log.CodecSnappy, log.CodecLZ4:
+	case record.CodecGzip, record.CodecSnappy, record.CodecLZ4:
 	default:
 		return fmt.Errorf("codec %d in a v%d message: %w", w.codec(), w.magic, kerr.InvalidRecord)
 	}
 	if w.value == nil {
 		return fmt.Errorf("compressed message at offset %d has a null value: %w", w.offset, kerr.InvalidRecord)
 	}
-	if w.magic == 0 && codec == log.CodecLZ4 {
+	if w.magic == 0 && codec == record.CodecLZ4 {
 		// KAFKA-3160: magic 0's LZ4 header checksum is ignored. Set the
 		// right one for the decoder, and put the byte back after.
 		if old, ok := lz4FixChecksum(w.value); ok {
@@ -131,7 +131,7 @@ func (c *Converter) unwrap(w *message, limit int) error {
 		}
 	}
 	c.inflated.Reset()
-	if err := log.Decompress(codec, &c.inflated, w.value, limit); err != nil {
+	if err := record.Decompress(codec, &c.inflated, w.value, limit); err != nil {
 		return fmt.Errorf("message at offset %d: %w", w.offset, err)
 	}
 	inner := c.inflated.B
@@ -188,12 +188,12 @@ const decompressLimit = 256 << 20
 // earlier message); one wrapper of the batch's codec holding all its
 // records for a compressed one (the client skips the early ones). Headers
 // are dropped. A zstd batch gives ErrZstd.
-func (c *Converter) Downconvert(dst []byte, b log.Batch, magic int8, firstOffset int64) ([]byte, error) {
+func (c *Converter) Downconvert(dst []byte, b record.Batch, magic int8, firstOffset int64) ([]byte, error) {
 	if b.IsControl() {
 		return dst, nil
 	}
 	codec := b.Compression()
-	if codec == log.CodecZstd {
+	if codec == record.CodecZstd {
 		return dst, ErrZstd
 	}
 	var attrs int8
@@ -205,7 +205,7 @@ func (c *Converter) Downconvert(dst []byte, b log.Batch, magic int8, firstOffset
 		return dst, err
 	}
 	defer c.reader.Release()
-	if codec == log.CodecNone {
+	if codec == record.CodecNone {
 		for c.reader.Next() {
 			r, off := c.reader.Record(), c.reader.Offset()
 			if off >= firstOffset {
@@ -249,12 +249,12 @@ func (c *Converter) Downconvert(dst []byte, b log.Batch, magic int8, firstOffset
 		head += 8
 	}
 	dst = append(dst, make([]byte, head+4)...)
-	dst, err := log.Compress(codec, dst, c.inner)
+	dst, err := record.Compress(codec, dst, c.inner)
 	if err != nil {
 		return dst[:start], fmt.Errorf("down-converting a %s batch: %w", codec, err)
 	}
 	value := dst[start+head+4:]
-	if magic == 0 && codec == log.CodecLZ4 {
+	if magic == 0 && codec == record.CodecLZ4 {
 		lz4BreakChecksum(value)
 	}
 	// The header goes over the room left for it (a null value at first),

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/valyala/bytebufferpool"
 
-	"kzero/log"
+	"kzero/record"
 )
 
 // testMsg is a message as a test states it.
@@ -47,15 +47,15 @@ func kmsgEntry(dst []byte, magic, attrs int8, offset, ts int64, key, value []byt
 
 // kmsgSet encodes msgs as a message set of magic, wrapped with codec
 // unless it is none.
-func kmsgSet(t testing.TB, magic int8, codec log.Codec, msgs []testMsg) []byte {
+func kmsgSet(t testing.TB, magic int8, codec record.Codec, msgs []testMsg) []byte {
 	var inner []byte
 	for i, m := range msgs {
 		inner = kmsgEntry(inner, magic, 0, int64(i), m.ts, m.key, m.value)
 	}
-	if codec == log.CodecNone {
+	if codec == record.CodecNone {
 		return inner
 	}
-	value, err := log.Compress(codec, nil, inner)
+	value, err := record.Compress(codec, nil, inner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,16 +63,16 @@ func kmsgSet(t testing.TB, magic int8, codec log.Codec, msgs []testMsg) []byte {
 }
 
 // batchRecords reads a v2 batch's records back.
-func batchRecords(t testing.TB, b []byte) (log.Batch, []testMsg) {
+func batchRecords(t testing.TB, b []byte) (record.Batch, []testMsg) {
 	t.Helper()
-	batch, rest, err := log.ParseBatch(b)
+	batch, rest, err := record.ParseBatch(b)
 	if err != nil || len(rest) != 0 {
 		t.Fatalf("parse: %v, %d bytes left", err, len(rest))
 	}
 	if err := batch.Validate(); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	var r log.RecordReader
+	var r record.Iter
 	if err := r.Reset(batch, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func sameMsgs(t testing.TB, got, want []testMsg, magic int8) {
 	}
 }
 
-var legacyCodecs = []log.Codec{log.CodecNone, log.CodecGzip, log.CodecSnappy, log.CodecLZ4}
+var legacyCodecs = []record.Codec{record.CodecNone, record.CodecGzip, record.CodecSnappy, record.CodecLZ4}
 
 func TestUpconvert(t *testing.T) {
 	var c Converter
@@ -121,7 +121,7 @@ func TestUpconvert(t *testing.T) {
 					t.Fatal("dst prefix lost")
 				}
 				b, got := batchRecords(t, out[6:])
-				if b.Compression() != codec || b.ProducerID() != log.NoProducerID || b.NumRecords() != int32(len(testMsgs)) {
+				if b.Compression() != codec || b.ProducerID() != record.NoProducerID || b.NumRecords() != int32(len(testMsgs)) {
 					t.Fatalf("batch header: codec %s producer %d records %d", b.Compression(), b.ProducerID(), b.NumRecords())
 				}
 				sameMsgs(t, got, testMsgs, magic)
@@ -133,7 +133,7 @@ func TestUpconvert(t *testing.T) {
 // A message set cut inside its last entry is taken without it, as Kafka
 // takes it.
 func TestUpconvertIgnoresTrailingPartial(t *testing.T) {
-	set := kmsgSet(t, 1, log.CodecNone, testMsgs)
+	set := kmsgSet(t, 1, record.CodecNone, testMsgs)
 	var c Converter
 	out, err := c.Upconvert(nil, set[:len(set)-3], 0)
 	if err != nil {
@@ -144,13 +144,13 @@ func TestUpconvertIgnoresTrailingPartial(t *testing.T) {
 }
 
 func TestUpconvertRefuses(t *testing.T) {
-	good := kmsgSet(t, 1, log.CodecNone, testMsgs[:1])
+	good := kmsgSet(t, 1, record.CodecNone, testMsgs[:1])
 	flipped := bytes.Clone(good)
 	flipped[len(flipped)-1] ^= 1
-	gz := kmsgSet(t, 1, log.CodecGzip, testMsgs)
-	zstdValue, _ := log.Compress(log.CodecZstd, nil, kmsgSet(t, 1, log.CodecNone, testMsgs))
-	innerCompressed, _ := log.Compress(log.CodecGzip, nil, kmsgEntry(nil, 1, 1, 0, 5, nil, []byte("x")))
-	innerV0, _ := log.Compress(log.CodecGzip, nil, kmsgSet(t, 0, log.CodecNone, testMsgs))
+	gz := kmsgSet(t, 1, record.CodecGzip, testMsgs)
+	zstdValue, _ := record.Compress(record.CodecZstd, nil, kmsgSet(t, 1, record.CodecNone, testMsgs))
+	innerCompressed, _ := record.Compress(record.CodecGzip, nil, kmsgEntry(nil, 1, 1, 0, 5, nil, []byte("x")))
+	innerV0, _ := record.Compress(record.CodecGzip, nil, kmsgSet(t, 0, record.CodecNone, testMsgs))
 	for _, tc := range []struct {
 		name string
 		set  []byte
@@ -160,7 +160,7 @@ func TestUpconvertRefuses(t *testing.T) {
 		{"empty", nil, kerr.CorruptMessage},
 		{"short size", binary.BigEndian.AppendUint32(make([]byte, 8, 30), 3), kerr.CorruptMessage},
 		{"magic 2", kmsgEntry(nil, 1, 0, 0, 0, nil, nil)[:16:16], kerr.CorruptMessage},
-		{"mixed magic", append(kmsgSet(t, 0, log.CodecNone, testMsgs[:1]), good...), kerr.InvalidRecord},
+		{"mixed magic", append(kmsgSet(t, 0, record.CodecNone, testMsgs[:1]), good...), kerr.InvalidRecord},
 		{"two wrappers", append(bytes.Clone(gz), gz...), kerr.InvalidRecord},
 		{"wrapper after plain", append(bytes.Clone(good), gz...), kerr.InvalidRecord},
 		{"zstd", kmsgEntry(nil, 1, 4, 3, 0, nil, zstdValue), kerr.InvalidRecord},
@@ -182,7 +182,7 @@ func TestUpconvertRefuses(t *testing.T) {
 	}
 	// A magic 1 wrapper at offset 0 (librdkafka) is fine.
 	var c Converter
-	w := kmsgSet(t, 1, log.CodecGzip, testMsgs)
+	w := kmsgSet(t, 1, record.CodecGzip, testMsgs)
 	binary.BigEndian.PutUint64(w, 0)
 	if _, err := c.Upconvert(nil, w, 0); err != nil {
 		t.Fatalf("wrapper offset 0: %v", err)
@@ -192,7 +192,7 @@ func TestUpconvertRefuses(t *testing.T) {
 // A magic 1 wrapper with LogAppendTime lends its timestamp to its inner
 // messages.
 func TestUpconvertWrapperLogAppendTime(t *testing.T) {
-	set := kmsgSet(t, 1, log.CodecGzip, testMsgs)
+	set := kmsgSet(t, 1, record.CodecGzip, testMsgs)
 	set[17] |= attrLogAppendTime
 	binary.BigEndian.PutUint64(set[18:], 42)
 	binary.BigEndian.PutUint32(set[12:], crc32.ChecksumIEEE(set[16:]))
@@ -210,19 +210,19 @@ func TestUpconvertWrapperLogAppendTime(t *testing.T) {
 }
 
 // v2Batch builds a batch at base offset 100 holding msgs.
-func v2Batch(t testing.TB, codec log.Codec, lat bool, msgs []testMsg) log.Batch {
-	var b log.Builder
-	b.Reset(log.BatchHeader{BaseOffset: 100, Codec: codec, LogAppendTime: lat, BaseTimestamp: msgs[0].ts, LastOffsetDelta: -1,
-		ProducerID: log.NoProducerID, ProducerEpoch: log.NoProducerEpoch, BaseSequence: log.NoSequence})
+func v2Batch(t testing.TB, codec record.Codec, lat bool, msgs []testMsg) record.Batch {
+	var b record.Builder
+	b.Reset(record.BatchHeader{BaseOffset: 100, Codec: codec, LogAppendTime: lat, BaseTimestamp: msgs[0].ts, LastOffsetDelta: -1,
+		ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence})
 	for i, m := range msgs {
-		b.Add(&log.Record{OffsetDelta: int32(i), TimestampDelta: m.ts - msgs[0].ts, Key: m.key, Value: m.value,
-			Headers: []log.Header{{Key: []byte("h"), Value: []byte("dropped")}}})
+		b.Add(&record.Record{OffsetDelta: int32(i), TimestampDelta: m.ts - msgs[0].ts, Key: m.key, Value: m.value,
+			Headers: []record.Header{{Key: []byte("h"), Value: []byte("dropped")}}})
 	}
 	out, err := b.AppendTo(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return log.Batch(out)
+	return record.Batch(out)
 }
 
 // readSet decodes a message set with kmsg, unwrapping compressed messages
@@ -255,16 +255,16 @@ func readSet(t testing.TB, magic int8, set []byte) (offsets []int64, msgs []test
 			}
 			off, attrs, ts, key, value = m.Offset, m.Attributes, m.Timestamp, m.Key, m.Value
 		}
-		if codec := log.Codec(attrs & 7); codec != log.CodecNone {
+		if codec := record.Codec(attrs & 7); codec != record.CodecNone {
 			wrappers++
-			if magic == 0 && codec == log.CodecLZ4 {
+			if magic == 0 && codec == record.CodecLZ4 {
 				value = bytes.Clone(value)
 				if _, ok := lz4FixChecksum(value); !ok {
 					t.Fatal("no lz4 frame")
 				}
 			}
 			buf := new(bytebufferpool.ByteBuffer)
-			if err := log.Decompress(codec, buf, value, 0); err != nil {
+			if err := record.Decompress(codec, buf, value, 0); err != nil {
 				t.Fatal(err)
 			}
 			innerOffs, inner, _ := readSet(t, magic, buf.B)
@@ -294,7 +294,7 @@ func TestDownconvert(t *testing.T) {
 				}
 				offs, got, wrappers := readSet(t, magic, out)
 				want, first := testMsgs, int64(100)
-				if codec == log.CodecNone {
+				if codec == record.CodecNone {
 					want, first = testMsgs[1:], 101 // below the fetch offset
 				} else if wrappers != 1 {
 					t.Fatalf("%d wrappers", wrappers)
@@ -319,7 +319,7 @@ func TestDownconvert(t *testing.T) {
 
 func TestDownconvertLogAppendTime(t *testing.T) {
 	var c Converter
-	for _, codec := range []log.Codec{log.CodecNone, log.CodecGzip} {
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecGzip} {
 		b := v2Batch(t, codec, true, testMsgs)
 		b.SetLogAppendTime(77)
 		out, err := c.Downconvert(nil, b, 1, 0)
@@ -340,9 +340,9 @@ func TestDownconvertLogAppendTime(t *testing.T) {
 
 func TestDownconvertDropsControlAndRefusesZstd(t *testing.T) {
 	var c Converter
-	var b log.Builder
-	b.Reset(log.BatchHeader{BaseOffset: 5, Control: true, Transactional: true, LastOffsetDelta: -1, ProducerID: 1, BaseSequence: -1})
-	b.Add(&log.Record{Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 0}})
+	var b record.Builder
+	b.Reset(record.BatchHeader{BaseOffset: 5, Control: true, Transactional: true, LastOffsetDelta: -1, ProducerID: 1, BaseSequence: -1})
+	b.Add(&record.Record{Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 0}})
 	ctrl, err := b.AppendTo(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +350,7 @@ func TestDownconvertDropsControlAndRefusesZstd(t *testing.T) {
 	if out, err := c.Downconvert([]byte("x"), ctrl, 1, 0); err != nil || string(out) != "x" {
 		t.Fatalf("control batch: %q %v", out, err)
 	}
-	if _, err := c.Downconvert(nil, v2Batch(t, log.CodecZstd, false, testMsgs), 1, 0); !errors.Is(err, kerr.UnsupportedCompressionType) {
+	if _, err := c.Downconvert(nil, v2Batch(t, record.CodecZstd, false, testMsgs), 1, 0); !errors.Is(err, kerr.UnsupportedCompressionType) {
 		t.Fatalf("zstd: %v", err)
 	}
 }
@@ -358,7 +358,7 @@ func TestDownconvertDropsControlAndRefusesZstd(t *testing.T) {
 // The xxh32 here agrees with the LZ4 encoder's header checksum, and a
 // magic 0 frame is written with Kafka's checksum and read either way.
 func TestLZ4Checksums(t *testing.T) {
-	frame, err := log.Compress(log.CodecLZ4, nil, []byte("some data to compress, some data to compress"))
+	frame, err := record.Compress(record.CodecLZ4, nil, []byte("some data to compress, some data to compress"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestLZ4Checksums(t *testing.T) {
 	}
 
 	var c Converter
-	down, err := c.Downconvert(nil, v2Batch(t, log.CodecLZ4, false, testMsgs), 0, 0)
+	down, err := c.Downconvert(nil, v2Batch(t, record.CodecLZ4, false, testMsgs), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestLZ4Checksums(t *testing.T) {
 	_, got := batchRecords(t, up)
 	sameMsgs(t, got, testMsgs, 0)
 	// Magic 1 must have the right checksum.
-	set := kmsgSet(t, 1, log.CodecLZ4, testMsgs)
+	set := kmsgSet(t, 1, record.CodecLZ4, testMsgs)
 	lz4BreakChecksum(set[12+22:])
 	binary.BigEndian.PutUint32(set[12:], crc32.ChecksumIEEE(set[16:]))
 	if _, err := c.Upconvert(nil, set, 0); !errors.Is(err, kerr.CorruptMessage) {

@@ -38,7 +38,7 @@
 //	[offset=last][size][crc magic attrs=codec (ts) key=null value=
 //	    compress([0][size][message] [1][size][message] ...)]
 //
-// The codecs frame their output as the Java client does (see log.Compress):
+// The codecs frame their output as the Java client does (see record.Compress):
 // snappy in xerial framing or raw, lz4 as an LZ4 frame. Magic 0's lz4 frame
 // has a wrong header checksum (KAFKA-3160: Kafka hashed the frame's magic
 // number too); it is ignored on the way in and written the same wrong way

@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"kzero/log"
+	"kzero/record"
 )
 
 // FuzzUpconvert feeds message sets from the wire (Produce v0-v2), wrapped
@@ -36,7 +36,7 @@ func FuzzUpconvert(f *testing.F) {
 			}
 			return
 		}
-		b, rest, err := log.ParseBatch(out)
+		b, rest, err := record.ParseBatch(out)
 		if err != nil || len(rest) != 0 {
 			t.Fatalf("result does not parse: %v", err)
 		}
@@ -56,7 +56,7 @@ func FuzzDownconvert(f *testing.F) {
 	}
 	var c Converter
 	f.Fuzz(func(t *testing.T, raw []byte, magic int8, first int64) {
-		b, _, err := log.ParseBatch(raw)
+		b, _, err := record.ParseBatch(raw)
 		if err != nil {
 			return
 		}

@@ -1,6 +1,8 @@
 // Package replica holds the broker's local partition replicas: it serves
 // appends, reads and offset lookups on the partitions this broker leads,
-// and copies the logs of those it follows.
+// copies the logs of those it follows, and serves consumers' reads from a
+// follower in their rack (KIP-392: PreferredReadReplica on the leader
+// names it, Read with fromFollower serves up to the HW the leader sent).
 //
 // # Roles
 //
@@ -15,9 +17,12 @@
 //     AlterPartition requests (Config.AlterPartition), and the new ISR comes
 //     back through the metadata.
 //   - A follower copies the leader's log with a fetcher (fetcher.go): one
-//     per leader broker, truncating first where its log diverged (leader
-//     epochs, OffsetForLeaderEpoch), then appending the leader's batches as
-//     they are and taking its HW and log start offset.
+//     per leader broker, in a fetch session (fetch_session.go, KIP-227),
+//     truncating first where its log diverged (leader epochs,
+//     OffsetForLeaderEpoch), then appending the leader's batches as they
+//     are and taking its HW and log start offset. It tells the leader the
+//     HW it knows (KIP-1166), so a leader answers at once when its HW is
+//     ahead.
 //   - Roles change under the partition's roleMu, which a fetcher holds
 //     while it appends: no batch of an old leadership lands after this
 //     broker took over.
@@ -37,8 +42,20 @@
 // min.insync.replicas meanwhile, with NOT_LEADER_OR_FOLLOWER if the
 // leadership ends, or REQUEST_TIMED_OUT.
 //
-// This package depends on log and on net/wire (the fetchers' client);
-// net/api calls it, and the node's publisher tells it which replicas to
-// lead, follow or drop. A partition whose log cannot open is offline: its
-// calls answer KAFKA_STORAGE_ERROR.
+// # Goroutines
+//
+// Appends and reads run on their callers' goroutines. The Manager runs one
+// fetcher goroutine per leader broker this broker follows, a tick loop
+// (every replica.lag.time.max.ms / 2: each leader's ISR shrink and HW
+// checks), and one goroutine per AlterPartition request it sends. Waits
+// time out on timers (time.AfterFunc). A fetch Waiter is fired on a
+// goroutine of its own, never on the appender's; a write's commit waiter
+// completes on the goroutine that moved the HW (a follower's fetch) or on
+// its timer.
+//
+// This package depends on log, record and net/wire (the fetchers'
+// client); net/api calls it, and the node's publisher tells it which
+// replicas to lead, follow or drop. A partition whose log cannot open is
+// offline (Manager.Offline): its calls answer KAFKA_STORAGE_ERROR until a
+// later MakeLeader opens it or it is removed.
 package replica

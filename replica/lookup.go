@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // The partition's log, read through its replica: the network layer and the
@@ -41,7 +42,7 @@ func (p *Partition) Producers() []log.ProducerSnapshotEntry { return p.log.Produ
 
 // ScanAll calls fn with every batch from the log start to its end, open
 // transactions included: a coordinator loading its state.
-func (p *Partition) ScanAll(fn func(log.Batch) error) error {
+func (p *Partition) ScanAll(fn func(record.Batch) error) error {
 	return p.log.Scan(p.log.LogStartOffset(), p.log.LogEndOffset(), fn)
 }
 

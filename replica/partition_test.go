@@ -11,14 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 func batch(t *testing.T, n int) []byte {
 	t.Helper()
-	var b log.Builder
-	b.Reset(log.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
+	var b record.Builder
+	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
 	for i := 0; i < n; i++ {
-		b.Add(&log.Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("value")})
+		b.Add(&record.Record{OffsetDelta: int32(i), Key: []byte("k"), Value: []byte("value")})
 	}
 	out, err := b.AppendTo(nil)
 	if err != nil {

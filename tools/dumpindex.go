@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // The index files, as the index package writes them (see its doc.go), read
@@ -195,7 +196,7 @@ type batchInfo struct {
 	Pos, Base, Last, MaxTimestamp int64
 	ProducerID                    int64
 	Control                       bool
-	ControlType                   log.ControlType
+	ControlType                   record.ControlType
 	ControlErr                    error
 }
 

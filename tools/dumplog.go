@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // DumpOptions says what `kzctl dump-log` prints, as kafka-dump-log.sh's
@@ -136,7 +137,7 @@ type dumper struct {
 	json bool
 	opts DumpOptions
 	file string // the file being dumped, named in JSON lines
-	rr   log.RecordReader
+	rr   record.Iter
 
 	bar     *progress // nil: none
 	barBase int64     // bytes of the files dumped before this one
@@ -260,7 +261,7 @@ type batchLine struct {
 	CRCValid             bool   `json:"crc_valid"`
 }
 
-func (d *dumper) batch(b log.Batch, pos int64, valid bool) {
+func (d *dumper) batch(b record.Batch, pos int64, valid bool) {
 	l := batchLine{
 		item:       d.item("batch"),
 		BaseOffset: b.BaseOffset(), LastOffset: b.LastOffset(), Count: b.NumRecords(),
@@ -314,7 +315,7 @@ type controlInfo struct {
 }
 
 // records prints the records of a batch whose CRC is good.
-func (d *dumper) records(b log.Batch, pos int64, limit int) error {
+func (d *dumper) records(b record.Batch, pos int64, limit int) error {
 	if err := d.rr.Reset(b, limit); err != nil {
 		return fmt.Errorf("position %d: batch at offset %d: %w", pos, b.BaseOffset(), err)
 	}
@@ -331,7 +332,7 @@ func (d *dumper) records(b log.Batch, pos int64, limit int) error {
 		}
 		if d.opts.PrintDataLog {
 			if b.IsControl() {
-				t, epoch, err := log.ParseControlRecord(rec.Key, rec.Value)
+				t, epoch, err := record.ParseControl(rec.Key, rec.Value)
 				if err != nil {
 					return fmt.Errorf("position %d: control record at offset %d: %w", pos, d.rr.Offset(), err)
 				}
@@ -390,17 +391,17 @@ func size(b []byte) int {
 
 // sequence is a record's sequence number: the batch's base sequence plus
 // its offset delta, wrapping at MaxInt32 as Kafka's do; -1 without one.
-func sequence(b log.Batch, delta int32) int32 {
+func sequence(b record.Batch, delta int32) int32 {
 	s := b.BaseSequence()
-	if s == log.NoSequence {
-		return log.NoSequence
+	if s == record.NoSequence {
+		return record.NoSequence
 	}
 	return int32((int64(s) + int64(delta)) % (1 << 31))
 }
 
-func controlName(t log.ControlType) string {
+func controlName(t record.ControlType) string {
 	switch t {
-	case log.ControlAbort, log.ControlCommit:
+	case record.ControlAbort, record.ControlCommit:
 		return strings.ToUpper(t.String())
 	}
 	return fmt.Sprint(int16(t))

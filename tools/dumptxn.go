@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // The transaction index (.txnindex, 34-byte entries) and the producer state
@@ -67,7 +68,7 @@ func (s *segmentBatches) checkTxnIndex(entries []log.AbortedTxn, base int64) []s
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("%s: no batch of the segment holds the marker's offset", where))
-		case !b.Control || b.ControlErr != nil || b.ControlType != log.ControlAbort:
+		case !b.Control || b.ControlErr != nil || b.ControlType != record.ControlAbort:
 			problems = append(problems, fmt.Sprintf("%s: the batch holding the last offset is not an abort marker", where))
 		case b.ProducerID != e.ProducerID:
 			problems = append(problems, fmt.Sprintf("%s: the abort marker there is producer %d's", where, b.ProducerID))

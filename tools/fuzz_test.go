@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // checkDumpError requires an error from damaged bytes to be one line that
@@ -42,7 +43,7 @@ func FuzzDumpLog(f *testing.F) {
 	pair := bytes.Join(batches[:2], nil)
 	f.Add(pair)
 	f.Add(pair[:len(pair)-7])
-	f.Add(log.AppendControlBatch(nil, 7, 1, 3, log.ControlCommit, T0))
+	f.Add(record.AppendControlBatch(nil, 7, 1, 3, record.ControlCommit, T0))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 8<<10 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 func TestProgressRendering(t *testing.T) {
@@ -108,7 +109,7 @@ func TestDumpLogProgress(t *testing.T) {
 	dir := t.TempDir()
 	var seg []byte
 	for i := range 50 {
-		seg = append(seg, log.AppendControlBatch(nil, int64(i), 1, 0, log.ControlCommit, 1700000000000)...)
+		seg = append(seg, record.AppendControlBatch(nil, int64(i), 1, 0, record.ControlCommit, 1700000000000)...)
 	}
 	path := dir + "/" + log.FileName(0, log.LogSuffix)
 	must(t, os.WriteFile(path, seg, 0o644))

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // kzctl runs the CLI with args and stdin, returning the exit status and
@@ -95,7 +96,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 func TestDumpLogCommand(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, log.FileName(0, log.LogSuffix))
-	batch := log.AppendControlBatch(nil, 7, 1, 3, log.ControlCommit, 1700000000000)
+	batch := record.AppendControlBatch(nil, 7, 1, 3, record.ControlCommit, 1700000000000)
 	if err := os.WriteFile(good, batch, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"kzero/log"
 	"kzero/node"
+	"kzero/record"
 )
 
 func adminContext(t *testing.T) context.Context {
@@ -644,11 +645,11 @@ func TestAdminOffsetForLeaderEpoch(t *testing.T) {
 // producer would: producer id, epoch and base sequence set.
 func produceIdempotent(t *testing.T, ctx context.Context, b *node.Node, cl *kgo.Client, topic string, partition int32, pid int64, epoch int16, seq int32, n int) {
 	t.Helper()
-	var bld log.Builder
-	bld.Reset(log.BatchHeader{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
+	var bld record.Builder
+	bld.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
 		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq})
 	for i := range n {
-		bld.Add(&log.Record{OffsetDelta: int32(i), Value: []byte(strconv.Itoa(i))})
+		bld.Add(&record.Record{OffsetDelta: int32(i), Value: []byte(strconv.Itoa(i))})
 	}
 	batch, err := bld.AppendTo(nil)
 	if err != nil {

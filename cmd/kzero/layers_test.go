@@ -11,17 +11,18 @@ import (
 // sub-packages are always allowed.
 var allowed = map[string][]string{
 	"index":      {},
-	"log":        {"index"},
-	"msgset":     {"log", "index"},
+	"record":     {},
+	"log":        {"record", "index"},
+	"msgset":     {"record"},
 	"net/wire":   {},
 	"net/sasl":   {},
-	"replica":    {"log", "index", "net/wire"},
-	"coord":      {"replica", "log", "index"},
+	"replica":    {"log", "record", "index", "net/wire"},
+	"coord":      {"replica", "log", "record", "index"},
 	"net/server": {"net/wire"},
-	"net/api":    {"coord", "replica", "log", "msgset", "index", "net/wire", "net/server", "net/sasl"},
-	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "coord", "replica", "log", "index"},
-	"tools":      {"log", "index"},
-	"bench":      {"log", "index"},
+	"net/api":    {"coord", "replica", "log", "record", "msgset", "index", "net/wire", "net/server", "net/sasl"},
+	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "coord", "replica", "log", "record", "index"},
+	"tools":      {"log", "record", "index"},
+	"bench":      {"log", "record", "index"},
 }
 
 func TestImportsPointDown(t *testing.T) {

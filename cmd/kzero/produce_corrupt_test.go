@@ -10,19 +10,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"kzero/log"
+	"kzero/record"
 )
 
 // withRecords is batch with its records section, count and codec bits
 // replaced, and its length and CRC made right again: only the inside is
 // wrong.
-func withRecords(batch []byte, codec log.Codec, count int32, section []byte) []byte {
-	out := append(bytes.Clone(batch[:log.BatchHeaderSize]), section...)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-log.LogOverhead))
-	binary.BigEndian.PutUint16(out[21:], uint16(codec))
-	binary.BigEndian.PutUint32(out[23:], uint32(count-1)) // last offset delta
-	binary.BigEndian.PutUint32(out[57:], uint32(count))
-	log.Batch(out).UpdateCRC()
+func withRecords(batch []byte, codec record.Codec, count int32, section []byte) []byte {
+	h := record.Batch(batch).Header()
+	h.Codec, h.LastOffsetDelta = codec, count-1
+	out, err := record.AppendBatch(nil, &h, count, section)
+	if err != nil {
+		panic(err) // only a section above 2 GiB fails
+	}
 	return out
 }
 
@@ -45,29 +45,29 @@ func TestProduceRefusesCorruptBatches(t *testing.T) {
 	}
 
 	model := encodeBatch(now, bytes.Repeat([]byte("a"), 200), bytes.Repeat([]byte("b"), 200), bytes.Repeat([]byte("c"), 200))
-	three := model[log.BatchHeaderSize:]
+	three := model[record.BatchHeaderSize:]
 	// A record after its length: attributes, timestamp delta, offset
 	// delta, null key, null value, no headers.
 	body := []byte{0, 0, 0, 1, 1, 0}
 	varint := func(n int64) []byte { return binary.AppendVarint(nil, n) }
-	record := func(length int64, body []byte) []byte { return append(varint(length), body...) }
+	rec := func(length int64, body []byte) []byte { return append(varint(length), body...) }
 	cases := []struct {
 		name  string
 		batch []byte
 		want  *kerr.Error
 	}{
-		{"garbage records", withRecords(model, log.CodecNone, 3, bytes.Repeat([]byte("garbage!"), 80)), kerr.InvalidRecord},
-		{"first record length 0", withRecords(model, log.CodecNone, 1, record(0, body)), kerr.InvalidRecord},
-		{"first record length negative", withRecords(model, log.CodecNone, 1, record(-4, body)), kerr.InvalidRecord},
-		{"first record length 10 too long", withRecords(model, log.CodecNone, 1, record(int64(len(body))+10, body)), kerr.InvalidRecord},
-		{"record length varint overflows", withRecords(model, log.CodecNone, 1, append(bytes.Repeat([]byte{0xff}, 10), 0x7f)), kerr.InvalidRecord},
-		{"value longer than the record", withRecords(model, log.CodecNone, 1, record(8, []byte{0, 0, 0, 1, 40, 'x', 'y', 0})), kerr.InvalidRecord},
-		{"huge header count", withRecords(model, log.CodecNone, 1, record(10, append([]byte{0, 0, 0, 1, 1}, binary.AppendVarint(nil, 1<<40)...))), kerr.InvalidRecord},
-		{"300 records declared, 3 held", withRecords(model, log.CodecNone, 300, three), kerr.InvalidRecord},
-		{"1000 records declared, 3 held", withRecords(model, log.CodecNone, 1000, three), kerr.CorruptMessage},
+		{"garbage records", withRecords(model, record.CodecNone, 3, bytes.Repeat([]byte("garbage!"), 80)), kerr.InvalidRecord},
+		{"first record length 0", withRecords(model, record.CodecNone, 1, rec(0, body)), kerr.InvalidRecord},
+		{"first record length negative", withRecords(model, record.CodecNone, 1, rec(-4, body)), kerr.InvalidRecord},
+		{"first record length 10 too long", withRecords(model, record.CodecNone, 1, rec(int64(len(body))+10, body)), kerr.InvalidRecord},
+		{"record length varint overflows", withRecords(model, record.CodecNone, 1, append(bytes.Repeat([]byte{0xff}, 10), 0x7f)), kerr.InvalidRecord},
+		{"value longer than the record", withRecords(model, record.CodecNone, 1, rec(8, []byte{0, 0, 0, 1, 40, 'x', 'y', 0})), kerr.InvalidRecord},
+		{"huge header count", withRecords(model, record.CodecNone, 1, rec(10, append([]byte{0, 0, 0, 1, 1}, binary.AppendVarint(nil, 1<<40)...))), kerr.InvalidRecord},
+		{"300 records declared, 3 held", withRecords(model, record.CodecNone, 300, three), kerr.InvalidRecord},
+		{"1000 records declared, 3 held", withRecords(model, record.CodecNone, 1000, three), kerr.CorruptMessage},
 	}
-	for _, c := range []log.Codec{log.CodecGzip, log.CodecSnappy, log.CodecLZ4, log.CodecZstd} {
-		full, err := log.Compress(c, nil, three)
+	for _, c := range []record.Codec{record.CodecGzip, record.CodecSnappy, record.CodecLZ4, record.CodecZstd} {
+		full, err := record.Compress(c, nil, three)
 		if err != nil {
 			t.Fatal(err)
 		}

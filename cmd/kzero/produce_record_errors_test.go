@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"kzero/log"
+	"kzero/record"
 )
 
 // A batch with keyless records sent to a compacted topic is rejected with
@@ -21,12 +21,12 @@ func TestProduceRecordErrors(t *testing.T) {
 	compact := "compact"
 	adminCreate(t, ctx, kadm.NewClient(newClient(t, b)), "keyed", 1, map[string]*string{"cleanup.policy": &compact})
 
-	var bld log.Builder
-	bld.Reset(log.BatchHeader{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
+	var bld record.Builder
+	bld.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
 		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
-	bld.Add(&log.Record{OffsetDelta: 0, Key: []byte("k"), Value: []byte("keyed")})
-	bld.Add(&log.Record{OffsetDelta: 1, Value: []byte("no key")})
-	bld.Add(&log.Record{OffsetDelta: 2, Value: []byte("no key either")})
+	bld.Add(&record.Record{OffsetDelta: 0, Key: []byte("k"), Value: []byte("keyed")})
+	bld.Add(&record.Record{OffsetDelta: 1, Value: []byte("no key")})
+	bld.Add(&record.Record{OffsetDelta: 2, Value: []byte("no key either")})
 	batch, err := bld.AppendTo(nil)
 	if err != nil {
 		t.Fatal(err)

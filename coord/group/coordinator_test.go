@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kzero/log"
+	krecord "kzero/record"
 	"kzero/replica"
 )
 
@@ -221,9 +222,9 @@ func readRecords(t *testing.T, p *replica.Partition) []rawRecord {
 	}
 	fr.Release()
 	var out []rawRecord
-	var rr log.RecordReader
+	var rr krecord.Iter
 	for len(buf) > 0 {
-		b, rest, err := log.ParseBatch(buf)
+		b, rest, err := krecord.ParseBatch(buf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -149,6 +149,33 @@ func (g *Group) Leader() string { return g.leader }
 // Size is the number of members.
 func (g *Group) Size() int { return len(g.members) }
 
+// Listing is the group as ListGroups shows it.
+func (g *Group) Listing() Listing {
+	if g.consumer != nil {
+		return Listing{Group: g.id, ProtocolType: consumerProtocolType, State: g.State(), Type: ConsumerType}
+	}
+	return Listing{Group: g.id, ProtocolType: g.protocolType, State: g.state, Type: ClassicType}
+}
+
+// Describe is the group as DescribeGroups shows it: members' metadata and
+// assignments only once Stable.
+func (g *Group) Describe() Description {
+	d := Description{State: g.state, ProtocolType: g.protocolType}
+	stable := g.state == Stable
+	if stable {
+		d.Protocol = g.protocol
+	}
+	d.Members = make([]MemberDescription, len(g.order))
+	for i, m := range g.order {
+		md := MemberDescription{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
+		if stable {
+			md.Metadata, md.Assignment = m.metadataFor(g.protocol), m.assignment
+		}
+		d.Members[i] = md
+	}
+	return d
+}
+
 // takeReady returns the queued response callbacks, to run once the
 // caller released its locks.
 func (g *Group) takeReady() []func() {

@@ -236,30 +236,3 @@ func (g *Group) markDead(now int64, code int16) {
 	g.join.deadline, g.syncDeadline = 0, 0
 	g.transition(now, Dead)
 }
-
-// Listing is the group as ListGroups shows it.
-func (g *Group) Listing() Listing {
-	if g.consumer != nil {
-		return Listing{Group: g.id, ProtocolType: consumerProtocolType, State: g.State(), Type: ConsumerType}
-	}
-	return Listing{Group: g.id, ProtocolType: g.protocolType, State: g.state, Type: ClassicType}
-}
-
-// Describe is the group as DescribeGroups shows it: members' metadata and
-// assignments only once Stable.
-func (g *Group) Describe() Description {
-	d := Description{State: g.state, ProtocolType: g.protocolType}
-	stable := g.state == Stable
-	if stable {
-		d.Protocol = g.protocol
-	}
-	d.Members = make([]MemberDescription, len(g.order))
-	for i, m := range g.order {
-		md := MemberDescription{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
-		if stable {
-			md.Metadata, md.Assignment = m.metadataFor(g.protocol), m.assignment
-		}
-		d.Members[i] = md
-	}
-	return d
-}

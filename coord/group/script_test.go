@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/log"
+	krecord "kzero/record"
 	"kzero/replica"
 )
 
@@ -520,10 +521,10 @@ func (s *script) formatSet(set tpSet) string {
 // the last step, decoded as the coordinator decodes them on load.
 func (s *script) printRecords(b *strings.Builder) {
 	l := s.part.Log()
-	var rr log.RecordReader
+	var rr krecord.Iter
 	defer rr.Release()
 	end := l.LogEndOffset()
-	err := l.Scan(s.next, end, func(batch log.Batch) error {
+	err := l.Scan(s.next, end, func(batch krecord.Batch) error {
 		if err := rr.Reset(batch, 0); err != nil {
 			return err
 		}

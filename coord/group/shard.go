@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/log"
+	krecord "kzero/record"
 	"kzero/replica"
 )
 
@@ -41,7 +42,7 @@ type shard struct {
 		// transaction (TxnOffsetCommit), for CompleteTxn.
 		txns map[int64]map[string]struct{}
 		// build holds the batch being built and its records' bytes.
-		build   log.Builder
+		build   krecord.Builder
 		batch   []byte
 		scratch []byte
 	}
@@ -179,7 +180,7 @@ func (s *shard) storeGroupLocked(g *Group, st *store) int16 {
 // appendLocked writes records (their bytes in scratch) as one batch to the
 // partition, acks=-1, and returns the log offset of the first.
 func (s *shard) appendLocked(recs []kv) (int64, error) {
-	return s.writeLocked(recs, log.NoProducerID, log.NoProducerEpoch)
+	return s.writeLocked(recs, krecord.NoProducerID, krecord.NoProducerEpoch)
 }
 
 // writeLocked writes records as one batch: a plain one, or with a producer
@@ -189,16 +190,16 @@ func (s *shard) appendLocked(recs []kv) (int64, error) {
 // coordinator's clock says. It returns the log offset of the first record.
 func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (int64, error) {
 	b := &s.mu.build
-	b.Reset(log.BatchHeader{
+	b.Reset(krecord.BatchHeader{
 		BaseTimestamp:   time.Now().UnixMilli(),
 		LastOffsetDelta: -1,
 		ProducerID:      producerID,
 		ProducerEpoch:   producerEpoch,
-		BaseSequence:    log.NoSequence,
-		Transactional:   producerID != log.NoProducerID,
+		BaseSequence:    krecord.NoSequence,
+		Transactional:   producerID != krecord.NoProducerID,
 	})
 	for i, r := range recs {
-		rec := log.Record{OffsetDelta: int32(i), Key: s.mu.scratch[r.k0:r.k1]}
+		rec := krecord.Record{OffsetDelta: int32(i), Key: s.mu.scratch[r.k0:r.k1]}
 		if r.v1 >= 0 {
 			rec.Value = s.mu.scratch[r.v0:r.v1]
 		}
@@ -210,7 +211,7 @@ func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (i
 	}
 	s.mu.batch = batch[:0]
 	var info log.AppendInfo
-	if producerID == log.NoProducerID {
+	if producerID == krecord.NoProducerID {
 		info, err = s.part.Append(batch, -1)
 	} else {
 		info, err = s.part.AppendCoordinator(batch)
@@ -319,13 +320,13 @@ func (s *shard) load() {
 // end (open transactions included), to ld: the records of a transactional
 // batch under its producer id, and transaction markers.
 func (s *shard) read(ld *loader) error {
-	var rr log.RecordReader
+	var rr krecord.Iter
 	defer rr.Release()
-	return s.part.ScanAll(func(b log.Batch) error {
+	return s.part.ScanAll(func(b krecord.Batch) error {
 		if err := rr.Reset(b, 0); err != nil {
 			return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
 		}
-		producerID := int64(log.NoProducerID)
+		producerID := int64(krecord.NoProducerID)
 		if b.IsTransactional() {
 			producerID = b.ProducerID()
 		}
@@ -376,7 +377,7 @@ func (ld *loader) skip(err error) {
 }
 
 // apply takes one record at log offset at, of a transaction of producerID
-// (log.NoProducerID for none); an undecodable one is counted and skipped.
+// (krecord.NoProducerID for none); an undecodable one is counted and skipped.
 func (ld *loader) apply(key, value []byte, at, producerID int64) {
 	r, err := decodeRecord(key, value)
 	if err != nil {
@@ -393,7 +394,7 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 			return
 		}
 		r.offset.at = at
-		if producerID != log.NoProducerID {
+		if producerID != krecord.NoProducerID {
 			groups := ld.txns[producerID]
 			if groups == nil {
 				groups = map[string]map[TopicPartition]Offset{}
@@ -440,17 +441,17 @@ func setOffset(byGroup map[string]map[TopicPartition]Offset, group string, tp To
 // marker takes a control record of producerID: a commit or abort marker
 // ends its transaction as CompleteTxn does.
 func (ld *loader) marker(producerID int64, key, value []byte) {
-	t, _, err := log.ParseControlRecord(key, value)
+	t, _, err := krecord.ParseControl(key, value)
 	if err != nil {
 		ld.skip(err)
 		return
 	}
-	if t != log.ControlCommit && t != log.ControlAbort {
+	if t != krecord.ControlCommit && t != krecord.ControlAbort {
 		return
 	}
 	staged := ld.txns[producerID]
 	delete(ld.txns, producerID)
-	if t != log.ControlCommit {
+	if t != krecord.ControlCommit {
 		return
 	}
 	for group, offs := range staged {

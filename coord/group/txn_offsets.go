@@ -21,7 +21,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"kzero/log"
+	krecord "kzero/record"
 )
 
 // TxnCommitRequest is a TxnOffsetCommit request.
@@ -129,11 +129,11 @@ func (c *Coordinator) CompleteTxn(partition int32, producerID int64, producerEpo
 	if s.mu.state != shardActive {
 		return fmt.Errorf("group coordinator of %s-%d is loading or closed: %w", TopicName, partition, kerr.NotLeaderForPartition)
 	}
-	typ := log.ControlAbort
+	typ := krecord.ControlAbort
 	if commit {
-		typ = log.ControlCommit
+		typ = krecord.ControlCommit
 	}
-	s.mu.batch = log.AppendControlBatch(s.mu.batch[:0], producerID, producerEpoch, coordinatorEpoch, typ, time.Now().UnixMilli())
+	s.mu.batch = krecord.AppendControlBatch(s.mu.batch[:0], producerID, producerEpoch, coordinatorEpoch, typ, time.Now().UnixMilli())
 	info, err := s.part.AppendCoordinator(s.mu.batch)
 	s.mu.batch = s.mu.batch[:0]
 	if err == nil {

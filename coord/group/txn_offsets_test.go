@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
 
-	"kzero/log"
+	krecord "kzero/record"
 	"kzero/replica"
 )
 
@@ -99,7 +99,7 @@ func TestTxnOffsetsCommitAbortAndReload(t *testing.T) {
 
 	// The partition holds Kafka's batches: the offsets of a transaction in
 	// one transactional batch of its producer, then its marker.
-	var txnBatches, markers []log.Batch
+	var txnBatches, markers []krecord.Batch
 	for _, b := range readBatches(t, n.lead(0)) {
 		switch {
 		case b.IsControl():
@@ -108,13 +108,13 @@ func TestTxnOffsetsCommitAbortAndReload(t *testing.T) {
 			txnBatches = append(txnBatches, b)
 		}
 	}
-	if len(txnBatches) != 3 || txnBatches[0].ProducerID() != 7 || txnBatches[0].NumRecords() != 2 || txnBatches[0].BaseSequence() != log.NoSequence {
+	if len(txnBatches) != 3 || txnBatches[0].ProducerID() != 7 || txnBatches[0].NumRecords() != 2 || txnBatches[0].BaseSequence() != krecord.NoSequence {
 		t.Fatalf("transactional batches %d, first of producer %d with %d records", len(txnBatches), txnBatches[0].ProducerID(), txnBatches[0].NumRecords())
 	}
 	if len(markers) != 2 {
 		t.Fatalf("%d markers", len(markers))
 	}
-	for i, want := range []log.ControlType{log.ControlCommit, log.ControlAbort} {
+	for i, want := range []krecord.ControlType{krecord.ControlCommit, krecord.ControlAbort} {
 		if typ, err := markers[i].ControlType(); err != nil || typ != want || markers[i].ProducerID() != int64(7+i) {
 			t.Fatalf("marker %d: %v %v of producer %d", i, typ, err, markers[i].ProducerID())
 		}
@@ -281,7 +281,7 @@ func TestTxnOffsetsExpiryAndDeletion(t *testing.T) {
 }
 
 // readBatches reads every batch of a partition.
-func readBatches(t *testing.T, p *replica.Partition) []log.Batch {
+func readBatches(t *testing.T, p *replica.Partition) []krecord.Batch {
 	t.Helper()
 	l := p.Log()
 	fr, err := l.Read(l.LogStartOffset(), 1<<30, l.LogEndOffset(), true)
@@ -293,9 +293,9 @@ func readBatches(t *testing.T, p *replica.Partition) []log.Batch {
 		t.Fatal(err)
 	}
 	fr.Release()
-	var out []log.Batch
+	var out []krecord.Batch
 	for len(buf) > 0 {
-		b, rest, err := log.ParseBatch(buf)
+		b, rest, err := krecord.ParseBatch(buf)
 		if err != nil {
 			t.Fatal(err)
 		}

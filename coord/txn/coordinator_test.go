@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
+	"kzero/record"
 	"kzero/replica"
 )
 
@@ -130,7 +131,7 @@ func markers(t *testing.T, n *node, tp log.TopicPartition) (out []string) {
 		t.Fatalf("no partition %s", tp)
 	}
 	l := p.Log()
-	err := l.Scan(0, l.LogEndOffset(), func(b log.Batch) error {
+	err := l.Scan(0, l.LogEndOffset(), func(b record.Batch) error {
 		if b.IsControl() {
 			typ, err := b.ControlType()
 			if err != nil {

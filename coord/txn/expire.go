@@ -1,6 +1,6 @@
 package txn
 
-import "kzero/log"
+import "kzero/record"
 
 // abortTimedOut aborts every transaction open longer than its timeout,
 // bumping the epoch so its producer is fenced (Kafka's timed-out
@@ -22,7 +22,7 @@ func (c *Coordinator) abortTimedOut() {
 			if !epochExhausted(n.epoch) {
 				n.epoch++
 			}
-			n.lastEpoch = log.NoProducerEpoch
+			n.lastEpoch = record.NoProducerEpoch
 			n.state, n.updateMs = PrepareAbort, now
 			if err := s.writeLocked(id, n); err != nil {
 				break

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // InitProducerID gives a transactional id its producer id and a new epoch,
@@ -65,7 +66,7 @@ func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEp
 		}
 		n := &txnMeta{
 			id: id, producerID: fresh, prevProducerID: noProducerID, nextProducerID: noProducerID,
-			epoch: 0, lastEpoch: log.NoProducerEpoch, timeoutMs: timeoutMs, state: Empty,
+			epoch: 0, lastEpoch: record.NoProducerEpoch, timeoutMs: timeoutMs, state: Empty,
 			partitions: map[log.TopicPartition]struct{}{}, startMs: -1, updateMs: now, clientVersion: 1,
 		}
 		if err := s.writeLocked(id, n); err != nil {
@@ -78,7 +79,7 @@ func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEp
 		case expectPID == m.producerID && expectEpoch == m.epoch:
 			// The caller is current: bump below.
 		case expectPID == m.producerID && expectEpoch == m.lastEpoch && m.state.complete(),
-			expectPID == m.prevProducerID && m.lastEpoch == log.NoProducerEpoch && m.epoch == 0 && m.state.complete():
+			expectPID == m.prevProducerID && m.lastEpoch == record.NoProducerEpoch && m.epoch == 0 && m.state.complete():
 			// A retry of the bump the caller asked for already happened.
 			return m.producerID, m.epoch, false, nil
 		default:
@@ -95,7 +96,7 @@ func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEp
 		if !epochExhausted(n.epoch) {
 			n.epoch++
 		}
-		n.lastEpoch = log.NoProducerEpoch
+		n.lastEpoch = record.NoProducerEpoch
 		n.state, n.updateMs = PrepareAbort, now
 		if err := s.writeLocked(id, n); err != nil {
 			return -1, -1, false, err
@@ -112,7 +113,7 @@ func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEp
 	} else {
 		n.epoch++
 	}
-	n.lastEpoch = log.NoProducerEpoch
+	n.lastEpoch = record.NoProducerEpoch
 	if expectPID != noProducerID {
 		n.lastEpoch = m.epoch
 	}

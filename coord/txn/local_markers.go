@@ -8,6 +8,7 @@ import (
 
 	"kzero/coord/group"
 	"kzero/log"
+	"kzero/record"
 	"kzero/replica"
 )
 
@@ -42,11 +43,11 @@ func (w LocalMarkers) WriteMarker(tp log.TopicPartition, producerID int64, epoch
 		}
 		return fmt.Errorf("marker for %s: %w", tp, kerr.NotLeaderForPartition)
 	}
-	typ := log.ControlAbort
+	typ := record.ControlAbort
 	if commit {
-		typ = log.ControlCommit
+		typ = record.ControlCommit
 	}
-	batch := log.AppendControlBatch(nil, producerID, epoch, coordinatorEpoch, typ, time.Now().UnixMilli())
+	batch := record.AppendControlBatch(nil, producerID, epoch, coordinatorEpoch, typ, time.Now().UnixMilli())
 	info, err := p.AppendCoordinator(batch)
 	if err == nil {
 		err = p.WaitCommitted(info.LastOffset+1, commitTimeout)

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
+	"kzero/record"
 	"kzero/replica"
 )
 
@@ -220,9 +221,9 @@ func (s *script) respond(what string, err *kerr.Error, pid int64, epoch int16) {
 func (s *script) printRecordsLocked() {
 	l := s.state.Log()
 	end := l.LogEndOffset()
-	var rr log.RecordReader
+	var rr record.Iter
 	defer rr.Release()
-	err := l.Scan(s.next, end, func(b log.Batch) error {
+	err := l.Scan(s.next, end, func(b record.Batch) error {
 		if err := rr.Reset(b, 0); err != nil {
 			return err
 		}

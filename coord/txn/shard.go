@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
+	"kzero/record"
 	"kzero/replica"
 )
 
@@ -35,7 +36,7 @@ type shard struct {
 		sync.Mutex
 		state   shardState
 		txns    map[string]*txnMeta
-		build   log.Builder
+		build   record.Builder
 		batch   []byte
 		scratch []byte
 	}
@@ -53,18 +54,18 @@ func newShard(c *Coordinator, p *replica.Partition) *shard {
 func (s *shard) writeLocked(id string, m *txnMeta) *kerr.Error {
 	s.mu.scratch = appendKey(s.mu.scratch[:0], id)
 	k := len(s.mu.scratch)
-	rec := log.Record{Key: s.mu.scratch[:k]}
+	rec := record.Record{Key: s.mu.scratch[:k]}
 	if m != nil {
 		s.mu.scratch = appendValue(s.mu.scratch, m)
 		rec.Key, rec.Value = s.mu.scratch[:k], s.mu.scratch[k:]
 	}
 	b := &s.mu.build
-	b.Reset(log.BatchHeader{
+	b.Reset(record.BatchHeader{
 		BaseTimestamp:   time.Now().UnixMilli(),
 		LastOffsetDelta: -1,
-		ProducerID:      log.NoProducerID,
-		ProducerEpoch:   log.NoProducerEpoch,
-		BaseSequence:    log.NoSequence,
+		ProducerID:      record.NoProducerID,
+		ProducerEpoch:   record.NoProducerEpoch,
+		BaseSequence:    record.NoSequence,
 	})
 	b.Add(&rec)
 	batch, err := b.AppendTo(s.mu.batch[:0])
@@ -129,9 +130,9 @@ func (s *shard) load() {
 	txns := map[string]*txnMeta{}
 	skipped := 0
 	var firstErr error
-	var rr log.RecordReader
+	var rr record.Iter
 	defer rr.Release()
-	err := s.part.ScanAll(func(b log.Batch) error {
+	err := s.part.ScanAll(func(b record.Batch) error {
 		if b.IsControl() {
 			return nil
 		}

@@ -27,6 +27,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/server"
+	"kzero/record"
 	"kzero/replica"
 )
 
@@ -157,7 +158,7 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg
 			return nil, 0, err
 		}
 	}
-	if b, _, err := log.ParseBatch(records); err == nil && b.IsTransactional() {
+	if b, _, err := record.ParseBatch(records); err == nil && b.IsTransactional() {
 		if err := h.verifyTxnWrite(p, tp, b, r); err != nil {
 			return nil, 0, err
 		}
@@ -175,7 +176,7 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg
 // recordErrors lists the records a rejected batch was rejected for
 // (ProduceResponse v8+), when the log named them.
 func recordErrors(err error) []kmsg.ProduceResponseTopicPartitionErrorRecord {
-	var re *log.RecordErrors
+	var re *record.Errors
 	if !errors.As(err, &re) {
 		return nil
 	}

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"kzero/log"
 	"kzero/msgset"
+	"kzero/record"
 )
 
 // conversions counts the work done for old clients, for /metrics.
@@ -53,5 +53,5 @@ func upconvert(set []byte) ([]byte, error) {
 	conversions.produceBytes.Add(int64(len(set)))
 	c := converters.Get().(*msgset.Converter)
 	defer converters.Put(c)
-	return c.Upconvert(make([]byte, 0, len(set)+log.BatchHeaderSize), set, upconvertLimit)
+	return c.Upconvert(make([]byte, 0, len(set)+record.BatchHeaderSize), set, upconvertLimit)
 }

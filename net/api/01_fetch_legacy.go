@@ -33,6 +33,7 @@ import (
 
 	"kzero/log"
 	"kzero/msgset"
+	"kzero/record"
 )
 
 // respondLegacy answers a Fetch v0-v3 with down-converted records, on a
@@ -96,7 +97,7 @@ func (f *fetchOp) respondConverted() {
 
 // overflowBatchLength is the least length an overflow entry claims: a v2
 // batch header's (Kafka's DefaultRecordBatch.RECORD_BATCH_OVERHEAD).
-const overflowBatchLength = log.BatchHeaderSize
+const overflowBatchLength = record.BatchHeaderSize
 
 // downconvertRange appends the batches of r converted to magic, sized as
 // Kafka sizes them (see the top of this file), and returns an error code
@@ -111,7 +112,7 @@ func downconvertRange(c *msgset.Converter, src *bytebufferpool.ByteBuffer, dst [
 	start, size := len(dst), len(data)
 	converted, sawBatch := false, false
 	for len(dst)-start < size || !converted {
-		b, rest, err := log.ParseBatch(data)
+		b, rest, err := record.ParseBatch(data)
 		if err != nil {
 			break // a batch cut by the byte limit, or the end
 		}
@@ -133,14 +134,14 @@ func downconvertRange(c *msgset.Converter, src *bytebufferpool.ByteBuffer, dst [
 	if !converted {
 		switch {
 		case sawBatch:
-			size = log.LogOverhead // an overflow entry: the client asks again
-		case len(data) >= log.LogOverhead:
+			size = record.LogOverhead // an overflow entry: the client asks again
+		case len(data) >= record.LogOverhead:
 			// The first batch is cut by the byte limit (v0-v2): its
 			// offset and length read as a message the bytes end in.
 			// Kafka 3.9 sends nothing here, and an old consumer
 			// waits at the offset for ever; Kafka 0.10 sent the cut
 			// message, and its consumers grow their fetch size.
-			return append(dst, data[:log.LogOverhead]...), 0
+			return append(dst, data[:record.LogOverhead]...), 0
 		default:
 			size = 0
 		}
@@ -150,7 +151,7 @@ func downconvertRange(c *msgset.Converter, src *bytebufferpool.ByteBuffer, dst [
 	}
 	// Pad with an overflow entry: offset -1 and a length past the end.
 	remaining := size - (len(dst) - start)
-	var hdr [log.LogOverhead]byte
+	var hdr [record.LogOverhead]byte
 	binary.BigEndian.PutUint64(hdr[:], 1<<64-1)
 	binary.BigEndian.PutUint32(hdr[8:], uint32(max(remaining+1, overflowBatchLength)))
 	dst = append(dst, hdr[:min(remaining, len(hdr))]...)

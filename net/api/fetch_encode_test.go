@@ -13,6 +13,7 @@ import (
 
 	"kzero/log"
 	"kzero/net/wire"
+	"kzero/record"
 )
 
 // testLog is a log holding a few batches, to cut file ranges from.
@@ -25,10 +26,10 @@ func testLog(t testing.TB) *log.Log {
 	}
 	t.Cleanup(func() { l.Close() })
 	for i := 0; i < 8; i++ {
-		var b log.Builder
-		b.Reset(log.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
+		var b record.Builder
+		b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
 		for j := 0; j <= i; j++ {
-			b.Add(&log.Record{OffsetDelta: int32(j), Key: []byte("k"), Value: bytes.Repeat([]byte{byte(i)}, 10*i)})
+			b.Add(&record.Record{OffsetDelta: int32(j), Key: []byte("k"), Value: bytes.Repeat([]byte{byte(i)}, 10*i)})
 		}
 		rec, _ := b.AppendTo(nil)
 		if _, err := l.Append(rec, log.OriginClient, 0); err != nil {

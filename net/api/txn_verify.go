@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/log"
+	"kzero/record"
 	"kzero/replica"
 )
 
@@ -16,7 +17,7 @@ import (
 // 1), or, from Produce v12 (transactions v2, part 2), the partition is
 // added to the producer's transaction here. Later batches of the same
 // transaction pass on the partition's own producer state.
-func (h *Handler) verifyTxnWrite(part *replica.Partition, tp log.TopicPartition, b log.Batch, r *kmsg.ProduceRequest) error {
+func (h *Handler) verifyTxnWrite(part *replica.Partition, tp log.TopicPartition, b record.Batch, r *kmsg.ProduceRequest) error {
 	pid, epoch := b.ProducerID(), b.ProducerEpoch()
 	if part.InTransaction(pid, epoch) {
 		return nil

@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"errors"
@@ -28,15 +28,15 @@ import (
 //     codec's IOException); the CRC proves the producer built these bytes,
 //     so the retriable CORRUPT_MESSAGE would only have the client send
 //     them again;
-//   - decompressed records beyond inflateLimit: MESSAGE_TOO_LARGE;
+//   - decompressed records beyond InflateLimit: MESSAGE_TOO_LARGE;
 //   - keyless records in a compacted log: INVALID_RECORD, and timestamps
 //     out of range: INVALID_TIMESTAMP, both listing the records at fault
-//     (RecordErrors), as Kafka does.
+//     (Errors), as Kafka does.
 
 // inflateRatio and inflateCeiling bound what a compressed batch may
-// decompress to: inflateRatio times max.message.bytes, at most
-// inflateCeiling. max.message.bytes bounds the compressed batch (Kafka's
-// definition); clients bound one record's uncompressed size by their own
+// decompress to (InflateLimit): inflateRatio times max.message.bytes, at
+// most inflateCeiling. max.message.bytes bounds the compressed batch
+// (Kafka's definition); clients bound one record's uncompressed size by their own
 // setting of the same size (the Java client's max.request.size, franz-go's
 // ProducerBatchMaxBytes, librdkafka's message.max.bytes), so 64 times it
 // leaves room for a batch of many records that compress well, and for
@@ -54,37 +54,47 @@ const (
 	inflateCeiling = 256 << 20
 )
 
-// inflateLimit is the most a compressed batch's records may decompress to
-// under cfg.
-func inflateLimit(cfg *Config) int {
-	return int(min(int64(inflateRatio)*int64(max(cfg.MaxMessageBytes, 1<<10)), inflateCeiling))
+// InflateLimit is the most the records of a compressed client batch may
+// decompress to under max.message.bytes maxMessageBytes.
+func InflateLimit(maxMessageBytes int) int {
+	return int(min(int64(inflateRatio)*int64(max(maxMessageBytes, 1<<10)), inflateCeiling))
 }
 
-// decompressLimit bounds what one batch may inflate to when it is read
+// DecompressLimit bounds what one batch may inflate to when it is read
 // back (the cleaner, offset lookups by timestamp): larger than any
-// inflateLimit, since what was accepted must stay readable.
-const decompressLimit = inflateCeiling
+// InflateLimit, since what was accepted must stay readable.
+const DecompressLimit = inflateCeiling
 
-// validateRecords checks every record of b, a client batch whose header
-// Validate accepted, under cfg at broker time now. It returns the largest
-// record timestamp (-1 when none has one), which Kafka writes as the
-// batch's max timestamp. In steady state it allocates nothing; a rejected
-// batch allocates its error.
-func validateRecords(b Batch, cfg *Config, now int64) (int64, error) {
+// Policy is what a partition's config asks of the records of a client
+// batch: the part of validation that is not the format's.
+type Policy struct {
+	MaxMessageBytes      int   // max.message.bytes: sets InflateLimit
+	TimestampBeforeMaxMs int64 // message.timestamp.before.max.ms; < 0: unbounded
+	TimestampAfterMaxMs  int64 // message.timestamp.after.max.ms; < 0: unbounded
+	LogAppendTime        bool  // the broker stamps the batch: record timestamps go unchecked
+	Compact              bool  // a compacted log: every record needs a key
+}
+
+// ValidateRecords checks every record of b, a client batch whose header
+// ValidateProduce accepted, under p at broker time now (ms). It returns
+// the largest record timestamp (-1 when none has one), which Kafka writes
+// as the batch's max timestamp. In steady state it allocates nothing; a
+// rejected batch allocates its error.
+func (b Batch) ValidateRecords(p Policy, now int64) (int64, error) {
 	w := recordWalk{
 		base:    b.BaseTimestamp(),
 		now:     now,
-		before:  cfg.TimestampBeforeMaxMs,
-		after:   cfg.TimestampAfterMaxMs,
-		checkTs: !cfg.LogAppendTime,
-		compact: cfg.Compact,
+		before:  p.TimestampBeforeMaxMs,
+		after:   p.TimestampAfterMaxMs,
+		checkTs: !p.LogAppendTime,
+		compact: p.Compact,
 	}
 	c := b.Compression()
 	data := b.RecordsBytes()
 	if c == CodecNone {
 		return w.walk(data, b.NumRecords())
 	}
-	limit := inflateLimit(cfg)
+	limit := InflateLimit(p.MaxMessageBytes)
 	if c == CodecZstd {
 		// A true upper bound from the block headers refuses a zstd
 		// bomb before decoding it; real data reaches its bound but
@@ -141,8 +151,8 @@ type recordWalk struct {
 	checkTs       bool  // CreateTime: record timestamps are the producer's
 	compact       bool  // keys are required
 
-	bad   *RecordErrors // records at fault, allocated with the first
-	badTs bool          // one of them for its timestamp
+	bad   *Errors // records at fault, allocated with the first
+	badTs bool    // one of them for its timestamp
 }
 
 // walk checks data, the uncompressed records section of a batch declaring
@@ -226,9 +236,9 @@ func (w *recordWalk) rejectTimestamp(i int32, ts int64) {
 
 func (w *recordWalk) reject(i int32, ts bool, msg string) {
 	if w.bad == nil {
-		w.bad = &RecordErrors{Err: kerr.InvalidRecord}
+		w.bad = &Errors{Err: kerr.InvalidRecord}
 	}
-	w.bad.Records = append(w.bad.Records, RecordError{Index: i, Message: msg})
+	w.bad.Records = append(w.bad.Records, Rejected{Index: i, Message: msg})
 	w.badTs = w.badTs || ts
 }
 

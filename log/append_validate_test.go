@@ -4,45 +4,77 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/record"
 )
+
+var (
+	allCodecs        = []record.Codec{record.CodecNone, record.CodecGzip, record.CodecSnappy, record.CodecLZ4, record.CodecZstd}
+	compressedCodecs = allCodecs[1:]
+)
+
+// compressible is text-like data, as record's tests make it: words from a
+// small vocabulary with some random bytes mixed in.
+func compressible(n int, seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	words := []string{"kafka", "offset", "partition", "leader", "epoch", "record ", "batch\n", "0123"}
+	out := make([]byte, 0, n)
+	for len(out) < n {
+		if rng.IntN(10) == 0 {
+			out = append(out, byte(rng.Uint32()))
+			continue
+		}
+		out = append(out, words[rng.IntN(len(words))]...)
+	}
+	return out[:n]
+}
 
 // clientBatch wraps a records section in a client batch header (no
 // producer id, stamped now, codec bits as given) with a correct length and
 // CRC: only what is inside the records can be wrong.
-func clientBatch(codec Codec, count int32, section []byte) []byte {
-	b := make([]byte, BatchHeaderSize, BatchHeaderSize+len(section))
-	b = append(b, section...)
+func clientBatch(codec record.Codec, count int32, section []byte) []byte {
 	now := time.Now().UnixMilli()
-	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-LogOverhead))
-	b[offMagic] = MagicV2
-	binary.BigEndian.PutUint16(b[offAttributes:], uint16(codec))
-	binary.BigEndian.PutUint32(b[offLastOffsetDelta:], uint32(count-1))
-	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(now))
-	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(now))
-	binary.BigEndian.PutUint64(b[offProducerID:], ^uint64(0))
-	binary.BigEndian.PutUint16(b[offProducerEpoch:], 0xffff)
-	binary.BigEndian.PutUint32(b[offBaseSequence:], 0xffffffff)
-	binary.BigEndian.PutUint32(b[offRecordsCount:], uint32(count))
-	Batch(b).UpdateCRC()
+	b, err := record.AppendBatch(nil, &record.BatchHeader{Codec: codec, BaseTimestamp: now, MaxTimestamp: now,
+		LastOffsetDelta: count - 1, ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch,
+		BaseSequence: record.NoSequence}, count, section)
+	if err != nil {
+		panic(err) // only a section above 2 GiB fails
+	}
 	return b
 }
 
 // goodRecords is the records section of n well-formed records with offset
 // deltas 0..n-1.
 func goodRecords(n int) []byte {
-	var out []byte
+	return recordsSection(n, func(i int) record.Record {
+		return record.Record{TimestampDelta: int64(i), Key: []byte("key"), Value: compressible(100, uint64(i)),
+			Headers: []record.Header{{Key: []byte("h"), Value: []byte("v")}}}
+	})
+}
+
+// recordsSection is the uncompressed records section of n records, the
+// i-th from rec(i) at offset delta i.
+func recordsSection(n int, rec func(i int) record.Record) []byte {
+	var bl record.Builder
+	bl.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: record.NoProducerID,
+		ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence})
 	for i := range n {
-		out = appendRecord(out, &Record{OffsetDelta: int32(i), TimestampDelta: int64(i),
-			Key: []byte("key"), Value: compressible(100, uint64(i)),
-			Headers: []Header{{Key: []byte("h"), Value: []byte("v")}}})
+		r := rec(i)
+		r.OffsetDelta = int32(i)
+		bl.Add(&r)
 	}
-	return out
+	out, err := bl.AppendTo(nil)
+	if err != nil {
+		panic(err)
+	}
+	return record.Batch(out).RecordsBytes()
 }
 
 // varintRecord is a record whose fields after the length are given.
@@ -53,9 +85,9 @@ func varintRecord(fields ...[]byte) []byte {
 
 func vi(n int64) []byte { return binary.AppendVarint(nil, n) }
 
-func mustCompress(t testing.TB, c Codec, src []byte) []byte {
+func mustCompress(t testing.TB, c record.Codec, src []byte) []byte {
 	t.Helper()
-	out, err := Compress(c, nil, src)
+	out, err := record.Compress(c, nil, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +134,7 @@ func stored(t *testing.T, l *Log) storedState {
 func TestAppendRefusesCorruptRecords(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), testConfig())
 	defer l.Close()
-	mustAppend(t, l, clientBatch(CodecNone, 3, goodRecords(3)))
+	mustAppend(t, l, clientBatch(record.CodecNone, 3, goodRecords(3)))
 
 	three := goodRecords(3)
 	first := varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(0))
@@ -114,28 +146,28 @@ func TestAppendRefusesCorruptRecords(t *testing.T) {
 		batch []byte
 		want  *kerr.Error
 	}{
-		{"garbage records", clientBatch(CodecNone, 3, garbage), kerr.InvalidRecord},
-		{"first record length 0", clientBatch(CodecNone, 1, append(vi(0), first[1:]...)), kerr.InvalidRecord},
-		{"first record length negative", clientBatch(CodecNone, 1, append(vi(-5), first[1:]...)), kerr.InvalidRecord},
-		{"first record length 10 too long", clientBatch(CodecNone, 1, bigLen), kerr.InvalidRecord},
-		{"record length varint overflows", clientBatch(CodecNone, 1, append(bytes.Repeat([]byte{0xff}, 10), 0x7f)), kerr.InvalidRecord},
-		{"value longer than the record", clientBatch(CodecNone, 1, varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(50), []byte("short"), vi(0))), kerr.InvalidRecord},
-		{"huge header count", clientBatch(CodecNone, 1, varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(1<<40))), kerr.InvalidRecord},
+		{"garbage records", clientBatch(record.CodecNone, 3, garbage), kerr.InvalidRecord},
+		{"first record length 0", clientBatch(record.CodecNone, 1, append(vi(0), first[1:]...)), kerr.InvalidRecord},
+		{"first record length negative", clientBatch(record.CodecNone, 1, append(vi(-5), first[1:]...)), kerr.InvalidRecord},
+		{"first record length 10 too long", clientBatch(record.CodecNone, 1, bigLen), kerr.InvalidRecord},
+		{"record length varint overflows", clientBatch(record.CodecNone, 1, append(bytes.Repeat([]byte{0xff}, 10), 0x7f)), kerr.InvalidRecord},
+		{"value longer than the record", clientBatch(record.CodecNone, 1, varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(50), []byte("short"), vi(0))), kerr.InvalidRecord},
+		{"huge header count", clientBatch(record.CodecNone, 1, varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(1<<40))), kerr.InvalidRecord},
 		// More records than bytes: the header check answers first.
-		{"1000 records declared, 3 held", clientBatch(CodecNone, 1000, three), kerr.CorruptMessage},
-		{"300 records declared, 3 held", clientBatch(CodecNone, 300, three), kerr.InvalidRecord},
-		{"3 records declared, 2 held", clientBatch(CodecNone, 3, goodRecords(2)), kerr.InvalidRecord},
-		{"bytes after the last record", clientBatch(CodecNone, 3, append(bytes.Clone(three), 0)), kerr.InvalidRecord},
-		{"offset delta not its index", clientBatch(CodecNone, 2, append(goodRecords(1), goodRecords(1)...)), kerr.InvalidRecord},
-		{"null header key", clientBatch(CodecNone, 1, varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(1), vi(-1), vi(-1))), kerr.InvalidRecord},
-		{"gzip flagged, not compressed", clientBatch(CodecGzip, 3, three), kerr.InvalidRecord},
-		{"snappy flagged, not compressed", clientBatch(CodecSnappy, 3, three), kerr.InvalidRecord},
-		{"snappy xerial chunk past the end", clientBatch(CodecSnappy, 3, noSnappy), kerr.InvalidRecord},
-		{"lz4 flagged, not compressed", clientBatch(CodecLZ4, 3, three), kerr.InvalidRecord},
-		{"zstd flagged, not compressed", clientBatch(CodecZstd, 3, three), kerr.InvalidRecord},
-		{"compressed, no records section", clientBatch(CodecLZ4, 3, nil), kerr.InvalidRecord},
-		{"compressed records are garbage", clientBatch(CodecZstd, 3, mustCompress(t, CodecZstd, garbage)), kerr.InvalidRecord},
-		{"compressed count too high", clientBatch(CodecGzip, 4, mustCompress(t, CodecGzip, three)), kerr.InvalidRecord},
+		{"1000 records declared, 3 held", clientBatch(record.CodecNone, 1000, three), kerr.CorruptMessage},
+		{"300 records declared, 3 held", clientBatch(record.CodecNone, 300, three), kerr.InvalidRecord},
+		{"3 records declared, 2 held", clientBatch(record.CodecNone, 3, goodRecords(2)), kerr.InvalidRecord},
+		{"bytes after the last record", clientBatch(record.CodecNone, 3, append(bytes.Clone(three), 0)), kerr.InvalidRecord},
+		{"offset delta not its index", clientBatch(record.CodecNone, 2, append(goodRecords(1), goodRecords(1)...)), kerr.InvalidRecord},
+		{"null header key", clientBatch(record.CodecNone, 1, varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(1), vi(-1), vi(-1))), kerr.InvalidRecord},
+		{"gzip flagged, not compressed", clientBatch(record.CodecGzip, 3, three), kerr.InvalidRecord},
+		{"snappy flagged, not compressed", clientBatch(record.CodecSnappy, 3, three), kerr.InvalidRecord},
+		{"snappy xerial chunk past the end", clientBatch(record.CodecSnappy, 3, noSnappy), kerr.InvalidRecord},
+		{"lz4 flagged, not compressed", clientBatch(record.CodecLZ4, 3, three), kerr.InvalidRecord},
+		{"zstd flagged, not compressed", clientBatch(record.CodecZstd, 3, three), kerr.InvalidRecord},
+		{"compressed, no records section", clientBatch(record.CodecLZ4, 3, nil), kerr.InvalidRecord},
+		{"compressed records are garbage", clientBatch(record.CodecZstd, 3, mustCompress(t, record.CodecZstd, garbage)), kerr.InvalidRecord},
+		{"compressed count too high", clientBatch(record.CodecGzip, 4, mustCompress(t, record.CodecGzip, three)), kerr.InvalidRecord},
 	}
 	for _, c := range compressedCodecs {
 		full := mustCompress(t, c, three)
@@ -164,13 +196,13 @@ func TestAppendRefusesCorruptRecords(t *testing.T) {
 			}
 		})
 	}
-	if info := mustAppend(t, l, clientBatch(CodecNone, 3, three)); info.FirstOffset != 3 {
+	if info := mustAppend(t, l, clientBatch(record.CodecNone, 3, three)); info.FirstOffset != 3 {
 		t.Fatalf("good batch after refusals at offset %d, want 3", info.FirstOffset)
 	}
 }
 
 // A batch that inflates to 1 GiB is refused with MESSAGE_TOO_LARGE after
-// at most inflateLimit bytes of output, not inflated: the allocations of
+// at most record.InflateLimit bytes of output, not inflated: the allocations of
 // the refusal stay far below the claim. A zstd frame or snappy block that
 // declares its size is refused before decoding.
 func TestAppendRefusesCompressionBombs(t *testing.T) {
@@ -178,7 +210,7 @@ func TestAppendRefusesCompressionBombs(t *testing.T) {
 	cfg.MaxMessageBytes = 64 << 10 // a 4 MiB inflate limit keeps the test quick
 	l := openTestLog(t, t.TempDir(), cfg)
 	defer l.Close()
-	limit := inflateLimit(&cfg)
+	limit := record.InflateLimit(cfg.MaxMessageBytes)
 	if limit != 64*cfg.MaxMessageBytes {
 		t.Fatalf("inflate limit %d, want 64 times max.message.bytes", limit)
 	}
@@ -190,13 +222,13 @@ func TestAppendRefusesCompressionBombs(t *testing.T) {
 		name  string
 		batch []byte
 	}{
-		{"zstd 1 GiB, no content size", clientBatch(CodecZstd, 1000, zstdBomb(1<<30))},
-		{"zstd declaring 1 GiB", clientBatch(CodecZstd, 1000, declared)},
-		{"snappy declaring 1 GiB", clientBatch(CodecSnappy, 1000, snappy)},
-		{"zstd just above the limit", clientBatch(CodecZstd, 1000, zstdBomb(limit+128<<10))},
+		{"zstd 1 GiB, no content size", clientBatch(record.CodecZstd, 1000, zstdBomb(1<<30))},
+		{"zstd declaring 1 GiB", clientBatch(record.CodecZstd, 1000, declared)},
+		{"snappy declaring 1 GiB", clientBatch(record.CodecSnappy, 1000, snappy)},
+		{"zstd just above the limit", clientBatch(record.CodecZstd, 1000, zstdBomb(limit+128<<10))},
 		// No declared size: inflated up to the limit, not beyond.
-		{"gzip past the limit", clientBatch(CodecGzip, 1000, mustCompress(t, CodecGzip, make([]byte, limit+1<<20)))},
-		{"lz4 past the limit", clientBatch(CodecLZ4, 1000, mustCompress(t, CodecLZ4, make([]byte, limit+1<<20)))},
+		{"gzip past the limit", clientBatch(record.CodecGzip, 1000, mustCompress(t, record.CodecGzip, make([]byte, limit+1<<20)))},
+		{"lz4 past the limit", clientBatch(record.CodecLZ4, 1000, mustCompress(t, record.CodecLZ4, make([]byte, limit+1<<20)))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := stored(t, l)
@@ -225,12 +257,12 @@ func TestAppendRecordErrors(t *testing.T) {
 	cfg.TimestampAfterMaxMs = 60_000
 	l := openTestLog(t, t.TempDir(), cfg)
 	defer l.Close()
-	var section []byte
-	for i, delta := range []int64{0, -3_600_000, 10, 3_600_000} {
-		section = appendRecord(section, &Record{OffsetDelta: int32(i), TimestampDelta: delta, Key: []byte("k")})
-	}
-	_, err := l.Append(clientBatch(CodecLZ4, 4, mustCompress(t, CodecLZ4, section)), OriginClient, 0)
-	var re *RecordErrors
+	deltas := []int64{0, -3_600_000, 10, 3_600_000}
+	section := recordsSection(len(deltas), func(i int) record.Record {
+		return record.Record{TimestampDelta: deltas[i], Key: []byte("k")}
+	})
+	_, err := l.Append(clientBatch(record.CodecLZ4, 4, mustCompress(t, record.CodecLZ4, section)), OriginClient, 0)
+	var re *record.Errors
 	if !errors.As(err, &re) || re.Err != kerr.InvalidTimestamp || len(re.Records) != 2 ||
 		re.Records[0].Index != 1 || re.Records[1].Index != 3 {
 		t.Fatalf("out of range timestamps: %v", err)
@@ -245,16 +277,15 @@ func TestAppendRecordErrors(t *testing.T) {
 func TestAppendWritesMaxTimestamp(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), testConfig())
 	defer l.Close()
-	b := Batch(clientBatch(CodecNone, 3, goodRecords(3))) // deltas 0, 1, 2
+	b := record.Batch(clientBatch(record.CodecNone, 3, goodRecords(3))) // deltas 0, 1, 2
 	base := b.BaseTimestamp()
-	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(base+1000))
-	b.UpdateCRC()
+	b.SetMaxTimestamp(base + 1000)
 	mustAppend(t, l, b)
 	r, err := l.Read(0, 1<<20, l.LogEndOffset(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := ParseBatch(readRange(t, r))
+	got, _, err := record.ParseBatch(readRange(t, r))
 	r.Release()
 	if err != nil || got.Validate() != nil {
 		t.Fatalf("stored batch: %v %v", err, got.Validate())
@@ -295,28 +326,28 @@ func TestAppendValidateAllocatesNothing(t *testing.T) {
 // count, a records section compressed here or taken as it is), with a
 // correct length and CRC, and appends it to one log shared by every input.
 // Append must not panic; it either refuses the batch with a Kafka error and
-// stores nothing, or stores a batch whose every record a RecordReader reads
+// stores nothing, or stores a batch whose every record a record.Iter reads
 // back.
 func FuzzAppendClient(f *testing.F) {
 	three := goodRecords(3)
-	f.Add(byte(CodecNone), int32(3), three)
-	f.Add(byte(CodecNone), int32(1000), three)
-	f.Add(byte(CodecNone), int32(1), append(vi(0), three[1:]...))
-	f.Add(byte(CodecNone), int32(1), varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(1<<40)))
+	f.Add(byte(record.CodecNone), int32(3), three)
+	f.Add(byte(record.CodecNone), int32(1000), three)
+	f.Add(byte(record.CodecNone), int32(1), append(vi(0), three[1:]...))
+	f.Add(byte(record.CodecNone), int32(1), varintRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(1<<40)))
 	for _, c := range compressedCodecs {
 		f.Add(byte(c), int32(3), three)                            // compressed here
 		f.Add(byte(c)|8, int32(3), three)                          // flagged, not compressed
 		f.Add(byte(c)|8, int32(3), mustCompress(f, c, three)[:20]) // truncated
 	}
-	f.Add(byte(CodecZstd)|8, int32(3), zstdBomb(1<<20))
+	f.Add(byte(record.CodecZstd)|8, int32(3), zstdBomb(1<<20))
 	cfg := testConfig()
 	cfg.MaxMessageBytes = 64 << 10 // inflate limit 4 MiB: bombs stay quick
 	l := openTestLog(f, f.TempDir(), cfg)
 	f.Cleanup(func() { l.Close() })
 	f.Fuzz(func(t *testing.T, mode byte, count int32, data []byte) {
-		codec := Codec(mode & 7 % 5)
+		codec := record.Codec(mode & 7 % 5)
 		section := data
-		if mode&8 == 0 && codec != CodecNone {
+		if mode&8 == 0 && codec != record.CodecNone {
 			section = mustCompress(t, codec, data)
 		}
 		leo, size := l.LogEndOffset(), l.Size()
@@ -337,13 +368,13 @@ func FuzzAppendClient(f *testing.F) {
 		}
 		raw := readRange(t, r)
 		r.Release()
-		b, _, err := ParseBatch(raw)
+		b, _, err := record.ParseBatch(raw)
 		if err != nil || b.Validate() != nil {
 			t.Fatalf("stored batch: %v, %v", err, b.Validate())
 		}
-		var rr RecordReader
+		var rr record.Iter
 		defer rr.Release()
-		if err := rr.Reset(b, decompressLimit); err != nil {
+		if err := rr.Reset(b, record.DecompressLimit); err != nil {
 			t.Fatalf("stored batch does not decompress: %v", err)
 		}
 		n := int32(0)

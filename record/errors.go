@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"fmt"
@@ -6,26 +6,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// RecordErrors is a batch rejected for some of its records: Kafka answers
+// Errors is a batch rejected for some of its records: Kafka answers
 // a produce with the index of each within the batch and why (the
 // RecordErrors of ProduceResponse v8+), so a client can tell which
 // records were at fault.
-type RecordErrors struct {
+type Errors struct {
 	Err     *kerr.Error
-	Records []RecordError
+	Records []Rejected
 }
 
-// RecordError is one rejected record: its index in the batch and why.
-type RecordError struct {
+// Rejected is one rejected record: its index in the batch and why.
+type Rejected struct {
 	Index   int32
 	Message string
 }
 
-func (e *RecordErrors) Error() string {
+func (e *Errors) Error() string {
 	if len(e.Records) == 0 {
 		return e.Err.Error()
 	}
 	return fmt.Sprintf("%d records rejected, the first (index %d): %s: %s", len(e.Records), e.Records[0].Index, e.Records[0].Message, e.Err.Message)
 }
 
-func (e *RecordErrors) Unwrap() error { return e.Err }
+func (e *Errors) Unwrap() error { return e.Err }

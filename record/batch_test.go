@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"bytes"
@@ -429,7 +429,7 @@ func FuzzParseBatch(f *testing.F) {
 				t.Fatalf("ControlType error %v wraps no Kafka error", err)
 			}
 		}
-		var r RecordReader
+		var r Iter
 		defer r.Release()
 		if err := r.Reset(b, 1<<20); err == nil {
 			for r.Next() {

@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"bytes"
@@ -125,7 +125,7 @@ func TestBuilderCompaction(t *testing.T) {
 			hdr.MaxTimestamp = hdr.FirstTimestamp + 1000
 			src := Batch(kmsgBatch(t, hdr, orig))
 
-			var r RecordReader
+			var r Iter
 			defer r.Release()
 			if err := r.Reset(src, 0); err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // checkRecords iterates b and compares every record with want.
 func checkRecords(t *testing.T, b Batch, want []kmsg.Record) {
 	t.Helper()
-	var r RecordReader
+	var r Iter
 	defer r.Release()
 	if err := r.Reset(b, 1<<20); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func sameBytes(t *testing.T, what string, got, want []byte) {
 	}
 }
 
-func TestRecordReaderMatchesKmsg(t *testing.T) {
+func TestIterMatchesKmsg(t *testing.T) {
 	for _, codec := range allCodecs {
 		t.Run(codec.String(), func(t *testing.T) {
 			for _, n := range []int{1, 2, 17, 300} {
@@ -83,12 +83,12 @@ func TestRecordReaderMatchesKmsg(t *testing.T) {
 	}
 }
 
-func TestRecordReaderAliasesBatch(t *testing.T) {
+func TestIterAliasesBatch(t *testing.T) {
 	recs := sampleRecords(3, 9)
 	hdr := idempotentHeader(CodecNone)
 	hdr.LastOffsetDelta = 2
 	b := kmsgBatch(t, hdr, recs)
-	var r RecordReader
+	var r Iter
 	if err := r.Reset(b, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func rawBatch(count int32, records []byte) Batch {
 	return b
 }
 
-func TestRecordReaderErrors(t *testing.T) {
+func TestIterErrors(t *testing.T) {
 	one := kmsgRecords(sampleRecords(3, 10)[2:]) // key, value, two headers
 	two := append(kmsgRecords(sampleRecords(1, 11)), one...)
 	// record builds a record from its fields after the length.
@@ -154,7 +154,7 @@ func TestRecordReaderErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var r RecordReader
+			var r Iter
 			defer r.Release()
 			if err := r.Reset(rawBatch(c.count, c.records), 0); err != nil {
 				t.Fatal(err)
@@ -170,7 +170,7 @@ func TestRecordReaderErrors(t *testing.T) {
 		})
 	}
 	// A well-formed record with every field at its edge decodes.
-	var r RecordReader
+	var r Iter
 	ok := record([]byte{0x7f}, v(-1<<40), v(1<<31-1), v(0), v(-1), v(1), v(0), v(0))
 	if err := r.Reset(rawBatch(1, ok), 0); err != nil || !r.Next() {
 		t.Fatalf("edge record: %v", r.Err())
@@ -198,11 +198,11 @@ func TestRecordReaderErrors(t *testing.T) {
 	}
 }
 
-func TestRecordReaderDecompressLimit(t *testing.T) {
+func TestIterDecompressLimit(t *testing.T) {
 	recs := []kmsg.Record{{Value: make([]byte, 100_000)}}
 	hdr := idempotentHeader(CodecZstd)
 	b := kmsgBatch(t, hdr, recs)
-	var r RecordReader
+	var r Iter
 	defer r.Release()
 	if err := r.Reset(b, 50_000); !errors.Is(err, ErrDecompressedTooLarge) {
 		t.Fatalf("Reset: %v, want ErrDecompressedTooLarge", err)
@@ -215,16 +215,16 @@ func TestRecordReaderDecompressLimit(t *testing.T) {
 	}
 }
 
-// TestRecordReaderAllocs: iterating allocates nothing per record, and
+// TestIterAllocs: iterating allocates nothing per record, and
 // Reset on a compressed batch nothing once pools and buffers are warm.
-func TestRecordReaderAllocs(t *testing.T) {
+func TestIterAllocs(t *testing.T) {
 	for _, codec := range allCodecs {
 		t.Run(codec.String(), func(t *testing.T) {
 			recs := sampleRecords(200, 12)
 			hdr := idempotentHeader(codec)
 			hdr.LastOffsetDelta = 199
 			b := Batch(kmsgBatch(t, hdr, recs))
-			var r RecordReader
+			var r Iter
 			defer r.Release()
 			iterate := func() {
 				if err := r.Reset(b, 1<<20); err != nil {
@@ -249,14 +249,14 @@ func TestRecordReaderAllocs(t *testing.T) {
 	}
 }
 
-func BenchmarkRecordReader(b *testing.B) {
+func BenchmarkIter(b *testing.B) {
 	for _, codec := range []Codec{CodecNone, CodecLZ4, CodecZstd} {
 		b.Run(codec.String(), func(b *testing.B) {
 			recs := sampleRecords(1000, 13)
 			hdr := idempotentHeader(codec)
 			hdr.LastOffsetDelta = 999
 			batch := Batch(kmsgBatch(b, hdr, recs))
-			var r RecordReader
+			var r Iter
 			defer r.Release()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -274,12 +274,12 @@ func BenchmarkRecordReader(b *testing.B) {
 	}
 }
 
-// FuzzRecordReader iterates records from arbitrary bytes in a batch with
+// FuzzIter iterates records from arbitrary bytes in a batch with
 // valid framing and CRC, for each codec: either the bytes compressed (so the
 // records section is garbage) or the bytes as the compressed section (so the
 // decompressor sees garbage). Nothing may panic; errors must wrap a Kafka
 // error; a batch that iterates cleanly must agree with kmsg's decoder.
-func FuzzRecordReader(f *testing.F) {
+func FuzzIter(f *testing.F) {
 	f.Add(byte(0), int32(3), kmsgRecords(sampleRecords(3, 14)))
 	f.Add(byte(0), int32(1), kmsgRecords(sampleRecords(1, 15)))
 	for _, c := range compressedCodecs {
@@ -288,19 +288,12 @@ func FuzzRecordReader(f *testing.F) {
 		f.Add(byte(c)|8, int32(2), raw)
 	}
 	f.Fuzz(func(t *testing.T, mode byte, count int32, data []byte) {
-		codec := Codec(mode & 7 % 5)
-		section := data
-		if mode&8 == 0 && codec != CodecNone {
-			var err error
-			if section, err = Compress(codec, nil, data); err != nil {
-				t.Fatal(err)
-			}
-		}
+		codec, section := fuzzSection(t, mode, data)
 		b := rawBatch(count, section)
 		binary.BigEndian.PutUint16(b[offAttributes:], uint16(codec))
 		b.UpdateCRC()
 
-		var r RecordReader
+		var r Iter
 		defer r.Release()
 		err := r.Reset(b, 1<<20)
 		var got []kmsg.Record
@@ -336,9 +329,24 @@ func FuzzRecordReader(f *testing.F) {
 	})
 }
 
+// fuzzSection is the codec and records section a fuzz input names: codec
+// mode&7 % 5, data compressed with it, or taken as the compressed section
+// as it is when mode&8 is set.
+func fuzzSection(t *testing.T, mode byte, data []byte) (Codec, []byte) {
+	codec := Codec(mode & 7 % 5)
+	if mode&8 != 0 || codec == CodecNone {
+		return codec, data
+	}
+	section, err := Compress(codec, nil, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codec, section
+}
+
 // canonicalVarints reports whether every record in b encodes its varints
 // minimally, as kmsg does: only then must a re-encoding match byte for
-// byte. It walks b as a RecordReader would, assuming b decodes.
+// byte. It walks b as an Iter would, assuming b decodes.
 func canonicalVarints(b []byte) bool {
 	for len(b) > 0 {
 		// A non-minimal varint ends with a 0x00 continuation byte or

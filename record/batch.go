@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"encoding/binary"
@@ -266,7 +266,7 @@ func (b Batch) Validate() error {
 // of a batch from a client: at least one record, a last offset delta of
 // count-1, no control batches, a producer id when the batch is
 // transactional and a sequence with a producer id. The records inside are
-// checked by Log.Append (validateRecords).
+// checked by ValidateRecords.
 func (b Batch) ValidateProduce() error {
 	if err := b.Validate(); err != nil {
 		return err

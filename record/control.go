@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"encoding/binary"
@@ -41,11 +41,11 @@ const (
 	controlKeyVersion = 0
 )
 
-// ParseControlRecord decodes a control record's key and, for a transaction
+// ParseControl decodes a control record's key and, for a transaction
 // marker (abort or commit), the coordinator epoch in its value. Other types
 // come back with epoch 0 and their value unread. Errors wrap
 // kerr.CorruptMessage.
-func ParseControlRecord(key, value []byte) (t ControlType, coordinatorEpoch int32, err error) {
+func ParseControl(key, value []byte) (t ControlType, coordinatorEpoch int32, err error) {
 	if len(key) < controlKeySize {
 		return 0, 0, fmt.Errorf("control record key of %d bytes: %w", len(key), kerr.CorruptMessage)
 	}
@@ -72,7 +72,7 @@ func (b Batch) ControlType() (ControlType, error) {
 	if len(b) < BatchHeaderSize || !b.IsControl() {
 		return 0, fmt.Errorf("not a control batch: %w", kerr.InvalidRecord)
 	}
-	var r RecordReader
+	var r Iter
 	defer r.Release()
 	if err := r.Reset(b, 1<<20); err != nil {
 		return 0, err
@@ -83,7 +83,7 @@ func (b Batch) ControlType() (ControlType, error) {
 		}
 		return 0, fmt.Errorf("control batch without a record: %w", kerr.CorruptMessage)
 	}
-	t, _, err := ParseControlRecord(r.Record().Key, r.Record().Value)
+	t, _, err := ParseControl(r.Record().Key, r.Record().Value)
 	return t, err
 }
 

@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"encoding/binary"
@@ -31,9 +31,10 @@ type BatchHeader struct {
 	BaseSequence    int32
 }
 
-// Builder writes v2 batches: for tests, for the cleaner, which rewrites a
-// batch keeping some of its records under the original header, and for
-// recompression. A Builder is reusable: Reset, Add each record, AppendTo.
+// Builder writes v2 batches: the coordinators' records, msgset's
+// up-conversion, log's cleaner (which rewrites a batch keeping some of its
+// records under the original header), recompression and tests. A Builder
+// is reusable: Reset, Add each record, AppendTo.
 type Builder struct {
 	h         BatchHeader
 	records   []byte // encoded, uncompressed
@@ -110,6 +111,26 @@ func (b *Builder) AppendTo(dst []byte) ([]byte, error) {
 		return dst[:start], fmt.Errorf("building a batch: %w", err)
 	}
 	return finishBatch(dst, start, h, b.count, last, maxTS)
+}
+
+// AppendBatch appends to dst a batch with header h around records, a
+// records section of count records already encoded (and compressed as
+// h.Codec says). It reads nothing inside records: where a Builder encodes
+// records it is given, AppendBatch frames bytes as they are, malformed
+// ones included, as a test or a fuzz target needs them. LastOffsetDelta
+// -1 means count-1; MaxTimestamp 0 means BaseTimestamp.
+func AppendBatch(dst []byte, h *BatchHeader, count int32, records []byte) ([]byte, error) {
+	last, maxTS := h.LastOffsetDelta, h.MaxTimestamp
+	if last == -1 {
+		last = count - 1
+	}
+	if maxTS == 0 {
+		maxTS = h.BaseTimestamp
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, BatchHeaderSize)...)
+	dst = append(dst, records...)
+	return finishBatch(dst, start, h, count, last, maxTS)
 }
 
 // finishBatch fills in the header of the batch at dst[start:], whose

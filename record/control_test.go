@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func TestAppendControlBatch(t *testing.T) {
 	}
 }
 
-func TestParseControlRecord(t *testing.T) {
+func TestParseControl(t *testing.T) {
 	key := func(version int16, typ kmsg.ControlRecordKeyType) []byte {
 		k := kmsg.ControlRecordKey{Version: version, Type: typ}
 		return k.AppendTo(nil)
@@ -78,7 +78,7 @@ func TestParseControlRecord(t *testing.T) {
 		{"unknown type", key(0, 77), nil, ControlType(77), 0},
 	}
 	for _, c := range good {
-		typ, epoch, err := ParseControlRecord(c.key, c.value)
+		typ, epoch, err := ParseControl(c.key, c.value)
 		if err != nil || typ != c.typ || epoch != c.epoch {
 			t.Errorf("%s: %v %d %v, want %v %d", c.name, typ, epoch, err, c.typ, c.epoch)
 		}
@@ -92,7 +92,7 @@ func TestParseControlRecord(t *testing.T) {
 		"negative value ver": {key(0, 0), value(-2, 1)},
 	}
 	for name, c := range bad {
-		if _, _, err := ParseControlRecord(c[0], c[1]); !errors.Is(err, kerr.CorruptMessage) {
+		if _, _, err := ParseControl(c[0], c[1]); !errors.Is(err, kerr.CorruptMessage) {
 			t.Errorf("%s: %v, want CorruptMessage", name, err)
 		}
 	}
@@ -143,7 +143,7 @@ func TestAppendControlBatchAllocs(t *testing.T) {
 	}
 }
 
-// FuzzControlRecord: ParseControlRecord never panics, errors wrap
+// FuzzControlRecord: ParseControl never panics, errors wrap
 // CorruptMessage, and what parses agrees with kmsg's decoders; a marker
 // batch built from the parsed fields reads back the same.
 func FuzzControlRecord(f *testing.F) {
@@ -152,7 +152,7 @@ func FuzzControlRecord(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 3}, []byte{})
 	f.Add([]byte{0xff, 0xff, 0, 0}, []byte{0, 0})
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		typ, epoch, err := ParseControlRecord(key, value)
+		typ, epoch, err := ParseControl(key, value)
 		if err != nil {
 			if !errors.Is(err, kerr.CorruptMessage) {
 				t.Fatalf("error %v does not wrap CorruptMessage", err)
