@@ -649,7 +649,7 @@ func (s *script) printState(b *strings.Builder, members bool) {
 		fmt.Fprintf(b, "state: %s\n", errName(code))
 		return
 	}
-	defer sh.mu.Unlock()
+	defer sh.Unlock()
 	e := sh.mu.groups["g"]
 	if e == nil {
 		b.WriteString("state: no group\n")
