@@ -8,8 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kzero/log"
 	"kzero/coord/shards"
+	"kzero/log"
 )
 
 // shard is the groups of one __consumer_offsets partition this broker
@@ -422,4 +422,3 @@ func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
 	}
 	return out
 }
-

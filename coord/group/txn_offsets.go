@@ -18,7 +18,6 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
 )
 
 // TxnCommitRequest is a TxnOffsetCommit request.
