@@ -1,16 +1,19 @@
 package txn
 
-import "kzero/log"
+import (
+	"kzero/coord/shards"
+	"kzero/log"
+)
 
 // abortTimedOut aborts every transaction open longer than its timeout,
 // bumping the epoch so its producer is fenced (Kafka's timed-out
 // transaction abort).
 func (c *Coordinator) abortTimedOut() {
-	for _, s := range c.loadedShards() {
+	for _, s := range c.table.All() {
 		var prepared []*txnMeta
-		s.mu.Lock()
-		if s.mu.state != shardActive {
-			s.mu.Unlock()
+		s.Lock()
+		if s.StateLocked() != shards.Active {
+			s.Unlock()
 			continue
 		}
 		now := c.now()
@@ -30,7 +33,7 @@ func (c *Coordinator) abortTimedOut() {
 			c.logger.Info("aborting a timed out transaction", "transactional_id", id, "producer_id", n.producerID, "epoch", n.epoch)
 			prepared = append(prepared, n)
 		}
-		s.mu.Unlock()
+		s.Unlock()
 		for _, m := range prepared {
 			s.finishAsync(m)
 		}
@@ -41,9 +44,9 @@ func (c *Coordinator) abortTimedOut() {
 // with no transaction open, with a tombstone.
 func (c *Coordinator) expireIDs() {
 	limit := c.cfg.IDExpiration.Milliseconds()
-	for _, s := range c.loadedShards() {
-		s.mu.Lock()
-		if s.mu.state == shardActive {
+	for _, s := range c.table.All() {
+		s.Lock()
+		if s.StateLocked() == shards.Active {
 			now := c.now()
 			for id, m := range s.mu.txns {
 				if m.state.complete() && m.updateMs+limit <= now {
@@ -53,6 +56,6 @@ func (c *Coordinator) expireIDs() {
 				}
 			}
 		}
-		s.mu.Unlock()
+		s.Unlock()
 	}
 }
