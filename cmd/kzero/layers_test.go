@@ -18,8 +18,8 @@ var allowed = map[string][]string{
 	"replica":    {"log", "index", "net/wire"},
 	"coord":      {"coord/shards", "replica", "log", "index"},
 	"net/server": {"net/wire"},
-	"net/api":    {"coord", "replica", "log", "msgset", "index", "net/wire", "net/server", "net/sasl"},
-	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "coord", "replica", "log", "index"},
+	"net/api":    {"coord", "coord/shards", "replica", "log", "msgset", "index", "net/wire", "net/server", "net/sasl"},
+	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "coord", "coord/shards", "replica", "log", "index"},
 	"tools":      {"log", "index"},
 	"bench":      {"log", "index"},
 

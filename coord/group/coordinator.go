@@ -117,11 +117,10 @@ func (c *Config) setDefaults() {
 // concurrent use; JoinGroup and SyncGroup answer through callbacks, maybe
 // later and from another goroutine.
 type Coordinator struct {
-	cfg        Config
-	policy     Policy
-	logger     *slog.Logger
-	now        func() int64 // ms
-	partitions atomic.Int32
+	cfg    Config
+	policy Policy
+	logger *slog.Logger
+	now    func() int64 // ms
 	// topics is the cluster's topics, to resolve consumer groups'
 	// subscriptions (SetTopics).
 	topics atomic.Pointer[topicsView]
@@ -159,9 +158,8 @@ func New(cfg Config) *Coordinator {
 			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
 		},
 	}
-	c.table = shards.NewTable(shards.Config{Topic: TopicName, CommitTimeout: commitTimeout},
+	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout},
 		func(rt *shards.Shard) *shard { return newShard(c, rt) })
-	c.partitions.Store(cfg.NumPartitions)
 	c.expiry = time.AfterFunc(cfg.RetentionCheckInterval, c.expireOffsets)
 	return c
 }
@@ -203,11 +201,7 @@ func (c *Coordinator) TopicSpec(liveBrokers int) (partitions int32, replicationF
 // SetPartitionCount tells the coordinator how many partitions
 // __consumer_offsets has, once it exists (offsets.topic.num.partitions
 // until then): groups hash over them.
-func (c *Coordinator) SetPartitionCount(n int32) {
-	if n > 0 {
-		c.partitions.Store(n)
-	}
-}
+func (c *Coordinator) SetPartitionCount(n int32) { c.table.SetPartitionCount(n) }
 
 // SetTopics gives the coordinator the cluster's topics as they are now (a
 // new metadata image): consumer groups resolve their subscriptions against
@@ -235,7 +229,7 @@ type topicsView struct{ Topics }
 
 // PartitionFor is the __consumer_offsets partition of a group.
 func (c *Coordinator) PartitionFor(group string) int32 {
-	return PartitionFor(group, c.partitions.Load())
+	return c.table.PartitionFor(group)
 }
 
 // Lead makes this broker the coordinator of the groups of p, a

@@ -24,7 +24,7 @@ import (
 // rows). Errors of no row (INVALID_PRODUCER_EPOCH of a transactional
 // offset commit, ...) pass through. It returns nil for nil.
 func GroupError(err error) error {
-	return remap(err, groupRows)
+	return remap(err, groupRows, commonRows)
 }
 
 // TxnError is what a transaction state write failure gives the
@@ -32,34 +32,29 @@ func GroupError(err error) error {
 // TransactionStateManager.appendTransactionToLog table. Errors of no row
 // pass through. It returns nil for nil.
 func TxnError(err error) error {
-	return remap(err, txnRows)
+	return remap(err, nil, commonRows)
 }
 
+// commonRows are the rows both tables have.
+var commonRows = map[*kerr.Error]*kerr.Error{
+	kerr.UnknownTopicOrPartition:      kerr.CoordinatorNotAvailable,
+	kerr.NotEnoughReplicas:            kerr.CoordinatorNotAvailable,
+	kerr.NotEnoughReplicasAfterAppend: kerr.CoordinatorNotAvailable,
+	kerr.RequestTimedOut:              kerr.CoordinatorNotAvailable,
+	kerr.NotLeaderForPartition:        kerr.NotCoordinator,
+	kerr.KafkaStorageError:            kerr.NotCoordinator,
+	kerr.MessageTooLarge:              kerr.UnknownServerError,
+	kerr.RecordListTooLarge:           kerr.UnknownServerError,
+}
+
+// groupRows are the group coordinator's rows beyond them.
 var groupRows = map[*kerr.Error]*kerr.Error{
-	kerr.UnknownTopicOrPartition:      kerr.CoordinatorNotAvailable,
-	kerr.NotEnoughReplicas:            kerr.CoordinatorNotAvailable,
-	kerr.NotEnoughReplicasAfterAppend: kerr.CoordinatorNotAvailable,
-	kerr.RequestTimedOut:              kerr.CoordinatorNotAvailable,
-	kerr.NotLeaderForPartition:        kerr.NotCoordinator,
-	kerr.KafkaStorageError:            kerr.NotCoordinator,
-	kerr.MessageTooLarge:              kerr.UnknownServerError,
-	kerr.RecordListTooLarge:           kerr.UnknownServerError,
-	kerr.InvalidFetchSize:             kerr.UnknownServerError,
+	kerr.InvalidFetchSize: kerr.UnknownServerError,
 }
 
-var txnRows = map[*kerr.Error]*kerr.Error{
-	kerr.UnknownTopicOrPartition:      kerr.CoordinatorNotAvailable,
-	kerr.NotEnoughReplicas:            kerr.CoordinatorNotAvailable,
-	kerr.NotEnoughReplicasAfterAppend: kerr.CoordinatorNotAvailable,
-	kerr.RequestTimedOut:              kerr.CoordinatorNotAvailable,
-	kerr.NotLeaderForPartition:        kerr.NotCoordinator,
-	kerr.KafkaStorageError:            kerr.NotCoordinator,
-	kerr.MessageTooLarge:              kerr.UnknownServerError,
-	kerr.RecordListTooLarge:           kerr.UnknownServerError,
-}
-
-// remap wraps err with the sentinel its row names, keeping err's text.
-func remap(err error, rows map[*kerr.Error]*kerr.Error) error {
+// remap wraps err with the sentinel its row names (in own, else in
+// common), keeping err's text.
+func remap(err error, own, common map[*kerr.Error]*kerr.Error) error {
 	if err == nil {
 		return nil
 	}
@@ -67,7 +62,10 @@ func remap(err error, rows map[*kerr.Error]*kerr.Error) error {
 	if !errors.As(err, &ke) {
 		return fmt.Errorf("%w: %v", kerr.NotCoordinator, err)
 	}
-	to, ok := rows[ke]
+	to, ok := own[ke]
+	if !ok {
+		to, ok = common[ke]
+	}
 	if !ok {
 		return err
 	}

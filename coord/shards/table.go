@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,6 +35,10 @@ type Install func() (after func())
 type Config struct {
 	// Topic is the internal topic, for errors.
 	Topic string
+	// Partitions is the topic's partition count until SetPartitionCount
+	// says otherwise (offsets.topic.num.partitions,
+	// transaction.state.log.num.partitions).
+	Partitions int32
 	// CommitTimeout bounds how long a write waits for the high watermark
 	// (offsets.commit.timeout.ms, 5 s).
 	CommitTimeout time.Duration
@@ -48,8 +53,9 @@ type Config struct {
 // Table is a coordinator's shards by partition. Its methods are safe for
 // concurrent use.
 type Table[T Coordinated] struct {
-	cfg      Config
-	newShard func(*Shard) T
+	cfg        Config
+	newShard   func(*Shard) T
+	partitions atomic.Int32
 
 	mu     sync.RWMutex
 	shards map[int32]T
@@ -62,7 +68,23 @@ func NewTable[T Coordinated](cfg Config, newShard func(*Shard) T) *Table[T] {
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = 5 * time.Second
 	}
-	return &Table[T]{cfg: cfg, newShard: newShard, shards: map[int32]T{}}
+	t := &Table[T]{cfg: cfg, newShard: newShard, shards: map[int32]T{}}
+	t.partitions.Store(cfg.Partitions)
+	return t
+}
+
+// SetPartitionCount sets the internal topic's partition count, once it
+// exists: keys hash over them.
+func (t *Table[T]) SetPartitionCount(n int32) {
+	if n > 0 {
+		t.partitions.Store(n)
+	}
+}
+
+// PartitionFor is the partition of a key (PartitionFor over the topic's
+// partition count).
+func (t *Table[T]) PartitionFor(key string) int32 {
+	return PartitionFor(key, t.partitions.Load())
 }
 
 // Lead makes this broker the coordinator of p's partition, which it now

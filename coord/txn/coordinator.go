@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"kzero/coord/shards"
@@ -75,10 +74,9 @@ type MarkerWriter interface {
 // concurrent use and block only on local appends (and, for
 // InitProducerID, on a producer id allocation).
 type Coordinator struct {
-	cfg        Config
-	logger     *slog.Logger
-	now        func() int64 // ms
-	partitions atomic.Int32
+	cfg    Config
+	logger *slog.Logger
+	now    func() int64 // ms
 
 	// table is the shards of the partitions this broker leads.
 	table *shards.Table[*shard]
@@ -99,9 +97,8 @@ func New(cfg Config) *Coordinator {
 		logger: cfg.Logger,
 		now:    func() int64 { return time.Now().UnixMilli() },
 	}
-	c.table = shards.NewTable(shards.Config{Topic: TopicName, CommitTimeout: commitTimeout, ReloadOnNewEpoch: true},
+	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout, ReloadOnNewEpoch: true},
 		func(rt *shards.Shard) *shard { return newShard(c, rt) })
-	c.partitions.Store(cfg.NumPartitions)
 	c.every(cfg.AbortCheckInterval, c.abortTimedOut)
 	c.every(cfg.ExpireCheckInterval, c.expireIDs)
 	return c
@@ -145,15 +142,11 @@ func (c *Coordinator) TopicSpec(liveBrokers int) (partitions int32, replicationF
 
 // SetPartitionCount tells the coordinator how many partitions
 // __transaction_state has, once it exists.
-func (c *Coordinator) SetPartitionCount(n int32) {
-	if n > 0 {
-		c.partitions.Store(n)
-	}
-}
+func (c *Coordinator) SetPartitionCount(n int32) { c.table.SetPartitionCount(n) }
 
 // PartitionFor is the __transaction_state partition of a transactional id.
 func (c *Coordinator) PartitionFor(id string) int32 {
-	return PartitionFor(id, c.partitions.Load())
+	return c.table.PartitionFor(id)
 }
 
 // Lead makes this broker the coordinator of the transactional ids of p, a
