@@ -132,7 +132,7 @@ type Coordinator struct {
 	// partition: a test holds a shard loading with it.
 	loadGate func(partition int32)
 
-	mu     sync.Mutex // guards expiry's re-arming against Close
+	mu     sync.Mutex // orders expiry's re-arming and Close
 	expiry *time.Timer
 }
 
@@ -249,9 +249,9 @@ func (c *Coordinator) Leading() []int32 { return c.table.Leading() }
 
 // Close resigns every partition and stops the offsets expiry.
 func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.expiry.Stop()
 	c.table.Close()
+	c.mu.Lock() // after the table closed, expireOffsets re-arms no more
+	c.expiry.Stop()
 	c.mu.Unlock()
 }
 

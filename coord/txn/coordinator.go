@@ -84,7 +84,7 @@ type Coordinator struct {
 	// partition: a test holds a shard loading with it.
 	loadGate func(partition int32)
 
-	mu     sync.Mutex // guards timers' re-arming against Close
+	mu     sync.Mutex // orders the timers' re-arming and Close
 	timers []*time.Timer
 	wg     sync.WaitGroup // marker writers
 }
@@ -166,11 +166,11 @@ func (c *Coordinator) Leading() []int32 { return c.table.Leading() }
 
 // Close stops the timers, drops every shard and waits for marker writers.
 func (c *Coordinator) Close() {
-	c.mu.Lock()
+	c.table.Close()
+	c.mu.Lock() // after the table closed, the timers re-arm no more
 	for _, t := range c.timers {
 		t.Stop()
 	}
-	c.table.Close()
 	c.mu.Unlock()
 	c.wg.Wait()
 }
