@@ -106,7 +106,7 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
 func (c *Coordinator) CompleteTxn(partition int32, producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool) error {
 	s, err := c.table.Lock(partition)
 	if err != nil {
-		return fmt.Errorf("group coordinator cannot serve %s-%d: %v: %w", TopicName, partition, err, kerr.NotLeaderForPartition)
+		return fmt.Errorf("group coordinator: %v: %w", err, kerr.NotLeaderForPartition)
 	}
 	defer s.Unlock()
 	if err := s.WriteMarkerLocked(producerID, producerEpoch, coordinatorEpoch, commit); err != nil {

@@ -130,6 +130,9 @@ func (w scriptMarkers) WriteMarker(tp log.TopicPartition, pid int64, epoch int16
 		typ = "COMMIT"
 	}
 	line := fmt.Sprintf("marker %s-%d: %s pid=%d epoch=%d", tp.Topic, tp.Partition, typ, pid, epoch)
+	if coordinatorEpoch != 0 {
+		line += fmt.Sprintf(" coordinator-epoch=%d", coordinatorEpoch)
+	}
 	if err != nil {
 		line += " error=" + err.Error()
 	}
@@ -188,6 +191,19 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 	case "restart":
 		s.c.Close()
 		s.open()
+	case "resign":
+		s.c.Resign(0)
+	case "lead":
+		// This broker leads __transaction_state-0 (again) at an epoch.
+		lcfg := log.DefaultConfig()
+		lcfg.SegmentIndexBytes = 1 << 16
+		p, err := s.replicas.MakeLeader(replica.LeaderSpec{TP: s.state.TP, LeaderEpoch: int32(argInt(t, d, "epoch", 0)),
+			ISR: []int32{1}, MinInsyncReplicas: 1, Config: lcfg})
+		if err != nil {
+			t.Fatalf("lead: %v", err)
+		}
+		s.state = p
+		<-s.c.Lead(p)
 	default:
 		t.Fatalf("unknown command %q", d.Cmd)
 	}
