@@ -80,9 +80,6 @@ type Coordinator struct {
 
 	// table is the shards of the partitions this broker leads.
 	table *shards.Table[*shard]
-	// loadGate, when set (tests), runs before a shard reads its
-	// partition: a test holds a shard loading with it.
-	loadGate func(partition int32)
 
 	mu     sync.Mutex // orders the timers' re-arming and Close
 	timers []*time.Timer

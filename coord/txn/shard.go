@@ -69,9 +69,6 @@ func (s *shard) Unload() func() {
 // how to serve them and finish the transactions found preparing
 // (shards.Coordinated).
 func (s *shard) Load() shards.Install {
-	if s.c.loadGate != nil {
-		s.c.loadGate(s.Partition)
-	}
 	start := time.Now()
 	txns := map[string]*txnMeta{}
 	skipped := 0
