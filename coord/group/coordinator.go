@@ -701,9 +701,7 @@ func (c *Coordinator) expireOffsets() {
 
 // expire runs the offsets expiry over the shard's groups.
 func (s *shard) expire(now, retention int64) {
-	s.Lock()
-	if s.StateLocked() != shards.Active {
-		s.Unlock()
+	if !s.LockActive() {
 		return
 	}
 	var ready []func()

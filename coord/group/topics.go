@@ -1,10 +1,6 @@
 package group
 
-import (
-	"github.com/twmb/franz-go/pkg/kerr"
-
-	"kzero/coord/shards"
-)
+import "github.com/twmb/franz-go/pkg/kerr"
 
 // Topics is the cluster's topics as a consumer group coordinator needs them
 // to resolve KIP-848 subscriptions (names and regular expressions) to topic
@@ -66,9 +62,7 @@ func (c *Coordinator) purgeTopics(topics map[string]bool) {
 }
 
 func (s *shard) purgeTopics(now int64, topics map[string]bool) {
-	s.Lock()
-	if s.StateLocked() != shards.Active {
-		s.Unlock()
+	if !s.LockActive() {
 		return
 	}
 	var ready []func()

@@ -54,6 +54,18 @@ func (s *Shard) Lock() { s.mu.Lock() }
 // Unlock unlocks the shard.
 func (s *Shard) Unlock() { s.mu.Unlock() }
 
+// LockActive locks the shard if it serves (a background job over a
+// coordinator's shards skips the others); otherwise it leaves the shard
+// unlocked and returns false.
+func (s *Shard) LockActive() bool {
+	s.mu.Lock()
+	if s.state != Active {
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
 // StateLocked is the shard's lifecycle state.
 func (s *Shard) StateLocked() State { return s.state }
 

@@ -1,9 +1,6 @@
 package txn
 
-import (
-	"kzero/coord/shards"
-	"kzero/log"
-)
+import "kzero/log"
 
 // abortTimedOut aborts every transaction open longer than its timeout,
 // bumping the epoch so its producer is fenced (Kafka's timed-out
@@ -11,9 +8,7 @@ import (
 func (c *Coordinator) abortTimedOut() {
 	for _, s := range c.table.All() {
 		var prepared []*txnMeta
-		s.Lock()
-		if s.StateLocked() != shards.Active {
-			s.Unlock()
+		if !s.LockActive() {
 			continue
 		}
 		now := c.now()
@@ -21,13 +16,8 @@ func (c *Coordinator) abortTimedOut() {
 			if m.state != Ongoing || m.startMs+int64(m.timeoutMs) > now {
 				continue
 			}
-			n := m.clone()
-			if !epochExhausted(n.epoch) {
-				n.epoch++
-			}
-			n.lastEpoch = log.NoProducerEpoch
-			n.state, n.updateMs = PrepareAbort, now
-			if err := s.writeLocked(id, n); err != nil {
+			n, err := s.fenceAbortLocked(id, m, now)
+			if err != nil {
 				break
 			}
 			c.logger.Info("aborting a timed out transaction", "transactional_id", id, "producer_id", n.producerID, "epoch", n.epoch)
@@ -45,17 +35,33 @@ func (c *Coordinator) abortTimedOut() {
 func (c *Coordinator) expireIDs() {
 	limit := c.cfg.IDExpiration.Milliseconds()
 	for _, s := range c.table.All() {
-		s.Lock()
-		if s.StateLocked() == shards.Active {
-			now := c.now()
-			for id, m := range s.mu.txns {
-				if m.state.complete() && m.updateMs+limit <= now {
-					if err := s.writeLocked(id, nil); err != nil {
-						break
-					}
+		if !s.LockActive() {
+			continue
+		}
+		now := c.now()
+		for id, m := range s.mu.txns {
+			if m.state.complete() && m.updateMs+limit <= now {
+				if err := s.writeLocked(id, nil); err != nil {
+					break
 				}
 			}
 		}
 		s.Unlock()
 	}
+}
+
+// fenceAbortLocked aborts the open transaction of id: the epoch is bumped
+// (unless exhausted) so its producer is fenced, and PrepareAbort written.
+// The caller finishes the abort (finishAsync) once unlocked.
+func (s *shard) fenceAbortLocked(id string, m *txnMeta, now int64) (*txnMeta, error) {
+	n := m.clone()
+	if !epochExhausted(n.epoch) {
+		n.epoch++
+	}
+	n.lastEpoch = log.NoProducerEpoch
+	n.state, n.updateMs = PrepareAbort, now
+	if err := s.writeLocked(id, n); err != nil {
+		return nil, err
+	}
+	return n, nil
 }

@@ -91,13 +91,8 @@ func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEp
 	case m.state == Ongoing:
 		// Fence the producer of the open transaction and abort it; the
 		// caller retries once it is aborted.
-		n := m.clone()
-		if !epochExhausted(n.epoch) {
-			n.epoch++
-		}
-		n.lastEpoch = log.NoProducerEpoch
-		n.state, n.updateMs = PrepareAbort, now
-		if err := s.writeLocked(id, n); err != nil {
+		n, err := s.fenceAbortLocked(id, m, now)
+		if err != nil {
 			return -1, -1, false, err
 		}
 		s.finishAsync(n)
