@@ -179,8 +179,8 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 			// The static member restarted: its old incarnation is fenced.
 			recs := cg.fenceRecords(&env, cur)
 			if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
-				c.logger.Warn("cannot fence a static member", "group", e.g.id, "partition", s.id, "err", err)
-				fail(groupStoreCode(err), memberID)
+				c.logger.Warn("cannot fence a static member", "group", e.g.id, "partition", s.Partition, "err", err)
+				fail(storeCode(err), memberID)
 				return
 			}
 			s.replayConsumerLocked(e.g, recs)
@@ -208,8 +208,8 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 		return
 	}
 	if err := s.writeConsumerLocked(e.g.id, out.recs, false, nil); err != nil {
-		c.logger.Warn("cannot store a classic member of a consumer group", "group", e.g.id, "partition", s.id, "err", err)
-		fail(groupStoreCode(err), memberID)
+		c.logger.Warn("cannot store a classic member of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
+		fail(storeCode(err), memberID)
 		return
 	}
 	s.replayConsumerLocked(e.g, out.recs)
@@ -307,8 +307,8 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 		env := s.c.env(now)
 		recs := cg.fenceRecords(&env, gone...)
 		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
-			s.c.logger.Warn("cannot remove classic members of a consumer group", "group", e.g.id, "partition", s.id, "err", err)
-			code := groupStoreCode(err)
+			s.c.logger.Warn("cannot remove classic members of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
+			code := storeCode(err)
 			for i := range codes {
 				if codes[i] == 0 {
 					codes[i] = code

@@ -3,7 +3,6 @@ package group
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,7 +36,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 	env := c.env(now)
 	e := s.mu.groups[r.Group]
 	notFound := func(msg string) ConsumerHeartbeatResult {
-		s.mu.Unlock()
+		s.Unlock()
 		return ConsumerHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf(msg, r.Group)}
 	}
 	if r.MemberEpoch < 0 {
@@ -76,8 +75,8 @@ func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out
 	res := out.res
 	if res.Err == 0 && (len(out.recs) > 0 || convert) {
 		if err := s.writeConsumerLocked(e.g.id, out.recs, convert && !created, nil); err != nil {
-			s.c.logger.Warn("cannot store consumer group records", "group", e.g.id, "partition", s.id, "err", err)
-			res = ConsumerHeartbeatResult{Err: consumerStoreCode(err)}
+			s.c.logger.Warn("cannot store consumer group records", "group", e.g.id, "partition", s.Partition, "err", err)
+			res = ConsumerHeartbeatResult{Err: storeCode(err)}
 		} else {
 			if convert {
 				e.g.consumer = cg
@@ -87,7 +86,7 @@ func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out
 	}
 	if res.Err != 0 && created {
 		delete(s.mu.groups, e.g.id) // the group never was
-		s.mu.Unlock()
+		s.Unlock()
 		return res
 	}
 	if res.Err == 0 && e.g.consumer != nil {
@@ -98,22 +97,6 @@ func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out
 	}
 	s.finishLocked(e, now)
 	return res
-}
-
-// consumerStoreCode is the error a failed write gives a heartbeat (Kafka's
-// mapping for its coordinator writes).
-func consumerStoreCode(err error) int16 {
-	var ke *kerr.Error
-	if !errors.As(err, &ke) {
-		return kerr.NotCoordinator.Code
-	}
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-		return kerr.CoordinatorNotAvailable.Code
-	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
-		return kerr.NotCoordinator.Code
-	}
-	return kerr.UnknownServerError.Code
 }
 
 // writeConsumerLocked writes a consumer group's records as one batch, after
@@ -186,7 +169,7 @@ func (s *shard) expireConsumerLocked(e *entry, now int64) {
 		env := s.c.env(now)
 		recs := g.consumer.fenceRecords(&env, gone...)
 		if err := s.writeConsumerLocked(g.id, recs, false, nil); err != nil {
-			s.c.logger.Warn("cannot remove expired consumer group members", "group", g.id, "partition", s.id, "err", err)
+			s.c.logger.Warn("cannot remove expired consumer group members", "group", g.id, "partition", s.Partition, "err", err)
 			for _, m := range gone {
 				m.sessionDeadline, m.revokeDeadline = now+1000, 0 // try again later
 			}
@@ -339,7 +322,7 @@ func (c *Coordinator) DescribeConsumerGroup(group string) ConsumerGroupDescripti
 	if code != 0 {
 		return ConsumerGroupDescription{Err: code, State: Dead}
 	}
-	defer s.mu.Unlock()
+	defer s.Unlock()
 	e := s.mu.groups[group]
 	switch {
 	case e == nil:

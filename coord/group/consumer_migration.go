@@ -126,9 +126,9 @@ func (s *shard) upgradeLocked(e *entry, now int64, r *ConsumerHeartbeatRequest) 
 		return out.res
 	}
 	if err := s.writeConsumerLocked(e.g.id, append(pre, out.recs...), true, nil); err != nil {
-		s.c.logger.Warn("cannot upgrade classic group to consumer group", "group", e.g.id, "partition", s.id, "err", err)
+		s.c.logger.Warn("cannot upgrade classic group to consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
 		s.finishLocked(e, now)
-		return ConsumerHeartbeatResult{Err: consumerStoreCode(err)}
+		return ConsumerHeartbeatResult{Err: storeCode(err)}
 	}
 	e.g.resetClassic(now, kerr.RebalanceInProgress.Code)
 	e.g.consumer = cg
@@ -191,7 +191,7 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 	g.protocol = protocol
 	g.transition(now, Stable)
 	if err := s.writeConsumerLocked(g.id, recs, false, g.metadataValue(nil)); err != nil {
-		s.c.logger.Warn("cannot downgrade consumer group to classic group", "group", g.id, "partition", s.id, "err", err)
+		s.c.logger.Warn("cannot downgrade consumer group to classic group", "group", g.id, "partition", s.Partition, "err", err)
 		g.resetClassic(now, 0)
 		return
 	}

@@ -327,10 +327,10 @@ func TestConsumerGroupSessionAndRebalanceTimeouts(t *testing.T) {
 
 // tick runs a group's due timers as its timer goroutine would.
 func tick(c *Coordinator, group string) {
-	s := c.shards[c.PartitionFor(group)]
-	s.mu.Lock()
+	s, _ := c.table.Get(c.PartitionFor(group))
+	s.Lock()
 	e := s.mu.groups[group]
-	s.mu.Unlock()
+	s.Unlock()
 	if e != nil {
 		s.fire(e)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kzero/coord/shards"
 	"kzero/replica"
 )
 
@@ -116,20 +117,22 @@ func (c *Config) setDefaults() {
 // concurrent use; JoinGroup and SyncGroup answer through callbacks, maybe
 // later and from another goroutine.
 type Coordinator struct {
-	cfg        Config
-	policy     Policy
-	logger     *slog.Logger
-	now        func() int64 // ms
-	partitions atomic.Int32
+	cfg    Config
+	policy Policy
+	logger *slog.Logger
+	now    func() int64 // ms
 	// topics is the cluster's topics, to resolve consumer groups'
 	// subscriptions (SetTopics).
 	topics atomic.Pointer[topicsView]
 	// purges are the purges of deleted topics' offsets in flight.
 	purges sync.WaitGroup
+	// table is the shards of the partitions this broker leads.
+	table *shards.Table[*shard]
+	// loadGate, when set (tests), runs before a shard reads its
+	// partition: a test holds a shard loading with it.
+	loadGate func(partition int32)
 
-	mu     sync.RWMutex
-	shards map[int32]*shard
-	closed bool
+	mu     sync.Mutex // orders expiry's re-arming and Close
 	expiry *time.Timer
 }
 
@@ -140,7 +143,6 @@ func New(cfg Config) *Coordinator {
 		cfg:    cfg,
 		logger: cfg.Logger,
 		now:    func() int64 { return time.Now().UnixMilli() },
-		shards: map[int32]*shard{},
 		policy: Policy{
 			InitialRebalanceDelay: cfg.InitialRebalanceDelay.Milliseconds(),
 			MinSessionTimeout:     int32(min(cfg.MinSessionTimeout.Milliseconds(), math.MaxInt32)),
@@ -156,7 +158,8 @@ func New(cfg Config) *Coordinator {
 			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
 		},
 	}
-	c.partitions.Store(cfg.NumPartitions)
+	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout},
+		func(rt *shards.Shard) *shard { return newShard(c, rt) })
 	c.expiry = time.AfterFunc(cfg.RetentionCheckInterval, c.expireOffsets)
 	return c
 }
@@ -198,11 +201,7 @@ func (c *Coordinator) TopicSpec(liveBrokers int) (partitions int32, replicationF
 // SetPartitionCount tells the coordinator how many partitions
 // __consumer_offsets has, once it exists (offsets.topic.num.partitions
 // until then): groups hash over them.
-func (c *Coordinator) SetPartitionCount(n int32) {
-	if n > 0 {
-		c.partitions.Store(n)
-	}
-}
+func (c *Coordinator) SetPartitionCount(n int32) { c.table.SetPartitionCount(n) }
 
 // SetTopics gives the coordinator the cluster's topics as they are now (a
 // new metadata image): consumer groups resolve their subscriptions against
@@ -230,91 +229,39 @@ type topicsView struct{ Topics }
 
 // PartitionFor is the __consumer_offsets partition of a group.
 func (c *Coordinator) PartitionFor(group string) int32 {
-	return PartitionFor(group, c.partitions.Load())
+	return c.table.PartitionFor(group)
 }
 
 // Lead makes this broker the coordinator of the groups of p, a
 // __consumer_offsets partition it now leads: their state is read from p
 // in the background; until it is, their requests get
 // COORDINATOR_LOAD_IN_PROGRESS. Leading a partition already led is a
-// no-op. It returns a channel closed once the load ended.
-func (c *Coordinator) Lead(p *replica.Partition) <-chan struct{} {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		done := make(chan struct{})
-		close(done)
-		return done
-	}
-	old := c.shards[p.TP.Partition]
-	if old != nil && old.part == p {
-		c.mu.Unlock()
-		return old.loaded
-	}
-	s := newShard(c, p)
-	c.shards[p.TP.Partition] = s
-	c.mu.Unlock()
-	if old != nil {
-		old.close()
-	}
-	go s.load()
-	return s.loaded
-}
+// no-op (a newer leader epoch is only noted, as Kafka's group coordinator
+// runtime does). It returns a channel closed once the load ended.
+func (c *Coordinator) Lead(p *replica.Partition) <-chan struct{} { return c.table.Lead(p) }
 
 // Resign drops the groups of a partition this broker no longer leads;
 // requests waiting on them get NOT_COORDINATOR.
-func (c *Coordinator) Resign(partition int32) {
-	c.mu.Lock()
-	s := c.shards[partition]
-	delete(c.shards, partition)
-	c.mu.Unlock()
-	if s != nil {
-		s.close()
-	}
-}
+func (c *Coordinator) Resign(partition int32) { c.table.Resign(partition) }
 
 // Leading lists the partitions this broker coordinates (loaded or not).
-func (c *Coordinator) Leading() []int32 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]int32, 0, len(c.shards))
-	for p := range c.shards {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
-}
+func (c *Coordinator) Leading() []int32 { return c.table.Leading() }
 
 // Close resigns every partition and stops the offsets expiry.
 func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.closed = true
+	c.table.Close()
+	c.mu.Lock() // after the table closed, expireOffsets re-arms no more
 	c.expiry.Stop()
-	shards := c.shards
-	c.shards = map[int32]*shard{}
 	c.mu.Unlock()
-	for _, s := range shards {
-		s.close()
-	}
 }
 
 // lock returns the group's shard, locked, or the error code for a group
-// this broker cannot serve now.
+// this broker cannot serve now (NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS).
 func (c *Coordinator) lock(group string) (*shard, int16) {
-	c.mu.RLock()
-	s := c.shards[c.PartitionFor(group)]
-	c.mu.RUnlock()
-	if s == nil {
-		return nil, kerr.NotCoordinator.Code
-	}
-	s.mu.Lock()
-	switch s.mu.state {
-	case shardLoading:
-		s.mu.Unlock()
-		return nil, kerr.CoordinatorLoadInProgress.Code
-	case shardClosed:
-		s.mu.Unlock()
-		return nil, kerr.NotCoordinator.Code
+	s, err := c.table.Lock(c.PartitionFor(group))
+	if err != nil {
+		return nil, shards.Code(err)
 	}
 	return s, 0
 }
@@ -346,9 +293,9 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 		// An empty consumer group becomes a classic group.
 		recs := e.g.consumer.deleteRecords()
 		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
-			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.id, "err", err)
+			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 			s.finishLocked(e, now)
-			done(joinError(groupStoreCode(err), r.MemberID))
+			done(joinError(storeCode(err), r.MemberID))
 			return
 		}
 		s.replayConsumerLocked(e.g, recs)
@@ -356,7 +303,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	created := false
 	if e == nil {
 		if r.MemberID != "" {
-			s.mu.Unlock()
+			s.Unlock()
 			done(joinError(kerr.UnknownMemberID.Code, r.MemberID))
 			return
 		}
@@ -391,7 +338,7 @@ func (c *Coordinator) SyncGroup(r *SyncRequest, done func(SyncResult)) {
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e == nil {
-		s.mu.Unlock()
+		s.Unlock()
 		done(SyncResult{Err: kerr.UnknownMemberID.Code})
 		return
 	}
@@ -418,7 +365,7 @@ func (c *Coordinator) Heartbeat(r *HeartbeatRequest) int16 {
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e == nil {
-		s.mu.Unlock()
+		s.Unlock()
 		return kerr.UnknownMemberID.Code
 	}
 	if e.g.consumer != nil {
@@ -441,7 +388,7 @@ func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (int16, []
 	now := c.now()
 	e := s.mu.groups[group]
 	if e == nil {
-		s.mu.Unlock()
+		s.Unlock()
 		codes := make([]int16, len(members))
 		for i := range codes {
 			codes[i] = kerr.UnknownMemberID.Code
@@ -473,7 +420,7 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		if r.Generation >= 0 {
-			s.mu.Unlock()
+			s.Unlock()
 			if r.UnknownGroupIsNotFound {
 				return all(kerr.GroupIDNotFound.Code)
 			}
@@ -491,8 +438,8 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, codes)
 	if len(recs) > 0 {
 		if base, err := s.appendLocked(recs); err != nil {
-			c.logger.Warn("cannot store offsets", "group", e.g.id, "partition", s.id, "err", err)
-			code := offsetStoreCode(err)
+			c.logger.Warn("cannot store offsets", "group", e.g.id, "partition", s.Partition, "err", err)
+			code := storeCode(err)
 			for _, i := range idx {
 				codes[i] = code
 			}
@@ -506,6 +453,10 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 	s.finishLocked(e, now)
 	return codes
 }
+
+// commitTimeout bounds how long a coordinator write waits for the ISR to
+// have it (offsets.commit.timeout.ms's default).
+const commitTimeout = 5 * time.Second
 
 // offsetRecordsLocked encodes the records of a commit's offsets in the
 // shard's scratch bytes, record k for offsets[idx[k]] with value vals[k];
@@ -564,17 +515,17 @@ func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, int16) {
 	}
 	e := s.mu.groups[r.Group]
 	if e == nil {
-		s.mu.Unlock()
+		s.Unlock()
 		return newGroup(r.Group, &c.policy, 0).fetchOffsets(r.Topics, false), 0
 	}
 	if e.g.consumer != nil {
 		if code := e.g.consumer.validateFetch(r.MemberID, r.MemberEpoch); code != 0 {
-			s.mu.Unlock()
+			s.Unlock()
 			return nil, code
 		}
 	}
 	out := e.g.fetchOffsets(r.Topics, r.RequireStable)
-	s.mu.Unlock()
+	s.Unlock()
 	return out, 0
 }
 
@@ -588,7 +539,7 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, 
 	now := c.now()
 	e := s.mu.groups[group]
 	if e == nil {
-		s.mu.Unlock()
+		s.Unlock()
 		return kerr.GroupIDNotFound.Code, nil
 	}
 	if code := e.g.validateDeleteOffsets(); code != 0 {
@@ -609,8 +560,8 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, 
 	}
 	if len(del) > 0 {
 		if err := s.appendTombstonesLocked(e.g, del, false); err != nil {
-			c.logger.Warn("cannot delete offsets", "group", e.g.id, "partition", s.id, "err", err)
-			code := offsetStoreCode(err)
+			c.logger.Warn("cannot delete offsets", "group", e.g.id, "partition", s.Partition, "err", err)
+			code := storeCode(err)
 			for _, i := range idx {
 				codes[i] = code
 			}
@@ -672,7 +623,7 @@ func (c *Coordinator) DeleteGroups(groups []string) []int16 {
 		now := c.now()
 		e := s.mu.groups[id]
 		if e == nil {
-			s.mu.Unlock()
+			s.Unlock()
 			codes[i] = kerr.GroupIDNotFound.Code
 			continue
 		}
@@ -681,8 +632,8 @@ func (c *Coordinator) DeleteGroups(groups []string) []int16 {
 			continue
 		}
 		if err := s.appendTombstonesLocked(e.g, e.g.allPartitions(), true); err != nil {
-			c.logger.Warn("cannot delete group", "group", e.g.id, "partition", s.id, "err", err)
-			codes[i] = groupStoreCode(err)
+			c.logger.Warn("cannot delete group", "group", e.g.id, "partition", s.Partition, "err", err)
+			codes[i] = storeCode(err)
 		} else {
 			clear(e.g.offsets)
 			clear(e.g.txnOffsets)
@@ -696,25 +647,19 @@ func (c *Coordinator) DeleteGroups(groups []string) []int16 {
 // ListGroups lists the groups of every loaded partition, with
 // COORDINATOR_LOAD_IN_PROGRESS when some partition is still loading.
 func (c *Coordinator) ListGroups() ([]Listing, int16) {
-	c.mu.RLock()
-	shards := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		shards = append(shards, s)
-	}
-	c.mu.RUnlock()
 	var out []Listing
 	var code int16
-	for _, s := range shards {
-		s.mu.Lock()
-		switch s.mu.state {
-		case shardLoading:
+	for _, s := range c.table.All() {
+		s.Lock()
+		switch s.StateLocked() {
+		case shards.Loading:
 			code = kerr.CoordinatorLoadInProgress.Code
-		case shardActive:
+		case shards.Active:
 			for _, e := range s.mu.groups {
 				out = append(out, e.g.Listing())
 			}
 		}
-		s.mu.Unlock()
+		s.Unlock()
 	}
 	slices.SortFunc(out, func(a, b Listing) int { return strings.Compare(a.Group, b.Group) })
 	return out, code
@@ -726,7 +671,7 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, co
 	if code != 0 {
 		return Description{}, false, code
 	}
-	defer s.mu.Unlock()
+	defer s.Unlock()
 	e := s.mu.groups[group]
 	if e == nil {
 		return Description{State: Dead}, false, 0
@@ -741,21 +686,14 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, co
 // empty groups left without offsets, in every loaded partition; then
 // schedules itself again.
 func (c *Coordinator) expireOffsets() {
-	c.mu.RLock()
-	shards := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		shards = append(shards, s)
-	}
-	closed := c.closed
-	c.mu.RUnlock()
-	if closed {
+	if c.table.Closed() {
 		return
 	}
-	for _, s := range shards {
+	for _, s := range c.table.All() {
 		s.expire(c.now(), c.cfg.OffsetsRetention.Milliseconds())
 	}
 	c.mu.Lock()
-	if !c.closed {
+	if !c.table.Closed() {
 		c.expiry.Reset(c.cfg.RetentionCheckInterval)
 	}
 	c.mu.Unlock()
@@ -763,9 +701,7 @@ func (c *Coordinator) expireOffsets() {
 
 // expire runs the offsets expiry over the shard's groups.
 func (s *shard) expire(now, retention int64) {
-	s.mu.Lock()
-	if s.mu.state != shardActive {
-		s.mu.Unlock()
+	if !s.LockActive() {
 		return
 	}
 	var ready []func()
@@ -776,7 +712,7 @@ func (s *shard) expire(now, retention int64) {
 			continue
 		}
 		if err := s.appendTombstonesLocked(e.g, expired, dead); err != nil {
-			s.c.logger.Warn("cannot write expired offsets' tombstones", "group", e.g.id, "partition", s.id, "err", err)
+			s.c.logger.Warn("cannot write expired offsets' tombstones", "group", e.g.id, "partition", s.Partition, "err", err)
 			continue
 		}
 		if dead {
@@ -784,7 +720,7 @@ func (s *shard) expire(now, retention int64) {
 			ready = append(ready, s.settleLocked(e, now)...)
 		}
 	}
-	s.mu.Unlock()
+	s.Unlock()
 	for _, f := range ready {
 		f()
 	}

@@ -303,10 +303,10 @@ func TestCoordinatorServesOnlyItsLoadedPartitions(t *testing.T) {
 		t.Fatalf("join to a partition led elsewhere: %+v", res)
 	}
 	// A partition still loading.
-	s := newShard(c, n.lead(1))
-	c.mu.Lock()
-	c.shards[1] = s
-	c.mu.Unlock()
+	gate := make(chan struct{})
+	c.loadGate = func(int32) { <-gate }
+	loaded := c.Lead(n.lead(1))
+	defer func() { close(gate); <-loaded }()
 	c.JoinGroup(&JoinRequest{Group: other, ProtocolType: "consumer", Protocols: []Protocol{{Name: "r"}}, SessionTimeout: 1000}, func(r JoinResult) { res = r })
 	if res.Err != kerr.CoordinatorLoadInProgress.Code {
 		t.Fatalf("join while loading: %+v", res)
@@ -397,7 +397,7 @@ func TestCoordinatorExpiresOffsetsAndEmptyGroups(t *testing.T) {
 	}
 	now += 20
 	retention := c.cfg.OffsetsRetention.Milliseconds()
-	for _, s := range c.shards {
+	for _, s := range c.table.All() {
 		s.expire(now+retention-1000, retention)
 	}
 	list, _ := c.ListGroups()

@@ -19,14 +19,17 @@
 // that must survive a restart is written to the partition first, as
 // records in Kafka's own format (kmsg's OffsetCommitKey/Value and
 // GroupMetadataKey/Value, and the consumer group records of
-// consumer_records.go; a null value is a tombstone), through
-// replica.Partition.Append with acks=-1, and applied once the append
-// returned. When the broker becomes a partition's leader (at start-up,
-// after a failover) the shard is rebuilt by reading the partition from its
-// log start; until then requests for its groups get
+// consumer_records.go; a null value is a tombstone), through the
+// coordinator runtime (coord/shards: an acks=-1 append, then a wait until
+// the high watermark passes it), and applied once it is committed. A
+// failed write answers what shards.GroupError says (Kafka 4's one table
+// for the group coordinator). The runtime moves shards with leadership:
+// when the broker becomes a partition's leader (at start-up, after a
+// failover) the shard is rebuilt by reading the partition from its log
+// start; until then requests for its groups get
 // COORDINATOR_LOAD_IN_PROGRESS (but SyncGroup REBALANCE_IN_PROGRESS and
 // Heartbeat no error, as Kafka answers them), and requests for groups of
-// partitions led elsewhere get NOT_COORDINATOR.
+// partitions led elsewhere, or resigned, get NOT_COORDINATOR.
 //
 // # The state machine
 //
@@ -44,7 +47,8 @@
 //
 // # Goroutines
 //
-// A shard's mutex guards its groups. Requests run on the callers'
+// A shard's lock (the runtime's) guards its groups and the partition's
+// writes, held while a write waits for the high watermark. Requests run on the callers'
 // goroutines; each group has one timer (time.AfterFunc) armed at its next
 // deadline; a shard loads on a goroutine of its own; one timer expires
 // offsets every offsets.retention.check.interval.ms. Callbacks run after

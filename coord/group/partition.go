@@ -1,6 +1,6 @@
 package group
 
-import "unicode/utf16"
+import "kzero/coord/shards"
 
 // TopicName is Kafka's internal topic of group metadata and offsets.
 const TopicName = "__consumer_offsets"
@@ -8,25 +8,5 @@ const TopicName = "__consumer_offsets"
 // PartitionFor is the __consumer_offsets partition of a group, as Kafka
 // computes it: Utils.abs(groupId.hashCode()) % partitions.
 func PartitionFor(group string, partitions int32) int32 {
-	if partitions <= 0 {
-		return 0
-	}
-	return int32(javaHashCode(group)&0x7fffffff) % partitions
-}
-
-// javaHashCode is Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1]
-// over the string's UTF-16 code units, in int32 arithmetic. Invalid UTF-8
-// counts as U+FFFD, as Kafka's decoder reads it.
-func javaHashCode(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			h = 31*h + lo
-			continue
-		}
-		h = 31*h + r
-	}
-	return h
+	return shards.PartitionFor(group, partitions)
 }

@@ -185,6 +185,19 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 	case "restart":
 		s.c.Close()
 		s.open()
+	case "resign":
+		s.c.Resign(0)
+	case "lead":
+		// This broker leads __consumer_offsets-0 (again) at an epoch.
+		lcfg := log.DefaultConfig()
+		lcfg.SegmentIndexBytes = 1 << 16
+		p, err := s.replicas.MakeLeader(replica.LeaderSpec{TP: s.part.TP, LeaderEpoch: int32(argInt(t, d, "epoch", 0)),
+			ISR: []int32{1}, MinInsyncReplicas: 1, Config: lcfg})
+		if err != nil {
+			t.Fatalf("lead: %v", err)
+		}
+		s.part = p
+		<-s.c.Lead(p)
 	case "describe":
 	default:
 		t.Fatalf("unknown command %q", d.Cmd)
@@ -650,7 +663,7 @@ func (s *script) printState(b *strings.Builder, members bool) {
 		fmt.Fprintf(b, "state: %s\n", errName(code))
 		return
 	}
-	defer sh.mu.Unlock()
+	defer sh.Unlock()
 	e := sh.mu.groups["g"]
 	if e == nil {
 		b.WriteString("state: no group\n")

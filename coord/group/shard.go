@@ -1,49 +1,32 @@
 package group
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"kzero/log"
+	"kzero/coord/shards"
 	krecord "kzero/record"
-	"kzero/replica"
-)
-
-// shardState is a shard's lifecycle: loading from its partition, serving,
-// closed (this broker no longer leads the partition).
-type shardState int8
-
-const (
-	shardLoading shardState = iota
-	shardActive
-	shardClosed
 )
 
 // shard is the groups of one __consumer_offsets partition this broker
-// leads. Its mutex guards every group in it and the partition's writes, so
-// the order of records in the partition is the order of changes.
+// leads. The runtime's lock guards every group in it and the partition's
+// writes, so the order of records in the partition is the order of
+// changes.
 type shard struct {
-	c      *Coordinator
-	id     int32
-	part   *replica.Partition
-	loaded chan struct{} // closed when the load ends
+	*shards.Shard
+	c *Coordinator
 
+	// mu is the state the Shard's lock guards.
 	mu struct {
-		sync.Mutex
-		state  shardState
 		groups map[string]*entry
 		// txns: the groups holding offsets of each producer's open
 		// transaction (TxnOffsetCommit), for CompleteTxn.
 		txns map[int64]map[string]struct{}
-		// build holds the batch being built and its records' bytes.
-		build   krecord.Builder
-		batch   []byte
+		// scratch holds the bytes of the records being written.
 		scratch []byte
 	}
 }
@@ -59,8 +42,8 @@ type entry struct {
 // value end of -1 is a null value (tombstone).
 type kv struct{ k0, k1, v0, v1 int }
 
-func newShard(c *Coordinator, p *replica.Partition) *shard {
-	s := &shard{c: c, id: p.TP.Partition, part: p, loaded: make(chan struct{})}
+func newShard(c *Coordinator, rt *shards.Shard) *shard {
+	s := &shard{Shard: rt, c: c}
 	s.mu.groups = map[string]*entry{}
 	s.mu.txns = map[int64]map[string]struct{}{}
 	return s
@@ -78,7 +61,7 @@ func (s *shard) addLocked(id string, now int64) *entry {
 // runs the responses the change completed.
 func (s *shard) finishLocked(e *entry, now int64) {
 	ready := s.settleLocked(e, now)
-	s.mu.Unlock()
+	s.Unlock()
 	for _, f := range ready {
 		f()
 	}
@@ -145,9 +128,9 @@ func (s *shard) armLocked(e *entry, now int64) {
 
 // fire runs a group's due timers.
 func (s *shard) fire(e *entry) {
-	s.mu.Lock()
-	if s.mu.state != shardActive || s.mu.groups[e.g.id] != e {
-		s.mu.Unlock()
+	s.Lock()
+	if s.StateLocked() != shards.Active || s.mu.groups[e.g.id] != e {
+		s.Unlock()
 		return
 	}
 	now := s.c.now()
@@ -171,8 +154,8 @@ func (s *shard) storeGroupLocked(g *Group, st *store) int16 {
 		r.v1 = len(s.mu.scratch)
 	}
 	if _, err := s.appendLocked([]kv{r}); err != nil {
-		s.c.logger.Warn("cannot store group metadata", "group", g.id, "partition", s.id, "err", err)
-		return groupStoreCode(err)
+		s.c.logger.Warn("cannot store group metadata", "group", g.id, "partition", s.Partition, "err", err)
+		return storeCode(err)
 	}
 	return 0
 }
@@ -184,20 +167,11 @@ func (s *shard) appendLocked(recs []kv) (int64, error) {
 }
 
 // writeLocked writes records as one batch: a plain one, or with a producer
-// id a transactional one of that producer (no sequence), appended as the
-// coordinator's own through AppendCoordinator, which checks the producer's
-// epoch. The batch is stamped with the wall clock, whatever the
-// coordinator's clock says. It returns the log offset of the first record.
+// id a transactional one of that producer (see shards.Shard.BatchLocked).
+// It returns the log offset of the first record once the batch is
+// committed.
 func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (int64, error) {
-	b := &s.mu.build
-	b.Reset(krecord.BatchHeader{
-		BaseTimestamp:   time.Now().UnixMilli(),
-		LastOffsetDelta: -1,
-		ProducerID:      producerID,
-		ProducerEpoch:   producerEpoch,
-		BaseSequence:    krecord.NoSequence,
-		Transactional:   producerID != krecord.NoProducerID,
-	})
+	b := s.BatchLocked(producerID, producerEpoch)
 	for i, r := range recs {
 		rec := krecord.Record{OffsetDelta: int32(i), Key: s.mu.scratch[r.k0:r.k1]}
 		if r.v1 >= 0 {
@@ -205,66 +179,16 @@ func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (i
 		}
 		b.Add(&rec)
 	}
-	batch, err := b.AppendTo(s.mu.batch[:0])
-	if err != nil {
-		return 0, fmt.Errorf("build a __consumer_offsets batch: %w", err)
-	}
-	s.mu.batch = batch[:0]
-	var info log.AppendInfo
-	if producerID == krecord.NoProducerID {
-		info, err = s.part.Append(batch, -1)
-	} else {
-		info, err = s.part.AppendCoordinator(batch)
-	}
-	if err == nil {
-		err = s.part.WaitCommitted(info.LastOffset+1, commitTimeout)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("append to %s: %w", s.part.TP, err)
-	}
-	return info.FirstOffset, nil
+	return s.WriteLocked()
 }
 
-// groupStoreCode is the error a group metadata write failure gives the
-// members waiting on it (Kafka's mapping).
-func groupStoreCode(err error) int16 {
-	var ke *kerr.Error
-	if !errors.As(err, &ke) {
-		return kerr.NotCoordinator.Code // a storage error: the partition is lost
-	}
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
-		return kerr.CoordinatorNotAvailable.Code
-	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
-		return kerr.NotCoordinator.Code
-	case kerr.RequestTimedOut:
-		return kerr.RebalanceInProgress.Code
-	}
-	return kerr.UnknownServerError.Code
-}
+// storeCode is the code a failed write gives the members or offsets
+// waiting on it (shards.GroupError, Kafka's table).
+func storeCode(err error) int16 { return shards.Code(shards.GroupError(err)) }
 
-// offsetStoreCode is the error an offset write failure gives the commit.
-func offsetStoreCode(err error) int16 {
-	var ke *kerr.Error
-	if !errors.As(err, &ke) {
-		return kerr.NotCoordinator.Code
-	}
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-		return kerr.CoordinatorNotAvailable.Code
-	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
-		return kerr.NotCoordinator.Code
-	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
-		return kerr.InvalidCommitOffsetSize.Code
-	}
-	return kerr.UnknownServerError.Code
-}
-
-// close ends the shard: its groups are dropped and waiting requests told
-// NOT_COORDINATOR.
-func (s *shard) close() {
-	s.mu.Lock()
-	s.mu.state = shardClosed
+// Unload drops the shard's groups; waiting requests are told
+// NOT_COORDINATOR (shards.Coordinated).
+func (s *shard) Unload() func() {
 	now := s.c.now()
 	var ready []func()
 	for id, e := range s.mu.groups {
@@ -275,45 +199,46 @@ func (s *shard) close() {
 		ready = append(ready, e.g.takeReady()...)
 		delete(s.mu.groups, id)
 	}
-	s.mu.Unlock()
-	for _, f := range ready {
-		f()
+	return func() {
+		for _, f := range ready {
+			f()
+		}
 	}
 }
 
-// load rebuilds the shard's groups from the partition, then serves them.
-func (s *shard) load() {
-	defer close(s.loaded)
+// Load reads the shard's groups from the partition and returns how to
+// serve them (shards.Coordinated).
+func (s *shard) Load() shards.Install {
+	if s.c.loadGate != nil {
+		s.c.loadGate(s.Partition)
+	}
 	start := time.Now()
 	ld := newLoader()
 	err := s.read(ld)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.state != shardLoading {
-		return
-	}
-	if err != nil {
-		// The records before the error are kept: serving them beats
-		// serving nothing.
-		s.c.logger.Error("cannot read all of __consumer_offsets partition; groups after the error are lost", "partition", s.id, "err", err)
-	}
-	if ld.skipped > 0 {
-		s.c.logger.Warn("skipped undecodable __consumer_offsets records", "partition", s.id, "records", ld.skipped, "first_err", ld.firstErr)
-	}
-	now := s.c.now()
-	for id, g := range ld.groups(&s.c.policy, now) {
-		if g.consumer != nil {
-			g.consumer.restartTimers(now, &s.c.policy)
+	return func() func() {
+		if err != nil {
+			// The records before the error are kept: serving them beats
+			// serving nothing.
+			s.c.logger.Error("cannot read all of __consumer_offsets partition; groups after the error are lost", "partition", s.Partition, "err", err)
 		}
-		e := &entry{g: g}
-		s.mu.groups[id] = e
-		for pid := range g.txnOffsets {
-			s.indexTxnLocked(pid, id)
+		if ld.skipped > 0 {
+			s.c.logger.Warn("skipped undecodable __consumer_offsets records", "partition", s.Partition, "records", ld.skipped, "first_err", ld.firstErr)
 		}
-		s.armLocked(e, now)
+		now := s.c.now()
+		for id, g := range ld.groups(&s.c.policy, now) {
+			if g.consumer != nil {
+				g.consumer.restartTimers(now, &s.c.policy)
+			}
+			e := &entry{g: g}
+			s.mu.groups[id] = e
+			for pid := range g.txnOffsets {
+				s.indexTxnLocked(pid, id)
+			}
+			s.armLocked(e, now)
+		}
+		s.c.logger.Info("loaded group coordinator partition", "partition", s.Partition, "groups", len(s.mu.groups), "took", time.Since(start))
+		return nil
 	}
-	s.mu.state = shardActive
-	s.c.logger.Info("loaded group coordinator partition", "partition", s.id, "groups", len(s.mu.groups), "took", time.Since(start))
 }
 
 // read feeds every record of the partition, from its log start to its
@@ -322,7 +247,7 @@ func (s *shard) load() {
 func (s *shard) read(ld *loader) error {
 	var rr krecord.Iter
 	defer rr.Release()
-	return s.part.ScanAll(func(b krecord.Batch) error {
+	return s.Replica().ScanAll(func(b krecord.Batch) error {
 		if err := rr.Reset(b, 0); err != nil {
 			return fmt.Errorf("batch at offset %d: %w", b.BaseOffset(), err)
 		}
@@ -497,7 +422,3 @@ func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
 	}
 	return out
 }
-
-// commitTimeout bounds how long a coordinator write waits for the ISR to
-// have it (offsets.commit.timeout.ms's default).
-const commitTimeout = 5 * time.Second

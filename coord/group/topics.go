@@ -56,21 +56,13 @@ func deletedTopics(old, next Topics) map[string]bool {
 // the offsets are dropped; a group left empty with no offsets is deleted.
 // Shards still loading keep theirs.
 func (c *Coordinator) purgeTopics(topics map[string]bool) {
-	c.mu.RLock()
-	shards := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		shards = append(shards, s)
-	}
-	c.mu.RUnlock()
-	for _, s := range shards {
+	for _, s := range c.table.All() {
 		s.purgeTopics(c.now(), topics)
 	}
 }
 
 func (s *shard) purgeTopics(now int64, topics map[string]bool) {
-	s.mu.Lock()
-	if s.mu.state != shardActive {
-		s.mu.Unlock()
+	if !s.LockActive() {
 		return
 	}
 	var ready []func()
@@ -85,7 +77,7 @@ func (s *shard) purgeTopics(now int64, topics map[string]bool) {
 			continue
 		}
 		if err := s.appendTombstonesLocked(e.g, tps, false); err != nil {
-			s.c.logger.Warn("cannot delete the offsets of deleted topics", "group", e.g.id, "partition", s.id, "err", err)
+			s.c.logger.Warn("cannot delete the offsets of deleted topics", "group", e.g.id, "partition", s.Partition, "err", err)
 			continue
 		}
 		for _, tp := range tps {
@@ -96,13 +88,13 @@ func (s *shard) purgeTopics(now int64, topics map[string]bool) {
 			continue
 		}
 		if err := s.appendTombstonesLocked(e.g, nil, true); err != nil {
-			s.c.logger.Warn("cannot delete a group left without offsets", "group", e.g.id, "partition", s.id, "err", err)
+			s.c.logger.Warn("cannot delete a group left without offsets", "group", e.g.id, "partition", s.Partition, "err", err)
 			continue
 		}
 		e.g.markDead(now, kerr.GroupIDNotFound.Code)
 		ready = append(ready, s.settleLocked(e, now)...)
 	}
-	s.mu.Unlock()
+	s.Unlock()
 	for _, f := range ready {
 		f()
 	}

@@ -14,14 +14,10 @@ package group
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	krecord "kzero/record"
 )
 
 // TxnCommitRequest is a TxnOffsetCommit request.
@@ -67,7 +63,7 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		if r.Generation >= 0 {
-			s.mu.Unlock()
+			s.Unlock()
 			return all(kerr.IllegalGeneration.Code)
 		}
 		e = s.addLocked(r.Group, now)
@@ -79,8 +75,8 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, codes)
 	if len(recs) > 0 {
 		if base, err := s.writeLocked(recs, r.ProducerID, r.ProducerEpoch); err != nil {
-			c.logger.Warn("cannot store transactional offsets", "group", e.g.id, "partition", s.id, "producer", r.ProducerID, "err", err)
-			code := txnOffsetStoreCode(err)
+			c.logger.Warn("cannot store transactional offsets", "group", e.g.id, "partition", s.Partition, "producer", r.ProducerID, "err", err)
+			code := storeCode(err)
 			for _, i := range idx {
 				codes[i] = code
 			}
@@ -96,16 +92,6 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
 	return codes
 }
 
-// txnOffsetStoreCode is the error a transactional offset write failure
-// gives the commit: the producer's fencing as the log reports it, else
-// as for a plain commit.
-func txnOffsetStoreCode(err error) int16 {
-	if errors.Is(err, kerr.InvalidProducerEpoch) {
-		return kerr.InvalidProducerEpoch.Code
-	}
-	return offsetStoreCode(err)
-}
-
 // CompleteTxn ends a producer's transaction in __consumer_offsets
 // partition: the transaction coordinator calls it for each such partition
 // of the transaction. It writes the commit or abort marker to the
@@ -118,29 +104,13 @@ func txnOffsetStoreCode(err error) int16 {
 // partition refuses gives the log's error (kerr.InvalidProducerEpoch,
 // kerr.TransactionCoordinatorFenced).
 func (c *Coordinator) CompleteTxn(partition int32, producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool) error {
-	c.mu.RLock()
-	s := c.shards[partition]
-	c.mu.RUnlock()
-	if s == nil {
-		return fmt.Errorf("group coordinator does not lead %s-%d: %w", TopicName, partition, kerr.NotLeaderForPartition)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.state != shardActive {
-		return fmt.Errorf("group coordinator of %s-%d is loading or closed: %w", TopicName, partition, kerr.NotLeaderForPartition)
-	}
-	typ := krecord.ControlAbort
-	if commit {
-		typ = krecord.ControlCommit
-	}
-	s.mu.batch = krecord.AppendControlBatch(s.mu.batch[:0], producerID, producerEpoch, coordinatorEpoch, typ, time.Now().UnixMilli())
-	info, err := s.part.AppendCoordinator(s.mu.batch)
-	s.mu.batch = s.mu.batch[:0]
-	if err == nil {
-		err = s.part.WaitCommitted(info.LastOffset+1, commitTimeout)
-	}
+	s, err := c.table.Lock(partition)
 	if err != nil {
-		return fmt.Errorf("write %s marker of producer %d to %s: %w", typ, producerID, s.part.TP, err)
+		return fmt.Errorf("group coordinator: %v: %w", err, kerr.NotLeaderForPartition)
+	}
+	defer s.Unlock()
+	if err := s.WriteMarkerLocked(producerID, producerEpoch, coordinatorEpoch, commit); err != nil {
+		return err
 	}
 	for id := range s.mu.txns[producerID] {
 		if e := s.mu.groups[id]; e != nil {

@@ -247,7 +247,7 @@ func TestTxnOffsetsExpiryAndDeletion(t *testing.T) {
 	}
 	txnCommit(t, c, TxnCommitRequest{Group: "mixed", ProducerID: 5, Offsets: offsetsAt(tp0, 2)}, 0)
 	retention := c.cfg.OffsetsRetention.Milliseconds()
-	for _, s := range c.shards {
+	for _, s := range c.table.All() {
 		s.expire(now+2*retention, retention)
 	}
 	list, _ := c.ListGroups()

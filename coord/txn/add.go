@@ -12,12 +12,12 @@ import (
 // at producerID and epoch (AddPartitionsToTxn, AddOffsetsToTxn, and the
 // implicit add of transactions v2, tv2), starting a transaction when none
 // is open.
-func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, tps []log.TopicPartition, tv2 bool) *kerr.Error {
+func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, tps []log.TopicPartition, tv2 bool) error {
 	s, err := c.shardFor(id)
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.Unlock()
 	m := s.mu.txns[id]
 	if err := m.checkProducer(producerID, epoch); err != nil {
 		return err
@@ -52,12 +52,12 @@ func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, tp
 // transactional id at producerID and epoch (KIP-890 part 1: a leader
 // verifies a transaction's first write to a partition). An older epoch
 // gives INVALID_PRODUCER_EPOCH, anything else amiss INVALID_TXN_STATE.
-func (c *Coordinator) Verify(id string, producerID int64, epoch int16, tp log.TopicPartition) *kerr.Error {
+func (c *Coordinator) Verify(id string, producerID int64, epoch int16, tp log.TopicPartition) error {
 	s, err := c.shardFor(id)
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer s.Unlock()
 	m := s.mu.txns[id]
 	switch {
 	case m == nil || m.producerID != producerID:
@@ -76,7 +76,7 @@ func (c *Coordinator) Verify(id string, producerID int64, epoch int16, tp log.To
 // checkProducer checks a request's producer id and epoch against the
 // transactional id's: INVALID_PRODUCER_ID_MAPPING for an unknown id or a
 // different producer id, PRODUCER_FENCED for another epoch.
-func (m *txnMeta) checkProducer(producerID int64, epoch int16) *kerr.Error {
+func (m *txnMeta) checkProducer(producerID int64, epoch int16) error {
 	switch {
 	case m == nil || m.producerID != producerID:
 		return kerr.InvalidProducerIDMapping

@@ -5,11 +5,9 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
+	"kzero/coord/shards"
 	"kzero/log"
 	"kzero/replica"
 )
@@ -76,14 +74,14 @@ type MarkerWriter interface {
 // concurrent use and block only on local appends (and, for
 // InitProducerID, on a producer id allocation).
 type Coordinator struct {
-	cfg        Config
-	logger     *slog.Logger
-	now        func() int64 // ms
-	partitions atomic.Int32
+	cfg    Config
+	logger *slog.Logger
+	now    func() int64 // ms
 
-	mu     sync.RWMutex
-	shards map[int32]*shard
-	closed bool
+	// table is the shards of the partitions this broker leads.
+	table *shards.Table[*shard]
+
+	mu     sync.Mutex // orders the timers' re-arming and Close
 	timers []*time.Timer
 	wg     sync.WaitGroup // marker writers
 }
@@ -95,9 +93,9 @@ func New(cfg Config) *Coordinator {
 		cfg:    cfg,
 		logger: cfg.Logger,
 		now:    func() int64 { return time.Now().UnixMilli() },
-		shards: map[int32]*shard{},
 	}
-	c.partitions.Store(cfg.NumPartitions)
+	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout, ReloadOnNewEpoch: true},
+		func(rt *shards.Shard) *shard { return newShard(c, rt) })
 	c.every(cfg.AbortCheckInterval, c.abortTimedOut)
 	c.every(cfg.ExpireCheckInterval, c.expireIDs)
 	return c
@@ -111,11 +109,11 @@ func (c *Coordinator) every(d time.Duration, f func()) {
 	var t *time.Timer
 	t = time.AfterFunc(d, func() {
 		f()
-		c.mu.RLock()
-		if !c.closed {
+		c.mu.Lock()
+		if !c.table.Closed() {
 			t.Reset(d)
 		}
-		c.mu.RUnlock()
+		c.mu.Unlock()
 	})
 	c.timers = append(c.timers, t)
 }
@@ -141,112 +139,41 @@ func (c *Coordinator) TopicSpec(liveBrokers int) (partitions int32, replicationF
 
 // SetPartitionCount tells the coordinator how many partitions
 // __transaction_state has, once it exists.
-func (c *Coordinator) SetPartitionCount(n int32) {
-	if n > 0 {
-		c.partitions.Store(n)
-	}
-}
+func (c *Coordinator) SetPartitionCount(n int32) { c.table.SetPartitionCount(n) }
 
 // PartitionFor is the __transaction_state partition of a transactional id.
 func (c *Coordinator) PartitionFor(id string) int32 {
-	return PartitionFor(id, c.partitions.Load())
+	return c.table.PartitionFor(id)
 }
 
 // Lead makes this broker the coordinator of the transactional ids of p, a
 // __transaction_state partition it now leads: their state is read from p
 // in the background (COORDINATOR_LOAD_IN_PROGRESS meanwhile), and
-// transactions found preparing are finished. It returns a channel closed
-// once the load ended.
-func (c *Coordinator) Lead(p *replica.Partition) <-chan struct{} {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		done := make(chan struct{})
-		close(done)
-		return done
-	}
-	old := c.shards[p.TP.Partition]
-	if old != nil && old.part == p && old.coordinatorEpoch == p.LeaderEpoch() {
-		c.mu.Unlock()
-		return old.loaded
-	}
-	s := newShard(c, p)
-	c.shards[p.TP.Partition] = s
-	c.mu.Unlock()
-	if old != nil {
-		old.close()
-	}
-	go s.load()
-	return s.loaded
-}
+// transactions found preparing are finished. A new leader epoch of a
+// partition led already reloads it (the epoch is stamped on markers). It
+// returns a channel closed once the load ended.
+func (c *Coordinator) Lead(p *replica.Partition) <-chan struct{} { return c.table.Lead(p) }
 
 // Resign drops the transactional ids of a partition this broker no longer
 // leads.
-func (c *Coordinator) Resign(partition int32) {
-	c.mu.Lock()
-	s := c.shards[partition]
-	delete(c.shards, partition)
-	c.mu.Unlock()
-	if s != nil {
-		s.close()
-	}
-}
+func (c *Coordinator) Resign(partition int32) { c.table.Resign(partition) }
 
 // Leading lists the partitions this broker coordinates.
-func (c *Coordinator) Leading() []int32 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]int32, 0, len(c.shards))
-	for p := range c.shards {
-		out = append(out, p)
-	}
-	return out
-}
+func (c *Coordinator) Leading() []int32 { return c.table.Leading() }
 
 // Close stops the timers, drops every shard and waits for marker writers.
 func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.closed = true
-	shards := c.shards
-	c.shards = map[int32]*shard{}
+	c.table.Close()
+	c.mu.Lock() // after the table closed, the timers re-arm no more
 	for _, t := range c.timers {
 		t.Stop()
 	}
 	c.mu.Unlock()
-	for _, s := range shards {
-		s.close()
-	}
 	c.wg.Wait()
 }
 
-// shardFor finds the loaded shard of a transactional id and locks it.
-func (c *Coordinator) shardFor(id string) (*shard, *kerr.Error) {
-	p := c.PartitionFor(id)
-	c.mu.RLock()
-	s := c.shards[p]
-	c.mu.RUnlock()
-	if s == nil {
-		return nil, kerr.NotCoordinator
-	}
-	s.mu.Lock()
-	switch s.mu.state {
-	case shardLoading:
-		s.mu.Unlock()
-		return nil, kerr.CoordinatorLoadInProgress
-	case shardClosed:
-		s.mu.Unlock()
-		return nil, kerr.NotCoordinator
-	}
-	return s, nil
-}
-
-// loadedShards lists the shards serving requests.
-func (c *Coordinator) loadedShards() []*shard {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		out = append(out, s)
-	}
-	return out
+// shardFor finds the loaded shard of a transactional id and locks it; the
+// error wraps kerr.NotCoordinator or kerr.CoordinatorLoadInProgress.
+func (c *Coordinator) shardFor(id string) (*shard, error) {
+	return c.table.Lock(c.PartitionFor(id))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kzero/coord/shards"
 	"kzero/log"
 )
 
@@ -21,12 +22,12 @@ type Description struct {
 
 // Describe describes a transactional id; TRANSACTIONAL_ID_NOT_FOUND when
 // this coordinator has none of that name.
-func (c *Coordinator) Describe(id string) (Description, *kerr.Error) {
+func (c *Coordinator) Describe(id string) (Description, error) {
 	s, err := c.shardFor(id)
 	if err != nil {
 		return Description{}, err
 	}
-	defer s.mu.Unlock()
+	defer s.Unlock()
 	m := s.mu.txns[id]
 	if m == nil {
 		return Description{}, kerr.TransactionalIDNotFound
@@ -55,9 +56,9 @@ type ListFilter struct {
 // partition was still loading (COORDINATOR_LOAD_IN_PROGRESS).
 func (c *Coordinator) List(f ListFilter) (out []Description, loading bool) {
 	now := c.now()
-	for _, s := range c.loadedShards() {
-		s.mu.Lock()
-		if s.mu.state == shardLoading {
+	for _, s := range c.table.All() {
+		s.Lock()
+		if s.StateLocked() == shards.Loading {
 			loading = true
 		}
 		for _, m := range s.mu.txns {
@@ -73,7 +74,7 @@ func (c *Coordinator) List(f ListFilter) (out []Description, loading bool) {
 			}
 			out = append(out, d)
 		}
-		s.mu.Unlock()
+		s.Unlock()
 	}
 	slices.SortFunc(out, func(a, b Description) int {
 		if a.ID < b.ID {

@@ -7,10 +7,14 @@
 //
 // A transactional id belongs to partition abs(hash(id)) % partitions of
 // __transaction_state (Kafka's hash, as for groups); the broker leading that
-// partition is its coordinator. Each led partition is a shard, rebuilt by
-// reading the partition when this broker becomes its leader; until then
-// requests get COORDINATOR_LOAD_IN_PROGRESS, and requests for ids of
-// partitions led elsewhere get NOT_COORDINATOR.
+// partition is its coordinator. Each led partition is a shard of the
+// coordinator runtime (coord/shards), rebuilt by reading the partition
+// when this broker becomes its leader, and again at each new leader epoch
+// (the coordinator epoch stamped on markers); until then requests get
+// COORDINATOR_LOAD_IN_PROGRESS, and requests for ids of partitions led
+// elsewhere get NOT_COORDINATOR. Errors are Go errors wrapping kerr
+// sentinels; a failed state write answers what shards.TxnError says
+// (Kafka's TransactionStateManager table).
 //
 // # The state machine
 //
@@ -41,8 +45,8 @@
 //
 // # Goroutines
 //
-// A shard's mutex guards its transactions and the partition's writes, so
-// records are in the order of the changes; appends are local and
-// synchronous. Markers are written on a goroutine per ending transaction,
+// A shard's lock (the runtime's) guards its transactions and the
+// partition's writes, so records are in the order of the changes; a write
+// holds it until the high watermark passes the record. Markers are written on a goroutine per ending transaction,
 // outside the lock. Timers check timeouts and expirations.
 package txn

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kzero/coord/shards"
 	"kzero/log"
 )
 
@@ -22,11 +23,11 @@ type EndResult struct {
 // and the Complete record follow, here when the markers can be written at
 // once, else in the background. tv2 is transactions version 2 (EndTxn v5):
 // the epoch is bumped and the new one returned.
-func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit, tv2 bool) (EndResult, *kerr.Error) {
+func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit, tv2 bool) (EndResult, error) {
 	var res EndResult
 	var prepared *txnMeta
 	var on *shard
-	err := c.withShard(ctx, id, func(s *shard, fresh int64) (needID bool, err *kerr.Error) {
+	err := c.withShard(ctx, id, func(s *shard, fresh int64) (needID bool, err error) {
 		res, prepared, needID, err = s.endLocked(id, producerID, epoch, commit, tv2, fresh)
 		on = s
 		return needID, err
@@ -39,7 +40,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, e
 
 // endLocked is EndTxn on a locked shard; prepared is the transaction to
 // finish once unlocked.
-func (s *shard) endLocked(id string, producerID int64, epoch int16, commit, tv2 bool, fresh int64) (res EndResult, prepared *txnMeta, needID bool, err *kerr.Error) {
+func (s *shard) endLocked(id string, producerID int64, epoch int16, commit, tv2 bool, fresh int64) (res EndResult, prepared *txnMeta, needID bool, err error) {
 	m := s.mu.txns[id]
 	if m == nil {
 		return res, nil, false, kerr.InvalidProducerIDMapping
@@ -142,7 +143,7 @@ func (s *shard) finishAsync(m *txnMeta) {
 			backoff = min(2*backoff, time.Second)
 			// Checked after the wait: a shard that resigned or closed
 			// meanwhile must not write markers again (its successor does).
-			if !s.active() {
+			if !s.Active() {
 				return
 			}
 		}
@@ -159,7 +160,7 @@ func (s *shard) writeMarkers(m *txnMeta) bool {
 		if _, done := m.markersDone[tp]; done {
 			continue
 		}
-		err := s.c.cfg.Markers.WriteMarker(tp, m.producerID, m.epoch, s.coordinatorEpoch, commit, m.clientVersion)
+		err := s.c.cfg.Markers.WriteMarker(tp, m.producerID, m.epoch, s.Epoch(), commit, m.clientVersion)
 		if errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.TransactionCoordinatorFenced) {
 			// The partition saw a newer producer epoch or coordinator:
 			// this marker is superseded, as Kafka drops it.
@@ -182,9 +183,9 @@ func (s *shard) writeMarkers(m *txnMeta) bool {
 // complete writes the Complete record of a transaction whose markers are
 // written, unless its state moved on meanwhile (a newer coordinator).
 func (s *shard) complete(m *txnMeta) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.state != shardActive || s.mu.txns[m.id] != m {
+	s.Lock()
+	defer s.Unlock()
+	if s.StateLocked() != shards.Active || s.mu.txns[m.id] != m {
 		return
 	}
 	n := m.clone()

@@ -6,11 +6,9 @@ import "kzero/record"
 // bumping the epoch so its producer is fenced (Kafka's timed-out
 // transaction abort).
 func (c *Coordinator) abortTimedOut() {
-	for _, s := range c.loadedShards() {
+	for _, s := range c.table.All() {
 		var prepared []*txnMeta
-		s.mu.Lock()
-		if s.mu.state != shardActive {
-			s.mu.Unlock()
+		if !s.LockActive() {
 			continue
 		}
 		now := c.now()
@@ -18,19 +16,14 @@ func (c *Coordinator) abortTimedOut() {
 			if m.state != Ongoing || m.startMs+int64(m.timeoutMs) > now {
 				continue
 			}
-			n := m.clone()
-			if !epochExhausted(n.epoch) {
-				n.epoch++
-			}
-			n.lastEpoch = record.NoProducerEpoch
-			n.state, n.updateMs = PrepareAbort, now
-			if err := s.writeLocked(id, n); err != nil {
+			n, err := s.fenceAbortLocked(id, m, now)
+			if err != nil {
 				break
 			}
 			c.logger.Info("aborting a timed out transaction", "transactional_id", id, "producer_id", n.producerID, "epoch", n.epoch)
 			prepared = append(prepared, n)
 		}
-		s.mu.Unlock()
+		s.Unlock()
 		for _, m := range prepared {
 			s.finishAsync(m)
 		}
@@ -41,18 +34,34 @@ func (c *Coordinator) abortTimedOut() {
 // with no transaction open, with a tombstone.
 func (c *Coordinator) expireIDs() {
 	limit := c.cfg.IDExpiration.Milliseconds()
-	for _, s := range c.loadedShards() {
-		s.mu.Lock()
-		if s.mu.state == shardActive {
-			now := c.now()
-			for id, m := range s.mu.txns {
-				if m.state.complete() && m.updateMs+limit <= now {
-					if err := s.writeLocked(id, nil); err != nil {
-						break
-					}
+	for _, s := range c.table.All() {
+		if !s.LockActive() {
+			continue
+		}
+		now := c.now()
+		for id, m := range s.mu.txns {
+			if m.state.complete() && m.updateMs+limit <= now {
+				if err := s.writeLocked(id, nil); err != nil {
+					break
 				}
 			}
 		}
-		s.mu.Unlock()
+		s.Unlock()
 	}
+}
+
+// fenceAbortLocked aborts the open transaction of id: the epoch is bumped
+// (unless exhausted) so its producer is fenced, and PrepareAbort written.
+// The caller finishes the abort (finishAsync) once unlocked.
+func (s *shard) fenceAbortLocked(id string, m *txnMeta, now int64) (*txnMeta, error) {
+	n := m.clone()
+	if !epochExhausted(n.epoch) {
+		n.epoch++
+	}
+	n.lastEpoch = record.NoProducerEpoch
+	n.state, n.updateMs = PrepareAbort, now
+	if err := s.writeLocked(id, n); err != nil {
+		return nil, err
+	}
+	return n, nil
 }

@@ -14,13 +14,13 @@ import (
 // expectEpoch are the caller's current ones (KIP-360), -1 for a fresh
 // producer. An ongoing transaction is aborted first, with a bumped epoch:
 // the caller gets CONCURRENT_TRANSACTIONS and retries.
-func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs int32, expectPID int64, expectEpoch int16) (int64, int16, *kerr.Error) {
+func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs int32, expectPID int64, expectEpoch int16) (int64, int16, error) {
 	if timeoutMs <= 0 || int64(timeoutMs) > c.cfg.MaxTimeout.Milliseconds() {
 		return -1, -1, kerr.InvalidTransactionTimeout
 	}
 	var pid int64
 	var epoch int16
-	err := c.withShard(ctx, id, func(s *shard, fresh int64) (needID bool, err *kerr.Error) {
+	err := c.withShard(ctx, id, func(s *shard, fresh int64) (needID bool, err error) {
 		pid, epoch, needID, err = s.initLocked(id, timeoutMs, expectPID, expectEpoch, fresh)
 		return needID, err
 	})
@@ -33,7 +33,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 // withShard runs f on the id's locked shard. When f asks for a fresh
 // producer id (needID), one is allocated with the shard unlocked (ids come
 // from the quorum) and f runs again with it; fresh is -1 until then.
-func (c *Coordinator) withShard(ctx context.Context, id string, f func(s *shard, fresh int64) (needID bool, err *kerr.Error)) *kerr.Error {
+func (c *Coordinator) withShard(ctx context.Context, id string, f func(s *shard, fresh int64) (needID bool, err error)) error {
 	fresh := int64(-1)
 	for range 8 {
 		s, err := c.shardFor(id)
@@ -41,7 +41,7 @@ func (c *Coordinator) withShard(ctx context.Context, id string, f func(s *shard,
 			return err
 		}
 		needID, err := f(s, fresh)
-		s.mu.Unlock()
+		s.Unlock()
 		if !needID {
 			return err
 		}
@@ -57,7 +57,7 @@ func (c *Coordinator) withShard(ctx context.Context, id string, f func(s *shard,
 
 // initLocked is InitProducerID on a locked shard. needID asks the caller
 // for a fresh producer id and to call again.
-func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEpoch int16, fresh int64) (pid int64, epoch int16, needID bool, err *kerr.Error) {
+func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEpoch int16, fresh int64) (pid int64, epoch int16, needID bool, err error) {
 	now := s.c.now()
 	m := s.mu.txns[id]
 	if m == nil {
@@ -92,13 +92,8 @@ func (s *shard) initLocked(id string, timeoutMs int32, expectPID int64, expectEp
 	case m.state == Ongoing:
 		// Fence the producer of the open transaction and abort it; the
 		// caller retries once it is aborted.
-		n := m.clone()
-		if !epochExhausted(n.epoch) {
-			n.epoch++
-		}
-		n.lastEpoch = record.NoProducerEpoch
-		n.state, n.updateMs = PrepareAbort, now
-		if err := s.writeLocked(id, n); err != nil {
+		n, err := s.fenceAbortLocked(id, m, now)
+		if err != nil {
 			return -1, -1, false, err
 		}
 		s.finishAsync(n)

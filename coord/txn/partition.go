@@ -1,6 +1,6 @@
 package txn
 
-import "kzero/coord/group"
+import "kzero/coord/shards"
 
 // TopicName is Kafka's internal topic of transaction state.
 const TopicName = "__transaction_state"
@@ -9,5 +9,5 @@ const TopicName = "__transaction_state"
 // id: Utils.abs(transactionalId.hashCode()) % partitions, the hash Kafka
 // uses for groups too.
 func PartitionFor(transactionalID string, partitions int32) int32 {
-	return group.PartitionFor(transactionalID, partitions)
+	return shards.PartitionFor(transactionalID, partitions)
 }

@@ -131,6 +131,9 @@ func (w scriptMarkers) WriteMarker(tp log.TopicPartition, pid int64, epoch int16
 		typ = "COMMIT"
 	}
 	line := fmt.Sprintf("marker %s-%d: %s pid=%d epoch=%d", tp.Topic, tp.Partition, typ, pid, epoch)
+	if coordinatorEpoch != 0 {
+		line += fmt.Sprintf(" coordinator-epoch=%d", coordinatorEpoch)
+	}
 	if err != nil {
 		line += " error=" + err.Error()
 	}
@@ -176,7 +179,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 			t.Fatalf("set-epoch: %v", err)
 		}
 		sh.mu.txns[id].epoch = int16(argInt(t, d, "epoch", 0))
-		sh.mu.Unlock()
+		sh.Unlock()
 	case "tick":
 		if len(d.CmdArgs) != 1 {
 			t.Fatalf("tick: want a duration")
@@ -189,6 +192,19 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 	case "restart":
 		s.c.Close()
 		s.open()
+	case "resign":
+		s.c.Resign(0)
+	case "lead":
+		// This broker leads __transaction_state-0 (again) at an epoch.
+		lcfg := log.DefaultConfig()
+		lcfg.SegmentIndexBytes = 1 << 16
+		p, err := s.replicas.MakeLeader(replica.LeaderSpec{TP: s.state.TP, LeaderEpoch: int32(argInt(t, d, "epoch", 0)),
+			ISR: []int32{1}, MinInsyncReplicas: 1, Config: lcfg})
+		if err != nil {
+			t.Fatalf("lead: %v", err)
+		}
+		s.state = p
+		<-s.c.Lead(p)
 	default:
 		t.Fatalf("unknown command %q", d.Cmd)
 	}
@@ -204,9 +220,9 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 
 // respond prints a response: its error, and the producer id and epoch
 // when it has them.
-func (s *script) respond(what string, err *kerr.Error, pid int64, epoch int16) {
+func (s *script) respond(what string, err error, pid int64, epoch int16) {
 	if err != nil {
-		s.print(what + ": " + err.Message)
+		s.print(what + ": " + errName(err))
 		return
 	}
 	line := what + ": NONE"
@@ -283,10 +299,10 @@ func (s *script) since(ms int64) time.Duration { return time.Duration(ms-s.start
 func (s *script) printState() {
 	sh, err := s.c.shardFor("a")
 	if err != nil {
-		fmt.Fprintf(&s.out, "state: %s\n", err.Message)
+		fmt.Fprintf(&s.out, "state: %s\n", errName(err))
 		return
 	}
-	defer sh.mu.Unlock()
+	defer sh.Unlock()
 	if len(sh.mu.txns) == 0 {
 		s.out.WriteString("state: none\n")
 	}
@@ -366,4 +382,13 @@ func parseTP(t *testing.T, s string) log.TopicPartition {
 		t.Fatalf("partition %q: want topic-partition", s)
 	}
 	return log.TopicPartition{Topic: s[:i], Partition: int32(p)}
+}
+
+// errName is the name of the Kafka error err wraps.
+func errName(err error) string {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return "not a Kafka error: " + err.Error()
+	}
+	return ke.Message
 }

@@ -31,7 +31,7 @@ func (h *Handler) describeTransactions(req *server.Request) error {
 		}
 		d, err := h.txns.Describe(id)
 		if err != nil {
-			st.ErrorCode = err.Code
+			st.ErrorCode = errCode(err)
 			resp.TransactionStates = append(resp.TransactionStates, st)
 			continue
 		}

@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/shards"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/server"
@@ -211,16 +211,7 @@ func respond(req *server.Request, m kmsg.Response) {
 
 // errCode maps an error to its Kafka error code: 0 for nil, the code of a
 // wrapped kerr error, UNKNOWN_SERVER_ERROR otherwise.
-func errCode(err error) int16 {
-	if err == nil {
-		return 0
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return kerr.UnknownServerError.Code
-}
+func errCode(err error) int16 { return shards.Code(err) }
 
 // errMessage is the text for a response's ErrorMessage field.
 func errMessage(err error) *string {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -61,17 +62,12 @@ func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, p
 			return code
 		}
 	}
-	var err *kerr.Error
-	if add {
-		err = h.txns.AddPartitions(transactionalID, producerID, producerEpoch, []log.TopicPartition{tp}, true)
-		if err == kerr.InvalidProducerIDMapping {
-			err = kerr.InvalidTxnState
-		}
-	} else {
-		err = h.txns.Verify(transactionalID, producerID, producerEpoch, tp)
+	if !add {
+		return errCode(h.txns.Verify(transactionalID, producerID, producerEpoch, tp))
 	}
-	if err == nil {
-		return 0
+	err := h.txns.AddPartitions(transactionalID, producerID, producerEpoch, []log.TopicPartition{tp}, true)
+	if errors.Is(err, kerr.InvalidProducerIDMapping) {
+		return kerr.InvalidTxnState.Code
 	}
-	return err.Code
+	return errCode(err)
 }
