@@ -1,7 +1,6 @@
 package log
 
 import (
-	"math"
 	"os"
 )
 
@@ -21,14 +20,18 @@ import (
 // not empty: the log rolls first, so one empty segment remains at the log
 // end. Deleted segments are renamed .deleted and removed after
 // file.delete.delay.ms, once no read holds them. Producer snapshots below
-// the new log start offset are removed, except the newest.
+// the new log start offset are removed, except the newest. A segment goes
+// only when every record in it is below the high watermark (Kafka's
+// bound): on a leader, retention never deletes what the ISR has not
+// copied, and a consumer never sees records vanish that it could not yet
+// read.
 func (l *Log) DeleteOldSegments() (deleted int, err error) {
-	return l.DeleteOldSegmentsBelow(math.MaxInt64)
+	return l.DeleteOldSegmentsBelow(l.HighWatermark())
 }
 
-// DeleteOldSegmentsBelow is DeleteOldSegments for a log whose high
-// watermark is hw: a segment goes only when every record in it is below hw,
-// so retention never deletes what followers have not copied.
+// DeleteOldSegmentsBelow is DeleteOldSegments bounded by hw instead of
+// the log's high watermark (math.MaxInt64: no bound, for tests of the log
+// alone).
 func (l *Log) DeleteOldSegmentsBelow(hw int64) (deleted int, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
