@@ -41,6 +41,49 @@ func (h *Handler) produce(req *server.Request) error {
 	if err := decode(req, r); err != nil {
 		return err
 	}
+	if h.verifiesRemotely(r) {
+		// A round trip to another broker's transaction coordinator must
+		// not hold up the event loop this produce may be served on: serve
+		// it on a goroutine. The request stays valid until it completes,
+		// and the connection's next request waits for that.
+		go func() {
+			if err := h.serveProduce(req, r); err != nil {
+				req.Fail(err)
+			}
+		}()
+		return nil
+	}
+	return h.serveProduce(req, r)
+}
+
+// verifiesRemotely reports whether serving r asks another broker's
+// transaction coordinator (txn_verify.go): a transactional produce whose
+// coordinator is elsewhere, with a batch of a transaction its partition
+// has not seen yet.
+func (h *Handler) verifiesRemotely(r *kmsg.ProduceRequest) bool {
+	if r.TransactionID == nil || *r.TransactionID == "" || h.txnRouter == nil || !h.txnRouter.Remote(*r.TransactionID) {
+		return false
+	}
+	for _, t := range r.Topics {
+		name := t.Topic
+		if r.Version >= 13 {
+			name, _ = h.topicName(t.TopicID)
+		}
+		for _, p := range t.Partitions {
+			b, _, err := record.ParseBatch(p.Records)
+			if err != nil || !b.IsTransactional() {
+				continue
+			}
+			part, err := h.replicas.Get(log.TopicPartition{Topic: name, Partition: p.Partition})
+			if err == nil && !part.InTransaction(b.ProducerID(), b.ProducerEpoch()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) error {
 	resp := kmsg.NewPtrProduceResponse()
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	failed := false

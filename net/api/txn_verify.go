@@ -50,9 +50,9 @@ func (h *Handler) verifyTxnWrite(part *replica.Partition, tp log.TopicPartition,
 // INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, ...).
 //
 // A coordinator on this broker is called in process; one on another broker
-// gets AddPartitionsToTxn v5 (TxnRouter). The remote call blocks the event
-// loop serving this produce for a round trip: only a transaction's first
-// write to each partition pays it.
+// gets AddPartitionsToTxn v5 (TxnRouter), a round trip that only a
+// transaction's first write to each partition pays, on a goroutine of its
+// own rather than the event loop (produce, verifiesRemotely).
 func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) int16 {
 	if h.txnRouter != nil {
 		if code, local := h.txnRouter.AddToTxn(transactionalID, producerID, producerEpoch, tp, add); !local {
