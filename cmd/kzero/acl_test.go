@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
@@ -155,4 +156,85 @@ func TestACLs(t *testing.T) {
 // anyACL is a filter matching every ACL.
 func anyACL() *kadm.ACLBuilder {
 	return kadm.NewACLs().AnyResource().Allow().AllowHosts().Deny().DenyHosts().Operations(kadm.OpAny).ResourcePatternType(kadm.ACLPatternAny)
+}
+
+// TestAuthorizedOperations (KIP-430): the operations a client may do, as
+// bit fields in Metadata, DescribeCluster, DescribeGroups and
+// DescribeTopicPartitions, follow its ACLs (DESCRIBE implied by READ and
+// WRITE); a super user gets every operation.
+func TestAuthorizedOperations(t *testing.T) {
+	b := startTestBroker(t, t.TempDir(), aclProps()...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	user := func(name string) *kgo.Client {
+		return newSASLClient(t, b, plain.Auth{User: name, Pass: name + "-pw"}.AsMechanism(), kgo.RequestRetries(1))
+	}
+	admin := kadm.NewClient(user("admin"))
+	if _, err := admin.CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	for _, acl := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Allow("User:alice").Topics("orders").Operations(kadm.OpRead, kadm.OpWrite),
+		kadm.NewACLs().Allow("User:alice").Groups("g").Operations(kadm.OpRead),
+	} {
+		if created, err := admin.CreateACLs(ctx, acl); err != nil || created[0].Err != nil {
+			t.Fatalf("create acls: %v %+v", err, created)
+		}
+	}
+	const (
+		read, write, create, del, alter, describe, clusterAction, describeConfigs, alterConfigs, idempotentWrite = 1 << 3, 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+	)
+	ops := func(cl *kgo.Client) (topic, cluster, group, described int32) {
+		t.Helper()
+		md := kmsg.NewPtrMetadataRequest()
+		md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("orders")}}
+		md.IncludeTopicAuthorizedOperations = true
+		mresp, err := md.RequestWith(ctx, cl)
+		if err != nil || len(mresp.Topics) != 1 || mresp.Topics[0].ErrorCode != 0 {
+			t.Fatalf("metadata: %v %+v", err, mresp)
+		}
+		dc := kmsg.NewPtrDescribeClusterRequest()
+		dc.IncludeClusterAuthorizedOperations = true
+		cresp, err := dc.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dg := kmsg.NewPtrDescribeGroupsRequest()
+		dg.Groups, dg.IncludeAuthorizedOperations = []string{"g"}, true
+		gresp, err := dg.RequestWith(ctx, cl)
+		for errors.Is(err, kerr.CoordinatorNotAvailable) && ctx.Err() == nil { // __consumer_offsets being created
+			time.Sleep(50 * time.Millisecond)
+			gresp, err = dg.RequestWith(ctx, cl)
+		}
+		if err != nil || len(gresp.Groups) != 1 {
+			t.Fatalf("describe groups: %v %+v", err, gresp)
+		}
+		d := describeTopicPartitions(ctx, t, cl, "orders")
+		return mresp.Topics[0].AuthorizedOperations, cresp.ClusterAuthorizedOperations, gresp.Groups[0].AuthorizedOperations, d
+	}
+	topic, cluster, group, described := ops(user("alice"))
+	if topic != read|write|describe || described != topic {
+		t.Errorf("alice's topic operations %b (DescribeTopicPartitions %b), want READ|WRITE|DESCRIBE", topic, described)
+	}
+	if cluster != 0 || group != read|describe {
+		t.Errorf("alice's cluster operations %b (none), group %b (READ|DESCRIBE)", cluster, group)
+	}
+	topic, cluster, group, _ = ops(user("admin"))
+	if topic != read|write|create|del|alter|describe|describeConfigs|alterConfigs ||
+		cluster != create|alter|describe|clusterAction|describeConfigs|alterConfigs|idempotentWrite || group != read|del|describe {
+		t.Errorf("the super user's operations: topic %b, cluster %b, group %b; want all of each", topic, cluster, group)
+	}
+}
+
+func describeTopicPartitions(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) int32 {
+	t.Helper()
+	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+	rt.Topic = topic
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("describe topic partitions: %v %+v", err, resp)
+	}
+	return resp.Topics[0].AuthorizedOperations
 }

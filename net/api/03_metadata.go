@@ -55,6 +55,9 @@ func (h *Handler) metadata(req *server.Request) error {
 	resp.ClusterID = &cid
 	resp.ControllerID = img.ControllerID()
 	resp.AuthorizedOperations = authorizedOperationsOmitted
+	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = h.authorizedOps(req, resCluster, clusterName, clusterOperations)
+	}
 
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
@@ -64,6 +67,7 @@ func (h *Handler) metadata(req *server.Request) error {
 			}
 			resp.Topics = append(resp.Topics, h.localTopicMetadata(t, r.Version))
 		}
+		h.topicOps(req, r, resp)
 		respond(req, resp)
 		return nil
 	}
@@ -108,8 +112,22 @@ func (h *Handler) metadata(req *server.Request) error {
 		mt.AuthorizedOperations = authorizedOperationsOmitted
 		resp.Topics = append(resp.Topics, mt)
 	}
+	h.topicOps(req, r, resp)
 	respond(req, resp)
 	return nil
+}
+
+// topicOps fills in each described topic's authorized operations when the
+// request asks for them (v8+).
+func (h *Handler) topicOps(req *server.Request, r *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
+	if r.Version < 8 || !r.IncludeTopicAuthorizedOperations {
+		return
+	}
+	for i := range resp.Topics {
+		if mt := &resp.Topics[i]; mt.ErrorCode == 0 && mt.Topic != nil {
+			mt.AuthorizedOperations = h.authorizedOps(req, resTopic, *mt.Topic, topicOperations)
+		}
+	}
 }
 
 // localTopicMetadata is topicMetadata with this broker's offline replicas

@@ -38,7 +38,7 @@ func (h *Handler) describeGroups(req *server.Request) error {
 		rg.Group = id
 		rg.AuthorizedOperations = authorizedOperationsOmitted
 		if r.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupOperations
+			rg.AuthorizedOperations = h.authorizedOps(req, resGroup, id, groupOperations)
 		}
 		d, found, code := h.groups.DescribeGroup(id)
 		switch {

@@ -61,7 +61,7 @@ func (h *Handler) describeCluster(req *server.Request) error {
 	resp.ClusterID = img.ClusterID()
 	resp.ControllerID = img.ControllerID()
 	if r.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterOperations
+		resp.ClusterAuthorizedOperations = h.authorizedOps(req, resCluster, clusterName, clusterOperations)
 	}
 	for _, b := range img.Brokers() {
 		if b.Fenced && !r.IncludeFencedBrokers {

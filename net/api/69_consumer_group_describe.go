@@ -41,7 +41,7 @@ func (h *Handler) consumerGroupDescribe(req *server.Request) error {
 		}
 		rg.AuthorizedOperations = authorizedOperationsOmitted
 		if r.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupOperations
+			rg.AuthorizedOperations = h.authorizedOps(req, resGroup, id, groupOperations)
 		}
 		rg.State = d.State.String()
 		rg.Epoch, rg.AssignmentEpoch, rg.AssignorName = d.Epoch, d.AssignmentEpoch, d.AssignorName

@@ -87,7 +87,7 @@ func (h *Handler) describeTopicPartitions(req *server.Request) error {
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic = &name
 		rt.IsInternal = name == "__consumer_offsets" || name == "__transaction_state"
-		rt.AuthorizedOperations = topicOperations
+		rt.AuthorizedOperations = h.authorizedOps(req, resTopic, name, topicOperations)
 		t := img.Topic(name)
 		if !h.authorized(req, opDescribe, resTopic, name) {
 			if all {

@@ -161,6 +161,23 @@ func (h *Handler) authorized(req *server.Request, op, typ int8, name string) boo
 	return h.authz.allowed(h.cluster.Image(), s.principal, s.host, op, typ, name)
 }
 
+// authorizedOps is the bit field (1<<operation) of the operations of all
+// that the request's principal may do on the resource (KIP-430), each
+// decided as the API itself would; all of them when no authorizer is
+// configured, as Kafka answers.
+func (h *Handler) authorizedOps(req *server.Request, typ int8, name string, all int32) int32 {
+	if h.authz == nil {
+		return all
+	}
+	var ops int32
+	for op := int8(0); op < 31; op++ {
+		if all&(1<<op) != 0 && h.authorized(req, op, typ, name) {
+			ops |= 1 << op
+		}
+	}
+	return ops
+}
+
 // writesAnyTopic reports whether the principal may WRITE some topic: since
 // Kafka 3.0 (KIP-679) that implies IDEMPOTENT_WRITE for an idempotent
 // producer's InitProducerId.
