@@ -16,7 +16,8 @@ import (
 // leaderships of fenced and shutting-down brokers), elects leaders for
 // leaderless partitions of topics that allow an unclean election, and, with
 // auto.leader.rebalance.enable, every leader.imbalance.check.interval.seconds
-// moves leaderships back to preferred replicas; and proposes it.
+// moves leaderships back to preferred replicas; removes the delegation
+// tokens that expired; and proposes it.
 //
 // Liveness comes from the quorum's own traffic rather than a
 // BrokerHeartbeat RPC: every kzero node is a voter, and the raft leader
@@ -67,6 +68,7 @@ func (l *loop) drive(now time.Time) {
 		groups = append(groups, g...)
 	}
 	groups = append(groups, a.ctl.Tick(img, now)...)
+	groups = append(groups, expiredTokens(img, now)...)
 	if len(groups) == 0 {
 		return
 	}

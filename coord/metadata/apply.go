@@ -22,7 +22,7 @@ import (
 type Builder struct {
 	img   *Image
 	owned struct {
-		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls bool
+		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls, tokens bool
 	}
 	ownedTopics  map[*Topic]bool
 	ownedConfigs map[string]bool // broker config maps copied in this batch
@@ -263,6 +263,19 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 		}
 		own(&b.owned.acls, &img.acls)
 		delete(img.acls, r.ID)
+	case *DelegationToken:
+		if !r.valid() {
+			return fmt.Errorf("invalid delegation token %q", r.TokenID)
+		}
+		own(&b.owned.tokens, &img.tokens)
+		t := *r
+		img.tokens[r.TokenID] = t
+	case *RemoveDelegationToken:
+		if _, ok := img.tokens[r.TokenID]; !ok {
+			return fmt.Errorf("remove of unknown delegation token %q", r.TokenID)
+		}
+		own(&b.owned.tokens, &img.tokens)
+		delete(img.tokens, r.TokenID)
 	default:
 		return fmt.Errorf("record type %T", rec)
 	}
@@ -338,6 +351,7 @@ func (b *Builder) Check(group []Record) *Rejection {
 	nextPID := img.nextProducerID
 	scram := map[ScramKey]bool{} // credentials the group set (true) or removed (false)
 	acls := map[[16]byte]bool{}  // ACLs the group created (true) or removed (false)
+	tokens := map[string]bool{}  // delegation tokens the group set (true) or removed (false)
 	clusterSet := img.clusterID != ""
 
 	topicByID := func(id [16]byte) (*topicState, bool) {
@@ -540,6 +554,20 @@ func (b *Builder) Check(group []Record) *Rejection {
 				return Reject(kerr.ResourceNotFound, "ACL %s does not exist", TopicIDString(r.ID))
 			}
 			acls[r.ID] = false
+		case *DelegationToken:
+			if !r.valid() {
+				return Reject(kerr.InvalidRequest, "invalid delegation token")
+			}
+			tokens[r.TokenID] = true
+		case *RemoveDelegationToken:
+			exists, seen := tokens[r.TokenID]
+			if !seen {
+				_, exists = img.tokens[r.TokenID]
+			}
+			if !exists {
+				return Reject(kerr.DelegationTokenNotFound, "Delegation token %s does not exist", r.TokenID)
+			}
+			tokens[r.TokenID] = false
 		default:
 			return Reject(kerr.InvalidRequest, "record type %T", rec)
 		}

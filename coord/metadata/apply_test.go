@@ -147,6 +147,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		[]Record{&ConfigRecord{ResourceType: ResourceBroker, Name: "", Key: "a", Value: "b"}},
 		[]Record{&ProducerIDBlock{Broker: 1, First: 0, Size: 1000}},
 		[]Record{&ProducerIDBlock{Broker: 1, First: 1000, Size: 1000}},
+		[]Record{&DelegationToken{TokenID: "tok", Owner: "User:a", Renewers: []string{"User:b"}, Issued: 1, Expiry: 2, MaxExpiry: 3}},
 	)
 	got, err := DecodeImage(EncodeImage(img), 9)
 	if err != nil {
@@ -161,6 +162,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if l, _ := got.Feature("metadata.version"); l != MetadataVersion {
 		t.Fatal("feature lost")
+	}
+	if tok, ok := got.DelegationToken("tok"); !ok || tok.Owner != "User:a" || len(tok.Renewers) != 1 || tok.MaxExpiry != 3 {
+		t.Fatalf("delegation token %+v", tok)
 	}
 	if string(EncodeImage(got)) != string(EncodeImage(img)) {
 		t.Fatal("snapshot encoding is not deterministic")

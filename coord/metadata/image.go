@@ -26,6 +26,7 @@ type Image struct {
 	lastPIDBlock   ProducerIDBlock
 	scram          map[ScramKey]ScramCredential
 	acls           map[[16]byte]*ACL
+	tokens         map[string]DelegationToken
 
 	sorted struct {
 		once    sync.Once
@@ -127,6 +128,7 @@ func EmptyImage() *Image {
 		brokerConfigs: map[string]map[string]string{},
 		scram:         map[ScramKey]ScramCredential{},
 		acls:          map[[16]byte]*ACL{},
+		tokens:        map[string]DelegationToken{},
 	}
 }
 
@@ -233,7 +235,7 @@ func (img *Image) WithController(id int32) *Image {
 		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
 		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,
 		brokerConfigs: img.brokerConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
-		scram: img.scram, acls: img.acls,
+		scram: img.scram, acls: img.acls, tokens: img.tokens,
 	}
 	return c
 }

@@ -39,6 +39,9 @@ const (
 	// ACLs (acl.go).
 	TypeACL       RecordType = 14
 	TypeRemoveACL RecordType = 15
+	// Delegation tokens (token.go).
+	TypeDelegationToken       RecordType = 20
+	TypeRemoveDelegationToken RecordType = 21
 )
 
 // maxVersion is the newest version of each record type this build reads
@@ -440,6 +443,10 @@ func DecodeRecord(b []byte) (Record, error) {
 		rec = decodeACL(r)
 	case TypeRemoveACL:
 		rec = &RemoveACL{ID: r.uuid()}
+	case TypeDelegationToken:
+		rec = decodeDelegationToken(r)
+	case TypeRemoveDelegationToken:
+		rec = &RemoveDelegationToken{TokenID: r.string()}
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownRecord, typ)
 	}

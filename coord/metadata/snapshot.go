@@ -20,7 +20,7 @@ import (
 // epochs, fencing and registration offsets), then per
 // topic its TopicRecord, PartitionRecords (v2, with any reassignment in
 // progress and the eligible leader replicas) and ConfigRecords, then broker
-// configs, then the SCRAM credentials, the ACLs, then the last producer id block. The metadata offset is the
+// configs, then the SCRAM credentials, the ACLs, the delegation tokens, then the last producer id block. The metadata offset is the
 // snapshot's raft index, kept by raft beside the data.
 
 const snapshotVersion = 1
@@ -67,6 +67,10 @@ func EncodeImage(img *Image) []byte {
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(img.acls), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) }) {
 		recs = append(recs, img.acls[id])
+	}
+	for _, id := range slices.Sorted(maps.Keys(img.tokens)) {
+		t := img.tokens[id]
+		recs = append(recs, &t)
 	}
 	if img.lastPIDBlock.Size > 0 {
 		blk := img.lastPIDBlock
