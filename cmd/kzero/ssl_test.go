@@ -35,7 +35,7 @@ import (
 // temp dir: the broker's keystore (chain + PKCS#8 key, Kafka's PEM
 // keystore form) and the clients' certificates and keys.
 type testCerts struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	ca      *x509.Certificate
 	caKey   *ecdsa.PrivateKey
@@ -44,7 +44,7 @@ type testCerts struct {
 	brokerK string // the broker's keystore file
 }
 
-func newTestCerts(t *testing.T) *testCerts {
+func newTestCerts(t testing.TB) *testCerts {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

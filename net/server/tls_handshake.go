@@ -35,7 +35,7 @@ func (s *Server) secure(nc *net.TCPConn, l *listener) {
 	t := l.TLS
 	ctx, cancel := context.WithTimeout(s.tlsCtx, t.settings.HandshakeTimeout)
 	defer cancel()
-	w := &tlsWire{TCPConn: nc}
+	w := &tlsWire{Conn: nc}
 	cfg := t.Config()
 	kernel := !t.settings.DisableKernelTLS
 	var kl keyLog

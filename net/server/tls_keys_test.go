@@ -71,7 +71,7 @@ func TestKernelKeys(t *testing.T) {
 					return
 				}
 				nc := c.(*net.TCPConn)
-				w := &tlsWire{TCPConn: nc}
+				w := &tlsWire{Conn: nc}
 				var kl keyLog
 				cfg := srv.Config().Clone()
 				cfg.KeyLogWriter = &kl

@@ -16,7 +16,7 @@ const recordHeaderLen = 5
 // random TLS 1.2's key schedule needs. Only the handshake goroutine uses
 // it.
 type tlsWire struct {
-	*net.TCPConn
+	net.Conn
 	hdr  [recordHeaderLen]byte
 	hdrN int // header bytes read of the next record
 	rem  int // bytes of the current record's body still to read
@@ -31,7 +31,7 @@ func (w *tlsWire) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	if w.rem == 0 {
-		n, err := w.TCPConn.Read(p[:min(len(p), recordHeaderLen-w.hdrN)])
+		n, err := w.Conn.Read(p[:min(len(p), recordHeaderLen-w.hdrN)])
 		copy(w.hdr[w.hdrN:], p[:n])
 		w.hdrN += n
 		if w.hdrN == recordHeaderLen {
@@ -39,7 +39,7 @@ func (w *tlsWire) Read(p []byte) (int, error) {
 		}
 		return n, err
 	}
-	n, err := w.TCPConn.Read(p[:min(len(p), w.rem)])
+	n, err := w.Conn.Read(p[:min(len(p), w.rem)])
 	w.rem -= n
 	return n, err
 }
@@ -55,7 +55,7 @@ func (w *tlsWire) Write(p []byte) (int, error) {
 			w.serverRandom = append([]byte(nil), p[at:at+32]...)
 		}
 	}
-	return w.TCPConn.Write(p)
+	return w.Conn.Write(p)
 }
 
 // atBoundary reports whether every byte read so far belongs to whole
