@@ -30,8 +30,9 @@ type TLSSettings struct {
 	// ssl.keystore.key: the same, inline (used when KeystoreLocation is
 	// empty).
 	KeystoreChain, KeystoreKey string
-	// KeyPassword is ssl.key.password. kzero reads unencrypted keys only:
-	// an encrypted key is refused (with or without a password).
+	// KeyPassword is ssl.key.password: the password of an encrypted
+	// PKCS#8 key (PBES2: PBKDF2 with AES-CBC or DES-EDE3-CBC, as openssl
+	// pkcs8 -topk8 -v2 writes). Unencrypted keys need none.
 	KeyPassword string
 	// TruststoreLocation is ssl.truststore.location, TruststoreCertificates
 	// ssl.truststore.certificates: the CAs client certificates are verified
@@ -163,7 +164,14 @@ func (s *TLSSettings) keyPair() (tls.Certificate, error) {
 	for _, b := range keys {
 		switch b.typ {
 		case "ENCRYPTED PRIVATE KEY":
-			return tls.Certificate{}, fmt.Errorf("%s: the private key is encrypted (PKCS#8 with ssl.key.password), which Go cannot read; store it unencrypted (openssl pkcs8 -nocrypt) and protect the file", where)
+			if s.KeyPassword == "" {
+				return tls.Certificate{}, fmt.Errorf("%s: the private key is encrypted and ssl.key.password is not set", where)
+			}
+			der, err := decryptPKCS8(b.der, s.KeyPassword)
+			if err != nil {
+				return tls.Certificate{}, fmt.Errorf("%s: %w", where, err)
+			}
+			writePEM(&keyPEM, pemBlock{typ: "PRIVATE KEY", der: der})
 		case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
 			writePEM(&keyPEM, b)
 		}

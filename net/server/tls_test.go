@@ -268,7 +268,8 @@ func TestTLSSettingsRefused(t *testing.T) {
 		want string
 	}{
 		{TLSSettings{}, "no keystore"},
-		{TLSSettings{KeystoreChain: cert, KeystoreKey: enc, KeyPassword: "pw"}, "encrypted"},
+		{TLSSettings{KeystoreChain: cert, KeystoreKey: enc, KeyPassword: "pw"}, "EncryptedPrivateKeyInfo"},
+		{TLSSettings{KeystoreChain: cert, KeystoreKey: enc}, "ssl.key.password is not set"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: key, ClientAuth: "sometimes"}, "ssl.client.auth"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: key, Protocols: []string{"TLSv1.1"}}, "TLSv1.1"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: key, CipherSuites: []string{"TLS_RSA_WITH_RC4_128_SHA"}}, "TLS_RSA_WITH_RC4_128_SHA"},
