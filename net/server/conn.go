@@ -191,7 +191,8 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 	l, _ := gc.Context().(*listener)
 	if h, ok := gc.Context().(*handoff); ok {
 		l = h.l
-		c.remote, c.local, c.principal, c.kernelTLS = h.remote, h.local, h.principal, h.kernel
+		c.remote, c.local, c.principal = h.remote, h.local, h.principal
+		c.kernelTLS, c.relayed = h.kernel, !h.kernel
 	}
 	if l != nil {
 		c.listener = l.Name

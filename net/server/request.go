@@ -168,6 +168,7 @@ type Conn struct {
 	listener      string // the name of the listener it came through
 	principal     string // from the client's TLS certificate; "" if none
 	kernelTLS     bool   // its TLS records are the kernel's (kTLS)
+	relayed       bool   // its TLS records are the user-space relay's
 
 	// raw: the frames read next carry no request header (SetRawFrames).
 	raw atomic.Bool

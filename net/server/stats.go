@@ -20,7 +20,8 @@ type Stats struct {
 	Requests int64
 	// ZeroCopyBytes counts file range bytes sent with sendfile; CopiedBytes
 	// those read and written through a buffer (sendfile cannot read the
-	// file, or CopyWhenBlocked and the socket was full).
+	// file, or CopyWhenBlocked and the socket was full), and those sent
+	// with sendfile into a user-space TLS relay, which copies them.
 	ZeroCopyBytes int64
 	CopiedBytes   int64
 	// RequestBytesHeld is the request memory held now (a gauge): the
