@@ -32,7 +32,8 @@ func tlsServer(t *testing.T, set TLSSettings, h Handler) (*Server, *TLS) {
 			r.Respond(resp)
 		})
 	}
-	s := startWith(t, Config{Listeners: []Listener{{Name: "SSL", Addr: "127.0.0.1:0", TLS: tl}}}, h, nil)
+	// Quiet: these tests provoke failed handshakes and check them by Stats.
+	s := startWith(t, Config{Listeners: []Listener{{Name: "SSL", Addr: "127.0.0.1:0", TLS: tl}}, Logger: discard()}, h, nil)
 	return s, tl
 }
 
@@ -154,7 +155,6 @@ func TestTLSBadHandshake(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := dial(t, s)
-	s.log = discard()
 	plain.write(echoFrame(1, []byte("hello")))
 	plain.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	// Closed: an end of stream, or a reset (it closed with our bytes unread).
@@ -210,7 +210,6 @@ func TestTLSClientAuth(t *testing.T) {
 		}
 	}
 	// bob's DN matches no rule: refused.
-	s2.log = discard()
 	if c, err := dialTLS(t, s2, pki.clientConfig(bob, bobKey)); err == nil {
 		if _, err := c.call(1, nil); err == nil {
 			t.Fatal("a certificate no rule maps was served")
