@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -506,4 +507,42 @@ func TestSSLConfigRefused(t *testing.T) {
 			t.Errorf("%v: %v, want an error naming %q", tc.over, err, tc.want)
 		}
 	}
+}
+
+// TestBinarySIGHUPReloadsCertificates: the kzero binary with an SSL
+// listener reads its keystore again on SIGHUP (new connections get the
+// renewed certificate), keeps serving, and still exits cleanly on SIGTERM.
+func TestBinarySIGHUPReloadsCertificates(t *testing.T) {
+	c := newTestCerts(t)
+	// SSL first: the ready line names the first listener.
+	p := startBinary(t, binaryArgs(t.TempDir(), "listeners=SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
+		"inter.broker.listener.name=PLAINTEXT", "ssl.keystore.location="+c.brokerK)...)
+	served := func() string {
+		conn, err := tls.Dial("tcp", p.addr, c.client(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	if got := served(); got != "broker" {
+		t.Fatalf("served %s", got)
+	}
+	cert, key := c.issue(pkix.Name{CommonName: "broker-renewed"}, true)
+	c.write("broker.keystore.pem", cert+key)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.stderr.String(), "TLS certificates reloaded"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload logged after SIGHUP; stderr:\n%s", p.stderr)
+		}
+	}
+	if got := served(); got != "broker-renewed" {
+		t.Fatalf("after SIGHUP served %s", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	produceConsume(t, ctx, p.addr, "after-hup", 5, kgo.DialTLSConfig(c.client("")))
+	p.stop(t)
 }
