@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"kzero/net/api"
 	"kzero/net/server"
 	"kzero/node"
 )
@@ -24,7 +25,7 @@ var sslKeys = []key{
 	{name: "ssl.truststore.location", kind: kString},
 	{name: "ssl.truststore.password", kind: kString}, // a PEM truststore has none
 	{name: "ssl.truststore.certificates", kind: kString},
-	{name: "ssl.client.auth", def: "none", kind: kString},
+	{name: "ssl.client.auth", def: "none", kind: kString}, // SSL listeners; SASL_SSL only with the listener prefix (KIP-684)
 	{name: "ssl.enabled.protocols", def: "TLSv1.2,TLSv1.3", kind: kList},
 	{name: "ssl.protocol", def: "TLSv1.3", kind: kString}, // Java's SSLContext protocol; ssl.enabled.protocols decides
 	{name: "ssl.cipher.suites", kind: kList},
@@ -76,6 +77,15 @@ func (c *brokerConfig) sslListener(l *node.Listener) error {
 		CipherSuites:           splitList(v("ssl.cipher.suites")),
 		PrincipalRules:         v("ssl.principal.mapping.rules"),
 		DisableKernelTLS:       strings.EqualFold(offload, "false"),
+	}
+	if l.SecurityProtocol == api.ProtocolSaslSSL {
+		// KIP-684: a SASL_SSL listener asks for client certificates only
+		// when its own listener.name.<l>.ssl.client.auth says so; SASL
+		// authenticates its clients.
+		set.ClientAuth = ""
+		if k := "listener.name." + strings.ToLower(l.Name) + ".ssl.client.auth"; c.has(k) {
+			set.ClientAuth = strings.TrimSpace(c.props[k])
+		}
 	}
 	t, err := server.NewTLS(set)
 	if err != nil {

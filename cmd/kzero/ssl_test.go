@@ -323,7 +323,11 @@ func TestSSLWithKcat(t *testing.T) {
 	c := newTestCerts(t)
 	cert, key := c.issue(pkix.Name{CommonName: "kcat"}, false)
 	certFile, keyFile := c.write("kcat.pem", cert), c.write("kcat.key", key)
-	b := startTestBroker(t, t.TempDir(), append(sslProps(c), "listener.name.ssl.ssl.client.auth", "required")...)
+	// Broker-wide ssl.client.auth=required applies to SSL listeners, not to
+	// SASL_SSL (KIP-684): SSLUSER opts out with its own key, SASL_SSL
+	// needs none.
+	b := startTestBroker(t, t.TempDir(), append(sslProps(c), "ssl.client.auth", "required",
+		"listener.name.ssluser.ssl.client.auth", "none")...)
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
