@@ -207,7 +207,7 @@ func (s *TLSSettings) truststore() (*x509.CertPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	pool := x509.NewCertPool()
+	pool, n := x509.NewCertPool(), 0
 	for _, b := range blocks {
 		if b.typ != "CERTIFICATE" {
 			continue
@@ -217,8 +217,9 @@ func (s *TLSSettings) truststore() (*x509.CertPool, error) {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		pool.AddCert(c)
+		n++
 	}
-	if len(pool.Subjects()) == 0 { //nolint:staticcheck // only counting
+	if n == 0 {
 		return nil, fmt.Errorf("%s: no CERTIFICATE", where)
 	}
 	return pool, nil
@@ -281,6 +282,9 @@ var pemRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]+)-----([^-]*)-----END ([A-
 // space anywhere in it is dropped. Headers (legacy encrypted PEM) are
 // refused.
 func parsePEM(s string) ([]pemBlock, error) {
+	if strings.Contains(s, "Proc-Type:") {
+		return nil, fmt.Errorf("a legacy encrypted PEM key (Proc-Type header) is not read; convert it to PKCS#8 (openssl pkcs8 -topk8 -v2 aes-256-cbc)")
+	}
 	var out []pemBlock
 	for _, m := range pemRE.FindAllStringSubmatch(s, -1) {
 		if m[1] != m[3] {

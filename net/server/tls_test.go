@@ -276,6 +276,7 @@ func TestTLSSettingsRefused(t *testing.T) {
 		{TLSSettings{}, "no keystore"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: enc, KeyPassword: "pw"}, "EncryptedPrivateKeyInfo"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: enc}, "ssl.key.password is not set"},
+		{TLSSettings{KeystoreChain: cert, KeystoreKey: "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n"}, "Proc-Type"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: key, ClientAuth: "sometimes"}, "ssl.client.auth"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: key, Protocols: []string{"TLSv1.1"}}, "TLSv1.1"},
 		{TLSSettings{KeystoreChain: cert, KeystoreKey: key, CipherSuites: []string{"TLS_RSA_WITH_RC4_128_SHA"}}, "TLS_RSA_WITH_RC4_128_SHA"},
