@@ -159,7 +159,10 @@
 // Finished stays in the socket, not in crypto/tls's buffer. The socket
 // then gets TCP_ULP "tls", TLS_RX and TLS_TX, and goes to the event loop
 // like a plaintext one: gnet reads and writes plaintext, and fetch
-// responses keep going out with sendfile (the kernel encrypts the pages).
+// responses keep going out with sendfile: the kernel encrypts the page
+// cache's pages into the socket's buffers, so no byte crosses into user
+// space and no syscall is made per record (the encryption pass itself
+// stays; a NIC with TLS offload would take that too).
 // A record that is not application data (close_notify or another alert,
 // a TLS 1.3 KeyUpdate) fails the loop's read with EIO, which closes the
 // connection (Stats.KernelTLSRecordCloses). The kernel serves AES-128-GCM,
