@@ -47,7 +47,7 @@
 //     doubling to 1s); open connections are served throughout, and the
 //     waiting connections are accepted once descriptors free up.
 //   - Stop closes the listener and all connections, then waits for the
-//     loops and for running Serve calls.
+//     loops, for running Serve calls and for the user-space TLS relays.
 //
 // # Goroutines and ownership
 //

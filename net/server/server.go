@@ -36,6 +36,7 @@ type Server struct {
 	poller  *writablePoller
 	nextID  atomic.Uint64
 	runners sync.WaitGroup // runner goroutines
+	relays  sync.WaitGroup // user-space TLS relay goroutines (tls_relay.go)
 
 	acceptStop           chan struct{}
 	accepting            sync.WaitGroup // accept goroutines, one per listener, and TLS handshakes
@@ -192,6 +193,8 @@ func (s *Server) Stop(ctx context.Context) error {
 	runners := make(chan struct{})
 	go func() {
 		s.runners.Wait()
+		// The loops closed their ends of the relays' socket pairs.
+		s.relays.Wait()
 		close(runners)
 	}()
 	select {

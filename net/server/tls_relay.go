@@ -55,11 +55,14 @@ func (s *Server) relay(tc *tls.Conn, nc *net.TCPConn, h *handoff) {
 			_ = relayEnd.Close()
 		})
 	}
+	s.relays.Add(2)
 	go func() {
+		defer s.relays.Done()
 		defer stop()
 		s.pump(relayEnd, tc, nil)
 	}()
 	go func() {
+		defer s.relays.Done()
 		defer stop()
 		s.pump(tc, relayEnd, &s.stats.userTLSBytes)
 	}()

@@ -325,3 +325,41 @@ func TestPrincipalRules(t *testing.T) {
 		t.Fatal("no rule applied, yet mapped")
 	}
 }
+
+// TestTLSRelayCloses: through the user-space relay, a client that closes
+// closes its server connection, and a connection the server closes (idle
+// here) ends at the client; Stop waits for the relays.
+func TestTLSRelayCloses(t *testing.T) {
+	pki := newTestPKI(t)
+	cert, key := pki.issue(pkix.Name{CommonName: "server"}, true, false)
+	tl, err := NewTLS(TLSSettings{KeystoreChain: cert, KeystoreKey: key, DisableKernelTLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startWith(t, Config{Listeners: []Listener{{Name: "SSL", Addr: "127.0.0.1:0", TLS: tl}}, Logger: discard(),
+		IdleTimeout: 200 * time.Millisecond}, echo, nil)
+	a, err := dialTLS(t, s, pki.clientConfig("", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := a.call(1, []byte("a")); err != nil || string(body) != "a" {
+		t.Fatalf("%q %v", body, err)
+	}
+	a.c.Close()
+	eventually(t, "the client's close reaches the server", func() bool { return s.Stats().ConnectionsClosed == 1 })
+
+	b, err := dialTLS(t, s, pki.clientConfig("", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := b.call(1, []byte("b")); err != nil || string(body) != "b" {
+		t.Fatalf("%q %v", body, err)
+	}
+	b.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := b.r.ReadByte(); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("idle connection: read %v, want it closed", err)
+	}
+	if st := s.Stats(); st.IdleClosed != 1 || st.UserTLSConns != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
