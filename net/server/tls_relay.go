@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -55,9 +56,13 @@ func (s *Server) relay(tc *tls.Conn, nc *net.TCPConn, h *handoff) {
 			_ = relayEnd.Close()
 		})
 	}
+	// Stop ends the relay even when both directions block (a client that
+	// neither reads nor writes).
+	unhook := context.AfterFunc(s.tlsCtx, stop)
 	s.relays.Add(2)
 	go func() {
 		defer s.relays.Done()
+		defer unhook()
 		defer stop()
 		s.pump(relayEnd, tc, nil)
 	}()

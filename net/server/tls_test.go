@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"net"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -361,5 +363,49 @@ func TestTLSRelayCloses(t *testing.T) {
 	}
 	if st := s.Stats(); st.IdleClosed != 1 || st.UserTLSConns != 2 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestTLSRelayStopStuckClient: Stop returns while a relayed client that
+// does not read holds a large answer (both relay directions blocked).
+func TestTLSRelayStopStuckClient(t *testing.T) {
+	pki := newTestPKI(t)
+	cert, key := pki.issue(pkix.Name{CommonName: "server"}, true, false)
+	tl, err := NewTLS(TLSSettings{KeystoreChain: cert, KeystoreKey: key, DisableKernelTLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := newSegment(t, 16<<20)
+	answered := make(chan struct{})
+	h := HandlerFunc(func(r *Request) {
+		resp := r.NewResponse()
+		resp.AddFile(seg.rng(0, int64(len(seg.data))))
+		r.Respond(resp)
+		close(answered)
+	})
+	// Small socket buffers on both TCP ends: what the unix pair holds
+	// alone cannot pass, so the relay ends up blocked writing.
+	s := New(Config{Listeners: []Listener{{Name: "SSL", Addr: "127.0.0.1:0", TLS: tl}}, Loops: 1, Logger: discard(),
+		SocketSendBuffer: 8192}, h)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	c, err := tls.DialWithDialer(d, "tcp", s.Addr().String(), pki.clientConfig("", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(echoFrame(1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	<-answered
+	eventually(t, "the answer under way", func() bool { return s.Stats().SocketFull > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("stop with a stuck relayed client: %v", err)
 	}
 }
