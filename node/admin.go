@@ -32,7 +32,13 @@ func (n *Node) metricsHandler() http.Handler {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "request_bytes_held", Help: "Bytes held by requests being read and queued (capped by queued.max.request.bytes)."},
 		func() float64 { return float64(n.srv.Stats().RequestBytesHeld) }))
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
-	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
+	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer, or through the user-space TLS relay (sendfile into it, then copied).", func(s server.Stats) int64 { return s.CopiedBytes })
+	counter("tls_handshakes_total", "TLS handshakes completed.", func(s server.Stats) int64 { return s.TLSHandshakes })
+	counter("tls_handshake_failures_total", "TLS handshakes failed (the connection was closed).", func(s server.Stats) int64 { return s.TLSHandshakeFailures })
+	counter("tls_kernel_connections_total", "TLS connections whose records the kernel protects (kTLS: fetches keep sendfile).", func(s server.Stats) int64 { return s.KernelTLSConns })
+	counter("tls_user_connections_total", "TLS connections served through the user-space relay (the kernel refused kTLS, or ssl.kernel.offload.enable=false).", func(s server.Stats) int64 { return s.UserTLSConns })
+	counter("tls_user_bytes_total", "Bytes the user-space TLS relay encrypted for clients.", func(s server.Stats) int64 { return s.UserTLSBytes })
+	counter("tls_kernel_record_closes_total", "kTLS connections closed on a record that is not application data (an alert, a TLS 1.3 KeyUpdate).", func(s server.Stats) int64 { return s.KernelTLSRecordCloses })
 	conv := func(name, help string, f func(api.ConversionStats) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
 			func() float64 { return float64(f(api.Conversions())) }))

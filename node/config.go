@@ -101,6 +101,9 @@ type Listener struct {
 	api.Listener
 	Addr       string // host:port to bind (port 0: any)
 	Advertised string // host:port told to clients; empty: the bound address
+	// TLS is an SSL or SASL_SSL listener's TLS (nil: none); its Reload
+	// serves new certificates to new connections.
+	TLS *server.TLS
 }
 
 func (c *Config) setDefaults() {

@@ -84,7 +84,7 @@ func Start(cfg Config) (_ *Node, err error) {
 	srvCfg.DeferAccept = true // clients wait in the backlog until the handler is wired (Accept, below)
 	srvCfg.Listeners = nil
 	for _, l := range cfg.Listeners {
-		sl := server.Listener{Name: l.Name, Addr: l.Addr}
+		sl := server.Listener{Name: l.Name, Addr: l.Addr, TLS: l.TLS}
 		if l.SecurityProtocol == api.ProtocolSaslPlaintext || l.SecurityProtocol == api.ProtocolSaslSSL {
 			sl.PreAuthMaxBytes = cfg.SaslMaxReceiveBytes
 		}

@@ -366,9 +366,8 @@ type listener struct{ name, addr, protocol string }
 
 // listeners parses `listeners`: NAME://host:port, comma-separated. Every
 // name's security protocol comes from listener.security.protocol.map (a
-// name that is a protocol maps to itself, CONTROLLER to PLAINTEXT) and
-// must be PLAINTEXT or SASL_PLAINTEXT (SSL and SASL_SSL are not served
-// yet).
+// name that is a protocol maps to itself, CONTROLLER to PLAINTEXT): one of
+// PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.
 func (c *brokerConfig) listeners() ([]listener, error) {
 	protocols := map[string]string{"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
 		"SASL_SSL": "SASL_SSL", "CONTROLLER": "PLAINTEXT"}
@@ -390,11 +389,11 @@ func (c *brokerConfig) listeners() ([]listener, error) {
 		}
 		p := protocols[name]
 		switch p {
-		case "PLAINTEXT", "SASL_PLAINTEXT":
+		case "PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL":
 		case "":
 			return nil, fmt.Errorf("listener %s: no security protocol for it in listener.security.protocol.map", name)
 		default:
-			return nil, fmt.Errorf("listener %s: %s is not supported yet, only PLAINTEXT and SASL_PLAINTEXT", name, p)
+			return nil, fmt.Errorf("listener %s: %s is not a security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)", name, p)
 		}
 		for _, l := range out {
 			if l.name == name {

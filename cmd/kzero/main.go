@@ -74,13 +74,22 @@ func run(args []string) error {
 	}
 	// Before the ready line: a supervisor may signal as soon as it sees it.
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	n, err := startNode(cfg, logger)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	ncfg, err := cfg.nodeConfig(logger)
+	if err != nil {
+		return err
+	}
+	n, err := node.Start(ncfg)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("kzero ready on %s\n", n.Addr())
 	s := <-sig
+	for s == syscall.SIGHUP {
+		// SIGHUP: TLS listeners read their certificates again (ssl.go).
+		reloadTLS(ncfg.Listeners, logger)
+		s = <-sig
+	}
 	logger.Info("shutting down", "signal", s.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

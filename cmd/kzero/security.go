@@ -17,6 +17,7 @@ import (
 //
 //	listener.name.<listener>.sasl.enabled.mechanisms
 //	listener.name.<listener>.<mechanism>.sasl.jaas.config
+//	listener.name.<listener>.ssl.* (ssl.go)
 var listenerSuffixes = []string{".sasl.enabled.mechanisms", ".sasl.jaas.config"}
 
 // listenerKey reports whether name is a listener.name.* key kzero reads.
@@ -52,8 +53,9 @@ var servedMechanisms = []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512, 
 // security builds the client listeners' node configuration: addresses,
 // advertised addresses, protocols, SASL mechanisms and PLAIN users. It
 // refuses a SASL listener with a mechanism kzero does not serve (GSSAPI,
-// Kafka's default), PLAIN without a JAAS config naming users,
-// and an inter-broker listener that needs authentication.
+// Kafka's default), PLAIN without a JAAS config naming users, an SSL
+// listener whose keystore does not load (ssl.go), and an inter-broker
+// listener that is not PLAINTEXT.
 func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
 	adv, err := c.advertisedListeners(client)
 	if err != nil {
@@ -67,7 +69,15 @@ func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
 				return nil, err
 			}
 		}
+		if l.protocol == "SSL" || l.protocol == "SASL_SSL" {
+			if err := c.sslListener(&nl); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, nl)
+	}
+	if err := c.controllerProtocols(); err != nil {
+		return nil, err
 	}
 	if ib := c.str("inter.broker.listener.name"); ib != "" {
 		i := slices.IndexFunc(out, func(l node.Listener) bool { return l.Name == ib })
@@ -75,7 +85,7 @@ func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
 		case i < 0:
 			return nil, fmt.Errorf("inter.broker.listener.name=%s is not a client listener of listeners", ib)
 		case out[i].SecurityProtocol != api.ProtocolPlaintext:
-			return nil, fmt.Errorf("inter.broker.listener.name=%s: kzero's inter-broker clients do not authenticate yet; name a PLAINTEXT listener", ib)
+			return nil, fmt.Errorf("inter.broker.listener.name=%s: kzero's inter-broker clients speak neither TLS nor SASL yet; name a PLAINTEXT listener", ib)
 		}
 	}
 	return out, nil

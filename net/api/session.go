@@ -89,6 +89,9 @@ func (h *Handler) session(c *server.Conn) *session {
 		l = &plaintextListener // a listener the handler was not told about
 	}
 	s := &session{listener: l, state: stateDone, principal: anonymous}
+	if p := c.Principal(); p != "" && l.SecurityProtocol == ProtocolSSL {
+		s.principal = p // the client certificate's (on SASL_SSL, SASL's wins)
+	}
 	if l.sasl() {
 		s.state, s.principal = stateHandshake, ""
 	}

@@ -95,6 +95,9 @@ type Listener struct {
 	// calls Conn.LiftFrameLimit (Kafka's sasl.server.max.receive.size for a
 	// connection not yet authenticated); 0: MaxRequestBytes from the start.
 	PreAuthMaxBytes int
+	// TLS makes it an SSL (or SASL_SSL) listener: each connection's
+	// handshake runs before it goes to an event loop (tls_handshake.go).
+	TLS *TLS
 }
 
 func (c Config) withDefaults() Config {

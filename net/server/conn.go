@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
 	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
 
 	"kzero/net/wire"
 )
@@ -186,7 +188,13 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 		remote: gc.RemoteAddr(),
 		local:  gc.LocalAddr(),
 	}
-	if l, ok := gc.Context().(*listener); ok {
+	l, _ := gc.Context().(*listener)
+	if h, ok := gc.Context().(*handoff); ok {
+		l = h.l
+		c.remote, c.local, c.principal = h.remote, h.local, h.principal
+		c.kernelTLS, c.relayed = h.kernel, !h.kernel
+	}
+	if l != nil {
 		c.listener = l.Name
 		if l.PreAuthMaxBytes > 0 && l.PreAuthMaxBytes < s.cfg.MaxRequestBytes {
 			c.preAuthMax.Store(int32(l.PreAuthMaxBytes))
@@ -231,5 +239,9 @@ func (c *Conn) onClose(err error) {
 	}
 	c.srv.unregister(c)
 	c.srv.stats.closed.Add(1)
+	if c.kernelTLS && errors.Is(err, unix.EIO) {
+		// A record that is not application data (tls_kernel.go).
+		c.srv.stats.kernelTLSRecordCloses.Add(1)
+	}
 	c.srv.log.Debug("connection closed", "conn", c.id, "remote", c.remote, "err", err)
 }

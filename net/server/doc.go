@@ -47,7 +47,7 @@
 //     doubling to 1s); open connections are served throughout, and the
 //     waiting connections are accepted once descriptors free up.
 //   - Stop closes the listener and all connections, then waits for the
-//     loops and for running Serve calls.
+//     loops, for running Serve calls and for the user-space TLS relays.
 //
 // # Goroutines and ownership
 //
@@ -56,7 +56,8 @@
 // PLAINTEXT, SASL_PLAINTEXT, ...) share one set of event loops; the
 // listener rides to OnOpen as the connection's gnet context, and
 // Conn.Listener tells the handler which one a connection came through (a
-// TLS listener would add its handshake between accept and hand-over). gnet's own accept path ends its main reactor, and with it the
+// TLS listener adds its handshake between accept and hand-over: see TLS
+// below). gnet's own accept path ends its main reactor, and with it the
 // engine and every connection, on any accept error but EAGAIN, EINTR,
 // ECONNRESET and ECONNABORTED: descriptor exhaustion would stop the
 // broker serving. So the event loops run as gnet's Client (its engine
@@ -131,4 +132,57 @@
 // with gnet's concurrency-safe Conn.Close.
 //
 // Counters (Stats) are atomics, updated by all of the above.
+//
+// # TLS and kernel TLS
+//
+// An SSL or SASL_SSL listener (Listener.TLS) runs each connection's
+// handshake with crypto/tls on a goroutine of its own, started by the
+// acceptor (tls_handshake.go), bounded by TLSSettings.HandshakeTimeout and
+// aborted by Stop; a failed handshake (a plaintext client, a bad or
+// missing client certificate, a certificate no ssl.principal.mapping.rules
+// rule maps) closes that connection only and is counted
+// (Stats.TLSHandshakeFailures). The client certificate's principal (its
+// subject DN in RFC 2253 form, as Java's X500Principal.getName() writes
+// it, mapped by the rules) rides to the Conn (Conn.Principal). Then one of
+// two paths, counted (KernelTLSConns, UserTLSConns) and logged per
+// listener when it changes:
+//
+// Kernel TLS (tls_keys.go, tls_kernel.go). crypto/tls does not export a
+// session's keys, but its KeyLogWriter hands out the secrets they derive
+// from: the TLS 1.3 application traffic secrets, the TLS 1.2 master
+// secret. The keys and IVs follow by the RFCs' key schedules (HKDF-Expand-
+// Label; the TLS 1.2 PRF over the randoms, the server's read off the
+// ServerHello as it is written), the sequence numbers from what the
+// handshake sent under them (TLS 1.3: none, session tickets being off;
+// TLS 1.2: the Finished, record 0). The handshake's reads stop at record
+// boundaries (tls_wire.go), so a request the client sent right behind its
+// Finished stays in the socket, not in crypto/tls's buffer. The socket
+// then gets TCP_ULP "tls", TLS_RX and TLS_TX, and goes to the event loop
+// like a plaintext one: gnet reads and writes plaintext, and fetch
+// responses keep going out with sendfile: the kernel encrypts the page
+// cache's pages into the socket's buffers, so no byte crosses into user
+// space and no syscall is made per record (the encryption pass itself
+// stays; a NIC with TLS offload would take that too).
+// A record that is not application data (close_notify or another alert,
+// a TLS 1.3 KeyUpdate) fails the loop's read with EIO, which closes the
+// connection (Stats.KernelTLSRecordCloses). The kernel serves AES-128-GCM,
+// AES-256-GCM and ChaCha20-Poly1305 in TLS 1.2 and 1.3; TestKernelKeys
+// proves the derived keys, IVs and sequence numbers by protecting records
+// exactly as the kernel would against a real crypto/tls client, which
+// runs on kernels without kTLS too.
+//
+// User-space TLS (tls_relay.go), when the kernel refuses (no tls module:
+// setsockopt TCP_ULP fails with ENOENT; a cipher suite it does not serve;
+// no TLS_RX) or TLSSettings.DisableKernelTLS: the event loop gets one end
+// of a Unix socket pair, and two goroutines copy between the other end and
+// crypto/tls on the TCP socket. The event loop, the frame reader and the
+// response writer are the same on both paths (sendfile into the pair),
+// at the cost of a copy and a cipher pass in user space per byte
+// (Stats.UserTLSBytes) and two goroutines per connection. The kernel
+// takes RX before TX: a kernel that refuses RX leaves a plain TCP socket
+// the relay can use; one that took RX and refuses TX (no such kernel is
+// known) spoils the connection, which is closed.
+//
+// TLS.Reload (SIGHUP in cmd/kzero) reads the keystore and truststore
+// again; connections accepted afterwards get them, open ones keep theirs.
 package server

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,6 +67,7 @@ type listener struct {
 	Listener
 	ln   *net.TCPListener
 	addr net.Addr
+	path atomic.Int32 // the TLS path of its last connection (tls_handshake.go)
 }
 
 // accept takes connections off a listener and hands each to an event
@@ -79,7 +81,12 @@ func (s *Server) accept(l *listener) {
 	failing := false
 	for {
 		nc, err := l.ln.AcceptTCP()
-		if err == nil {
+		if err == nil && l.TLS != nil {
+			// The handshake runs on its own goroutine, so a slow client
+			// holds up no other.
+			s.accepting.Add(1)
+			go s.secure(nc, l)
+		} else if err == nil {
 			err = s.handOver(nc, l)
 		}
 		if err == nil {
@@ -115,10 +122,10 @@ func (s *Server) accept(l *listener) {
 // descriptor, registers the duplicate and closes nc, also on failure (an
 // EMFILE for the duplicate is backed off from like a failed accept). It
 // returns once the loop has opened the connection, so accepting never runs
-// ahead of the loops. The listener rides as the gnet connection's context
-// until OnOpen replaces it with the Conn.
-func (s *Server) handOver(nc *net.TCPConn, l *listener) error {
-	if _, err := s.loops.EnrollContext(nc, l); err != nil {
+// ahead of the loops. The listener (or a TLS connection's handoff) rides
+// as the gnet connection's context until OnOpen replaces it with the Conn.
+func (s *Server) handOver(nc net.Conn, via any) error {
+	if _, err := s.loops.EnrollContext(nc, via); err != nil {
 		return fmt.Errorf("hand connection to an event loop: %w", err)
 	}
 	return nil

@@ -166,6 +166,9 @@ type Conn struct {
 	srv           *Server
 	remote, local net.Addr
 	listener      string // the name of the listener it came through
+	principal     string // from the client's TLS certificate; "" if none
+	kernelTLS     bool   // its TLS records are the kernel's (kTLS)
+	relayed       bool   // its TLS records are the user-space relay's
 
 	// raw: the frames read next carry no request header (SetRawFrames).
 	raw atomic.Bool
@@ -209,6 +212,11 @@ func (c *Conn) LocalAddr() net.Addr { return c.local }
 
 // Listener is the name of the listener the connection came through.
 func (c *Conn) Listener() string { return c.listener }
+
+// Principal is the principal of the client's TLS certificate (User:, then
+// its subject mapped by ssl.principal.mapping.rules); "" when the
+// connection has none (not TLS, or no certificate given).
+func (c *Conn) Principal() string { return c.principal }
 
 // SetRawFrames switches how the next frames are read: on, each is a
 // request whose Header.APIKey is RawFrame and whose Body is the whole frame

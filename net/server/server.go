@@ -36,9 +36,12 @@ type Server struct {
 	poller  *writablePoller
 	nextID  atomic.Uint64
 	runners sync.WaitGroup // runner goroutines
+	relays  sync.WaitGroup // user-space TLS relay goroutines (tls_relay.go)
 
 	acceptStop           chan struct{}
-	accepting            sync.WaitGroup // accept goroutines, one per listener
+	accepting            sync.WaitGroup // accept goroutines, one per listener, and TLS handshakes
+	tlsCtx               context.Context
+	tlsStop              context.CancelFunc // aborts TLS handshakes in flight
 	acceptOnce           sync.Once
 	sweepStop, sweepDone chan struct{}
 	stopOnce             sync.Once
@@ -61,6 +64,7 @@ func New(cfg Config, h Handler) *Server {
 		runDone:  make(chan struct{}),
 	}
 	s.mu.conns = make(map[uint64]*Conn)
+	s.tlsCtx, s.tlsStop = context.WithCancel(context.Background())
 	s.mem.limit, s.mem.connLimit = cfg.QueuedMaxRequestBytes, cfg.ConnQueuedMaxRequestBytes
 	return s
 }
@@ -166,6 +170,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		for _, l := range s.lns {
 			_ = l.ln.Close()
 		}
+		s.tlsStop()
 		s.accepting.Wait()
 		if s.sweepStop != nil {
 			close(s.sweepStop)
@@ -188,6 +193,8 @@ func (s *Server) Stop(ctx context.Context) error {
 	runners := make(chan struct{})
 	go func() {
 		s.runners.Wait()
+		// The loops closed their ends of the relays' socket pairs.
+		s.relays.Wait()
 		close(runners)
 	}()
 	select {

@@ -20,7 +20,8 @@ type Stats struct {
 	Requests int64
 	// ZeroCopyBytes counts file range bytes sent with sendfile; CopiedBytes
 	// those read and written through a buffer (sendfile cannot read the
-	// file, or CopyWhenBlocked and the socket was full).
+	// file, or CopyWhenBlocked and the socket was full), and those sent
+	// with sendfile into a user-space TLS relay, which copies them.
 	ZeroCopyBytes int64
 	CopiedBytes   int64
 	// RequestBytesHeld is the request memory held now (a gauge): the
@@ -36,6 +37,22 @@ type Stats struct {
 	// SocketFull counts the times a file range found the socket full (and
 	// waited for it to drain, or was copied with CopyWhenBlocked).
 	SocketFull int64
+	// TLSHandshakes counts completed TLS handshakes; TLSHandshakeFailures
+	// those that failed (the connection was closed: a bad or missing client
+	// certificate, a plaintext client, the handshake timeout, a
+	// certificate no ssl.principal.mapping.rules rule maps).
+	TLSHandshakes        int64
+	TLSHandshakeFailures int64
+	// KernelTLSConns counts TLS connections the kernel took (kTLS:
+	// fetches go out with sendfile); UserTLSConns those served through the
+	// user-space relay; UserTLSBytes the bytes the relay encrypted for
+	// clients.
+	KernelTLSConns int64
+	UserTLSConns   int64
+	UserTLSBytes   int64
+	// KernelTLSRecordCloses counts kTLS connections closed on a record that
+	// is not application data (an alert, a TLS 1.3 KeyUpdate).
+	KernelTLSRecordCloses int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
@@ -44,6 +61,11 @@ type counters struct {
 	idleClosed, rejected, requests atomic.Int64
 	zeroCopy, copied, socketFull   atomic.Int64
 	readPauses, frameGrow          atomic.Int64
+
+	tlsHandshakes, tlsFailed atomic.Int64
+	kernelTLS, userTLS       atomic.Int64
+	userTLSBytes             atomic.Int64
+	kernelTLSRecordCloses    atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -59,5 +81,12 @@ func (c *counters) snapshot() Stats {
 		SocketFull:        c.socketFull.Load(),
 		ReadPauses:        c.readPauses.Load(),
 		FrameGrowBytes:    c.frameGrow.Load(),
+
+		TLSHandshakes:         c.tlsHandshakes.Load(),
+		TLSHandshakeFailures:  c.tlsFailed.Load(),
+		KernelTLSConns:        c.kernelTLS.Load(),
+		UserTLSConns:          c.userTLS.Load(),
+		UserTLSBytes:          c.userTLSBytes.Load(),
+		KernelTLSRecordCloses: c.kernelTLSRecordCloses.Load(),
 	}
 }

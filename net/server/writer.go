@@ -182,7 +182,12 @@ func (c *Conn) sendRange(fr *wire.FileRange) bool {
 		n, err := c.srv.sendfile(l.fd, fr.File.Fd(), &off, int(min(fr.Len-l.sent, sendfileChunk)))
 		if n > 0 {
 			l.sent += int64(n)
-			c.srv.stats.zeroCopy.Add(int64(n))
+			if c.relayed {
+				// Into the user-space TLS relay, which copies it.
+				c.srv.stats.copied.Add(int64(n))
+			} else {
+				c.srv.stats.zeroCopy.Add(int64(n))
+			}
 		}
 		switch err {
 		case nil:
