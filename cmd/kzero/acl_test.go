@@ -78,11 +78,19 @@ func TestACLs(t *testing.T) {
 	commit := func(cl *kadm.Client, group string) error {
 		os := kadm.Offsets{}
 		os.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 1, LeaderEpoch: -1})
-		resp, err := cl.CommitOffsets(ctx, group, os)
-		if err != nil {
-			return err
+		for {
+			resp, err := cl.CommitOffsets(ctx, group, os)
+			if err == nil {
+				err = resp.Error()
+			}
+			// The first group request creates __consumer_offsets; until its
+			// partitions are led and loaded the coordinator is not
+			// available (as in Kafka), which clients retry.
+			if !errors.Is(err, kerr.CoordinatorNotAvailable) && !errors.Is(err, kerr.CoordinatorLoadInProgress) || ctx.Err() != nil {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		return resp.Error()
 	}
 	if err := commit(aliceAdm, "g"); err != nil {
 		t.Errorf("alice commits for group g: %v", err)
