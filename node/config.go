@@ -36,6 +36,13 @@ type Config struct {
 	// connection.failed.authentication.delay.ms.
 	ReauthAfter               time.Duration
 	FailedAuthenticationDelay time.Duration
+	// DelegationTokenSecret is delegation.token.secret.key (empty: no
+	// delegation tokens); DelegationTokenMaxLifetime and
+	// DelegationTokenExpiry are delegation.token.max.lifetime.ms and
+	// delegation.token.expiry.time.ms (zero: Kafka's defaults).
+	DelegationTokenSecret      string
+	DelegationTokenMaxLifetime time.Duration
+	DelegationTokenExpiry      time.Duration
 	// SaslMaxReceiveBytes is sasl.server.max.receive.size: the largest
 	// frame a SASL listener reads before the connection is authenticated
 	// (default 524288, Kafka's).

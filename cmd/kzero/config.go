@@ -166,6 +166,15 @@ var keys = func() map[string]key {
 	l("connections.max.reauth.ms", "0", 0)
 	i("connection.failed.authentication.delay.ms", "100", 0)
 	i("sasl.server.max.receive.size", "524288", 1)
+	// Delegation tokens (KIP-48): the secret turns them on.
+	// delegation.token.master.key is its pre-3.0 name; the expiry check
+	// runs on every tick of the active controller, so its interval is
+	// accepted and not needed.
+	s("delegation.token.secret.key", "")
+	s("delegation.token.master.key", "")
+	l("delegation.token.max.lifetime.ms", "604800000", 1)
+	l("delegation.token.expiry.time.ms", "86400000", 1)
+	l("delegation.token.expiry.check.interval.ms", "3600000", 1)
 	s("authorizer.class.name", "")
 	s("super.users", "")
 	b("allow.everyone.if.no.acl.found", "false")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -54,6 +55,9 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		Authorizer:                   authz,
 		SaslMaxReceiveBytes:          c.int("sasl.server.max.receive.size"),
 		ReauthAfter:                  msDuration(c.long("connections.max.reauth.ms")),
+		DelegationTokenSecret:        cmp.Or(c.str("delegation.token.secret.key"), c.str("delegation.token.master.key")),
+		DelegationTokenMaxLifetime:   msDuration(c.long("delegation.token.max.lifetime.ms")),
+		DelegationTokenExpiry:        msDuration(c.long("delegation.token.expiry.time.ms")),
 		FailedAuthenticationDelay:    msDuration(c.long("connection.failed.authentication.delay.ms")),
 		AdminAddr:                    c.str("admin.listener"),
 		Logs:                         c.managerConfig(logger),

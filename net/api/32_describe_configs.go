@@ -267,5 +267,8 @@ func brokerConfig(name string, broker topicconfig.BrokerConfigs, perBroker bool)
 // PASSWORD (whose values it never returns): kzero has no such config, but
 // server.properties may still carry one, kept as given.
 func sensitiveBrokerConfig(name string) bool {
-	return strings.Contains(name, "password") || strings.Contains(name, "secret") || strings.HasSuffix(name, "jaas.config")
+	// Kafka's PASSWORD configs: passwords, secrets, JAAS configs, keys
+	// (ssl.keystore.key, delegation.token.master.key).
+	return strings.Contains(name, "password") || strings.Contains(name, "secret") || strings.HasSuffix(name, "jaas.config") ||
+		strings.HasSuffix(name, ".key")
 }

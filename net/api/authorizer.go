@@ -35,6 +35,8 @@ const (
 	opDescribeCfg     int8 = 10
 	opAlterCfg        int8 = 11
 	opIdempotentWrite int8 = 12
+	opCreateTokens    int8 = 13
+	opDescribeTokens  int8 = 14
 	permAny           int8 = 1
 	permDeny          int8 = 2
 	permAllow         int8 = 3

@@ -45,6 +45,15 @@ type Config struct {
 	// expires after it, and the client must re-authenticate (KIP-368); 0
 	// never expires.
 	ReauthAfter time.Duration
+	// DelegationTokenSecret is delegation.token.secret.key: it keys the
+	// tokens' HMACs; empty turns delegation tokens off
+	// (DELEGATION_TOKEN_AUTH_DISABLED). DelegationTokenMaxLifetime is
+	// delegation.token.max.lifetime.ms (7 days), DelegationTokenExpiry
+	// delegation.token.expiry.time.ms (1 day): how long a token lives at
+	// most, and between renewals.
+	DelegationTokenSecret      string
+	DelegationTokenMaxLifetime time.Duration
+	DelegationTokenExpiry      time.Duration
 	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms:
 	// how long a failed authentication's answer and close are held back.
 	FailedAuthenticationDelay time.Duration
@@ -97,6 +106,7 @@ type Handler struct {
 
 	listeners map[string]*Listener
 	authz     *authorizer // nil: no authorization
+	tokens    tokenCredentials
 }
 
 // New returns a Handler serving from svc.

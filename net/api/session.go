@@ -73,6 +73,9 @@ type session struct {
 	// connections.max.reauth.ms); zero: never.
 	expires time.Time
 	reauth  bool // a re-authentication is in progress
+	// tokenAuth: authenticated with a delegation token, which may not
+	// create, renew, expire or describe tokens (KIP-48).
+	tokenAuth bool
 }
 
 const anonymous = "User:ANONYMOUS"
@@ -161,7 +164,7 @@ func (h *Handler) exchangeFor(l *Listener, mechanism string) sasl.Exchange {
 				return sasl.Credential{}, false
 			}
 			return sasl.Credential{Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations}, true
-		})
+		}, h.tokenCredential)
 	}
 	return nil
 }
@@ -178,13 +181,16 @@ func (h *Handler) step(s *session, token []byte) (resp []byte, done bool, msg st
 	if !done {
 		return resp, false, "", nil
 	}
-	principal := "User:" + s.exchange.User()
+	principal, tokenAuth := "User:"+s.exchange.User(), false
+	if t, ok := s.exchange.(interface{ TokenOwner() string }); ok && t.TokenOwner() != "" {
+		principal, tokenAuth = t.TokenOwner(), true
+	}
 	if s.reauth && principal != s.principal {
 		s.state = stateFailed
 		msg := fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", s.principal, principal)
 		return nil, false, msg, fmt.Errorf("%s", msg)
 	}
-	s.principal, s.state, s.exchange, s.reauth = principal, stateDone, nil, false
+	s.principal, s.state, s.exchange, s.reauth, s.tokenAuth = principal, stateDone, nil, false, tokenAuth
 	if h.cfg.ReauthAfter > 0 {
 		s.expires = time.Now().Add(h.cfg.ReauthAfter)
 	}

@@ -58,7 +58,7 @@ func FuzzScramExchange(f *testing.F) {
 	cred, _ := SHA256.NewCredential("pw", MinIterations)
 	f.Add([]byte("n,,n=u,r=abc"), []byte("c=biws,r=abc,p=AAAA"))
 	f.Fuzz(func(t *testing.T, first, final []byte) {
-		x := NewScram(SHA256, func(string, *ScramMechanism) (Credential, bool) { return cred, true })
+		x := NewScram(SHA256, func(string, *ScramMechanism) (Credential, bool) { return cred, true }, nil)
 		if _, _, err := x.Step(first); err != nil {
 			return
 		}

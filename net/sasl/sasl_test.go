@@ -32,7 +32,7 @@ func TestScramWithFranzGo(t *testing.T) {
 				if err != nil {
 					return "", err
 				}
-				x := NewScram(m, lookup)
+				x := NewScram(m, lookup, nil)
 				for {
 					resp, done, err := x.Step(tok)
 					if err != nil {
@@ -74,7 +74,7 @@ func TestScramRefusesLowIterationsAndUnknownUsers(t *testing.T) {
 		"unknown": func(string, *ScramMechanism) (Credential, bool) { return Credential{}, false },
 		"low":     func(string, *ScramMechanism) (Credential, bool) { return low, true },
 	} {
-		x := NewScram(SHA256, lookup)
+		x := NewScram(SHA256, lookup, nil)
 		if _, _, err := x.Step([]byte("n,,n=u,r=abc")); err == nil {
 			t.Errorf("%s: first message accepted", name)
 		}

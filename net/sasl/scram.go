@@ -71,6 +71,13 @@ type Credential struct {
 // Credentials looks up a user's credential for a mechanism.
 type Credentials func(user string, m *ScramMechanism) (Credential, bool)
 
+// TokenCredentials looks up the SCRAM credential of a delegation token
+// (KIP-48: the client authenticates with the token id as its user name and
+// the token's HMAC, base64, as its password, and the tokenauth=true
+// extension) and the principal that owns it; ok is false for an unknown or
+// expired token.
+type TokenCredentials func(tokenID string, m *ScramMechanism) (cred Credential, owner string, ok bool)
+
 // SaltedPassword is Hi(password, salt, iterations): PBKDF2 with HMAC of
 // the mechanism's hash.
 func (m *ScramMechanism) SaltedPassword(password string, salt []byte, iterations int) ([]byte, error) {
@@ -113,6 +120,8 @@ func (m *ScramMechanism) hmac(key, msg []byte) []byte {
 type scramExchange struct {
 	m      *ScramMechanism
 	lookup Credentials
+	tokens TokenCredentials
+	owner  string // the token's owner principal, for a delegation token
 
 	state       int // 0 want client first, 1 want client final, 2 done, 3 failed
 	user        string
@@ -122,9 +131,10 @@ type scramExchange struct {
 	nonce       string // client nonce + server nonce
 }
 
-// NewScram starts a SCRAM exchange with credentials from lookup.
-func NewScram(m *ScramMechanism, lookup Credentials) Exchange {
-	return &scramExchange{m: m, lookup: lookup}
+// NewScram starts a SCRAM exchange with credentials from lookup and, for
+// the tokenauth extension, delegation tokens from tokens (nil: none).
+func NewScram(m *ScramMechanism, lookup Credentials, tokens TokenCredentials) Exchange {
+	return &scramExchange{m: m, lookup: lookup, tokens: tokens}
 }
 
 // errBadCredentials is every SCRAM failure that Kafka reports with its
@@ -158,16 +168,21 @@ func (x *scramExchange) first(token []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cf.Extensions["tokenauth"] == "true" {
-		// Delegation tokens are not served.
-		return nil, fmt.Errorf("Token Authentication failed: Invalid tokenId : %s: %w", cf.User, errBadCredentials)
-	}
 	cred, ok := Credential{}, false
-	if x.lookup != nil {
-		cred, ok = x.lookup(cf.User, x.m)
-	}
-	if !ok {
-		return nil, fmt.Errorf("Authentication failed: Invalid user credentials: %w", errBadCredentials)
+	if cf.Extensions["tokenauth"] == "true" {
+		if x.tokens != nil {
+			cred, x.owner, ok = x.tokens(cf.User, x.m)
+		}
+		if !ok {
+			return nil, fmt.Errorf("Token Authentication failed: Invalid tokenId : %s: %w", cf.User, errBadCredentials)
+		}
+	} else {
+		if x.lookup != nil {
+			cred, ok = x.lookup(cf.User, x.m)
+		}
+		if !ok {
+			return nil, fmt.Errorf("Authentication failed: Invalid user credentials: %w", errBadCredentials)
+		}
 	}
 	if cf.AuthzID != "" && cf.AuthzID != cf.User {
 		return nil, &AuthError{"Authentication failed: Client requested an authorization id that is different from username"}
@@ -206,6 +221,15 @@ func (x *scramExchange) final(token []byte) ([]byte, error) {
 	serverSig := x.m.hmac(x.cred.ServerKey, auth)
 	x.cred = Credential{}
 	return []byte("v=" + base64.StdEncoding.EncodeToString(serverSig)), nil
+}
+
+// TokenOwner is the principal owning the delegation token the client
+// authenticated with, "" when it authenticated as a user.
+func (x *scramExchange) TokenOwner() string {
+	if x.state != 2 {
+		return ""
+	}
+	return x.owner
 }
 
 func (x *scramExchange) User() string {
