@@ -154,7 +154,9 @@ func (l *loop) handleReady(rd raft.Ready) error {
 	if len(rd.Messages) > 0 && c.cfg.Transport != nil {
 		c.cfg.Transport.Send(rd.Messages)
 	}
+	repropose := false
 	if rd.SoftState != nil {
+		repropose = rd.SoftState.Lead != l.lead && rd.SoftState.Lead != 0 && len(l.pending) > 0
 		l.lead = rd.SoftState.Lead
 		defer l.observeQuorum(time.Now()) // after Advance: leadership moved
 	}
@@ -171,7 +173,25 @@ func (l *loop) handleReady(rd raft.Ready) error {
 	l.readStates(rd.ReadStates)
 	l.releaseReads()
 	l.rn.Advance(rd)
+	if repropose {
+		l.repropose()
+	}
 	return l.maybeSnapshot()
+}
+
+// repropose proposes the pending proposals again to a new leader: one
+// forwarded to a leader that died before appending it is lost, and its
+// caller would wait out its whole timeout. One that the new leader has
+// after all applies twice: the first to apply answers its caller (same
+// Seq), and the copy is checked again against the image it meets
+// (metadata.Builder.Check), so a create, a registration or an ISR change
+// that already applied is refused and changes nothing.
+func (l *loop) repropose() {
+	for _, p := range l.pending {
+		if err := l.rn.Propose(p.data); err != nil {
+			return // no leader after all: the callers wait or time out
+		}
+	}
 }
 
 // applyEntries applies committed entries to a new image, and collects the

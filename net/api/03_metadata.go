@@ -53,7 +53,7 @@ func (h *Handler) metadata(req *server.Request) error {
 	}
 	cid := img.ClusterID()
 	resp.ClusterID = &cid
-	resp.ControllerID = img.ControllerID()
+	resp.ControllerID = h.controllerID(img)
 	resp.AuthorizedOperations = authorizedOperationsOmitted
 
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
@@ -152,4 +152,21 @@ func topicMetadata(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic 
 		}
 	}
 	return mt
+}
+
+// controllerID is the controller a Metadata or DescribeCluster response
+// names: the metadata quorum's leader when it is a live broker, else this
+// broker. A controller-only leader has no Kafka listener, so, as Kafka's
+// KRaft brokers name an alive broker, kzero names one that serves what
+// clients send the controller (any kzero broker does: admin requests are
+// decided against the quorum from any node).
+func (h *Handler) controllerID(img *metadata.Image) int32 {
+	id := img.ControllerID()
+	if b, ok := img.Broker(id); ok && !b.Fenced {
+		return id
+	}
+	if id < 0 {
+		return id
+	}
+	return h.cfg.NodeID
 }
