@@ -79,7 +79,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("kzero ready on %s\n", n.Addr())
+	fmt.Println(readyMessage(n.Addr(), n.ControllerAddr()))
 	s := <-sig
 	logger.Info("shutting down", "signal", s.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
