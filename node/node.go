@@ -141,6 +141,12 @@ func Start(cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	deliver.Store(n.ctrl)
+	if n.raft != nil {
+		// Learners that connected before the controller could hear of them.
+		for _, id := range n.raft.Learners() {
+			n.ctrl.AddLearner(id)
+		}
+	}
 	if err = n.ctrl.Register(); err != nil {
 		return nil, fmt.Errorf("join metadata quorum: %w", err)
 	}

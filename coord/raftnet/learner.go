@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"slices"
 	"time"
@@ -70,6 +71,15 @@ func (t *Transport) serveLearner(rw io.ReadWriter, fr *frameReader, theirs hello
 	}
 	fr.max = 1 + t.cfg.MaxMessageBytes
 	return t.readFrames(fr, id, nil)
+}
+
+// Learners are the node ids of the learners connected to this controller
+// now, sorted: OnLearner told of each, but perhaps before its receiver was
+// ready to hear it.
+func (t *Transport) Learners() []int32 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Sorted(maps.Keys(t.mu.learners))
 }
 
 // checkLearner returns why a learner's hello is unacceptable, "" if fine.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -413,8 +414,8 @@ func TestLearnerLinks(t *testing.T) {
 	for len(seen) < 2 {
 		seen[recv(t, learned, "learner connected")] = true
 	}
-	if !seen[[2]int32{1, 4}] || !seen[[2]int32{2, 4}] {
-		t.Fatalf("learner connections %v", seen)
+	if !seen[[2]int32{1, 4}] || !seen[[2]int32{2, 4}] || !slices.Equal(a.Learners(), []int32{4}) {
+		t.Fatalf("learner connections %v, a's learners %v", seen, a.Learners())
 	}
 	// Controller to learner, over the connection the learner dialed.
 	a.Send([]*pb.Message{msg(pb.MsgApp, 1, 4, 7)})
