@@ -458,7 +458,15 @@ func (c *Controller) start(ctx context.Context) error {
 			// Rejected harmlessly if replay has yet to reach the cluster record.
 			groups = append([][]metadata.Record{boot}, groups...)
 		}
-		res, err := c.propose(ctx, groups)
+		// A proposal forwarded to a leader that cannot take it (gone, or
+		// unreachable from here) is lost: each attempt has an election's
+		// time, then it is decided again.
+		actx, cancel := context.WithTimeout(ctx, 2*c.cfg.TickInterval*electionTicks)
+		res, err := c.propose(actx, groups)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("metadata: register broker %d: %w", c.cfg.NodeID, err)
 		}
@@ -467,9 +475,10 @@ func (c *Controller) start(ctx context.Context) error {
 			break
 		}
 		switch last.Err {
-		case kerr.NotController, kerr.InvalidUpdateVersion, kerr.StaleBrokerEpoch:
-			// No leader elected yet, or decided on an image replay has
-			// moved past: decide again.
+		case kerr.NotController, kerr.InvalidUpdateVersion, kerr.StaleBrokerEpoch, kerr.RequestTimedOut:
+			// No leader elected yet, decided on an image replay has moved
+			// past, or overtaken by a snapshot from the leader: decide
+			// again.
 		default:
 			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, last.Err.Message, last.Message)
 		}

@@ -103,6 +103,23 @@ func (l *loop) propose(p *pending) {
 	}
 }
 
+// unknownOutcomes answers every pending proposal REQUEST_TIMED_OUT: a
+// snapshot from the leader replaced this node's log, and a proposal whose
+// entry it covers will never be applied here one by one, so no answer
+// would come. Whether it applied is unknown, as after a timeout.
+func (l *loop) unknownOutcomes() []delivery {
+	var done []delivery
+	for seq, p := range l.pending {
+		res := make([]*metadata.Rejection, countGroups(p.data))
+		for i := range res {
+			res[i] = metadata.Reject(kerr.RequestTimedOut, "outcome unknown: this node caught up with the quorum by snapshot while the change was pending")
+		}
+		done = append(done, delivery{p, res})
+		delete(l.pending, seq)
+	}
+	return done
+}
+
 // countGroups reads the group count of an encoded Proposal.
 func countGroups(data []byte) int {
 	p, err := metadata.DecodeProposal(data)
@@ -146,7 +163,7 @@ func (l *loop) handleReady(rd raft.Ready) error {
 		c.conf.Store(l.confState)
 		l.applied, l.snapIndex = meta.GetIndex(), meta.GetIndex()
 		c.snapsIn.Add(1)
-		l.publish(img, nil)
+		l.publish(img, l.unknownOutcomes())
 	}
 	if err := l.st.Save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
 		return err
