@@ -155,17 +155,15 @@ func topicMetadata(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic 
 }
 
 // controllerID is the controller a Metadata or DescribeCluster response
-// names: the metadata quorum's leader when it is a live broker, else this
-// broker. A controller-only leader has no Kafka listener, so, as Kafka's
-// KRaft brokers name an alive broker, kzero names one that serves what
-// clients send the controller (any kzero broker does: admin requests are
-// decided against the quorum from any node).
+// names: the metadata quorum's leader when it is a broker too (a combined
+// node), else this broker. A controller-only leader has no Kafka
+// listener, so, as Kafka's KRaft brokers name an alive broker, kzero
+// names one that serves what clients send the controller (any kzero
+// broker does: admin requests are decided against the quorum from any
+// node). -1 while no leader is known.
 func (h *Handler) controllerID(img *metadata.Image) int32 {
 	id := img.ControllerID()
-	if b, ok := img.Broker(id); ok && !b.Fenced {
-		return id
-	}
-	if id < 0 {
+	if _, ok := img.Broker(id); ok || id < 0 {
 		return id
 	}
 	return h.cfg.NodeID
