@@ -48,8 +48,7 @@ func (c *Controller) Quorum() Quorum {
 	if r := c.relayed.Load(); !q.IsLeader && r != nil && r.q.Leader == q.Leader && r.q.Epoch == q.Epoch &&
 		time.Since(r.at) < relayFresh {
 		out := r.q
-		out.IsLeader, out.FromLeader = false, true
-		out.HighWatermark = max(out.HighWatermark, q.HighWatermark)
+		out.IsLeader, out.FromLeader = false, true // offsets as the leader had them, consistent
 		return out
 	}
 	return *q
