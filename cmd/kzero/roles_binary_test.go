@@ -3,8 +3,9 @@ package main
 // Split process roles as processes, from the example configs in
 // config/split-roles (ports, dirs and admin listeners overridden): three
 // controller-only nodes and two broker-only nodes; a topic replicated on
-// the brokers; kzctl's quorum view with the brokers as observers; the
-// quorum leader killed with SIGKILL and metadata changes going on.
+// the brokers; kzctl's quorum view with the brokers as observers; a broker
+// killed with SIGKILL fenced; the quorum leader killed with SIGKILL and
+// metadata changes going on.
 
 import (
 	"bytes"
@@ -65,7 +66,8 @@ func TestSplitRolesProcesses(t *testing.T) {
 	}
 	common := func(file string) []string {
 		return []string{"--config", "../../config/split-roles/" + file,
-			"--override", "log.dirs=" + t.TempDir(), "--override", "admin.listener=127.0.0.1:0"}
+			"--override", "log.dirs=" + t.TempDir(), "--override", "admin.listener=127.0.0.1:0",
+			"--override", "broker.session.timeout.ms=2000"}
 	}
 	procs := make([]*process, 5)
 	var wg sync.WaitGroup
@@ -157,11 +159,29 @@ func TestSplitRolesProcesses(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// A broker-only node killed stops heartbeating (its raft traffic): it
+	// is fenced after broker.session.timeout.ms and its leaderships move.
+	procs[4].kill()
+	for {
+		md, err := adm.Metadata(ctx, "split")
+		if err == nil && slices.Equal(md.Brokers.NodeIDs(), []int32{4}) && !slices.ContainsFunc(md.Topics["split"].Partitions.Sorted(),
+			func(p kadm.PartitionDetail) bool { return p.Leader != 4 }) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("broker 5 never fenced: %v %+v", err, md)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
 	// The quorum leader is killed: the other two elect one, and metadata
 	// changes go on.
 	procs[q.LeaderID-1].kill()
 	for i := 0; ; i++ {
-		res, err := adm.CreateTopic(ctx, 1, 2, nil, "after-kill")
+		res, err := adm.CreateTopic(ctx, 1, 1, nil, "after-kill")
 		if err == nil && res.Err == nil {
 			break
 		}
