@@ -15,7 +15,8 @@ import (
 // is a broker that is gone for good. A kzero node still running keeps
 // serving what it holds but is no broker of the cluster until it restarts
 // and registers again. BROKER_ID_NOT_REGISTERED when id has no
-// registration.
+// registration. A broker-only node also leaves the quorum's learners
+// (learner.go): it gets no more of the metadata log until it restarts.
 func (c *Controller) UnregisterBroker(ctx context.Context, id int32) Result {
 	_ = c.caughtUp(ctx) // without a reachable quorum leader: decide on this node's image
 	for try := 0; ; try++ {
@@ -28,6 +29,7 @@ func (c *Controller) UnregisterBroker(ctx context.Context, id int32) Result {
 		case perr != nil:
 			return Result{codeFor(perr), perr.Error()}
 		case res[len(res)-1] == nil:
+			c.removeLearner(id) // a no-op for a node that is no learner
 			return Result{}
 		case staleDecision(res[len(res)-1].Err) && try < maxRedecide && ctx.Err() == nil:
 			continue // decided on an image that moved on: again, on the newer one

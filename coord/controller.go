@@ -32,9 +32,27 @@ const electionTicks = 10
 // DefaultSnapshotKeep is how many entries behind a snapshot a voter keeps.
 const DefaultSnapshotKeep = 5000
 
+// Role is what a node is in the metadata quorum and in the cluster
+// (process.roles).
+type Role int8
+
+const (
+	// Combined is process.roles=broker,controller: a voter of the quorum
+	// that registers as a broker.
+	Combined Role = iota
+	// BrokerOnly is process.roles=broker: a raft learner that follows the
+	// metadata log without voting, and registers as a broker (learner.go).
+	BrokerOnly
+	// ControllerOnly is process.roles=controller: a voter that registers
+	// no broker; it names a new cluster, serves the quorum and, while it
+	// leads, runs the active controller.
+	ControllerOnly
+)
+
 // Config configures a Controller.
 type Config struct {
 	NodeID    int32               // node.id; also this voter's identity in the quorum
+	Role      Role                // process.roles; zero: Combined
 	Dir       string              // the metadata folder, e.g. <first log dir>/__cluster_metadata-0
 	Listeners []metadata.Listener // registered for this broker
 	Rack      string              // broker.rack
@@ -48,9 +66,10 @@ type Config struct {
 	// a new, empty cluster.
 	Bootstrap bool
 
-	// Peers are the other controller voters. Empty for a single node, the
-	// only mode this version runs: a quorum of several needs a Transport,
-	// which kzero does not have yet (Open refuses Peers without one).
+	// Peers are the other controller voters (controller.quorum.voters
+	// without this node). Empty for a single voter; a quorum of several
+	// needs a Transport. A BrokerOnly node lists the voters it knows of
+	// (for DescribeQuorum's addresses); it may know none.
 	Peers     []Peer
 	Transport Transport
 	// ControllerAddr is this voter's controller listener, host:port (for
@@ -103,11 +122,20 @@ type Peer struct {
 	Addr string
 }
 
-// Transport carries raft messages to the other voters. Send must not block
-// for long and must not modify the messages; a lost message is fine (raft
-// retries). Incoming messages go to Controller.Step.
+// Transport carries raft messages to the other voters and the learners.
+// Send must not block for long and must not modify the messages; a lost
+// message is fine (raft retries). Incoming messages go to
+// Controller.Step.
 type Transport interface {
 	Send(msgs []*pb.Message)
+}
+
+// Broadcaster is a Transport that also carries the quorum leader's view of
+// the quorum to every node (coord/raftnet's Broadcast); they hand it to
+// Controller.ReceiveQuorum. Without it only the leader answers
+// DescribeQuorum.
+type Broadcaster interface {
+	Broadcast(payload []byte)
 }
 
 // ErrClosed is returned by calls on a closed (or failed) Controller.
@@ -151,8 +179,11 @@ type Controller struct {
 		last *metadata.Image // the last image subscribers saw
 	}
 
-	quorum    atomic.Pointer[Quorum] // as of the last tick
-	snapsIn   atomic.Int64           // snapshots received from a leader
+	quorum    atomic.Pointer[Quorum]  // as of the last tick
+	relayed   atomic.Pointer[relayed] // the leader's view, as it last sent it
+	conf      atomic.Pointer[pb.ConfState]
+	confc     chan confRequest // learners to add or remove, for the raft loop
+	snapsIn   atomic.Int64     // snapshots received from a leader
 	failed    atomic.Pointer[error]
 	closeOnce sync.Once
 	store     *wal.Storage
@@ -193,8 +224,11 @@ func (cfg *Config) setDefaults() error {
 	if cfg.Dir == "" {
 		return errors.New("metadata: no folder")
 	}
-	if len(cfg.Peers) > 0 && cfg.Transport == nil {
-		return errors.New("metadata: a quorum of several voters needs a transport")
+	if (len(cfg.Peers) > 0 || cfg.Role == BrokerOnly) && cfg.Transport == nil {
+		return errors.New("metadata: a quorum of several voters, or a learner, needs a transport")
+	}
+	if cfg.Role < Combined || cfg.Role > ControllerOnly {
+		return fmt.Errorf("metadata: role %d", cfg.Role)
 	}
 	for _, p := range cfg.Peers {
 		if p.ID < 0 || p.ID == cfg.NodeID {
@@ -242,7 +276,10 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	logger := cfg.Logger.With("component", "metadata")
-	if !cfg.Bootstrap {
+	// A learner starts from nothing and gets a snapshot from the quorum
+	// leader once added; it never bootstraps a cluster.
+	learner := cfg.Role == BrokerOnly
+	if !cfg.Bootstrap && !learner {
 		// Refused before anything is created, so the operator finds the
 		// folder as it was.
 		if ok, err := wal.Exists(cfg.Dir); err != nil {
@@ -255,7 +292,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
-	if st.Fresh() {
+	if st.Fresh() && !learner {
 		if !cfg.Bootstrap {
 			st.Close()
 			return nil, errNoMetadataLog(cfg)
@@ -282,10 +319,12 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	snapIndex := snap.GetMetadata().GetIndex()
-	img, err := metadata.DecodeImage(snap.GetData(), int64(snapIndex))
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("metadata: %w", err)
+	img := metadata.EmptyImage()
+	if snapIndex > 0 { // else a learner not yet given a snapshot
+		if img, err = metadata.DecodeImage(snap.GetData(), int64(snapIndex)); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("metadata: %w", err)
+		}
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                       raftID(cfg.NodeID),
@@ -319,12 +358,19 @@ func New(cfg Config) (*Controller, error) {
 		runDone:  make(chan struct{}),
 		notifyc:  make(chan struct{}, 1),
 		notDone:  make(chan struct{}),
+		confc:    make(chan confRequest, 256),
 		store:    st,
 	}
 	c.image.Store(img)
 	c.subs.last = img
-	ld := &loop{c: c, rn: rn, st: st, confState: snap.GetMetadata().GetConfState(),
-		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}, reads: map[uint64]*readWait{}}
+	cs := snap.GetMetadata().GetConfState()
+	if cs == nil {
+		cs = &pb.ConfState{}
+	}
+	c.conf.Store(cs)
+	ld := &loop{c: c, rn: rn, st: st, confState: cs,
+		applied: snapIndex, snapIndex: snapIndex, pending: map[uint64]*pending{}, reads: map[uint64]*readWait{},
+		learners: learnerState{want: map[int32]bool{}, unwant: map[int32]bool{}}}
 	go ld.run()
 	go c.runNotifier()
 	return c, nil
@@ -345,8 +391,9 @@ func Open(cfg Config) (*Controller, error) {
 }
 
 // Register waits for the quorum (up to Config.StartTimeout), names the
-// cluster if it is new, and registers this broker. The Image is current
-// when it returns.
+// cluster if it is new, and registers this broker (a ControllerOnly node
+// registers none; a BrokerOnly one first waits for the quorum leader's
+// snapshot). The Image is current when it returns.
 func (c *Controller) Register() error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartTimeout)
 	defer cancel()
@@ -383,6 +430,12 @@ func (c *Controller) start(ctx context.Context) error {
 	for _, name := range slices.Sorted(maps.Keys(c.cfg.Features)) {
 		boot = append(boot, &metadata.FeatureLevel{Name: name, Level: c.cfg.Features[name]})
 	}
+	if c.cfg.Role == ControllerOnly {
+		if err := c.nameCluster(ctx, boot); err != nil {
+			return err
+		}
+		return c.checkClusterID()
+	}
 	// A new incarnation of this broker registers fenced, as Kafka's do; the
 	// active controller unfences it (and elects it where it can lead) once
 	// it has caught up. The previous incarnation is gone: the log dirs'
@@ -392,6 +445,16 @@ func (c *Controller) start(ctx context.Context) error {
 	incarnation := metadata.NewUUID()
 	for {
 		img := c.Image()
+		if c.cfg.Role == BrokerOnly && img.ClusterID() == "" {
+			// A learner decides on the quorum's image: wait for the
+			// snapshot the leader sends once it has added this node.
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("metadata: no snapshot from the quorum (is a controller of controller.quorum.bootstrap.servers reachable?): %w", ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
 		groups, reply := control.New(c.controlConfig()).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
 			Incarnation: incarnation, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners, PreviousGone: true,
 			UncleanShutdown: c.cfg.UncleanShutdown})
@@ -402,7 +465,15 @@ func (c *Controller) start(ctx context.Context) error {
 			// Rejected harmlessly if replay has yet to reach the cluster record.
 			groups = append([][]metadata.Record{boot}, groups...)
 		}
-		res, err := c.propose(ctx, groups)
+		// A proposal forwarded to a leader that cannot take it (gone, or
+		// unreachable from here) is lost: each attempt has an election's
+		// time, then it is decided again.
+		actx, cancel := context.WithTimeout(ctx, 2*c.cfg.TickInterval*electionTicks)
+		res, err := c.propose(actx, groups)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("metadata: register broker %d: %w", c.cfg.NodeID, err)
 		}
@@ -411,9 +482,10 @@ func (c *Controller) start(ctx context.Context) error {
 			break
 		}
 		switch last.Err {
-		case kerr.NotController, kerr.InvalidUpdateVersion, kerr.StaleBrokerEpoch:
-			// No leader elected yet, or decided on an image replay has
-			// moved past: decide again.
+		case kerr.NotController, kerr.InvalidUpdateVersion, kerr.StaleBrokerEpoch, kerr.RequestTimedOut:
+			// No leader elected yet, decided on an image replay has moved
+			// past, or overtaken by a snapshot from the leader: decide
+			// again.
 		default:
 			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, last.Err.Message, last.Message)
 		}
@@ -434,8 +506,33 @@ func (c *Controller) start(ctx context.Context) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	return c.checkClusterID()
+}
+
+func (c *Controller) checkClusterID() error {
 	if want, got := c.cfg.ClusterID, c.Image().ClusterID(); want != "" && got != want {
 		return fmt.Errorf("metadata: the metadata log in %s belongs to cluster %s, but the log dirs (meta.properties) to cluster %s; refusing to start", c.cfg.Dir, got, want)
+	}
+	return nil
+}
+
+// nameCluster proposes boot (the cluster record and features) until the
+// image names a cluster: a controller-only voter registers no broker, but
+// a new quorum of them still names its cluster.
+func (c *Controller) nameCluster(ctx context.Context, boot []metadata.Record) error {
+	for c.Image().ClusterID() == "" {
+		// Rejected harmlessly when another voter's commits first.
+		if _, err := c.propose(ctx, [][]metadata.Record{boot}); err != nil {
+			return fmt.Errorf("metadata: name the cluster: %w", err)
+		}
+		if c.Image().ClusterID() != "" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("metadata: no quorum leader: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	return nil
 }

@@ -90,6 +90,48 @@
 // (DescribeQuorum). Broker liveness, fencing, controlled shutdown and
 // partition leader election run on the quorum leader (liveness.go, with
 // coord/control's decisions); partition leaders change their ISR with
-// AlterPartition (alter_partition.go). Every node is a voter today:
-// broker-only nodes that follow the log without voting are still to come.
+// AlterPartition (alter_partition.go). When the leader changes, this
+// node's proposals still waiting are proposed again to the new one (one
+// forwarded to a leader that died is lost; a copy that applies twice is
+// refused by Check the second time, and the caller gets the first
+// answer).
+//
+// # Roles and learners
+//
+// Config.Role is process.roles. Combined and ControllerOnly nodes are
+// voters; a ControllerOnly one registers no broker (it names a new
+// cluster, so a quorum of controllers alone has its id) and, while it
+// leads, runs the active controller for the brokers.
+//
+// A BrokerOnly node is a raft learner, not a reader of the committed log
+// over some other protocol: etcd raft sends learners MsgApp and MsgSnap
+// like followers, never counts them in a quorum nor lets them campaign
+// (promotable is false), and a learner forwards proposals and ReadIndex to
+// the leader like a follower (stepFollower), so broker registration,
+// AlterPartition, read barriers, controlled shutdown and liveness (the
+// leader's Progress of a learner has RecentActive like a voter's: its
+// heartbeat) work unchanged on broker-only nodes. Its log is raft's own,
+// so catch-up by log or by snapshot and restart from its WAL come for
+// free; and DescribeQuorum's observers are the learners' Progress.
+//
+// Joining (learner.go): a new learner starts with empty storage and never
+// bootstraps. Its transport dials the controllers and keeps a connection
+// to every voter; a voter that accepts one tells its Controller
+// (AddLearner), and the quorum leader proposes a ConfChangeV2
+// AddLearnerNode, again every election timeout until it applies (raft
+// takes one configuration change at a time). No address needs to survive
+// in the configuration or the image: voters reach a learner over the
+// connection it dialed (coord/raftnet, "Learners"). Every node snapshots
+// right after a configuration grows: raft sends a new member the leader's
+// newest snapshot, and a member refuses one whose configuration does not
+// name it. The learner then registers as a broker once its image has the
+// cluster. UnregisterBroker of a learner proposes RemoveNode; a removed
+// learner that still runs gets no more entries until it restarts and
+// connects again.
+//
+// Only the quorum leader knows each replica's progress: it relays its
+// Quorum to every node twice a second over the transport
+// (Broadcaster, ReceiveQuorum), so any node answers DescribeQuorum as the
+// leader would while the view is fresh, as a Kafka broker forwards it to
+// the active controller.
 package coord

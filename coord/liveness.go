@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"kzero/coord/control"
@@ -20,11 +21,12 @@ import (
 // tokens that expired; and proposes it.
 //
 // Liveness comes from the quorum's own traffic rather than a
-// BrokerHeartbeat RPC: every kzero node is a voter, and the raft leader
-// hears from each follower several times a second (raft's RecentActive).
-// A voter heard from this tick has heartbeaten, reporting the metadata
-// offset the leader knows it holds; one silent for
-// broker.session.timeout.ms is fenced. A node leaving on purpose decides
+// BrokerHeartbeat RPC: every kzero broker is a voter or a learner of the
+// quorum, and the raft leader hears from each several times a second
+// (raft's RecentActive). A node heard from this tick has heartbeaten,
+// reporting the metadata offset the leader knows it holds; one silent for
+// broker.session.timeout.ms is fenced. Controller-only voters register no
+// broker and have nothing to heartbeat. A node leaving on purpose decides
 // its own controlled shutdown (ControlledShutdown) and proposes it.
 
 // activeController is the loop's state while this node leads the quorum.
@@ -58,7 +60,7 @@ func (l *loop) drive(now time.Time) {
 	a.inflight = 0
 	img := c.image.Load()
 	var groups [][]metadata.Record
-	for _, v := range q.Voters {
+	for _, v := range slices.Concat(q.Voters, q.Observers) {
 		b, ok := img.Broker(v.ID)
 		if !ok || !v.LastFetch.Equal(now) {
 			continue // not registered, or not heard from this tick
@@ -92,10 +94,10 @@ func (l *loop) ownApplied(seq uint64) {
 // it stops, as Kafka's controlled shutdown does: it decides the shutdown on
 // the current image (the same decision the active controller makes for a
 // heartbeat that wants shutdown), proposes it, and waits until no
-// partition names this broker its leader, or ctx ends. A single voter has
-// no one to hand leadership to: it returns at once.
+// partition names this broker its leader, or ctx ends. A single voter
+// without learners has no one to hand leadership to: it returns at once.
 func (c *Controller) ControlledShutdown(ctx context.Context) error {
-	if len(c.cfg.Peers) == 0 {
+	if len(c.cfg.Peers) == 0 && c.cfg.Role != BrokerOnly && len(c.conf.Load().GetLearners()) == 0 {
 		return nil
 	}
 	var leaderless time.Time // since when no quorum leader is known

@@ -8,7 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
 	"kzero/coord/metadata"
 	"kzero/coord/wal"
@@ -26,6 +25,9 @@ type loop struct {
 	pending   map[uint64]*pending
 	reads     map[uint64]*readWait // read barriers (readindex.go)
 	active    *activeController    // while this node leads the quorum
+	learners  learnerState         // learner changes to propose (learner.go)
+	quorumAt  time.Time            // when the leader last broadcast its view
+	snapNow   bool                 // snapshot after this Ready: the configuration grew
 }
 
 // run drives raft: ticks, proposals and incoming messages step the node;
@@ -56,6 +58,7 @@ func (l *loop) run() {
 			l.expire()
 			l.observeQuorum(now)
 			l.drive(now)
+			l.changeLearners(now, l.c.quorum.Load().IsLeader)
 		case p := <-c.proposec:
 			l.propose(p)
 			// Take whatever else is queued: one Ready, one fsync for all.
@@ -69,6 +72,8 @@ func (l *loop) run() {
 			}
 		case w := <-c.readc:
 			l.readIndex(w)
+		case r := <-c.confc:
+			l.confRequest(r)
 		case m := <-c.recvc:
 			if err := l.rn.Step(m); err != nil {
 				c.logger.Debug("metadata: step", "err", err)
@@ -96,6 +101,23 @@ func (l *loop) propose(p *pending) {
 		}
 		p.done <- res
 	}
+}
+
+// unknownOutcomes answers every pending proposal REQUEST_TIMED_OUT: a
+// snapshot from the leader replaced this node's log, and a proposal whose
+// entry it covers will never be applied here one by one, so no answer
+// would come. Whether it applied is unknown, as after a timeout.
+func (l *loop) unknownOutcomes() []delivery {
+	var done []delivery
+	for seq, p := range l.pending {
+		res := make([]*metadata.Rejection, countGroups(p.data))
+		for i := range res {
+			res[i] = metadata.Reject(kerr.RequestTimedOut, "outcome unknown: this node caught up with the quorum by snapshot while the change was pending")
+		}
+		done = append(done, delivery{p, res})
+		delete(l.pending, seq)
+	}
+	return done
 }
 
 // countGroups reads the group count of an encoded Proposal.
@@ -138,9 +160,10 @@ func (l *loop) handleReady(rd raft.Ready) error {
 			return fmt.Errorf("snapshot from leader: %w", err)
 		}
 		l.confState = meta.GetConfState()
+		c.conf.Store(l.confState)
 		l.applied, l.snapIndex = meta.GetIndex(), meta.GetIndex()
 		c.snapsIn.Add(1)
-		l.publish(img, nil)
+		l.publish(img, l.unknownOutcomes())
 	}
 	if err := l.st.Save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
 		return err
@@ -148,7 +171,9 @@ func (l *loop) handleReady(rd raft.Ready) error {
 	if len(rd.Messages) > 0 && c.cfg.Transport != nil {
 		c.cfg.Transport.Send(rd.Messages)
 	}
+	repropose := false
 	if rd.SoftState != nil {
+		repropose = rd.SoftState.Lead != l.lead && rd.SoftState.Lead != 0 && len(l.pending) > 0
 		l.lead = rd.SoftState.Lead
 		defer l.observeQuorum(time.Now()) // after Advance: leadership moved
 	}
@@ -165,7 +190,25 @@ func (l *loop) handleReady(rd raft.Ready) error {
 	l.readStates(rd.ReadStates)
 	l.releaseReads()
 	l.rn.Advance(rd)
+	if repropose {
+		l.repropose()
+	}
 	return l.maybeSnapshot()
+}
+
+// repropose proposes the pending proposals again to a new leader: one
+// forwarded to a leader that died before appending it is lost, and its
+// caller would wait out its whole timeout. One that the new leader has
+// after all applies twice: the first to apply answers its caller (same
+// Seq), and the copy is checked again against the image it meets
+// (metadata.Builder.Check), so a create, a registration or an ISR change
+// that already applied is refused and changes nothing.
+func (l *loop) repropose() {
+	for _, p := range l.pending {
+		if err := l.rn.Propose(p.data); err != nil {
+			return // no leader after all: the callers wait or time out
+		}
+	}
 }
 
 // applyEntries applies committed entries to a new image, and collects the
@@ -180,20 +223,8 @@ func (l *loop) applyEntries(ents []*pb.Entry) (*metadata.Image, []delivery) {
 	var done []delivery
 	for _, e := range ents {
 		switch e.GetType() {
-		case pb.EntryConfChange:
-			var cc pb.ConfChange
-			if err := proto.Unmarshal(e.GetData(), &cc); err != nil {
-				c.logger.Error("metadata: undecodable conf change", "index", e.GetIndex(), "err", err)
-				continue
-			}
-			l.confState = l.rn.ApplyConfChange(&cc)
-		case pb.EntryConfChangeV2:
-			var cc pb.ConfChangeV2
-			if err := proto.Unmarshal(e.GetData(), &cc); err != nil {
-				c.logger.Error("metadata: undecodable conf change", "index", e.GetIndex(), "err", err)
-				continue
-			}
-			l.confState = l.rn.ApplyConfChange(&cc)
+		case pb.EntryConfChange, pb.EntryConfChangeV2:
+			l.applyConfChange(e)
 		case pb.EntryNormal:
 			if len(e.GetData()) == 0 {
 				continue // a new leader's empty entry
@@ -231,19 +262,21 @@ func (l *loop) publish(img *metadata.Image, done []delivery) {
 }
 
 // maybeSnapshot snapshots the image every SnapshotEvery applied entries and
-// compacts the log behind it. A single voter keeps no entries; with peers,
-// some stay so that a follower a little behind catches up from the log.
+// compacts the log behind it. A single voter keeps no entries; with peers
+// or learners, some stay so that one a little behind catches up from the
+// log.
 func (l *loop) maybeSnapshot() error {
 	c := l.c
-	if l.applied < l.snapIndex+c.cfg.SnapshotEvery {
+	if l.applied <= l.snapIndex || (!l.snapNow && l.applied < l.snapIndex+c.cfg.SnapshotEvery) {
 		return nil
 	}
+	l.snapNow = false
 	img := c.image.Load()
 	if uint64(img.Offset()) != l.applied {
 		return errors.New("image offset and applied index disagree")
 	}
 	compact := l.applied
-	if len(l.confState.GetVoters()) > 1 {
+	if len(l.confState.GetVoters())+len(l.confState.GetLearners()) > 1 {
 		keep := uint64(c.cfg.SnapshotKeep)
 		compact = max(l.snapIndex, l.applied-min(l.applied, keep))
 	}

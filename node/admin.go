@@ -20,7 +20,7 @@ func (n *Node) metricsHandler() http.Handler {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, f func(server.Stats) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
-			func() float64 { return float64(f(n.srv.Stats())) }))
+			func() float64 { return float64(f(n.ServerStats())) }))
 	}
 	counter("connections_opened_total", "Connections accepted.", func(s server.Stats) int64 { return s.ConnectionsOpened })
 	counter("accept_errors_total", "Failed accepts (out of descriptors or kernel memory), each retried after a backoff.", func(s server.Stats) int64 { return s.AcceptErrors })
@@ -30,7 +30,7 @@ func (n *Node) metricsHandler() http.Handler {
 	counter("requests_total", "Requests received.", func(s server.Stats) int64 { return s.Requests })
 	counter("read_pauses_total", "Times a connection stopped reading at queued.max.request.bytes.", func(s server.Stats) int64 { return s.ReadPauses })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "request_bytes_held", Help: "Bytes held by requests being read and queued (capped by queued.max.request.bytes)."},
-		func() float64 { return float64(n.srv.Stats().RequestBytesHeld) }))
+		func() float64 { return float64(n.ServerStats().RequestBytesHeld) }))
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer, or through the user-space TLS relay (sendfile into it, then copied).", func(s server.Stats) int64 { return s.CopiedBytes })
 	counter("tls_handshakes_total", "TLS handshakes completed.", func(s server.Stats) int64 { return s.TLSHandshakes })
@@ -48,13 +48,20 @@ func (n *Node) metricsHandler() http.Handler {
 	conv("fetch_down_converted_partitions_total", "Partitions of Fetch v0-v3 responses down-converted to message sets.", func(s api.ConversionStats) int64 { return s.FetchPartitions })
 	conv("fetch_down_converted_batches_total", "Record batches down-converted for Fetch v0-v3.", func(s api.ConversionStats) int64 { return s.FetchBatches })
 	conv("fetch_down_converted_bytes_total", "Message set bytes sent to Fetch v0-v3 after down-conversion.", func(s api.ConversionStats) int64 { return s.FetchBytes })
+	// A controller-only node has no replicas: their metrics read zero.
+	replStats := func() replica.Stats {
+		if n.replicas == nil {
+			return replica.Stats{}
+		}
+		return n.replicas.Stats()
+	}
 	repl := func(name, help string, f func(replica.Stats) float64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
-			func() float64 { return f(n.replicas.Stats()) }))
+			func() float64 { return f(replStats()) }))
 	}
 	replGauge := func(name, help string, f func(replica.Stats) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: name, Help: help},
-			func() float64 { return f(n.replicas.Stats()) }))
+			func() float64 { return f(replStats()) }))
 	}
 	repl("follower_fetch_bytes_total", "Record bytes read for followers' fetches (as leader); fetch_zero_copy_bytes_total counts those sent with sendfile too.",
 		func(s replica.Stats) float64 { return float64(s.FollowerReadBytes) })
@@ -72,7 +79,12 @@ func (n *Node) metricsHandler() http.Handler {
 		Help: "Partition folders set aside as stray (the metadata does not name them), left for the operator."},
 		func() float64 { return float64(n.logs.Strays()) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "offline_partitions", Help: "Partitions led here whose log failed to open (KAFKA_STORAGE_ERROR)."},
-		func() float64 { return float64(n.replicas.OfflineCount()) }))
+		func() float64 {
+			if n.replicas == nil {
+				return 0
+			}
+			return float64(n.replicas.OfflineCount())
+		}))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "segment_files_open", Help: "Sealed segment files open (log.segment.open.files.max bounds the idle ones)."},
 		func() float64 { return float64(n.logs.Files().Stats().Open) }))
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "segment_files_reopened_total", Help: "Sealed segment files reopened for a read."},

@@ -10,8 +10,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,21 +30,38 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// freeAddrs returns n loopback addresses nothing listens on now.
+// freeAddrs returns n loopback addresses nothing listens on now, for
+// controller listeners. They are below the ephemeral port range: a port
+// from it could meanwhile become the local end of one of the test's own
+// outbound connections, and binding it would fail.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	var lns []net.Listener
-	var out []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
 		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
 	}
-	for _, ln := range lns {
+	if low < 12000 {
+		t.Fatalf("ephemeral ports start at %d: no room below them", low)
+	}
+	var out []string
+	for tries := 0; len(out) < n && tries < 1000; tries++ {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(low-10000)))
+		if slices.Contains(out, addr) {
+			continue
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
 		ln.Close()
+		out = append(out, addr)
+	}
+	if len(out) < n {
+		t.Fatalf("found %d free ports of %d", len(out), n)
 	}
 	return out
 }
@@ -291,13 +312,22 @@ func TestThreeNodeQuorum(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Another node answers as the leader would, from the view the leader
+	// relays (a Kafka broker forwards DescribeQuorum to the controller).
 	follower := (lead + 1) % 3
-	resp, err := req.RequestWith(ctx, qcl.Broker(follower+1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code || p.LeaderID != int32(lead+1) {
-		t.Fatalf("DescribeQuorum on follower %d: %+v", follower+1, p)
+	for {
+		resp, err := req.RequestWith(ctx, qcl.Broker(follower+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode == 0 && p.LeaderID == int32(lead+1) && len(p.CurrentVoters) == 3 && len(p.Observers) == 0 {
+			break
+		}
+		if ctx.Err() != nil || p.ErrorCode != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("DescribeQuorum on follower %d: %+v", follower+1, p)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 
 	// The quorum leader stops: the two others elect a new one and

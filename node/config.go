@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/txn"
 	"kzero/log"
@@ -52,12 +53,23 @@ type Config struct {
 	Authorizer *api.AuthorizerConfig
 	AdminAddr  string // /metrics and /debug/pprof; empty: none
 
+	// Role is process.roles: coord.Combined (broker,controller, the
+	// default), coord.BrokerOnly (broker: a learner of the metadata
+	// quorum) or coord.ControllerOnly (controller: a voter that runs no
+	// broker: no Kafka listener, no replicas, no coordinators).
+	Role coord.Role
 	// Voters are the metadata quorum's controllers, node id -> their
 	// controller listener (controller.quorum.voters), this node among
-	// them. Empty or only this node: a single voter, no controller
-	// listener. ControllerAddr is this node's controller listener.
+	// them unless it is broker-only. Empty or only this node: a single
+	// voter. ControllerAddr is this node's controller listener (none on a
+	// broker-only node): with it, a transport listens there, for the
+	// other voters and for broker-only nodes.
 	Voters         map[int32]string
 	ControllerAddr string
+	// BootstrapServers are controller.quorum.bootstrap.servers: the
+	// host:port of controllers a broker-only node dials first (it learns
+	// the voters from them); empty: the addresses of Voters.
+	BootstrapServers []string
 	// MetadataSnapshotEvery and MetadataSnapshotKeep tune the metadata
 	// log's snapshots (coord.Config); zero: the defaults.
 	MetadataSnapshotEvery uint64

@@ -5,6 +5,17 @@
 // parses flags and server.properties into a Config and calls Start, so
 // tests can run several nodes in one process.
 //
+// # Roles
+//
+// Config.Role is process.roles. A combined node (the default) is all of
+// the above. A controller-only node opens its log dirs (the metadata log
+// lives in the first), serves the controller listener and the admin
+// listener, and votes; it starts no Kafka listener, no replicas, no
+// coordinators. A broker-only node is all the broker parts with a learner
+// of the metadata quorum: its raft transport listens nowhere and dials
+// the controllers (BootstrapServers, else the voters' addresses), which
+// reach it back over those connections (coord/raftnet, "Learners").
+//
 // # Listeners
 //
 // Config.Listeners are the named client listeners (PLAINTEXT,

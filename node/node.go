@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -62,7 +63,10 @@ func (r *readyHandler) Serve(req *server.Request) {
 // Start opens the log dirs, starts the listener (its bound port is what
 // the node registers), joins the metadata quorum, wires the replicas and
 // coordinators to the metadata, and starts the admin listener. When it
-// returns the node serves. On error everything started is stopped.
+// returns the node serves. On error everything started is stopped. A
+// controller-only node (Config.Role) starts no Kafka listener and no
+// broker parts: only the log dirs (the metadata log is in the first), the
+// quorum member and the admin listener.
 func Start(cfg Config) (_ *Node, err error) {
 	cfg.setDefaults()
 	n := &Node{cfg: cfg, logger: cfg.Logger, nodeID: cfg.NodeID}
@@ -78,33 +82,14 @@ func Start(cfg Config) (_ *Node, err error) {
 	}
 	n.logs.Start()
 
+	broker := cfg.Role != coord.ControllerOnly
 	ready := &readyHandler{}
-	srvCfg := cfg.Server
-	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
-	srvCfg.DeferAccept = true // clients wait in the backlog until the handler is wired (Accept, below)
-	srvCfg.Listeners = nil
-	for _, l := range cfg.Listeners {
-		sl := server.Listener{Name: l.Name, Addr: l.Addr, TLS: l.TLS}
-		if l.SecurityProtocol == api.ProtocolSaslPlaintext || l.SecurityProtocol == api.ProtocolSaslSSL {
-			sl.PreAuthMaxBytes = cfg.SaslMaxReceiveBytes
-		}
-		srvCfg.Listeners = append(srvCfg.Listeners, sl)
-	}
-	n.srv = server.New(srvCfg, ready)
-	if err = n.srv.Start(); err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
-	}
 	var registered []metadata.Listener
-	var apiListeners []api.Listener
-	for _, l := range cfg.Listeners {
-		host, port, err := advertised(n.srv.ListenerAddr(l.Name), l.Advertised)
-		if err != nil {
-			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+	if broker {
+		if registered, err = n.listen(ready); err != nil {
+			return nil, err
 		}
-		registered = append(registered, metadata.Listener{Name: l.Name, Host: host, Port: port, SecurityProtocol: l.SecurityProtocol})
-		apiListeners = append(apiListeners, l.Listener)
 	}
-	host, port := registered[0].Host, registered[0].Port
 
 	// The log dirs' meta.properties say which cluster this node's data
 	// belongs to. A node with data never bootstraps a new cluster: if its
@@ -114,47 +99,25 @@ func Start(cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	hasData := len(n.logs.Logs()) > 0 || n.logs.Strays() > 0
-	// A quorum of several voters talks raft over the controller listener.
+	// The voters of a quorum talk raft over the controller listener, where
+	// broker-only nodes (learners) connect too.
 	var deliver atomic.Pointer[coord.Controller]
 	var peers []coord.Peer
-	var transport coord.Transport
-	if len(cfg.Voters) > 1 {
-		others := map[int32]string{}
-		for id, addr := range cfg.Voters {
-			if id != n.nodeID {
-				others[id] = addr
-				peers = append(peers, coord.Peer{ID: id, Addr: addr})
-			}
+	for id, addr := range cfg.Voters {
+		if id != n.nodeID {
+			peers = append(peers, coord.Peer{ID: id, Addr: addr})
 		}
-		n.raft = raftnet.New(raftnet.Config{
-			NodeID:     n.nodeID,
-			ListenAddr: cfg.ControllerAddr,
-			Peers:      others,
-			Deliver: func(ctx context.Context, m *raftpb.Message) error {
-				if c := deliver.Load(); c != nil {
-					return c.Step(ctx, m)
-				}
-				return nil // not listening yet: raft sends again
-			},
-			OnUnreachable: func(peer int32) {
-				if c := deliver.Load(); c != nil {
-					c.ReportUnreachable(peer)
-				}
-			},
-			OnSnapshotFailed: func(peer int32) {
-				if c := deliver.Load(); c != nil {
-					c.ReportSnapshotFailed(peer)
-				}
-			},
-			Logger: n.logger,
-		})
-		if err = n.raft.Start(); err != nil {
-			return nil, fmt.Errorf("controller listener %s: %w", cfg.ControllerAddr, err)
+	}
+	var transport coord.Transport
+	if cfg.Role == coord.BrokerOnly || cfg.ControllerAddr != "" && len(cfg.Voters) > 0 {
+		if err = n.startTransport(&deliver); err != nil {
+			return nil, err
 		}
 		transport = n.raft
 	}
 	n.ctrl, err = coord.New(coord.Config{
 		NodeID:                       n.nodeID,
+		Role:                         cfg.Role,
 		Peers:                        peers,
 		Transport:                    transport,
 		ControllerAddr:               cfg.ControllerAddr,
@@ -180,6 +143,12 @@ func Start(cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	deliver.Store(n.ctrl)
+	if n.raft != nil {
+		// Learners that connected before the controller could hear of them.
+		for _, id := range n.raft.Learners() {
+			n.ctrl.AddLearner(id)
+		}
+	}
 	if err = n.ctrl.Register(); err != nil {
 		return nil, fmt.Errorf("join metadata quorum: %w", err)
 	}
@@ -187,6 +156,123 @@ func Start(cfg Config) (_ *Node, err error) {
 	// meta.properties) take the metadata log's cluster id.
 	if err = n.logs.Format(n.ctrl.Image().ClusterID(), n.nodeID); err != nil {
 		return nil, err
+	}
+	if broker {
+		n.startBroker(ready, registered)
+	}
+	if err = n.startAdmin(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// listen starts the Kafka listener, whose requests wait until ready is
+// wired, and returns the listeners to register with their advertised
+// addresses.
+func (n *Node) listen(ready *readyHandler) ([]metadata.Listener, error) {
+	cfg := n.cfg
+	srvCfg := cfg.Server
+	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
+	srvCfg.DeferAccept = true // clients wait in the backlog until the handler is wired (Accept, in startBroker)
+	srvCfg.Listeners = nil
+	for _, l := range cfg.Listeners {
+		sl := server.Listener{Name: l.Name, Addr: l.Addr, TLS: l.TLS}
+		if l.SecurityProtocol == api.ProtocolSaslPlaintext || l.SecurityProtocol == api.ProtocolSaslSSL {
+			sl.PreAuthMaxBytes = cfg.SaslMaxReceiveBytes
+		}
+		srvCfg.Listeners = append(srvCfg.Listeners, sl)
+	}
+	n.srv = server.New(srvCfg, ready)
+	if err := n.srv.Start(); err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	var registered []metadata.Listener
+	for _, l := range cfg.Listeners {
+		host, port, err := advertised(n.srv.ListenerAddr(l.Name), l.Advertised)
+		if err != nil {
+			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		registered = append(registered, metadata.Listener{Name: l.Name, Host: host, Port: port, SecurityProtocol: l.SecurityProtocol})
+	}
+	return registered, nil
+}
+
+// startTransport starts the raft transport: on a voter, the controller
+// listener, where the other voters and the learners connect; on a
+// broker-only node, its links to the controllers (Voters' addresses, or
+// BootstrapServers). Messages go to the controller in deliver once it is
+// set.
+func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller]) error {
+	cfg := n.cfg
+	learner := cfg.Role == coord.BrokerOnly
+	others := map[int32]string{}
+	var bootstrap []string
+	for id, addr := range cfg.Voters {
+		if id != n.nodeID {
+			others[id] = addr
+			bootstrap = append(bootstrap, addr)
+		}
+	}
+	slices.Sort(bootstrap)
+	if len(cfg.BootstrapServers) > 0 {
+		bootstrap = cfg.BootstrapServers
+	}
+	rcfg := raftnet.Config{
+		NodeID:     n.nodeID,
+		ListenAddr: cfg.ControllerAddr,
+		Advertised: cfg.Voters[n.nodeID],
+		Peers:      others,
+		Learner:    learner,
+		Bootstrap:  bootstrap,
+		Deliver: func(ctx context.Context, m *raftpb.Message) error {
+			if c := deliver.Load(); c != nil {
+				return c.Step(ctx, m)
+			}
+			return nil // not listening yet: raft sends again
+		},
+		OnUnreachable: func(peer int32) {
+			if c := deliver.Load(); c != nil {
+				c.ReportUnreachable(peer)
+			}
+		},
+		OnSnapshotFailed: func(peer int32) {
+			if c := deliver.Load(); c != nil {
+				c.ReportSnapshotFailed(peer)
+			}
+		},
+		OnLearner: func(id int32) {
+			if c := deliver.Load(); c != nil {
+				c.AddLearner(id)
+			}
+		},
+		DeliverQuorum: func(from int32, payload []byte) {
+			if c := deliver.Load(); c != nil {
+				c.ReceiveQuorum(from, payload)
+			}
+		},
+		Logger: n.logger,
+	}
+	if learner {
+		rcfg.ListenAddr, rcfg.Peers = "", nil
+	}
+	n.raft = raftnet.New(rcfg)
+	if err := n.raft.Start(); err != nil {
+		if learner {
+			return fmt.Errorf("metadata quorum: %w", err)
+		}
+		return fmt.Errorf("controller listener %s: %w", cfg.ControllerAddr, err)
+	}
+	return nil
+}
+
+// startBroker wires the broker's parts to the metadata (replicas,
+// coordinators, the API handlers) and lets clients in.
+func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) {
+	cfg := n.cfg
+	host, port := registered[0].Host, registered[0].Port
+	var apiListeners []api.Listener
+	for _, l := range cfg.Listeners {
+		apiListeners = append(apiListeners, l.Listener)
 	}
 	n.setAsideStrays(n.ctrl.Image())
 	n.replicas = replica.NewManager(n.nodeID, n.logs)
@@ -250,12 +336,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		Markers:     markers,
 		TxnRouter:   txnRouter{n},
 	}))
-
 	n.srv.Accept()
-	if err = n.startAdmin(); err != nil {
-		return nil, err
-	}
-	return n, nil
 }
 
 // advertised is the host and port clients are told to connect to: the
@@ -297,12 +378,32 @@ func (n *Node) brokerAddr(id int32) (string, bool) {
 	return "", false
 }
 
-// Addr is the first Kafka listener's bound address.
-func (n *Node) Addr() net.Addr { return n.srv.Addr() }
+// Addr is the first Kafka listener's bound address; nil on a
+// controller-only node, which has none.
+func (n *Node) Addr() net.Addr {
+	if n.srv == nil {
+		return nil
+	}
+	return n.srv.Addr()
+}
 
 // ListenerAddr is the bound address of the Kafka listener named name, nil
 // if there is none.
-func (n *Node) ListenerAddr(name string) net.Addr { return n.srv.ListenerAddr(name) }
+func (n *Node) ListenerAddr(name string) net.Addr {
+	if n.srv == nil {
+		return nil
+	}
+	return n.srv.ListenerAddr(name)
+}
+
+// ControllerAddr is the controller listener's bound address; nil on a
+// broker-only node and on a single voter without one.
+func (n *Node) ControllerAddr() net.Addr {
+	if n.raft == nil {
+		return nil
+	}
+	return n.raft.Addr()
+}
 
 // AdminAddr is the admin HTTP listener's bound address, nil without one.
 func (n *Node) AdminAddr() net.Addr {
@@ -324,8 +425,13 @@ func (n *Node) Replicas() *replica.Manager { return n.replicas }
 // Logs is the node's log dir manager.
 func (n *Node) Logs() *log.Manager { return n.logs }
 
-// ServerStats are the Kafka listener's counters.
-func (n *Node) ServerStats() server.Stats { return n.srv.Stats() }
+// ServerStats are the Kafka listener's counters (zero without one).
+func (n *Node) ServerStats() server.Stats {
+	if n.srv == nil {
+		return server.Stats{}
+	}
+	return n.srv.Stats()
+}
 
 // Stop closes the listener, then the group coordinator, the controller,
 // and the logs (flushing them and writing their checkpoints).

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,8 +16,11 @@ type quorumInfo struct {
 	LeaderID      int32         `json:"leader_id"`
 	LeaderEpoch   int32         `json:"leader_epoch"`
 	HighWatermark int64         `json:"high_watermark"`
-	MaxLag        int64         `json:"max_follower_lag"`
+	MaxLag        int64         `json:"max_follower_lag"` // of the voters, as kafka-metadata-quorum.sh reports it
 	Voters        []quorumVoter `json:"voters"`
+	// Observers are the broker-only nodes, which follow the metadata log
+	// without voting (Status "Observer").
+	Observers []quorumVoter `json:"observers"`
 }
 
 type quorumVoter struct {
@@ -30,8 +34,9 @@ type quorumVoter struct {
 }
 
 // ClusterQuorum prints the metadata quorum: its leader, epoch and high
-// watermark, and each voter's log end offset, lag and last contact, from
-// DescribeQuorum (sent to the controller, which is the quorum leader).
+// watermark, and each voter's and observer's log end offset, lag and last
+// contact, from DescribeQuorum (sent to the controller Metadata names,
+// which answers with the quorum leader's view).
 func ClusterQuorum(ctx context.Context, env *Env) error {
 	cl, err := env.client()
 	if err != nil {
@@ -65,16 +70,24 @@ func ClusterQuorum(ctx context.Context, env *Env) error {
 			endpoints[n.NodeID] = fmt.Sprintf("%s://%s:%d", l.Name, l.Host, l.Port)
 		}
 	}
-	info := quorumInfo{LeaderID: p.LeaderID, LeaderEpoch: p.LeaderEpoch, HighWatermark: p.HighWatermark, Voters: []quorumVoter{}}
-	for _, v := range p.CurrentVoters {
-		qv := quorumVoter{ID: v.ReplicaID, LogEndOffset: v.LogEndOffset, Lag: max(p.HighWatermark-v.LogEndOffset, 0),
-			LastFetchMs: v.LastFetchTimestamp, LastCaughtUp: v.LastCaughtUpTimestamp, Status: "Follower",
+	info := quorumInfo{LeaderID: p.LeaderID, LeaderEpoch: p.LeaderEpoch, HighWatermark: p.HighWatermark,
+		Voters: []quorumVoter{}, Observers: []quorumVoter{}}
+	replica := func(v kmsg.DescribeQuorumResponseTopicPartitionReplicaState, status string) quorumVoter {
+		return quorumVoter{ID: v.ReplicaID, LogEndOffset: v.LogEndOffset, Lag: max(p.HighWatermark-v.LogEndOffset, 0),
+			LastFetchMs: v.LastFetchTimestamp, LastCaughtUp: v.LastCaughtUpTimestamp, Status: status,
 			ControllerURL: endpoints[v.ReplicaID]}
+	}
+	for _, v := range p.CurrentVoters {
+		status := "Follower"
 		if v.ReplicaID == p.LeaderID {
-			qv.Status = "Leader"
+			status = "Leader"
 		}
+		qv := replica(v, status)
 		info.MaxLag = max(info.MaxLag, qv.Lag)
 		info.Voters = append(info.Voters, qv)
+	}
+	for _, v := range p.Observers {
+		info.Observers = append(info.Observers, replica(v, "Observer"))
 	}
 	if env.Format == JSON {
 		return writeJSON(env.Out, info)
@@ -89,7 +102,7 @@ func ClusterQuorum(ctx context.Context, env *Env) error {
 	}
 	fmt.Fprintln(env.Out)
 	t := newTable(env.Out, "ID", "STATUS", "LOG END", "LAG", "LAST FETCH", "LAST CAUGHT UP", "ENDPOINT")
-	for _, v := range info.Voters {
+	for _, v := range slices.Concat(info.Voters, info.Observers) {
 		t.row(v.ID, v.Status, v.LogEndOffset, v.Lag, ago(v.LastFetchMs), ago(v.LastCaughtUp), v.ControllerURL)
 	}
 	return t.flush()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"kzero/coord"
 	"kzero/coord/topicconfig"
 	"kzero/log"
 )
@@ -146,6 +147,7 @@ var keys = func() map[string]key {
 
 	// The metadata quorum (static voters, KIP-595).
 	s("controller.quorum.voters", "")
+	s("controller.quorum.bootstrap.servers", "") // broker-only nodes: controllers to learn the voters from
 	i("broker.session.timeout.ms", "9000", 1)
 	i("broker.heartbeat.interval.ms", "2000", 1) // kzero: liveness comes from the quorum's own traffic
 	s("controller.listener.names", "")
@@ -181,7 +183,6 @@ var keys = func() map[string]key {
 
 	// Kafka keys with no effect in kzero yet.
 	for _, k := range []string{
-		"controller.quorum.bootstrap.servers",
 		"num.io.threads",
 		"num.recovery.threads.per.data.dir",
 		"share.coordinator.state.topic.replication.factor",
@@ -463,48 +464,27 @@ func (c *brokerConfig) voters() (map[int32]string, error) {
 }
 
 func (c *brokerConfig) checkCombined() error {
-	roles := strings.Split(strings.ReplaceAll(c.str("process.roles"), " ", ""), ",")
-	slices.Sort(roles)
-	if !slices.Equal(roles, []string{"broker", "controller"}) {
-		return fmt.Errorf("process.roles=%s: kzero runs as broker,controller", c.str("process.roles"))
-	}
-	client, err := c.clientListeners()
+	role, err := c.role()
 	if err != nil {
-		return fmt.Errorf("listeners: %w", err)
-	}
-	if _, err := c.advertisedListeners(client); err != nil {
-		return fmt.Errorf("advertised.listeners: %w", err)
-	}
-	if _, err := c.security(client); err != nil {
 		return err
 	}
-	if _, err := c.authorizer(); err != nil {
+	if err := c.checkRole(role); err != nil {
 		return err
 	}
-	voters, err := c.voters()
-	if err != nil {
-		return fmt.Errorf("controller.quorum.voters: %w", err)
-	}
-	if len(voters) > 0 {
-		id := int32(c.int("node.id"))
-		own, ok := voters[id]
-		if !ok {
-			return fmt.Errorf("controller.quorum.voters=%s does not name this node (node.id=%d)", c.str("controller.quorum.voters"), id)
-		}
-		if len(c.controllerListenerNames()) == 0 {
-			return fmt.Errorf("controller.listener.names is empty: the quorum needs a controller listener")
-		}
-		addr, err := c.controllerListener()
+	if role != coord.ControllerOnly {
+		client, err := c.clientListeners()
 		if err != nil {
 			return fmt.Errorf("listeners: %w", err)
 		}
-		if addr == "" {
-			return fmt.Errorf("listeners has no %s listener (controller.listener.names)", c.controllerListenerNames()[0])
+		if _, err := c.advertisedListeners(client); err != nil {
+			return fmt.Errorf("advertised.listeners: %w", err)
 		}
-		_, ownPort, _ := net.SplitHostPort(own)
-		if _, port, _ := net.SplitHostPort(addr); port != ownPort {
-			return fmt.Errorf("controller.quorum.voters gives node %d the address %s, but its controller listener is %s", id, own, addr)
+		if _, err := c.security(client); err != nil {
+			return err
 		}
+	}
+	if _, err := c.authorizer(); err != nil {
+		return err
 	}
 	if len(c.logDirs()) == 0 {
 		return fmt.Errorf("log.dirs is empty")

@@ -83,7 +83,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("kzero ready on %s\n", n.Addr())
+	fmt.Println(readyMessage(n.Addr(), n.ControllerAddr()))
 	s := <-sig
 	for s == syscall.SIGHUP {
 		// SIGHUP: TLS listeners read their certificates again (ssl.go).

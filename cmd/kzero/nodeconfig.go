@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/txn"
 	"kzero/net/server"
@@ -16,11 +17,21 @@ import (
 
 // nodeConfig is the node's configuration from server.properties.
 func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
-	client, err := c.clientListeners()
+	role, err := c.role()
 	if err != nil {
 		return node.Config{}, err
 	}
-	listeners, err := c.security(client)
+	var listeners []node.Listener
+	if role != coord.ControllerOnly {
+		client, err := c.clientListeners()
+		if err != nil {
+			return node.Config{}, err
+		}
+		if listeners, err = c.security(client); err != nil {
+			return node.Config{}, err
+		}
+	}
+	bootstrap, err := c.bootstrapServers()
 	if err != nil {
 		return node.Config{}, err
 	}
@@ -46,7 +57,9 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 	}
 	return node.Config{
 		NodeID:                       int32(c.int("node.id")),
+		Role:                         role,
 		Voters:                       voters,
+		BootstrapServers:             bootstrap,
 		BrokerSessionTimeout:         msDuration(c.long("broker.session.timeout.ms")),
 		ControllerAddr:               ctrlAddr,
 		Rack:                         c.str("broker.rack"),

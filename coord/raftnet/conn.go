@@ -83,6 +83,9 @@ func (t *Transport) serve(rw io.ReadWriter) error {
 	if err != nil {
 		return err
 	}
+	if theirs.to == anyNode {
+		return t.serveLearner(rw, fr, theirs)
+	}
 	if reason := t.checkHello(theirs); reason != "" {
 		refusal := fmt.Sprintf("node %d refuses node %d: %s", t.cfg.NodeID, theirs.from, reason)
 		rw.Write(appendFrame(nil, kindRefuse, []byte(refusal[:min(len(refusal), maxRefuseLen)])))
@@ -97,24 +100,45 @@ func (t *Transport) serve(rw io.ReadWriter) error {
 		// dead peer is found by TCP keepalive.
 		d.SetDeadline(time.Time{})
 	}
-
-	self, from := RaftID(t.cfg.NodeID), RaftID(theirs.from)
 	fr.max = 1 + t.cfg.MaxMessageBytes
+	return t.readFrames(fr, theirs.from, nil)
+}
+
+// readFrames reads the frames of a connection from node from after the
+// hellos: raft messages go to Deliver, quorum frames to DeliverQuorum,
+// and voters frames (which only a learner receives, from a controller) to
+// voters; with voters nil a voters frame is a bad frame. It returns when
+// the connection ends or breaks the protocol.
+func (t *Transport) readFrames(fr *frameReader, from int32, voters func([]voter)) error {
+	self, raftFrom := RaftID(t.cfg.NodeID), RaftID(from)
 	for {
 		kind, payload, err := fr.next()
 		if err != nil {
 			return err
 		}
-		if kind != kindMessage {
+		switch {
+		case kind == kindQuorum:
+			if f := t.cfg.DeliverQuorum; f != nil {
+				f(from, payload)
+			}
+			continue
+		case kind == kindVoters && voters != nil:
+			vs, err := decodeVoters(payload)
+			if err != nil {
+				return err
+			}
+			voters(vs)
+			continue
+		case kind != kindMessage:
 			return fmt.Errorf("%w: kind %d instead of a message", errBadFrame, kind)
 		}
 		m := new(pb.Message)
 		if err := proto.Unmarshal(payload, m); err != nil {
 			return fmt.Errorf("%w: undecodable message: %w", errBadFrame, err)
 		}
-		if m.GetTo() != self || m.GetFrom() != from {
+		if m.GetTo() != self || m.GetFrom() != raftFrom {
 			return fmt.Errorf("%w: message from raft id %d to %d on a connection from node %d to node %d",
-				errBadFrame, m.GetFrom(), m.GetTo(), theirs.from, t.cfg.NodeID)
+				errBadFrame, m.GetFrom(), m.GetTo(), from, t.cfg.NodeID)
 		}
 		if err := t.cfg.Deliver(t.ctx, m); err != nil {
 			return fmt.Errorf("deliver: %w", err)

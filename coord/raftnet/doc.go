@@ -29,7 +29,8 @@
 //
 // Each ordered pair of controllers uses its own connection, dialed by the
 // sender: between two voters there are two, one each way, and messages
-// flow only from dialer to acceptor after the handshake. Messages arrive
+// flow only from dialer to acceptor after the handshake. A learner's
+// connection is the exception (below): it carries messages both ways. Messages arrive
 // in the order sent while a connection lasts; across a reconnection the
 // old connection's last frames may be delivered after the new one's first
 // (raft does not mind).
@@ -37,6 +38,31 @@
 // Send keeps the messages it is given until its writer has encoded them,
 // on another goroutine: raft does not modify a Ready's messages or their
 // entries afterwards, and encoding only reads them.
+//
+// # Learners
+//
+// A broker-only node (Config.Learner) is a raft learner with no controller
+// listener: Kafka's broker-only nodes have none, and a learner's address
+// would otherwise have to be configured, carried in the raft configuration
+// and kept across snapshots. Instead it dials the controllers and each
+// connection it dials carries messages both ways: the learner's writer
+// and a reader on its side; on the controller, serveLearner reads, and a
+// writer for that learner pumps its queue into the same connection. The
+// learner dials Config.Bootstrap (controller.quorum.bootstrap.servers, or
+// the voters' addresses) with a hello addressed to -1 (any node); the
+// controller answers with its own id and a voters frame naming every voter
+// and its address, and the learner dials each voter it has no link to, so
+// that whichever voter leads can reach it. A link whose connection ends
+// dials again with backoff (a learner that had nothing to send would
+// otherwise never be reached again); two addresses of one controller
+// keep one link. A controller tells OnLearner when a learner's hello is
+// done (coord adds it to the quorum), and refuses a learner hello from a
+// node that is one of its voters.
+//
+// The quorum leader also sends quorum frames (Broadcast): its view of the
+// quorum, opaque here, to every voter and learner, so any node answers
+// DescribeQuorum as the leader would. They share the peers' queues with
+// raft messages and are dropped when a queue is full.
 //
 // Node ids are Kafka's (node.id, from 0); raft ids in messages are node id
 // + 1 (RaftID, NodeID), since raft reserves 0 for "nobody".
@@ -58,6 +84,10 @@
 //	2 message  one raftpb.Message in protobuf encoding (raft.proto of
 //	           go.etcd.io/raft/v3); its To and From are raft ids, node id + 1
 //	3 refuse   the reason a hello was refused, UTF-8, at most 512 bytes
+//	4 quorum   the quorum leader's view of the quorum, coord's encoding
+//	           (JSON), delivered to Config.DeliverQuorum
+//	5 voters   sent by a controller right after its hello to a learner:
+//	           the voters and their controller listeners, below
 //
 // The hello payload:
 //
@@ -67,8 +97,16 @@
 //	| 8 bytes  | u16 BE  | i32 BE  | i32 BE  | u16 BE  |  n bytes, UTF-8  |
 //	+----------+---------+---------+---------+---------+------------------+
 //
-// magic is "kz-raft\n"; version is 1 (Version); from and to are node ids;
-// n is at most 255.
+// magic is "kz-raft\n"; version is 1 (Version); from and to are node ids
+// (a learner's hello has to -1: it dials by address); n is at most 255.
+//
+// The voters payload, count entries of at most 64:
+//
+//	 0        2                                 repeated count times
+//	+--------+------------------------------------------------------+
+//	| count  |  id i32 BE | len u16 BE | host:port, len bytes (1-255) |
+//	| u16 BE |                                                      |
+//	+--------+------------------------------------------------------+
 //
 // A connection goes:
 //
@@ -78,8 +116,17 @@
 //	                                      or refuse, then close
 //	message, message, ...             -->
 //
+// and for a learner:
+//
+//	learner                              controller
+//	hello{from: learner, to: -1}      -->
+//	                                  <-- hello{from: controller, to: learner}
+//	                                  <-- voters
+//	message, message, ...             <->  message, quorum, ...
+//
 // The acceptor refuses a hello of another version or cluster id, addressed
-// to another node, or from a node that is not one of its peers; the dialer
+// to another node, or from a node that is not one of its peers (a
+// learner's hello: from one of its voters, or to a learner); the dialer
 // drops a reply that does not match what it dialed. Both log why; the
 // dialer logs the refusal's text.
 //

@@ -21,6 +21,8 @@ const (
 	kindHello   byte = 1
 	kindMessage byte = 2
 	kindRefuse  byte = 3
+	kindQuorum  byte = 4
+	kindVoters  byte = 5
 
 	magic = "kz-raft\n"
 	// Version is the protocol version a hello carries; both ends must speak
@@ -30,6 +32,15 @@ const (
 	helloFixedLen   = len(magic) + 2 + 4 + 4 + 2
 	maxClusterIDLen = 255
 	maxRefuseLen    = 512
+	// anyNode is the to of a learner's hello: it dials a controller by
+	// address and learns its id from the answer.
+	anyNode = -1
+	// maxVoters bounds a voters frame: far more than a quorum has.
+	maxVoters = 64
+	// maxAddrLen bounds one voter's address in a voters frame.
+	maxAddrLen = 255
+	// maxVotersFrame is the largest voters frame body.
+	maxVotersFrame = 1 + 2 + maxVoters*(4+2+maxAddrLen)
 	// handshakeMaxFrame bounds frames before the hello is accepted: a
 	// stranger cannot make us buffer more than this.
 	handshakeMaxFrame = 1 + max(helloFixedLen+maxClusterIDLen, maxRefuseLen)
@@ -191,4 +202,65 @@ func (h hello) check(want hello) string {
 		return fmt.Sprintf("from node %d, expected node %d", h.from, want.to)
 	}
 	return ""
+}
+
+// voter is one entry of a voters frame: a controller's node id and its
+// controller listener.
+type voter struct {
+	id   int32
+	addr string
+}
+
+// appendVoters appends a voters payload: a count, then each voter's id and
+// address (doc.go has the layout). Voters beyond maxVoters, and addresses
+// longer than maxAddrLen, are left out.
+func appendVoters(b []byte, vs []voter) []byte {
+	n := 0
+	for _, v := range vs {
+		if len(v.addr) <= maxAddrLen && n < maxVoters {
+			n++
+		}
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(n))
+	for _, v := range vs {
+		if len(v.addr) > maxAddrLen || n == 0 {
+			continue
+		}
+		n--
+		b = binary.BigEndian.AppendUint32(b, uint32(v.id))
+		b = binary.BigEndian.AppendUint16(b, uint16(len(v.addr)))
+		b = append(b, v.addr...)
+	}
+	return b
+}
+
+// decodeVoters reads a voters payload; anything but exactly the layout is
+// a bad frame.
+func decodeVoters(p []byte) ([]voter, error) {
+	if len(p) < 2 {
+		return nil, fmt.Errorf("%w: voters frame of %d bytes", errBadFrame, len(p))
+	}
+	n := int(binary.BigEndian.Uint16(p))
+	p = p[2:]
+	if n > maxVoters {
+		return nil, fmt.Errorf("%w: %d voters, at most %d", errBadFrame, n, maxVoters)
+	}
+	out := make([]voter, 0, n)
+	for range n {
+		if len(p) < 6 {
+			return nil, fmt.Errorf("%w: voters frame cut short", errBadFrame)
+		}
+		id := int32(binary.BigEndian.Uint32(p))
+		l := int(binary.BigEndian.Uint16(p[4:]))
+		p = p[6:]
+		if id < 0 || l == 0 || l > maxAddrLen || l > len(p) {
+			return nil, fmt.Errorf("%w: voter %d with an address of %d bytes", errBadFrame, id, l)
+		}
+		out = append(out, voter{id: id, addr: string(p[:l])})
+		p = p[l:]
+	}
+	if len(p) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the voters", errBadFrame, len(p))
+	}
+	return out, nil
 }

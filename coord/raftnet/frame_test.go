@@ -149,10 +149,10 @@ func TestWriteAllocs(t *testing.T) {
 	}
 	tr := New(Config{NodeID: 1})
 	p := newPeer(tr, 2, ln.Addr().String())
-	batch := make([]*pb.Message, 16)
+	batch := make([]outbound, 16)
 	for i := range batch {
-		batch[i] = msg(pb.MsgApp, 1, 2, uint64(i))
-		batch[i].Entries = []*pb.Entry{{Index: new(uint64(i)), Data: make([]byte, 200)}}
+		batch[i].m = msg(pb.MsgApp, 1, 2, uint64(i))
+		batch[i].m.Entries = []*pb.Entry{{Index: new(uint64(i)), Data: make([]byte, 200)}}
 	}
 	buf, err := p.write(conn, batch, nil)
 	if err != nil {

@@ -13,15 +13,24 @@ import (
 )
 
 // peer is the writer of one peer: a bounded queue that Send fills, and a
-// goroutine (run) that owns the connection, dials it with backoff, and
-// writes what is queued in batches.
+// goroutine that owns the connection and writes what is queued in batches.
+// For another voter that goroutine is run: it dials the peer with backoff.
+// For a learner's connection (learner.go) it is pump, on a connection the
+// learner dialed.
 type peer struct {
 	t      *Transport
 	id     int32
 	addr   string
-	queue  chan *pb.Message // never closed: Send may race with removal
+	queue  chan outbound // never closed: Send may race with removal
 	ctx    context.Context
 	cancel context.CancelFunc
+}
+
+// outbound is one item of a peer's queue: a raft message, or, with m nil,
+// the payload of a quorum frame (Broadcast).
+type outbound struct {
+	m      *pb.Message
+	quorum []byte
 }
 
 // Batching: a batch takes at most maxBatch queued messages, and a write
@@ -32,7 +41,7 @@ const (
 )
 
 func newPeer(t *Transport, id int32, addr string) *peer {
-	p := &peer{t: t, id: id, addr: addr, queue: make(chan *pb.Message, t.cfg.QueueSize)}
+	p := &peer{t: t, id: id, addr: addr, queue: make(chan outbound, t.cfg.QueueSize)}
 	p.ctx, p.cancel = context.WithCancel(t.ctx)
 	return p
 }
@@ -44,7 +53,7 @@ func (p *peer) run() {
 		conn      net.Conn
 		unwatch   func() bool // stops closing conn on Close
 		buf       []byte
-		batch     = make([]*pb.Message, 0, maxBatch)
+		batch     = make([]outbound, 0, maxBatch)
 		backoff   = t.cfg.Backoff.Min
 		connected bool // ever, to tell reconnects
 		failing   bool // the last dial failed: log repeats quietly
@@ -60,19 +69,9 @@ func (p *peer) run() {
 		}
 	}()
 	for {
-		select {
-		case <-p.ctx.Done():
+		var ok bool
+		if batch, ok = p.take(batch, p.ctx.Done()); !ok {
 			return
-		case m := <-p.queue:
-			batch = append(batch[:0], m)
-		}
-		for more := true; more && len(batch) < maxBatch; {
-			select {
-			case m := <-p.queue:
-				batch = append(batch, m)
-			default:
-				more = false
-			}
 		}
 		if conn == nil {
 			c, err := p.dial()
@@ -116,6 +115,26 @@ func (p *peer) run() {
 			logger.Warn("raftnet: write to peer failed, reconnecting", "err", err)
 		}
 	}
+}
+
+// take waits for something queued, then takes up to maxBatch items into
+// batch. It returns false once done is closed.
+func (p *peer) take(batch []outbound, done <-chan struct{}) ([]outbound, bool) {
+	select {
+	case <-done:
+		return batch, false
+	case o := <-p.queue:
+		batch = append(batch[:0], o)
+	}
+	for len(batch) < maxBatch {
+		select {
+		case o := <-p.queue:
+			batch = append(batch, o)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
 }
 
 // dial connects to the peer and exchanges hellos.
@@ -169,7 +188,7 @@ func (p *peer) dial() (_ net.Conn, err error) {
 // write encodes batch into buf and writes it, in writes of about
 // flushBytes, each of which must finish within WriteTimeout. A message too large is dropped and the rest go on. On a
 // failed write the messages not yet written are lost.
-func (p *peer) write(conn net.Conn, batch []*pb.Message, buf []byte) ([]byte, error) {
+func (p *peer) write(conn io.Writer, batch []outbound, buf []byte) ([]byte, error) {
 	t := p.t
 	buf = buf[:0]
 	first := 0 // first message in buf
@@ -181,7 +200,9 @@ func (p *peer) write(conn net.Conn, batch []*pb.Message, buf []byte) ([]byte, er
 		// The deadline bounds a MiB, not the whole: a large snapshot
 		// on a slow link goes through, a peer that stops reading does not.
 		for off := 0; off < len(buf); off += flushBytes {
-			conn.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
+			if d, ok := conn.(writeDeadliner); ok {
+				d.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
+			}
 			if _, err := conn.Write(buf[off:min(off+flushBytes, len(buf))]); err != nil {
 				p.lost(batch[first:])
 				return err
@@ -191,11 +212,12 @@ func (p *peer) write(conn net.Conn, batch []*pb.Message, buf []byte) ([]byte, er
 		buf, first = buf[:0], next
 		return nil
 	}
-	for i, m := range batch {
+	for i, o := range batch {
 		var err error
-		buf, err = appendMessage(buf, m, t.cfg.MaxMessageBytes+1)
-		if err != nil {
-			t.logger.Error("raftnet: message not sent", "peer", p.id, "type", m.GetType().String(), "err", err)
+		if o.m == nil {
+			buf = appendFrame(buf, kindQuorum, o.quorum)
+		} else if buf, err = appendMessage(buf, o.m, t.cfg.MaxMessageBytes+1); err != nil {
+			t.logger.Error("raftnet: message not sent", "peer", p.id, "type", o.m.GetType().String(), "err", err)
 			if errors.Is(err, errTooLarge) {
 				t.stats.tooLarge.Add(1)
 			}
@@ -216,21 +238,33 @@ func (p *peer) write(conn net.Conn, batch []*pb.Message, buf []byte) ([]byte, er
 	return buf, flush(len(batch))
 }
 
-// lost drops msgs: counted, and reported once for the batch (and once per
-// snapshot).
-func (p *peer) lost(msgs []*pb.Message) {
+// writeDeadliner is the part of net.Conn write needs beyond writing.
+type writeDeadliner interface {
+	SetWriteDeadline(time.Time) error
+}
+
+// lost drops the messages of batch: counted, and reported once for the
+// batch (and once per snapshot). Quorum frames are not counted: raft
+// does not know of them.
+func (p *peer) lost(batch []outbound) {
 	t := p.t
-	if len(msgs) == 0 || p.ctx.Err() != nil {
+	if p.ctx.Err() != nil {
 		return
 	}
-	t.stats.dropped.Add(uint64(len(msgs)))
-	if f := t.cfg.OnSnapshotFailed; f != nil {
-		for _, m := range msgs {
-			if m.GetType() == pb.MsgSnap {
-				f(p.id)
-			}
+	n := 0
+	for _, o := range batch {
+		if o.m == nil {
+			continue
+		}
+		n++
+		if o.m.GetType() == pb.MsgSnap && t.cfg.OnSnapshotFailed != nil {
+			t.cfg.OnSnapshotFailed(p.id)
 		}
 	}
+	if n == 0 {
+		return
+	}
+	t.stats.dropped.Add(uint64(n))
 	if f := t.cfg.OnUnreachable; f != nil {
 		f(p.id)
 	}

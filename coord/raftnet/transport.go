@@ -46,6 +46,27 @@ type Config struct {
 	// Peers are the other controllers: node id -> host:port. An entry
 	// for NodeID is ignored. SetPeers replaces them.
 	Peers map[int32]string
+	// Advertised is this controller's own address as the voters know it
+	// (its controller.quorum.voters entry), told to learners with the
+	// others; empty: the bound address.
+	Advertised string
+
+	// Learner makes this the transport of a learner (a broker-only node,
+	// process.roles=broker): it listens nowhere, dials Bootstrap (and then
+	// every voter the controllers name) and receives the quorum's
+	// messages over the connections it dialed (learner.go). Peers,
+	// ListenAddr and Advertised are unused.
+	Learner   bool
+	Bootstrap []string // host:port of controllers (controller.quorum.bootstrap.servers or .voters)
+
+	// OnLearner is told, on a controller, that learner id connected (its
+	// hello is done): the controller adds it to the quorum. Called from
+	// the connection's goroutine; it must not block. May be nil.
+	OnLearner func(id int32)
+	// DeliverQuorum takes the payload of a quorum frame from node from
+	// (Broadcast); it must not block and must not keep payload past the
+	// call. May be nil.
+	DeliverQuorum func(from int32, payload []byte)
 
 	// Deliver takes each message from a peer, in the order that peer
 	// sent it, from that connection's goroutine. It may block (that
@@ -105,7 +126,11 @@ type Transport struct {
 		started bool
 		closed  bool
 		addrs   map[int32]string // the configured peers
-		peers   map[int32]*peer  // their writers, once started
+		peers   map[int32]*peer  // their writers, once started; on a learner, its links' by voter id
+		// On a controller: the writers of learners' connections. On a
+		// learner: the addresses it has a link to.
+		learners map[int32]*peer
+		links    map[string]bool
 	}
 
 	stats struct {
@@ -142,6 +167,8 @@ func New(cfg Config) *Transport {
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.mu.addrs = copyPeers(cfg.Peers, cfg.NodeID)
 	t.mu.peers = map[int32]*peer{}
+	t.mu.learners = map[int32]*peer{}
+	t.mu.links = map[string]bool{}
 	return t
 }
 
@@ -176,6 +203,16 @@ func (t *Transport) Start() error {
 		if id < 0 {
 			return fmt.Errorf("raftnet: peer id %d", id)
 		}
+	}
+	if t.cfg.Learner {
+		if len(t.cfg.Bootstrap) == 0 {
+			return errors.New("raftnet: a learner with no controller to dial")
+		}
+		t.mu.started = true
+		for _, addr := range t.cfg.Bootstrap {
+			t.startLinkLocked(addr)
+		}
+		return nil
 	}
 	ln, err := net.Listen("tcp", t.cfg.ListenAddr)
 	if err != nil {
@@ -242,18 +279,42 @@ func (t *Transport) Send(msgs []*pb.Message) {
 		to := NodeID(m.GetTo())
 		t.mu.RLock()
 		p, closed := t.mu.peers[to], t.mu.closed
+		if p == nil {
+			p = t.mu.learners[to]
+		}
 		t.mu.RUnlock()
 		if closed {
 			return
 		}
 		if p != nil {
 			select {
-			case p.queue <- m:
+			case p.queue <- outbound{m: m}:
 				continue
 			default:
 			}
 		}
 		t.lost(to, m)
+	}
+}
+
+// Broadcast queues a quorum frame with payload for every peer and learner
+// connected or to connect, dropping it where a queue is full. coord's
+// quorum leader sends its view of the quorum this way so that every node
+// can answer DescribeQuorum as the leader would. payload must not change
+// afterwards.
+func (t *Transport) Broadcast(payload []byte) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.mu.closed {
+		return
+	}
+	for _, m := range []map[int32]*peer{t.mu.peers, t.mu.learners} {
+		for _, p := range m {
+			select {
+			case p.queue <- outbound{quorum: payload}:
+			default:
+			}
+		}
 	}
 }
 
@@ -294,6 +355,7 @@ func (t *Transport) Close() error {
 	t.mu.closed = true
 	ln := t.mu.ln
 	clear(t.mu.peers)
+	clear(t.mu.learners)
 	t.mu.Unlock()
 	t.cancel() // stops writers, readers, dials, and closes connections
 	var err error

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -384,4 +386,80 @@ func TestJitter(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A learner dials one controller, learns the other voter from it, and
+// keeps a connection to each that carries messages both ways; quorum
+// frames reach it; a controller that restarts is dialed again; a learner
+// hello from a voter's id is refused.
+func TestLearnerLinks(t *testing.T) {
+	noLeaks(t)
+	learned := make(chan [2]int32, 16) // controller, learner
+	quorum := make(chan string, 16)
+	voter := func(id int32, addr string) *testNode {
+		return startNode(t, id, func(c *Config) {
+			if addr != "" {
+				c.ListenAddr = addr
+			}
+			c.OnLearner = func(l int32) { offer(learned, [2]int32{id, l}) }
+		})
+	}
+	a, b := voter(1, ""), voter(2, "")
+	connect(a, b)
+	l := startNode(t, 4, func(c *Config) {
+		c.Learner, c.Bootstrap = true, []string{a.addr()}
+		c.DeliverQuorum = func(from int32, p []byte) { offer(quorum, fmt.Sprintf("%d:%s", from, p)) }
+	})
+	seen := map[[2]int32]bool{}
+	for len(seen) < 2 {
+		seen[recv(t, learned, "learner connected")] = true
+	}
+	if !seen[[2]int32{1, 4}] || !seen[[2]int32{2, 4}] || !slices.Equal(a.Learners(), []int32{4}) {
+		t.Fatalf("learner connections %v, a's learners %v", seen, a.Learners())
+	}
+	// Controller to learner, over the connection the learner dialed.
+	a.Send([]*pb.Message{msg(pb.MsgApp, 1, 4, 7)})
+	if m := recv(t, l.got, "message to the learner"); m.GetFrom() != RaftID(1) || m.GetIndex() != 7 {
+		t.Fatalf("learner got %v", m)
+	}
+	// Learner to the voter it learned of.
+	linked := func(n *testNode, id int32) bool {
+		n.mu.RLock()
+		defer n.mu.RUnlock()
+		return n.mu.peers[id] != nil
+	}
+	for !linked(l, 2) {
+		time.Sleep(time.Millisecond) // the link registers right after its hello
+	}
+	l.Send([]*pb.Message{msg(pb.MsgAppResp, 4, 2, 9)})
+	if m := recv(t, b.got, "message from the learner"); m.GetFrom() != RaftID(4) || m.GetIndex() != 9 {
+		t.Fatalf("voter got %v", m)
+	}
+	b.Broadcast([]byte("view"))
+	if got := recv(t, quorum, "quorum frame"); got != "2:view" {
+		t.Fatalf("quorum frame %q", got)
+	}
+
+	// b restarts on its address: the learner dials it again.
+	addr := b.addr()
+	b.Close()
+	b = voter(2, addr)
+	connect(a, b)
+	if got := recv(t, learned, "learner reconnected"); got != [2]int32{2, 4} {
+		t.Fatalf("reconnect %v", got)
+	}
+	b.Send([]*pb.Message{msg(pb.MsgHeartbeat, 2, 4, 11)})
+	if m := recv(t, l.got, "message after the reconnection"); m.GetFrom() != RaftID(2) || m.GetIndex() != 11 {
+		t.Fatalf("learner got %v", m)
+	}
+
+	// A learner hello from a voter's id is refused.
+	impostor := startNode(t, 2, func(c *Config) { c.Learner, c.Bootstrap = true, []string{a.addr()} })
+	for !impostor.log.contains("refuses learner 2") {
+		time.Sleep(time.Millisecond)
+	}
+	l.Close()
+	impostor.Close()
+	a.Close()
+	b.Close()
 }

@@ -53,7 +53,7 @@ func (h *Handler) metadata(req *server.Request) error {
 	}
 	cid := img.ClusterID()
 	resp.ClusterID = &cid
-	resp.ControllerID = img.ControllerID()
+	resp.ControllerID = h.controllerID(img)
 	resp.AuthorizedOperations = authorizedOperationsOmitted
 	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = h.authorizedOps(req, resCluster, clusterName, clusterOperations)
@@ -170,4 +170,19 @@ func topicMetadata(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic 
 		}
 	}
 	return mt
+}
+
+// controllerID is the controller a Metadata or DescribeCluster response
+// names: the metadata quorum's leader when it is a broker too (a combined
+// node), else this broker. A controller-only leader has no Kafka
+// listener, so, as Kafka's KRaft brokers name an alive broker, kzero
+// names one that serves what clients send the controller (any kzero
+// broker does: admin requests are decided against the quorum from any
+// node). -1 while no leader is known.
+func (h *Handler) controllerID(img *metadata.Image) int32 {
+	id := img.ControllerID()
+	if _, ok := img.Broker(id); ok || id < 0 {
+		return id
+	}
+	return h.cfg.NodeID
 }

@@ -3,13 +3,16 @@ package api
 // DescribeQuorum: v0-v2 (flexible). KIP-595/KIP-836/KIP-853: the metadata
 // quorum's leader, epoch (the raft term), high watermark (the committed
 // index), and each voter's log end offset and last fetch and caught-up
-// times (v1). Only the quorum leader knows the voters' progress; another
-// node answers NOT_LEADER_OR_FOLLOWER with the leader it knows, as a Kafka
-// controller that is not the leader does (clients send DescribeQuorum to
-// the controller Metadata names, which is the leader). v2 adds directory
-// ids (kzero's voters have none: zero) and the voters' controller listeners.
-// Observers (brokers that only follow the log) are none: every kzero node
-// is a voter.
+// times (v1), and the same for the observers: broker-only nodes, which
+// follow the log as raft learners. Only the quorum leader knows the
+// replicas' progress; it relays its view to every node twice a second
+// (coord.Quorum), and a node holding a recent one from the leader it
+// follows answers with it, as a Kafka broker forwards DescribeQuorum to the
+// active controller (clients send it to the controller Metadata names,
+// which is a broker when the leader is controller-only). A node without a
+// recent view answers NOT_LEADER_OR_FOLLOWER with the leader it knows, as
+// a Kafka controller that is not the leader does. v2 adds directory ids
+// (kzero's have none: zero) and the voters' controller listeners.
 
 import (
 	"net"
@@ -18,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord"
 	"kzero/net/server"
 )
 
@@ -54,21 +58,15 @@ func (h *Handler) describeQuorum(req *server.Request) error {
 	switch {
 	case rt.Topic != metadataTopic || rp.Partition != 0:
 		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-	case !q.IsLeader:
+	case !q.IsLeader && !q.FromLeader:
 		rp.ErrorCode = kerr.NotLeaderForPartition.Code
 	default:
 		rp.HighWatermark = q.HighWatermark
 		for _, v := range q.Voters {
-			rv := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-			rv.ReplicaID, rv.LogEndOffset = v.ID, v.LogEndOffset
-			rv.LastFetchTimestamp, rv.LastCaughtUpTimestamp = -1, -1
-			if !v.LastFetch.IsZero() {
-				rv.LastFetchTimestamp = v.LastFetch.UnixMilli()
-			}
-			if !v.LastCaughtUp.IsZero() {
-				rv.LastCaughtUpTimestamp = v.LastCaughtUp.UnixMilli()
-			}
-			rp.CurrentVoters = append(rp.CurrentVoters, rv)
+			rp.CurrentVoters = append(rp.CurrentVoters, replicaState(v))
+		}
+		for _, v := range q.Observers {
+			rp.Observers = append(rp.Observers, replicaState(v))
 		}
 		for _, v := range q.Voters {
 			host, port, err := net.SplitHostPort(v.Addr)
@@ -91,4 +89,18 @@ func (h *Handler) describeQuorum(req *server.Request) error {
 	resp.Topics = append(resp.Topics, rt)
 	respond(req, resp)
 	return nil
+}
+
+// replicaState is one voter's or observer's progress in the response.
+func replicaState(v coord.QuorumVoter) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+	rv := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+	rv.ReplicaID, rv.LogEndOffset = v.ID, v.LogEndOffset
+	rv.LastFetchTimestamp, rv.LastCaughtUpTimestamp = -1, -1
+	if !v.LastFetch.IsZero() {
+		rv.LastFetchTimestamp = v.LastFetch.UnixMilli()
+	}
+	if !v.LastCaughtUp.IsZero() {
+		rv.LastCaughtUpTimestamp = v.LastCaughtUp.UnixMilli()
+	}
+	return rv
 }

@@ -59,7 +59,7 @@ func (h *Handler) describeCluster(req *server.Request) error {
 	img := h.cluster.Image()
 	resp.EndpointType = endpointBroker
 	resp.ClusterID = img.ClusterID()
-	resp.ControllerID = img.ControllerID()
+	resp.ControllerID = h.controllerID(img)
 	if r.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = h.authorizedOps(req, resCluster, clusterName, clusterOperations)
 	}
