@@ -167,8 +167,10 @@ func TestChaos(t *testing.T) {
 	runCtx, stopRun := context.WithTimeout(context.Background(), o.duration)
 	consumeCtx, stopConsumers := context.WithCancel(context.Background())
 	meterCtx, stopMeter := context.WithCancel(context.Background())
+	abortCtx, abortProducers := context.WithCancel(context.Background())
 	var producers, consumers, meters sync.WaitGroup
 	t.Cleanup(func() { // a fatal run ends its clients before the nodes (cleanups run last first)
+		abortProducers()
 		stopRun()
 		stopConsumers()
 		stopMeter()
@@ -190,7 +192,7 @@ func TestChaos(t *testing.T) {
 	}
 	for id := range o.producers {
 		producers.Go(func() {
-			keepErr(chaosProducer(runCtx, id, c.seeds(), l, o.rate, o.valueBytes, o.buffered, events))
+			keepErr(chaosProducer(runCtx, abortCtx, id, c.seeds(), l, o.rate, o.valueBytes, o.buffered, events))
 		})
 	}
 	meters.Go(func() { meterChaos(meterCtx, l, events) })

@@ -146,8 +146,11 @@ func (l *chaosLedger) consumed(c int, r *kgo.Record) {
 }
 
 // chaosProducer writes records of producer id at rate per second over every
-// partition in turn until ctx ends, then waits for every answer.
-func chaosProducer(ctx context.Context, id int, seeds []string, l *chaosLedger, rate, valueBytes, buffered int, events *chaosEvents) error {
+// partition in turn until ctx ends, then waits for every answer. abort ends
+// it at once (a failed run tearing down): an idempotent client never fails
+// records it may have sent, so with the cluster gone its Produce would wait
+// for buffer space, and its Flush for answers, for ever.
+func chaosProducer(ctx, abort context.Context, id int, seeds []string, l *chaosLedger, rate, valueBytes, buffered int, events *chaosEvents) error {
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(seeds...),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is on by default
@@ -181,14 +184,14 @@ produce:
 			rec := &kgo.Record{Topic: topic, Partition: partition, Value: appendChaosRecord(nil, v, valueBytes)}
 			// Not ctx: cancelling the context would fail records that
 			// are buffered, and the run wants their real outcome.
-			cl.Produce(context.Background(), rec, func(r *kgo.Record, err error) { l.produced(r, v, err) })
+			cl.Produce(abort, rec, func(r *kgo.Record, err error) { l.produced(r, v, err) })
 			if ctx.Err() != nil {
 				break produce
 			}
 		}
 	}
 	// Every record buffered gets its answer within the delivery timeout.
-	fctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	fctx, cancel := context.WithTimeout(abort, 2*time.Minute)
 	defer cancel()
 	if err := cl.Flush(fctx); err != nil {
 		return fmt.Errorf("producer %d: flush: %w", id, err)
