@@ -8,7 +8,6 @@ package tools
 // timestamps, CRCs over timestamps, temporary paths) replaced first.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -17,11 +16,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"kzero/kzerotest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -56,41 +54,16 @@ func fuzzing() bool {
 	return false
 }
 
-// lockedBuffer collects the broker's stderr, written by exec's goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func runWithBroker(m *testing.M) (int, error) {
 	tmp, err := os.MkdirTemp("", "kzctl-test-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	bin, err := kzerotest.Build(tmp)
 	if err != nil {
-		return 0, fmt.Errorf("go env GOMOD: %w", err)
+		return 0, err
 	}
-	bin := filepath.Join(tmp, "kzero")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kzero")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("build kzero: %v\n%s", err, out)
-	}
-
 	broker.data = filepath.Join(tmp, "data")
 	cmd := exec.Command(bin,
 		"--override", "listeners=PLAINTEXT://127.0.0.1:0",
@@ -101,49 +74,18 @@ func runWithBroker(m *testing.M) (int, error) {
 		"--override", "log.segment.bytes=16384",
 		"--override", "log.index.interval.bytes=1024",
 	)
-	dieWithParent(cmd)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
+	kzerotest.DieWithParent(cmd)
+	p, err := kzerotest.LaunchCommand(cmd)
 	if err != nil {
 		return 0, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := p.WaitReady(60 * time.Second); err != nil {
+		p.Kill()
 		return 0, err
 	}
-	exited := make(chan error, 1)
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if addr, ok := strings.CutPrefix(sc.Text(), "kzero ready on "); ok {
-				ready <- addr
-			}
-		}
-		exited <- cmd.Wait()
-	}()
-	select {
-	case broker.addr = <-ready:
-	case err := <-exited:
-		return 0, fmt.Errorf("kzero exited before it was ready: %v\n%s", err, stderr.String())
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		return 0, fmt.Errorf("kzero not ready after 60s\n%s", stderr.String())
-	}
-
+	broker.addr = p.Addr
 	code := m.Run()
-
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		if err != nil {
-			return 0, fmt.Errorf("kzero exit after SIGTERM: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		return 0, fmt.Errorf("kzero still running 30s after SIGTERM\n%s", stderr.String())
-	}
-	return code, nil
+	return code, p.Terminate(30 * time.Second)
 }
 
 // testEnv is an Env for the test broker that writes into the buffer.

@@ -14,10 +14,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"kzero/kzerotest"
 	"kzero/log"
 	"kzero/record"
 )
@@ -301,54 +301,19 @@ func TestCommandsAgainstBroker(t *testing.T) {
 // SIGTERM when the test ends.
 func startKzero(t *testing.T) string {
 	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	tmp := t.TempDir()
+	bin, err := kzerotest.Build(tmp)
 	if err != nil {
 		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "kzero")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kzero")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kzero: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
 		"--override", "log.dirs="+filepath.Join(tmp, "data"), "--override", "admin.listener=127.0.0.1:0")
-	dieWithParent(cmd)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if addr, ok := strings.CutPrefix(sc.Text(), "kzero ready on "); ok {
-				ready <- addr
-			}
-		}
-		exited <- cmd.Wait()
-	}()
+	kzerotest.DieWithParent(cmd)
+	p := kzerotest.Start(t, cmd)
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Error("kzero still running 30s after SIGTERM")
+		if err := p.Terminate(30 * time.Second); err != nil {
+			t.Error(err)
 		}
 	})
-	select {
-	case addr := <-ready:
-		return addr
-	case err := <-exited:
-		t.Fatalf("kzero exited before it was ready: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("kzero not ready after 60s")
-	}
-	return ""
+	return p.Addr
 }

@@ -108,7 +108,7 @@ func startChaosCluster(t *testing.T, root string, n int, overrides []string, eve
 	t.Cleanup(func() {
 		for _, nd := range c.nodes {
 			if nd.proc != nil {
-				nd.proc.kill() // SIGKILL ends a stopped process too
+				nd.proc.Kill() // SIGKILL ends a stopped process too
 			}
 		}
 	})
@@ -160,7 +160,7 @@ const chaosReadyWait = 2 * time.Minute
 
 // wait waits for nd's ready line; the test fails if it does not come.
 func (c *chaosCluster) wait(nd *chaosNode) {
-	c.ready(nd, nd.proc.waitReady(chaosReadyWait))
+	c.ready(nd, nd.proc.WaitReady(chaosReadyWait))
 }
 
 // ready takes the outcome of nd's waitReady, on the test goroutine.
@@ -168,8 +168,8 @@ func (c *chaosCluster) ready(nd *chaosNode, err error) {
 	if err != nil {
 		c.t.Fatalf("node %d: %v (log: %s)", nd.id, err, filepath.Join(nd.dir, "kzero.log"))
 	}
-	if nd.proc.addr != nd.client {
-		c.t.Fatalf("node %d ready on %s, want %s", nd.id, nd.proc.addr, nd.client)
+	if nd.proc.Addr != nd.client {
+		c.t.Fatalf("node %d ready on %s, want %s", nd.id, nd.proc.Addr, nd.client)
 	}
 	nd.starting = false
 }
@@ -181,9 +181,9 @@ func (c *chaosCluster) ready(nd *chaosNode, err error) {
 func (c *chaosCluster) restart(nd *chaosNode, started chan<- chaosStarted) {
 	c.launch(nd)
 	nd.starting = true
-	c.events.log("node %d restarting (pid %d)", nd.id, nd.proc.cmd.Process.Pid)
+	c.events.log("node %d restarting (pid %d)", nd.id, nd.proc.Cmd.Process.Pid)
 	p := nd.proc
-	go func() { started <- chaosStarted{nd, p.waitReady(chaosReadyWait)} }()
+	go func() { started <- chaosStarted{nd, p.WaitReady(chaosReadyWait)} }()
 }
 
 // chaosStarted is a restarted node's waitReady outcome.
@@ -193,13 +193,13 @@ type chaosStarted struct {
 }
 
 func (c *chaosCluster) kill(nd *chaosNode) {
-	nd.proc.kill()
-	c.events.log("node %d killed -9 (exit: %v)", nd.id, nd.proc.err)
+	nd.proc.Kill()
+	c.events.log("node %d killed -9 (exit: %v)", nd.id, nd.proc.Err)
 	nd.proc, nd.frozen = nil, false
 }
 
 func (c *chaosCluster) signal(nd *chaosNode, sig syscall.Signal) {
-	if err := nd.proc.cmd.Process.Signal(sig); err != nil {
+	if err := nd.proc.Cmd.Process.Signal(sig); err != nil {
 		c.t.Fatalf("node %d: %v: %v", nd.id, sig, err)
 	}
 }

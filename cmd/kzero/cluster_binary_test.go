@@ -85,17 +85,17 @@ func (c *procCluster) args(i int) []string {
 
 func (c *procCluster) start(i int) {
 	p := launch(c.t, c.args(i)...)
-	if err := p.waitReady(60 * time.Second); err != nil {
-		p.kill()
+	if err := p.WaitReady(60 * time.Second); err != nil {
+		p.Kill()
 		c.t.Errorf("node %d: %v", i+1, err) // from goroutines: no FailNow
 		return
 	}
-	c.procs[i], c.addrs[i] = p, p.addr
+	c.procs[i], c.addrs[i] = p, p.Addr
 }
 
 func (c *procCluster) kill(i int) {
 	if c.procs[i] != nil {
-		c.procs[i].kill()
+		c.procs[i].Kill()
 		c.procs[i], c.addrs[i] = nil, ""
 	}
 }

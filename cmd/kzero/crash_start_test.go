@@ -5,6 +5,8 @@ package main
 // message: never a new cluster, never a deleted partition (issue 19).
 
 import (
+	"kzero/kzerotest"
+
 	"context"
 	"fmt"
 	"maps"
@@ -124,15 +126,15 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
-		case line := <-p.first:
-			if m := readyLine.FindStringSubmatch(line); m != nil {
-				a.workload(ctx, m[1])
+		case line := <-p.First():
+			if addr, ok := kzerotest.ReadyAddr(line); ok {
+				a.workload(ctx, addr)
 			}
 		case <-ctx.Done():
 		}
 	})
 	time.Sleep(killAt)
-	p.kill()
+	p.Kill()
 	cancel()
 	wg.Wait()
 	// What was acknowledged before the kill; a promise can still run after
@@ -144,7 +146,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	if rnd.IntN(3) == 0 { // a second start killed early, maybe before it is ready
 		p := launch(t, args...)
 		time.Sleep(time.Duration(rnd.Int64N(int64(300 * time.Millisecond))))
-		p.kill()
+		p.Kill()
 	}
 	if rnd.IntN(3) == 0 { // restarts that fail on a port in use, as supervisors retry
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -153,19 +155,19 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 		}
 		for range 1 + rnd.IntN(3) {
 			p := launch(t, append(slices.Clone(args), "--override", "listeners=PLAINTEXT://"+ln.Addr().String())...)
-			<-p.done
+			<-p.Done()
 		}
 		ln.Close()
 	}
 
 	p = launch(t, args...)
-	defer p.kill()
+	defer p.Kill()
 	// Refusing to start is allowed, with a reason; coming back empty is not.
-	if err := p.waitReady(60 * time.Second); err != nil {
+	if err := p.WaitReady(60 * time.Second); err != nil {
 		t.Errorf("iteration %d (killed at %v): the restart did not come up: %v", i, killAt, err)
 		return
 	}
-	addr := p.addr
+	addr := p.Addr
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
@@ -181,7 +183,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	}
 	what := fmt.Sprintf("iteration %d (killed at %v, created %v, %d acked)", i, killAt, created, len(records))
 	if clusterID != "" && m.Cluster != clusterID {
-		t.Errorf("%s: came back as cluster %q, was %q\n%s", what, m.Cluster, clusterID, p.stderr)
+		t.Errorf("%s: came back as cluster %q, was %q\n%s", what, m.Cluster, clusterID, p.Stderr)
 		return
 	}
 	if !created {
@@ -189,7 +191,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	}
 	td, ok := m.Topics[crashTopic]
 	if !ok || td.Err != nil || len(td.Partitions) != 2 {
-		t.Errorf("%s: topic after restart: %v, err %v\n%s", what, ok, td.Err, p.stderr)
+		t.Errorf("%s: topic after restart: %v, err %v\n%s", what, ok, td.Err, p.Stderr)
 		return
 	}
 	for part := range 2 {
@@ -207,7 +209,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 	}
 	end, _ := ends.Lookup(crashTopic, 0)
 	if end.Err != nil || end.Offset < int64(len(records)) {
-		t.Errorf("%s: partition 0 ends at %d (%v), %d records were acknowledged\n%s", what, end.Offset, end.Err, len(records), p.stderr)
+		t.Errorf("%s: partition 0 ends at %d (%v), %d records were acknowledged\n%s", what, end.Offset, end.Err, len(records), p.Stderr)
 		return
 	}
 	cons, err := kgo.NewClient(kgo.SeedBrokers(addr),

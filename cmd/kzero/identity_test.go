@@ -7,6 +7,8 @@ package main
 // the metadata does not name are set aside, never deleted.
 
 import (
+	"kzero/kzerotest"
+
 	"context"
 	"errors"
 	"os"
@@ -28,7 +30,7 @@ func refuses(t *testing.T, args []string, mention ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kzeroBinary(t), args...)
-	var stderr lockedBuffer
+	var stderr kzerotest.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var exit *exec.ExitError
@@ -52,7 +54,7 @@ func refuses(t *testing.T, args []string, mention ...string) {
 func formatted(t *testing.T, dir string, more ...string) log.MetaProperties {
 	t.Helper()
 	p := startBinary(t, binaryArgs(dir, more...)...)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.AllowAutoTopicCreation())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func formatted(t *testing.T, dir string, more ...string) log.MetaProperties {
 		t.Fatal(err)
 	}
 	cl.Close()
-	p.stop(t)
+	p.Stop(t)
 	mp, ok, err := log.ReadMetaProperties(dir)
 	if err != nil || !ok {
 		t.Fatalf("meta.properties after the first start: %v %v", ok, err)
@@ -103,11 +105,11 @@ func TestIdentityRefusals(t *testing.T) {
 	// After every refusal the node still starts, as the same cluster, with
 	// its data.
 	p := startBinary(t, binaryArgs(dir)...)
-	defer p.stop(t)
+	defer p.Stop(t)
 	if got, _, _ := log.ReadMetaProperties(dir); got != mp {
 		t.Fatalf("meta.properties changed: %+v, was %+v", got, mp)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.ConsumeTopics("kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr), kgo.ConsumeTopics("kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestIdentityAdoptedAndStraysSetAside(t *testing.T) {
 	}
 	// stderr is copied by another goroutine than the ready line's.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		s := p.stderr.String()
+		s := p.Stderr.String()
 		if strings.Contains(s, "stray partition set aside") && strings.Contains(s, "ghost-0") {
 			break
 		}
@@ -161,10 +163,10 @@ func TestIdentityAdoptedAndStraysSetAside(t *testing.T) {
 			t.Fatalf("no warning about the stray partition:\n%s", s)
 		}
 	}
-	p.stop(t)
+	p.Stop(t)
 	// The stray stays where it is across restarts.
 	p = startBinary(t, binaryArgs(dir)...)
-	p.stop(t)
+	p.Stop(t)
 	if again, _ := filepath.Glob(filepath.Join(dir, "ghost-0.*-stray")); len(again) != 1 || again[0] != strays[0] {
 		t.Fatalf("stray folders after a restart: %v", again)
 	}

@@ -5,7 +5,6 @@ package main
 // exit on SIGTERM and a restart that reads everything back.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,15 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest"
 )
 
 // binDir holds the kzero binary, built once by the first test that needs it.
@@ -48,54 +47,16 @@ var build struct {
 // kzeroBinary builds ./cmd/kzero (this package) once.
 func kzeroBinary(t *testing.T) string {
 	t.Helper()
-	build.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			build.err = err
-			return
-		}
-		build.path = filepath.Join(binDir, "kzero")
-		out, err := exec.Command(goTool, "build", "-o", build.path, ".").CombinedOutput()
-		if err != nil {
-			build.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
+	build.once.Do(func() { build.path, build.err = kzerotest.Build(binDir) })
 	if build.err != nil {
 		t.Fatal(build.err)
 	}
 	return build.path
 }
 
-// lockedBuffer is a bytes.Buffer written by exec's copying goroutine and
-// read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// process is a running kzero binary.
-type process struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *lockedBuffer
-	first  chan string   // the first line on stdout, which must be the ready line
-	done   chan struct{} // closed once the process exited
-	err    error         // its exit, set before done is closed
-}
-
-var readyLine = regexp.MustCompile(`^kzero ready on (127\.0\.0\.1:\d+)$`)
+// process is a running kzero binary (kzerotest, shared with the tests of
+// kzctl and tools).
+type process = kzerotest.Process
 
 // startBinary runs kzero with args and waits for its ready line.
 func startBinary(t *testing.T, args ...string) *process {
@@ -106,31 +67,10 @@ func startBinary(t *testing.T, args ...string) *process {
 // startCommand runs cmd, which execs kzero, and waits for its ready line.
 func startCommand(t *testing.T, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := launchCommand(t, cmd)
-	if err := p.waitReady(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return kzerotest.Start(t, cmd)
 }
 
-// waitReady waits up to d for the ready line and sets addr from it.
-func (p *process) waitReady(d time.Duration) error {
-	select {
-	case line := <-p.first:
-		m := readyLine.FindStringSubmatch(line)
-		if m == nil {
-			return fmt.Errorf("first stdout line %q is not the ready line; stderr:\n%s", line, p.stderr)
-		}
-		p.addr = m[1]
-		return nil
-	case <-p.done:
-		return fmt.Errorf("kzero exited before it was ready: %v\n%s", p.err, p.stderr)
-	case <-time.After(d):
-		return fmt.Errorf("kzero printed no ready line within %v; stderr:\n%s", d, p.stderr)
-	}
-}
-
-// launch runs kzero with args without waiting for it: first gets its
+// launch runs kzero with args without waiting for it: First gets its
 // first stdout line if it gets that far. The test kills it at the latest.
 func launch(t *testing.T, args ...string) *process {
 	t.Helper()
@@ -139,60 +79,7 @@ func launch(t *testing.T, args ...string) *process {
 
 func launchCommand(t *testing.T, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{cmd: cmd, stderr: &lockedBuffer{}, first: make(chan string, 1), done: make(chan struct{})}
-	p.cmd.Stderr = p.stderr
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			select {
-			case p.first <- sc.Text():
-			default:
-			}
-		}
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(p.kill)
-	return p
-}
-
-// kill sends SIGKILL unless it exited, and waits for the exit.
-func (p *process) kill() {
-	select {
-	case <-p.done:
-	default:
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// stop sends SIGTERM and waits for the exit, which must be clean.
-func (p *process) stop(t *testing.T) {
-	t.Helper()
-	p.stopWithin(t, 60*time.Second)
-}
-
-// stopWithin is stop with a wait of d.
-func (p *process) stopWithin(t *testing.T, d time.Duration) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-		if p.err != nil {
-			t.Fatalf("kzero exited with %v after SIGTERM; stderr:\n%s", p.err, p.stderr)
-		}
-	case <-time.After(d):
-		t.Fatalf("kzero still running %v after SIGTERM; stderr:\n%s", d, p.stderr)
-	}
+	return kzerotest.Launch(t, cmd)
 }
 
 func binaryArgs(dir string, more ...string) []string {
@@ -213,7 +100,7 @@ func binaryArgs(dir string, more ...string) []string {
 func TestBinaryReadySigtermRestart(t *testing.T) {
 	dir := t.TempDir()
 	p := startBinary(t, binaryArgs(dir, "no.such.key=1")...)
-	if s := p.stderr.String(); !strings.Contains(s, "unknown config key") || !strings.Contains(s, "no.such.key") {
+	if s := p.Stderr.String(); !strings.Contains(s, "unknown config key") || !strings.Contains(s, "no.such.key") {
 		t.Fatalf("no warning about the unknown key; stderr:\n%s", s)
 	}
 
@@ -227,7 +114,7 @@ func TestBinaryReadySigtermRestart(t *testing.T) {
 		t.Cleanup(cl.Close)
 		return cl
 	}
-	cl := client(p.addr)
+	cl := client(p.Addr)
 	createTopic(t, ctx, cl, "kept", 3, nil)
 	createTopic(t, ctx, cl, "also-kept", 1, nil)
 	want := map[string]string{}
@@ -245,11 +132,11 @@ func TestBinaryReadySigtermRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl.Close()
-	p.stop(t)
+	p.Stop(t)
 
 	p = startBinary(t, binaryArgs(dir)...)
-	defer p.stop(t)
-	cl = client(p.addr, kgo.ConsumeTopics("kept", "also-kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	defer p.Stop(t)
+	cl = client(p.Addr, kgo.ConsumeTopics("kept", "also-kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	details, err := kadm.NewClient(cl).ListTopics(ctx, "kept", "also-kept")
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +171,7 @@ func TestBinaryConfigLayers(t *testing.T) {
 		{[]string{"--config", props, "--override", "num.partitions=5"}, 5},
 	} {
 		p := startBinary(t, c.args...)
-		cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.AllowAutoTopicCreation())
+		cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr), kgo.AllowAutoTopicCreation())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +187,7 @@ func TestBinaryConfigLayers(t *testing.T) {
 		if n := len(details[topic].Partitions); n != c.partitions {
 			t.Errorf("%v: auto-created topic has %d partitions, want %d", c.args, n, c.partitions)
 		}
-		p.stop(t)
+		p.Stop(t)
 	}
 }
 

@@ -31,7 +31,7 @@ func startUnderLimit(t *testing.T, nofile int, args ...string) *process {
 	t.Helper()
 	script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile)
 	p := startCommand(t, exec.Command("/bin/sh", append([]string{"-c", script, kzeroBinary(t)}, args...)...))
-	if got := procLimit(t, p.cmd.Process.Pid); got != nofile {
+	if got := procLimit(t, p.Cmd.Process.Pid); got != nofile {
 		t.Fatalf("broker runs with a descriptor limit of %d, want %d", got, nofile)
 	}
 	return p
@@ -104,7 +104,7 @@ func TestThousandPartitionsUnderDescriptorLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestThousandPartitionsUnderDescriptorLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("after producing: broker holds %d descriptors under a limit of %d", procFDs(p.cmd.Process.Pid), nofile)
+	t.Logf("after producing: broker holds %d descriptors under a limit of %d", procFDs(p.Cmd.Process.Pid), nofile)
 
 	check := func(addr string) {
 		t.Helper()
@@ -149,13 +149,13 @@ func TestThousandPartitionsUnderDescriptorLimit(t *testing.T) {
 			next[r.Topic][r.Partition]++
 		}
 	}
-	check(p.addr)
-	p.stop(t)
+	check(p.Addr)
+	p.Stop(t)
 
 	p = startUnderLimit(t, nofile, args...)
-	check(p.addr)
-	t.Logf("after a restart: broker holds %d descriptors under a limit of %d", procFDs(p.cmd.Process.Pid), nofile)
-	p.stop(t)
+	check(p.Addr)
+	t.Logf("after a restart: broker holds %d descriptors under a limit of %d", procFDs(p.Cmd.Process.Pid), nofile)
+	p.Stop(t)
 }
 
 // Under a limit too low for every partition, those that cannot open are
@@ -166,7 +166,7 @@ func TestPartitionsThatCannotOpenAreVisible(t *testing.T) {
 	const partitions, nofile = 600, 300
 	dir := t.TempDir()
 	p := startUnderLimit(t, nofile, binaryArgs(dir, "log.index.size.max.bytes=65536", "num.network.threads=1")...)
-	conn := dialRaw(t, p.addr) // before the descriptors run out
+	conn := dialRaw(t, p.Addr) // before the descriptors run out
 
 	create := kmsg.NewPtrCreateTopicsRequest()
 	create.SetVersion(7)
@@ -222,7 +222,7 @@ func TestPartitionsThatCannotOpenAreVisible(t *testing.T) {
 	if fp, recs := fetchOnce(t, conn, "crowded", online[0], 0, 0); fp.ErrorCode != 0 || len(recs) != 1 {
 		t.Fatalf("fetch from online partition %d: error %d, %d records", online[0], fp.ErrorCode, len(recs))
 	}
-	if s := p.stderr.String(); !strings.Contains(s, "cannot open partition") {
+	if s := p.Stderr.String(); !strings.Contains(s, "cannot open partition") {
 		t.Fatalf("no log line about partitions that failed to open; stderr:\n%s", s)
 	}
 }
@@ -239,10 +239,10 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 	dir := t.TempDir()
 	args := binaryArgs(dir, "log.index.size.max.bytes=65536")
 	p := startUnderLimit(t, nofile, args...)
-	pid := p.cmd.Process.Pid
+	pid := p.Cmd.Process.Pid
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 
 	raws := make([]*rawConn, conns)
 	for i := range raws {
-		raws[i] = dialRaw(t, p.addr)
+		raws[i] = dialRaw(t, p.Addr)
 	}
 	t.Logf("%d connections open; broker holds %d descriptors", conns, procFDs(pid))
 	run := func(raws []*rawConn, round int, produce bool) {
@@ -309,20 +309,20 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 	}
 	cl.Close()
 	begin = time.Now()
-	p.stopWithin(t, 10*time.Minute) // every log is flushed and closed
+	p.StopWithin(t, 10*time.Minute) // every log is flushed and closed
 	t.Logf("stopped in %v", time.Since(begin).Round(time.Millisecond))
 
 	begin = time.Now()
 	p = startUnderLimit(t, nofile, args...)
-	pid = p.cmd.Process.Pid
+	pid = p.Cmd.Process.Pid
 	t.Logf("restarted with %d partitions in %v; broker holds %d descriptors", partitions, time.Since(begin).Round(time.Millisecond), procFDs(pid))
 	raws = make([]*rawConn, conns)
 	for i := range raws {
-		raws[i] = dialRaw(t, p.addr)
+		raws[i] = dialRaw(t, p.Addr)
 	}
 	begin = time.Now()
 	run(raws, 0, false)
 	t.Logf("after restart: fetched offset 0 of every partition over %d connections in %v; broker holds %d descriptors, RSS %d MiB",
 		conns, time.Since(begin).Round(time.Millisecond), procFDs(pid), procRSS(pid)>>10)
-	p.stopWithin(t, 10*time.Minute)
+	p.StopWithin(t, 10*time.Minute)
 }

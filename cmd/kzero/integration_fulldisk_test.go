@@ -184,13 +184,13 @@ func TestBinaryFullDisk(t *testing.T) {
 		}
 	}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	createTopic(t, ctx, cl, topic, 2, nil)
 	cl.Close()
-	if !produce(p.addr, 1000) {
+	if !produce(p.Addr, 1000) {
 		t.Fatalf("the file system never filled up (%d bytes free)", freeBytes(t, mnt))
 	}
 	// A batch no longer fits; take the last blocks too, so that every
@@ -198,25 +198,25 @@ func TestBinaryFullDisk(t *testing.T) {
 	// snapshots) fails.
 	topUp(t, filepath.Join(mnt, "top-up"))
 	t.Logf("full after %d acknowledged records, %d bytes free", len(acked), freeBytes(t, mnt))
-	checkAll(p.addr)
-	p.stop(t) // exit 0 on SIGTERM with the disk full
+	checkAll(p.Addr)
+	p.Stop(t) // exit 0 on SIGTERM with the disk full
 
 	// Start again with the disk still full: reads are served, writes
 	// refused. Then the same after a kill, which makes the start recover
 	// the active segments (rebuilding their indexes) on the full disk.
 	p = startBinary(t, args...)
-	checkAll(p.addr)
-	if !produce(p.addr, 4) {
+	checkAll(p.Addr)
+	if !produce(p.Addr, 4) {
 		t.Fatalf("a full disk took writes after a restart (%d bytes free)", freeBytes(t, mnt))
 	}
 	topUp(t, filepath.Join(mnt, "top-up"))
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := p.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-p.done
+	<-p.Done()
 	p = startBinary(t, args...)
-	checkAll(p.addr)
-	if !produce(p.addr, 4) {
+	checkAll(p.Addr)
+	if !produce(p.Addr, 4) {
 		t.Fatalf("a full disk took writes after a kill and a restart (%d bytes free)", freeBytes(t, mnt))
 	}
 
@@ -225,12 +225,12 @@ func TestBinaryFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(acked)
-	if produce(p.addr, 4) {
-		t.Fatalf("writes refused after space was freed (%d bytes free); stderr:\n%s", freeBytes(t, mnt), p.stderr)
+	if produce(p.Addr, 4) {
+		t.Fatalf("writes refused after space was freed (%d bytes free); stderr:\n%s", freeBytes(t, mnt), p.Stderr)
 	}
 	if len(acked) != before+32 {
 		t.Fatalf("%d records acknowledged after space was freed, want 32", len(acked)-before)
 	}
-	checkAll(p.addr)
-	p.stop(t)
+	checkAll(p.Addr)
+	p.Stop(t)
 }

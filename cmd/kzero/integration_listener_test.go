@@ -31,20 +31,20 @@ import (
 func TestBinaryRestartsOnItsPortAfterKill(t *testing.T) {
 	dir := t.TempDir()
 	first := startBinary(t, binaryArgs(dir)...)
-	_, port, err := net.SplitHostPort(first.addr)
+	_, port, err := net.SplitHostPort(first.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var conns []*rawConn
 	for range 8 {
-		c := dialRaw(t, first.addr)
+		c := dialRaw(t, first.Addr)
 		apiVersions(t, c)
 		conns = append(conns, c)
 	}
-	if err := first.cmd.Process.Kill(); err != nil {
+	if err := first.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-first.done
+	<-first.Done()
 	// The dead broker's side closed first; once the clients close too, its
 	// sockets are in TIME_WAIT on the port.
 	for _, c := range conns {
@@ -57,19 +57,19 @@ func TestBinaryRestartsOnItsPortAfterKill(t *testing.T) {
 		t.Fatalf("no socket in TIME_WAIT on port %s: the test would prove nothing", port)
 	}
 
-	again := startBinary(t, binaryArgs(dir, "listeners=PLAINTEXT://"+first.addr)...)
-	if again.addr != first.addr {
-		t.Fatalf("restarted on %s, want %s", again.addr, first.addr)
+	again := startBinary(t, binaryArgs(dir, "listeners=PLAINTEXT://"+first.Addr)...)
+	if again.Addr != first.Addr {
+		t.Fatalf("restarted on %s, want %s", again.Addr, first.Addr)
 	}
-	apiVersions(t, dialRaw(t, again.addr))
+	apiVersions(t, dialRaw(t, again.Addr))
 
-	out, err := exec.Command(kzeroBinary(t), binaryArgs(t.TempDir(), "listeners=PLAINTEXT://"+first.addr)...).CombinedOutput()
+	out, err := exec.Command(kzeroBinary(t), binaryArgs(t.TempDir(), "listeners=PLAINTEXT://"+first.Addr)...).CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || !strings.Contains(string(out), "address already in use") {
-		t.Fatalf("a second broker on %s: %v, want a bind failure; output:\n%s", first.addr, err, out)
+		t.Fatalf("a second broker on %s: %v, want a bind failure; output:\n%s", first.Addr, err, out)
 	}
-	apiVersions(t, dialRaw(t, again.addr))
-	again.stop(t)
+	apiVersions(t, dialRaw(t, again.Addr))
+	again.Stop(t)
 }
 
 // timeWaitSockets counts IPv4 TCP sockets in TIME_WAIT whose local port
@@ -103,7 +103,7 @@ func timeWaitSockets(t *testing.T, port string) int {
 // accepted again; the failures are counted in kzero_accept_errors_total.
 func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	p := startBinary(t, binaryArgs(t.TempDir())...)
-	pid := p.cmd.Process.Pid
+	pid := p.Cmd.Process.Pid
 	var old unix.Rlimit
 	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	var held []*rawConn
 	var refusal error
 	for range 4 * room {
-		c := dialRaw(t, p.addr)
+		c := dialRaw(t, p.Addr)
 		if _, err := c.request(apiVersionsRequest()); err != nil {
 			refusal = err
 			c.c.Close()
@@ -134,12 +134,12 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	// Every connection the broker has is still answered.
 	for i, c := range held {
 		if _, err := c.request(apiVersionsRequest()); err != nil {
-			t.Fatalf("connection %d after exhaustion: ApiVersions: %v\nstderr:\n%s", i, err, p.stderr)
+			t.Fatalf("connection %d after exhaustion: ApiVersions: %v\nstderr:\n%s", i, err, p.Stderr)
 		}
 		md := kmsg.NewPtrMetadataRequest()
 		md.Version = 1
 		if _, err := c.request(md); err != nil {
-			t.Fatalf("connection %d after exhaustion: Metadata: %v\nstderr:\n%s", i, err, p.stderr)
+			t.Fatalf("connection %d after exhaustion: Metadata: %v\nstderr:\n%s", i, err, p.Stderr)
 		}
 	}
 
@@ -152,10 +152,10 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	}
 	served, refused := 0, 0
 	for served < freed-1 {
-		c := dialRaw(t, p.addr)
+		c := dialRaw(t, p.Addr)
 		if _, err := c.request(apiVersionsRequest()); err != nil {
 			if refused++; refused > 100 {
-				t.Fatalf("no new connection served after %d connections closed: %v\nstderr:\n%s", freed, err, p.stderr)
+				t.Fatalf("no new connection served after %d connections closed: %v\nstderr:\n%s", freed, err, p.Stderr)
 			}
 			c.c.Close()
 			continue
@@ -166,13 +166,13 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(p.stderr.String(), "accept failed") {
-		t.Fatalf("no accept failure logged; stderr:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr.String(), "accept failed") {
+		t.Fatalf("no accept failure logged; stderr:\n%s", p.Stderr)
 	}
 	if n := metric(t, p, "kzero_accept_errors_total"); n < 1 {
 		t.Fatalf("kzero_accept_errors_total %v, want at least 1", n)
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 func apiVersionsRequest() *kmsg.ApiVersionsRequest {
@@ -186,9 +186,9 @@ var adminAddrLine = regexp.MustCompile(`msg="admin listener" addr=(\S+)`)
 // metric reads one unlabelled sample from the broker's /metrics.
 func metric(t *testing.T, p *process, name string) float64 {
 	t.Helper()
-	m := adminAddrLine.FindStringSubmatch(p.stderr.String())
+	m := adminAddrLine.FindStringSubmatch(p.Stderr.String())
 	if m == nil {
-		t.Fatalf("no admin listener address in stderr:\n%s", p.stderr)
+		t.Fatalf("no admin listener address in stderr:\n%s", p.Stderr)
 	}
 	cl := http.Client{Timeout: 30 * time.Second}
 	resp, err := cl.Get("http://" + m[1] + "/metrics")

@@ -16,10 +16,10 @@ import (
 func TestBinarySlowFramesBoundedMemory(t *testing.T) {
 	const limit = 32 << 20
 	p := startBinary(t, binaryArgs(t.TempDir(), fmt.Sprintf("queued.max.request.bytes=%d", limit), "num.network.threads=2")...)
-	before := rssKiB(t, p.cmd.Process.Pid)
+	before := rssKiB(t, p.Cmd.Process.Pid)
 	var conns []*rawConn
 	for i := range 128 {
-		c := dialRaw(t, p.addr)
+		c := dialRaw(t, p.Addr)
 		frame := binary.BigEndian.AppendUint32(nil, 100<<20)
 		frame = append(frame, header(0, 7)...)
 		frame = append(frame, make([]byte, 64<<10)...)
@@ -38,18 +38,18 @@ func TestBinarySlowFramesBoundedMemory(t *testing.T) {
 			t.Fatalf("no read paused; holding %v bytes", metric(t, p, "kzero_request_bytes_held"))
 		}
 	}
-	apiVersions(t, dialRaw(t, p.addr))
+	apiVersions(t, dialRaw(t, p.Addr))
 	held := metric(t, p, "kzero_request_bytes_held")
 	// A grant is made while the total is under the limit: over by at most
 	// one grant per event loop, each at most twice what arrived.
 	if held > limit+2*(2*(8<<20+64<<10)) {
 		t.Fatalf("holding %v bytes with queued.max.request.bytes=%d", held, limit)
 	}
-	t.Logf("RSS %d KiB before, %d KiB with 128 slow frames (%v bytes held, cap %d)", before, rssKiB(t, p.cmd.Process.Pid), held, limit)
+	t.Logf("RSS %d KiB before, %d KiB with 128 slow frames (%v bytes held, cap %d)", before, rssKiB(t, p.Cmd.Process.Pid), held, limit)
 	for _, c := range conns {
 		c.c.Close()
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 // rssKiB is VmRSS of process pid.

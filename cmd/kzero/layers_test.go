@@ -24,6 +24,9 @@ var allowed = map[string][]string{
 	"tools":      {"log", "record", "index"},
 	"bench":      {"log", "record", "index"},
 
+	// Runs the kzero binary for tests; imports nothing of kzero.
+	"kzerotest": {},
+
 	// The coordinator runtime, under coord/group and coord/txn: it may
 	// not import them (nor anything else of coord).
 	"coord/shards": {"replica", "log", "record", "index"},

@@ -179,7 +179,7 @@ func TestReplicationProcesses(t *testing.T) {
 		}
 	}
 	p := c.procs[frozen-1]
-	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("froze node %d, a follower of %s-1", frozen, topic)
@@ -211,7 +211,7 @@ func TestReplicationProcesses(t *testing.T) {
 	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "min.insync.replicas", Value: kadm.StringPtr("2")}}, topic); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	waitISR(ctx, t, adm, topic, 1, "the thawed follower rejoining the ISR", func(_ int32, isr []int32) bool {
@@ -470,7 +470,7 @@ func TestDivergedFollowerTruncates(t *testing.T) {
 	// Followers 2 and 3 freeze; the ISR shrinks to the leader, which takes
 	// 50 records alone.
 	for _, i := range []int{1, 2} {
-		if err := c.procs[i].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		if err := c.procs[i].Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -482,7 +482,7 @@ func TestDivergedFollowerTruncates(t *testing.T) {
 	// uncleanly and takes 30 new records at the offsets the lost ones had.
 	c.kill(0)
 	for _, i := range []int{1, 2} {
-		if err := c.procs[i].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		if err := c.procs[i].Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -78,14 +78,14 @@ func TestSplitRolesProcesses(t *testing.T) {
 		procs[i] = launch(t, args...)
 		wg.Go(func() {
 			select {
-			case line := <-procs[i].first:
+			case line := <-procs[i].First():
 				if m := controllerReadyLine.FindStringSubmatch(line); m == nil || m[1] != bootstrap[i] {
-					t.Errorf("controller %d: first line %q; stderr:\n%s", i+1, line, procs[i].stderr)
+					t.Errorf("controller %d: first line %q; stderr:\n%s", i+1, line, procs[i].Stderr)
 				}
-			case <-procs[i].done:
-				t.Errorf("controller %d exited: %v\n%s", i+1, procs[i].err, procs[i].stderr)
+			case <-procs[i].Done():
+				t.Errorf("controller %d exited: %v\n%s", i+1, procs[i].Err, procs[i].Stderr)
 			case <-time.After(60 * time.Second):
-				t.Errorf("controller %d not ready; stderr:\n%s", i+1, procs[i].stderr)
+				t.Errorf("controller %d not ready; stderr:\n%s", i+1, procs[i].Stderr)
 			}
 		})
 	}
@@ -99,7 +99,7 @@ func TestSplitRolesProcesses(t *testing.T) {
 			"--override", "listeners=PLAINTEXT://127.0.0.1:0",
 			"--override", "controller.quorum.bootstrap.servers="+bootstrap[i-3])...) // one controller each
 		wg.Go(func() {
-			if err := procs[i].waitReady(60 * time.Second); err != nil {
+			if err := procs[i].WaitReady(60 * time.Second); err != nil {
 				t.Errorf("broker %d: %v", i+1, err)
 			}
 		})
@@ -109,7 +109,7 @@ func TestSplitRolesProcesses(t *testing.T) {
 		t.FailNow()
 	}
 	for _, p := range procs[3:] {
-		seeds = append(seeds, p.addr)
+		seeds = append(seeds, p.Addr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -161,7 +161,7 @@ func TestSplitRolesProcesses(t *testing.T) {
 
 	// A broker-only node killed stops heartbeating (its raft traffic): it
 	// is fenced after broker.session.timeout.ms and its leaderships move.
-	procs[4].kill()
+	procs[4].Kill()
 	for {
 		md, err := adm.Metadata(ctx, "split")
 		if err == nil && slices.Equal(md.Brokers.NodeIDs(), []int32{4}) && !slices.ContainsFunc(md.Topics["split"].Partitions.Sorted(),
@@ -179,7 +179,7 @@ func TestSplitRolesProcesses(t *testing.T) {
 
 	// The quorum leader is killed: the other two elect one, and metadata
 	// changes go on.
-	procs[q.LeaderID-1].kill()
+	procs[q.LeaderID-1].Kill()
 	for i := 0; ; i++ {
 		res, err := adm.CreateTopic(ctx, 1, 1, nil, "after-kill")
 		if err == nil && res.Err == nil {

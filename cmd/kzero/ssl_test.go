@@ -522,7 +522,7 @@ func TestBinarySIGHUPReloadsCertificates(t *testing.T) {
 	p := startBinary(t, binaryArgs(t.TempDir(), "listeners=SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
 		"inter.broker.listener.name=PLAINTEXT", "ssl.keystore.location="+c.brokerK)...)
 	served := func() string {
-		conn, err := tls.Dial("tcp", p.addr, c.client(""))
+		conn, err := tls.Dial("tcp", p.Addr, c.client(""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -534,12 +534,12 @@ func TestBinarySIGHUPReloadsCertificates(t *testing.T) {
 	}
 	cert, key := c.issue(pkix.Name{CommonName: "broker-renewed"}, true)
 	c.write("broker.keystore.pem", cert+key)
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.stderr.String(), "TLS certificates reloaded"); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.Stderr.String(), "TLS certificates reloaded"); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no reload logged after SIGHUP; stderr:\n%s", p.stderr)
+			t.Fatalf("no reload logged after SIGHUP; stderr:\n%s", p.Stderr)
 		}
 	}
 	if got := served(); got != "broker-renewed" {
@@ -547,6 +547,6 @@ func TestBinarySIGHUPReloadsCertificates(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	produceConsume(t, ctx, p.addr, "after-hup", 5, kgo.DialTLSConfig(c.client("")))
-	p.stop(t)
+	produceConsume(t, ctx, p.Addr, "after-hup", 5, kgo.DialTLSConfig(c.client("")))
+	p.Stop(t)
 }

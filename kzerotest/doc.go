@@ -1,0 +1,15 @@
+// Package kzerotest runs the kzero binary for the tests of the commands and
+// packages that talk to a broker from outside (cmd/kzero, cmd/kzctl,
+// tools), as net/http/httptest runs servers: Build builds ./cmd/kzero of
+// this module, Launch starts it and WaitReady waits for its ready line
+// ("kzero ready on ADDR"), Stop ends it with SIGTERM and checks the clean
+// exit, Kill ends it with SIGKILL. A started process is killed when the
+// test ends; DieWithParent has it killed (on Linux) when the test binary
+// dies first. That is Pdeathsig, which fires when the forking thread
+// exits: fine for a test binary's main thread, not for long runs of
+// goroutines that lock OS threads, so it is the caller's choice.
+//
+// It imports nothing of kzero: the broker under test is the binary, as a
+// user runs it. Tests that want a broker in their own process start a
+// node (kzero/node) instead.
+package kzerotest
