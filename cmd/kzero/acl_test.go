@@ -172,6 +172,7 @@ func anyACL() *kadm.ACLBuilder {
 // WRITE); a super user gets every operation.
 func TestAuthorizedOperations(t *testing.T) {
 	b := startTestBroker(t, t.TempDir(), aclProps()...)
+	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	user := func(name string) *kgo.Client {

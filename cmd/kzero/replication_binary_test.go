@@ -197,11 +197,17 @@ func TestReplicationProcesses(t *testing.T) {
 		t.Fatal(err, rs)
 	}
 	// A raw request: clients retry NOT_ENOUGH_REPLICAS until they time out.
+	// The leadership may move meanwhile (a preferred leader rebalance, the
+	// frozen node fenced): the request follows it.
 	conn := dialRaw(t, c.addrs[leader-1])
 	for {
 		err := produceAcksAll(conn, topic, 1, encodeTimedBatch([]int64{time.Now().UnixMilli()}, [][]byte{[]byte("too few")}))
 		if errors.Is(err, kerr.NotEnoughReplicas) {
 			break
+		}
+		if now, _ := partitionState(ctx, adm, topic, 1); errors.Is(err, kerr.NotLeaderForPartition) && now > 0 && now != leader {
+			t.Logf("the leadership of %s-1 moved from node %d to node %d", topic, leader, now)
+			leader, conn = now, dialRaw(t, c.addrs[now-1])
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("acks=all with the ISR below min.insync.replicas: %v, want NOT_ENOUGH_REPLICAS", err)

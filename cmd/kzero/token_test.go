@@ -80,6 +80,7 @@ func TestDelegationTokens(t *testing.T) {
 
 	stopBroker(t, b)
 	b = startTestBroker(t, dir, props...)
+	defer stopBroker(t, b)
 	alice = user("alice")
 	seen, err := alice.DescribeDelegationTokens(ctx)
 	if err != nil || len(seen) != 1 || seen[0].TokenID != tok.TokenID || string(seen[0].HMAC) != string(tok.HMAC) ||
