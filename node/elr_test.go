@@ -26,19 +26,7 @@ func TestEligibleLeaderReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cl, _ := c.client(0)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "elr", -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{4, 5}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
-	cfg.Name, cfg.Value = "min.insync.replicas", kmsg.StringPtr("2")
-	rt.Configs = append(rt.Configs, cfg)
-	req.Topics = append(req.Topics, rt)
-	if resp, err := req.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != 0 {
-		t.Fatalf("create: %v %+v", err, resp)
-	}
+	createAssigned(ctx, t, cl, "elr", []int32{4, 5}, 2)
 	partition := func(img *metadata.Image) metadata.Partition { return img.Topic("elr").Partitions[0] }
 	c.waitImage(ctx, 0, "the topic's ISR", func(img *metadata.Image) bool {
 		return img.Topic("elr") != nil && len(partition(img).ISR) == 2 && partition(img).Leader == 4

@@ -23,19 +23,7 @@ func TestReassignWhileProducing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cl, adm := c.client(0)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "moving", -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{1, 2}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
-	cfg.Name, cfg.Value = "min.insync.replicas", kmsg.StringPtr("2")
-	rt.Configs = append(rt.Configs, cfg)
-	req.Topics = append(req.Topics, rt)
-	if resp, err := req.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != 0 {
-		t.Fatalf("create: %v %+v", err, resp)
-	}
+	createAssigned(ctx, t, cl, "moving", []int32{1, 2}, 2)
 	for i := range c.nodes {
 		c.waitTopic(ctx, i, "moving")
 	}
@@ -118,4 +106,23 @@ func TestReassignWhileProducing(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged records, all at their offsets after the move", len(got))
+}
+
+// createAssigned creates topic with one partition on replicas (the first
+// leads) and min.insync.replicas minISR.
+func createAssigned(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, replicas []int32, minISR int) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, replicas
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+	cfg.Name, cfg.Value = "min.insync.replicas", kmsg.StringPtr(strconv.Itoa(minISR))
+	rt.Configs = append(rt.Configs, cfg)
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create %s: %v %+v", topic, err, resp)
+	}
 }
