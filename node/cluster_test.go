@@ -71,7 +71,17 @@ type testCluster struct {
 	t      *testing.T
 	dirs   []string
 	voters map[int32]string
-	nodes  []*Node // nil where stopped
+	nodes  []*Node            // nil where stopped
+	mutate func(cfg *Config) // changes every node's config; nil: none
+}
+
+// config is node i's configuration.
+func (c *testCluster) config(i int) Config {
+	cfg := nodeConfig(int32(i+1), c.dirs[i], c.voters)
+	if c.mutate != nil {
+		c.mutate(&cfg)
+	}
+	return cfg
 }
 
 func nodeConfig(id int32, dir string, voters map[int32]string) Config {
@@ -97,8 +107,15 @@ func nodeConfig(id int32, dir string, voters map[int32]string) Config {
 
 func startCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	return startClusterWith(t, n, nil)
+}
+
+// startClusterWith is startCluster with mutate applied to every node's
+// configuration.
+func startClusterWith(t *testing.T, n int, mutate func(*Config)) *testCluster {
+	t.Helper()
 	addrs := freeAddrs(t, n)
-	c := &testCluster{t: t, voters: map[int32]string{}, nodes: make([]*Node, n)}
+	c := &testCluster{t: t, voters: map[int32]string{}, nodes: make([]*Node, n), mutate: mutate}
 	for i := range n {
 		c.voters[int32(i+1)] = addrs[i]
 		c.dirs = append(c.dirs, t.TempDir())
@@ -106,7 +123,7 @@ func startCluster(t *testing.T, n int) *testCluster {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
-		wg.Go(func() { c.nodes[i], errs[i] = Start(nodeConfig(int32(i+1), c.dirs[i], c.voters)) })
+		wg.Go(func() { c.nodes[i], errs[i] = Start(c.config(i)) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -135,7 +152,7 @@ func (c *testCluster) stop(i int) {
 }
 
 func (c *testCluster) restart(i int) {
-	n, err := Start(nodeConfig(int32(i+1), c.dirs[i], c.voters))
+	n, err := Start(c.config(i))
 	if err != nil {
 		c.t.Fatalf("restart node %d: %v", i+1, err)
 	}

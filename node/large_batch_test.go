@@ -38,3 +38,33 @@ func TestReplicateLargeBatch(t *testing.T) {
 		t.Fatalf("followers fetched %d bytes of a %d-byte record", fetched, len(value))
 	}
 }
+
+// num.replica.fetchers=2: each follower fetches from each leader with up
+// to two fetchers, the partitions spread over them by hash (a leader's two
+// partitions here, p and p+3, land on different ones); with
+// min.insync.replicas=3 an acks=all produce to every partition completes
+// only if every follower copies every partition.
+func TestSeveralReplicaFetchers(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) { cfg.Replication.NumFetchers = 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, adm := c.client(0)
+	if res, err := adm.CreateTopic(ctx, 6, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("3")}, "spread"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	cl, _ := c.client(0, kgo.DefaultProduceTopic("spread"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := range int32(6) {
+		for range 10 {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatalf("acks=all to partition %d: %v", p, err)
+			}
+		}
+	}
+	fetchers := 0
+	for _, n := range c.nodes {
+		fetchers += n.Replicas().Stats().Fetchers
+	}
+	if fetchers <= 6 { // 3 nodes x 2 leaders each would be 6 with one fetcher per leader
+		t.Fatalf("%d fetchers over the cluster, want more than one per leader broker", fetchers)
+	}
+}

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"hash/fnv"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,10 +16,10 @@ import (
 	"kzero/net/wire"
 )
 
-// A follower copies its leader's log with a fetcher: one goroutine and one
-// connection per leader broker, batching every partition this broker
-// follows there into each Fetch (Kafka's replica fetcher thread, with
-// num.replica.fetchers = 1). A partition starts by truncating: it asks the
+// A follower copies its leader's log with fetchers: num.replica.fetchers
+// of them per leader broker (Kafka's replica fetcher threads), each one
+// goroutine, one connection and one fetch session, batching the
+// partitions this broker follows there that hash to it into each Fetch. A partition starts by truncating: it asks the
 // leader (OffsetForLeaderEpoch) where its own latest leader epoch ends in
 // the leader's log and cuts its log there, so records of an old leader
 // that the new one never had are dropped before anything is copied
@@ -26,16 +27,35 @@ import (
 // batches are appended as they are (log.OriginReplication: offsets and
 // epochs kept), and the leader's HW and log start offset follow.
 
-// fetchers holds the fetcher of each leader broker.
+// fetchers holds the fetchers of each leader broker.
 type fetchers struct {
 	m  *Manager
 	mu sync.Mutex
-	by map[int32]*fetcher
+	by map[fetcherKey]*fetcher
 	wg sync.WaitGroup
 }
 
+// fetcherKey names a fetcher: its leader broker, and which of the
+// num.replica.fetchers for that broker.
+type fetcherKey struct {
+	leader int32
+	slot   int
+}
+
 func newFetchers(m *Manager) *fetchers {
-	return &fetchers{m: m, by: map[int32]*fetcher{}}
+	return &fetchers{m: m, by: map[fetcherKey]*fetcher{}}
+}
+
+// slotOf is the fetcher of its leader that fetches tp, as Kafka spreads
+// partitions over num.replica.fetchers (a hash of topic and partition).
+func (fs *fetchers) slotOf(tp log.TopicPartition) int {
+	n := fs.m.cfg.NumFetchers
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(tp.Topic))
+	return int((h.Sum32()*31 + uint32(tp.Partition)) % uint32(n))
 }
 
 // add makes p fetch from leader at epoch, truncating first.
@@ -47,10 +67,11 @@ func (fs *fetchers) add(p *Partition, leader, epoch int32) {
 		return
 	default:
 	}
-	f, ok := fs.by[leader]
+	key := fetcherKey{leader, fs.slotOf(p.TP)}
+	f, ok := fs.by[key]
 	if !ok {
 		f = &fetcher{m: fs.m, leader: leader, parts: map[*Partition]*fetchState{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-		fs.by[leader] = f
+		fs.by[key] = f
 		fs.wg.Add(1)
 		go func() {
 			defer fs.wg.Done()

@@ -36,6 +36,7 @@ type Config struct {
 	FetchWaitMax   time.Duration // replica.fetch.wait.max.ms
 	FetchMinBytes  int32         // replica.fetch.min.bytes
 	FetchBackoff   time.Duration // replica.fetch.backoff.ms
+	NumFetchers    int           // num.replica.fetchers: fetchers per leader broker (default 1)
 	// BrokerAddr resolves a broker's inter-broker address.
 	BrokerAddr func(id int32) (string, bool)
 	// BrokerRack resolves a broker's broker.rack (rack-aware reads).

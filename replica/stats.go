@@ -12,6 +12,7 @@ type Stats struct {
 	UnderReplicated   int   // partitions led here whose ISR is smaller than their replicas
 	Leaders           int   // partitions led here
 	Followers         int   // partitions followed here
+	Fetchers          int   // replica fetchers running (num.replica.fetchers per leader broker at most)
 }
 
 type stats struct {
@@ -31,6 +32,9 @@ func (m *Manager) Stats() Stats {
 		ISRShrinks:        m.stats.isrShrinks.Load(),
 		ISRExpands:        m.stats.isrExpands.Load(),
 	}
+	m.fetchers.mu.Lock()
+	s.Fetchers = len(m.fetchers.by)
+	m.fetchers.mu.Unlock()
 	m.mu.RLock()
 	parts := make([]*Partition, 0, len(m.parts))
 	for _, p := range m.parts {

@@ -142,7 +142,7 @@ var keys = func() map[string]key {
 	i("replica.fetch.wait.max.ms", "500", 1)
 	i("replica.fetch.min.bytes", "1", 1)
 	i("replica.fetch.backoff.ms", "1000", 1)
-	i("num.replica.fetchers", "1", 1) // kzero: one fetcher per leader broker whatever the value
+	i("num.replica.fetchers", "1", 1)
 	s("replica.selector.class", "")   // RackAwareReplicaSelector: consumers fetch in their rack (KIP-392)
 
 	// The metadata quorum (static voters, KIP-595).

@@ -85,6 +85,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			FetchWaitMax:   msDuration(int64(c.int("replica.fetch.wait.max.ms"))),
 			FetchMinBytes:  int32(c.int("replica.fetch.min.bytes")),
 			FetchBackoff:   msDuration(int64(c.int("replica.fetch.backoff.ms"))),
+			NumFetchers:    c.int("num.replica.fetchers"),
 		},
 		Server: server.Config{
 			Loops:                 c.int("num.network.threads"),
