@@ -71,7 +71,7 @@ type testCluster struct {
 	t      *testing.T
 	dirs   []string
 	voters map[int32]string
-	nodes  []*Node            // nil where stopped
+	nodes  []*Node           // nil where stopped
 	mutate func(cfg *Config) // changes every node's config; nil: none
 }
 

@@ -110,7 +110,7 @@ func Start(cfg Config) (_ *Node, err error) {
 	}
 	var transport coord.Transport
 	if cfg.Role == coord.BrokerOnly || cfg.ControllerAddr != "" && len(cfg.Voters) > 0 {
-		if err = n.startTransport(&deliver); err != nil {
+		if err = n.startTransport(&deliver, clusterID); err != nil {
 			return nil, err
 		}
 		transport = n.raft
@@ -202,7 +202,10 @@ func (n *Node) listen(ready *readyHandler) ([]metadata.Listener, error) {
 // broker-only node, its links to the controllers (Voters' addresses, or
 // BootstrapServers). Messages go to the controller in deliver once it is
 // set.
-func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller]) error {
+// clusterID is the cluster of this node's data, "" for a new node: the
+// transport refuses peers of another cluster (a new node, which learns its
+// cluster from the quorum, talks to any).
+func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], clusterID string) error {
 	cfg := n.cfg
 	learner := cfg.Role == coord.BrokerOnly
 	others := map[int32]string{}
@@ -219,6 +222,7 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller]) error {
 	}
 	rcfg := raftnet.Config{
 		NodeID:     n.nodeID,
+		ClusterID:  clusterID,
 		ListenAddr: cfg.ControllerAddr,
 		Advertised: cfg.Voters[n.nodeID],
 		Peers:      others,

@@ -124,7 +124,8 @@
 //	                                  <-- voters
 //	message, message, ...             <->  message, quorum, ...
 //
-// The acceptor refuses a hello of another version or cluster id, addressed
+// The acceptor refuses a hello of another version or cluster id (an empty
+// id, a node that has yet to learn its cluster, matches any), addressed
 // to another node, or from a node that is not one of its peers (a
 // learner's hello: from one of its voters, or to a learner); the dialer
 // drops a reply that does not match what it dialed. Both log why; the

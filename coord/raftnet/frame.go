@@ -194,7 +194,8 @@ func (h hello) check(want hello) string {
 	switch {
 	case h.version != want.version:
 		return fmt.Sprintf("protocol version %d, this node speaks %d", h.version, want.version)
-	case h.cluster != want.cluster:
+	case h.cluster != want.cluster && h.cluster != "" && want.cluster != "":
+		// "" is a node new to a cluster, which learns the id from it.
 		return fmt.Sprintf("cluster id %q, this node is in %q", h.cluster, want.cluster)
 	case h.to != want.from:
 		return fmt.Sprintf("addressed to node %d, this is node %d", h.to, want.from)

@@ -463,3 +463,22 @@ func TestLearnerLinks(t *testing.T) {
 	a.Close()
 	b.Close()
 }
+
+// A node that has yet to learn its cluster (no id: new, joining) talks to
+// a node of a cluster, both ways; nodes of two clusters do not (above).
+func TestNewNodeTalksToAnyCluster(t *testing.T) {
+	noLeaks(t)
+	a := startNode(t, 1, nil)
+	b := startNode(t, 2, func(c *Config) { c.ClusterID = "" })
+	connect(a, b)
+	a.Send([]*pb.Message{msg(pb.MsgHeartbeat, 1, 2, 0)})
+	if m := recv(t, b.got, "message from a node of the cluster"); m.GetFrom() != RaftID(1) {
+		t.Fatalf("from %d", m.GetFrom())
+	}
+	b.Send([]*pb.Message{msg(pb.MsgHeartbeatResp, 2, 1, 0)})
+	if m := recv(t, a.got, "message from the new node"); m.GetFrom() != RaftID(2) {
+		t.Fatalf("from %d", m.GetFrom())
+	}
+	a.Close()
+	b.Close()
+}
