@@ -143,7 +143,7 @@ var keys = func() map[string]key {
 	i("replica.fetch.min.bytes", "1", 1)
 	i("replica.fetch.backoff.ms", "1000", 1)
 	i("num.replica.fetchers", "1", 1)
-	s("replica.selector.class", "")   // RackAwareReplicaSelector: consumers fetch in their rack (KIP-392)
+	s("replica.selector.class", "") // RackAwareReplicaSelector: consumers fetch in their rack (KIP-392)
 
 	// The metadata quorum (static voters, KIP-595).
 	s("controller.quorum.voters", "")

@@ -41,11 +41,13 @@ func (h *Handler) produce(req *server.Request) error {
 	if err := decode(req, r); err != nil {
 		return err
 	}
-	if h.verifiesRemotely(r) {
-		// A round trip to another broker's transaction coordinator must
-		// not hold up the event loop this produce may be served on: serve
-		// it on a goroutine. The request stays valid until it completes,
-		// and the connection's next request waits for that.
+	if h.verifiesRemotely(r) || decompressesMuch(r) {
+		// A round trip to another broker's transaction coordinator, or
+		// the decompression that validates large compressed batches
+		// (milliseconds of CPU), must not hold up the event loop this
+		// produce may be served on, and its other connections: serve it
+		// on a goroutine. The request stays valid until it completes, and
+		// the connection's next request waits for that.
 		go func() {
 			if err := h.serveProduce(req, r); err != nil {
 				req.Fail(err)
@@ -54,6 +56,34 @@ func (h *Handler) produce(req *server.Request) error {
 		return nil
 	}
 	return h.serveProduce(req, r)
+}
+
+// offLoopCompressedBytes is how many bytes of compressed batches a produce
+// may carry and still be served on the event loop: validating them means
+// decompressing them, which costs by the uncompressed size (not in the
+// batch header: 16 KiB of zstd can hold a MiB of text), while the hop to a
+// goroutine costs a few microseconds.
+const offLoopCompressedBytes = 16 << 10
+
+// decompressesMuch reports whether r carries more compressed batch bytes
+// than offLoopCompressedBytes.
+func decompressesMuch(r *kmsg.ProduceRequest) bool {
+	n := 0
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			for rest := p.Records; len(rest) > 0; {
+				b, next, err := record.ParseBatch(rest)
+				if err != nil {
+					break // the append refuses it, cheaply
+				}
+				if b.Compression() != record.CodecNone {
+					n += len(b)
+				}
+				rest = next
+			}
+		}
+	}
+	return n > offLoopCompressedBytes
 }
 
 // verifiesRemotely reports whether serving r asks another broker's
