@@ -22,7 +22,7 @@ import (
 type Builder struct {
 	img   *Image
 	owned struct {
-		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls bool
+		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls, quotas bool
 	}
 	ownedTopics  map[*Topic]bool
 	ownedConfigs map[string]bool // broker config maps copied in this batch
@@ -262,6 +262,25 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 		}
 		own(&b.owned.acls, &img.acls)
 		delete(img.acls, r.ID)
+	case *ClientQuota:
+		if r.Entity.Empty() {
+			return fmt.Errorf("client quota %q of an empty entity", r.Key)
+		}
+		own(&b.owned.quotas, &img.quotas)
+		vals := maps.Clone(img.quotas[r.Entity])
+		if vals == nil {
+			vals = map[string]float64{}
+		}
+		if r.Remove {
+			delete(vals, r.Key)
+		} else {
+			vals[r.Key] = r.Value
+		}
+		if len(vals) == 0 {
+			delete(img.quotas, r.Entity)
+		} else {
+			img.quotas[r.Entity] = vals
+		}
 	default:
 		return fmt.Errorf("record type %T", rec)
 	}
@@ -539,6 +558,10 @@ func (b *Builder) Check(group []Record) *Rejection {
 				return Reject(kerr.ResourceNotFound, "ACL %s does not exist", TopicIDString(r.ID))
 			}
 			acls[r.ID] = false
+		case *ClientQuota:
+			if r.Entity.Empty() {
+				return Reject(kerr.InvalidRequest, "Invalid empty client quota entity")
+			}
 		default:
 			return Reject(kerr.InvalidRequest, "record type %T", rec)
 		}

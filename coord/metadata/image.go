@@ -26,6 +26,7 @@ type Image struct {
 	lastPIDBlock   ProducerIDBlock
 	scram          map[ScramKey]ScramCredential
 	acls           map[[16]byte]*ACL
+	quotas         map[QuotaEntity]map[string]float64 // client quotas; a map is copied whole on change
 
 	sorted struct {
 		once    sync.Once
@@ -119,6 +120,7 @@ func EmptyImage() *Image {
 		brokerConfigs: map[string]map[string]string{},
 		scram:         map[ScramKey]ScramCredential{},
 		acls:          map[[16]byte]*ACL{},
+		quotas:        map[QuotaEntity]map[string]float64{},
 	}
 }
 
@@ -225,7 +227,7 @@ func (img *Image) WithController(id int32) *Image {
 		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
 		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,
 		brokerConfigs: img.brokerConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
-		scram: img.scram, acls: img.acls,
+		scram: img.scram, acls: img.acls, quotas: img.quotas,
 	}
 	return c
 }

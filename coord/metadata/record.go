@@ -39,6 +39,8 @@ const (
 	// ACLs (acl.go).
 	TypeACL       RecordType = 14
 	TypeRemoveACL RecordType = 15
+	// Client quotas (quota.go).
+	TypeClientQuota RecordType = 16
 )
 
 // maxVersion is the newest version of each record type this build reads
@@ -410,6 +412,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		rec = decodeACL(r)
 	case TypeRemoveACL:
 		rec = &RemoveACL{ID: r.uuid()}
+	case TypeClientQuota:
+		rec = decodeClientQuota(r)
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownRecord, typ)
 	}

@@ -20,7 +20,7 @@ import (
 // epochs, fencing and registration offsets), then per
 // topic its TopicRecord, PartitionRecords (v1, with any reassignment in
 // progress) and ConfigRecords, then broker
-// configs, then the SCRAM credentials, the ACLs, then the last producer id block. The metadata offset is the
+// configs, then the SCRAM credentials, the ACLs, the client quotas, then the last producer id block. The metadata offset is the
 // snapshot's raft index, kept by raft beside the data.
 
 const snapshotVersion = 1
@@ -66,6 +66,12 @@ func EncodeImage(img *Image) []byte {
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(img.acls), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) }) {
 		recs = append(recs, img.acls[id])
+	}
+	for _, e := range slices.SortedFunc(maps.Keys(img.quotas), compareQuotaEntities) {
+		vals := img.quotas[e]
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
+			recs = append(recs, &ClientQuota{Entity: e, Key: k, Value: vals[k]})
+		}
 	}
 	if img.lastPIDBlock.Size > 0 {
 		blk := img.lastPIDBlock
