@@ -18,8 +18,9 @@ var allowed = map[string][]string{
 	"replica":    {"log", "index", "net/wire"},
 	"coord":      {"replica", "log", "index"},
 	"net/server": {"net/wire"},
-	"net/api":    {"coord", "replica", "log", "msgset", "index", "net/wire", "net/server", "net/sasl"},
-	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "coord", "replica", "log", "index"},
+	"net/quota":  {"coord"},
+	"net/api":    {"coord", "replica", "log", "msgset", "index", "net/wire", "net/server", "net/sasl", "net/quota"},
+	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "net/quota", "coord", "replica", "log", "index"},
 	"tools":      {"log", "index"},
 	"bench":      {"log", "index"},
 }
