@@ -127,6 +127,9 @@
 // writable callback), which queues a resume on the loop when the socket
 // drains.
 //
+// Throttle (throttle.go): Conn.Throttle mutes a connection's reads for a
+// throttle time (KIP-219), with the read pause above and a timer.
+//
 // Sweeper (one goroutine, when IdleTimeout > 0): closes idle connections
 // with gnet's concurrency-safe Conn.Close.
 //

@@ -280,6 +280,10 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 func (c *Conn) readFrames() gnet.Action {
 	r := &c.loop.reader
 	for {
+		if c.muted() { // throttled (throttle.go)
+			c.pauseForMute()
+			return gnet.None
+		}
 		r.max = c.srv.cfg.MaxRequestBytes
 		if m := c.preAuthMax.Load(); m > 0 {
 			r.max = int(m) // not authenticated yet (Listener.PreAuthMaxBytes)

@@ -36,6 +36,8 @@ type Stats struct {
 	// SocketFull counts the times a file range found the socket full (and
 	// waited for it to drain, or was copied with CopyWhenBlocked).
 	SocketFull int64
+	// Mutes counts connections muted for a throttle time (Conn.Throttle).
+	Mutes int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
@@ -43,7 +45,7 @@ type counters struct {
 	opened, closed, acceptErrors   atomic.Int64
 	idleClosed, rejected, requests atomic.Int64
 	zeroCopy, copied, socketFull   atomic.Int64
-	readPauses, frameGrow          atomic.Int64
+	readPauses, frameGrow, mutes   atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -59,5 +61,6 @@ func (c *counters) snapshot() Stats {
 		SocketFull:        c.socketFull.Load(),
 		ReadPauses:        c.readPauses.Load(),
 		FrameGrowBytes:    c.frameGrow.Load(),
+		Mutes:             c.mutes.Load(),
 	}
 }
