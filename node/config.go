@@ -8,6 +8,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
+	"kzero/net/quota"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -43,7 +44,10 @@ type Config struct {
 	// Authorizer turns ACL authorization on (authorizer.class.name); nil:
 	// none.
 	Authorizer *api.AuthorizerConfig
-	AdminAddr  string // /metrics and /debug/pprof; empty: none
+	// Quota is the client quota window (quota.window.num,
+	// quota.window.size.seconds); zero: Kafka's 11 samples of 1 s.
+	Quota     quota.Config
+	AdminAddr string // /metrics and /debug/pprof; empty: none
 
 	// Voters are the metadata quorum's controllers, node id -> their
 	// controller listener (controller.quorum.voters), this node among

@@ -38,6 +38,7 @@ type Node struct {
 	groups   *group.Coordinator
 	txns     *txn.Coordinator
 	srv      *server.Server
+	api      *api.Handler       // set before the admin listener starts
 	raft     *raftnet.Transport // the controller listener; nil for a single voter
 	peers    *peerClients       // connections to the other brokers
 	admin    *http.Server
@@ -221,7 +222,7 @@ func Start(cfg Config) (_ *Node, err error) {
 	n.txns = txn.New(txnCfg)
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
-	ready.h.Store(api.New(api.Config{
+	n.api = api.New(api.Config{
 		NodeID:                    n.nodeID,
 		AdvertisedHost:            host,
 		AdvertisedPort:            port,
@@ -235,6 +236,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		ReauthAfter:               cfg.ReauthAfter,
 		FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
 		Authorizer:                cfg.Authorizer,
+		Quota:                     cfg.Quota,
 		Logger:                    n.logger,
 	}, api.Services{
 		Cluster:     clusterView{n.ctrl, n},
@@ -244,7 +246,8 @@ func Start(cfg Config) (_ *Node, err error) {
 		ProducerIDs: pids,
 		Markers:     markers,
 		TxnRouter:   txnRouter{n},
-	}))
+	})
+	ready.h.Store(n.api)
 
 	n.srv.Accept()
 	if err = n.startAdmin(); err != nil {

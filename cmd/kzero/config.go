@@ -169,6 +169,9 @@ var keys = func() map[string]key {
 	s("authorizer.class.name", "")
 	s("super.users", "")
 	b("allow.everyone.if.no.acl.found", "false")
+	// Client quotas (net/quota; the quotas are metadata records).
+	i("quota.window.num", "11", 2)
+	i("quota.window.size.seconds", "1", 1)
 
 	// Kafka keys with no effect in kzero yet.
 	for _, k := range []string{

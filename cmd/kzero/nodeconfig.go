@@ -8,6 +8,7 @@ import (
 
 	"kzero/coord/group"
 	"kzero/coord/txn"
+	"kzero/net/quota"
 	"kzero/net/server"
 	"kzero/node"
 	"kzero/replica"
@@ -52,6 +53,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		Listeners:                    listeners,
 		InterBrokerListener:          c.str("inter.broker.listener.name"),
 		Authorizer:                   authz,
+		Quota:                        quota.Config{Samples: c.int("quota.window.num"), Window: time.Duration(c.int("quota.window.size.seconds")) * time.Second},
 		SaslMaxReceiveBytes:          c.int("sasl.server.max.receive.size"),
 		ReauthAfter:                  msDuration(c.long("connections.max.reauth.ms")),
 		FailedAuthenticationDelay:    msDuration(c.long("connection.failed.authentication.delay.ms")),

@@ -13,6 +13,7 @@ import (
 	"kzero/coord/group"
 	"kzero/coord/txn"
 	"kzero/log"
+	"kzero/net/quota"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -51,6 +52,10 @@ type Config struct {
 	// Authorizer turns ACL authorization on; nil: everything is allowed
 	// and the ACL APIs answer SECURITY_DISABLED.
 	Authorizer *AuthorizerConfig
+	// Quota is the client quota window (quota.window.num,
+	// quota.window.size.seconds); the quotas themselves are metadata
+	// records (AlterClientQuotas).
+	Quota quota.Config
 
 	Logger *slog.Logger
 }
@@ -94,6 +99,7 @@ type Handler struct {
 
 	listeners map[string]*Listener
 	authz     *authorizer // nil: no authorization
+	quotas    *quotas
 }
 
 // New returns a Handler serving from svc.
@@ -113,6 +119,7 @@ func New(cfg Config, svc Services) *Handler {
 	if cfg.Authorizer != nil {
 		h.authz = &authorizer{cfg: *cfg.Authorizer}
 	}
+	h.quotas = newQuotas(cfg.Quota)
 	return h
 }
 
@@ -184,6 +191,16 @@ func (h *Handler) Serve(req *server.Request) {
 	}
 	if min, max, _ := h.versions(a); v < min || v > max {
 		req.Fail(fmt.Errorf("api key %d version %d: %w", key, v, errUnsupportedVersion))
+		return
+	}
+	if rq := h.quotas.request; !exemptFromRequestQuota(key) && rq.Update(h.cluster.Image()) && rq.Enabled() {
+		// The request quota charges the handler's time; what it needs of
+		// req is read first (req is recycled once it completes).
+		conn, c, began := req.Conn(), h.quotaClient(req), time.Now()
+		if err := a.serve(h, req); err != nil {
+			req.Fail(err)
+		}
+		h.requestTime(conn, c, began)
 		return
 	}
 	if err := a.serve(h, req); err != nil {

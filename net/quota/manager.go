@@ -66,9 +66,10 @@ func (m *Manager) Key() string { return m.key }
 
 // Update takes the quotas of the manager's key from img, when it is a new
 // image. Cheap when it is not; callers pass the image on every request.
-func (m *Manager) Update(img *metadata.Image) {
+// It returns true, to chain with Enabled.
+func (m *Manager) Update(img *metadata.Image) bool {
 	if img == nil || m.image.Load() == img {
-		return
+		return true
 	}
 	l := Limits{}
 	for e, vals := range img.ClientQuotas() {
@@ -78,6 +79,7 @@ func (m *Manager) Update(img *metadata.Image) {
 	}
 	m.limits.Store(&l)
 	m.image.Store(img)
+	return true
 }
 
 // Enabled reports whether any quota of the manager's key is set.
