@@ -28,6 +28,9 @@ func (n *Node) metricsHandler() http.Handler {
 	counter("connections_idle_closed_total", "Connections closed by connections.max.idle.ms.", func(s server.Stats) int64 { return s.IdleClosed })
 	counter("connections_rejected_total", "Connections closed for a malformed or oversize frame.", func(s server.Stats) int64 { return s.Rejected })
 	counter("requests_total", "Requests received.", func(s server.Stats) int64 { return s.Requests })
+	counter("connections_limited_total", "Connections closed at accept for their address's max.connections.per.ip (or its override).", func(s server.Stats) int64 { return s.ConnectionsLimited })
+	counter("accept_waits_total", "Times an acceptor waited for a slot under max.connections / listener.name.X.max.connections or for max.connection.creation.rate.", func(s server.Stats) int64 { return s.AcceptWaits })
+	counter("connection_mutes_total", "Connections muted for a quota's throttle time (KIP-219).", func(s server.Stats) int64 { return s.Mutes })
 	counter("read_pauses_total", "Times a connection stopped reading at queued.max.request.bytes.", func(s server.Stats) int64 { return s.ReadPauses })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "request_bytes_held", Help: "Bytes held by requests being read and queued (capped by queued.max.request.bytes)."},
 		func() float64 { return float64(n.srv.Stats().RequestBytesHeld) }))

@@ -169,6 +169,11 @@ var keys = func() map[string]key {
 	s("authorizer.class.name", "")
 	s("super.users", "")
 	b("allow.everyone.if.no.acl.found", "false")
+	// Connection limits (connlimits.go; Int.MaxValue: none).
+	i("max.connections", strconv.Itoa(math.MaxInt32), 0)
+	i("max.connections.per.ip", strconv.Itoa(math.MaxInt32), 0)
+	s("max.connections.per.ip.overrides", "")
+	i("max.connection.creation.rate", strconv.Itoa(math.MaxInt32), 0)
 	// Client quotas (net/quota; the quotas are metadata records).
 	i("quota.window.num", "11", 2)
 	i("quota.window.size.seconds", "1", 1)

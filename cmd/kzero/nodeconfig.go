@@ -20,6 +20,10 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, err
 	}
+	limits, err := c.connLimits(client)
+	if err != nil {
+		return node.Config{}, err
+	}
 	listeners, err := c.security(client)
 	if err != nil {
 		return node.Config{}, err
@@ -72,6 +76,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			FetchBackoff:   msDuration(int64(c.int("replica.fetch.backoff.ms"))),
 		},
 		Server: server.Config{
+			Limits:                limits,
 			Loops:                 c.int("num.network.threads"),
 			MaxRequestBytes:       c.int("socket.request.max.bytes"),
 			IdleTimeout:           msDuration(c.long("connections.max.idle.ms")),

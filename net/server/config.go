@@ -83,6 +83,8 @@ type Config struct {
 	// until Accept: a node registers its bound ports first, and clients
 	// that connect meanwhile wait instead of being turned away.
 	DeferAccept bool
+	// Limits are the connection limits (connlimit.go).
+	Limits ConnLimits
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 }

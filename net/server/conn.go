@@ -230,6 +230,7 @@ func (c *Conn) onClose(err error) {
 		c.releaseOutput()
 	}
 	c.srv.unregister(c)
+	c.srv.releaseConn(c)
 	c.srv.stats.closed.Add(1)
 	c.srv.log.Debug("connection closed", "conn", c.id, "remote", c.remote, "err", err)
 }

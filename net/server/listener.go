@@ -79,8 +79,14 @@ func (s *Server) accept(l *listener) {
 	failing := false
 	for {
 		nc, err := l.ln.AcceptTCP()
+		if err == nil && !s.admit(nc, l) { // connection limits (connlimit.go)
+			_ = nc.Close()
+			continue
+		}
 		if err == nil {
-			err = s.handOver(nc, l)
+			if err = s.handOver(nc, l); err != nil {
+				s.releaseAccepted(nc, l)
+			}
 		}
 		if err == nil {
 			if failing {

@@ -38,6 +38,7 @@ type Server struct {
 	runners sync.WaitGroup // runner goroutines
 
 	acceptStop           chan struct{}
+	conns                connCounts     // connection limits (connlimit.go)
 	accepting            sync.WaitGroup // accept goroutines, one per listener
 	acceptOnce           sync.Once
 	sweepStop, sweepDone chan struct{}

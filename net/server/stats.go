@@ -38,6 +38,10 @@ type Stats struct {
 	SocketFull int64
 	// Mutes counts connections muted for a throttle time (Conn.Throttle).
 	Mutes int64
+	// ConnectionsLimited counts connections closed at accept for their
+	// address's limit; AcceptWaits the times the acceptor waited for a
+	// slot or for the creation rate (connlimit.go).
+	ConnectionsLimited, AcceptWaits int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
@@ -46,21 +50,24 @@ type counters struct {
 	idleClosed, rejected, requests atomic.Int64
 	zeroCopy, copied, socketFull   atomic.Int64
 	readPauses, frameGrow, mutes   atomic.Int64
+	connLimited, acceptWaits       atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
-		ConnectionsOpened: c.opened.Load(),
-		ConnectionsClosed: c.closed.Load(),
-		AcceptErrors:      c.acceptErrors.Load(),
-		IdleClosed:        c.idleClosed.Load(),
-		Rejected:          c.rejected.Load(),
-		Requests:          c.requests.Load(),
-		ZeroCopyBytes:     c.zeroCopy.Load(),
-		CopiedBytes:       c.copied.Load(),
-		SocketFull:        c.socketFull.Load(),
-		ReadPauses:        c.readPauses.Load(),
-		FrameGrowBytes:    c.frameGrow.Load(),
-		Mutes:             c.mutes.Load(),
+		ConnectionsOpened:  c.opened.Load(),
+		ConnectionsClosed:  c.closed.Load(),
+		AcceptErrors:       c.acceptErrors.Load(),
+		IdleClosed:         c.idleClosed.Load(),
+		Rejected:           c.rejected.Load(),
+		Requests:           c.requests.Load(),
+		ZeroCopyBytes:      c.zeroCopy.Load(),
+		CopiedBytes:        c.copied.Load(),
+		SocketFull:         c.socketFull.Load(),
+		ReadPauses:         c.readPauses.Load(),
+		FrameGrowBytes:     c.frameGrow.Load(),
+		Mutes:              c.mutes.Load(),
+		ConnectionsLimited: c.connLimited.Load(),
+		AcceptWaits:        c.acceptWaits.Load(),
 	}
 }

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Connection limits (Kafka's ConnectionQuotas; KIP-306, KIP-402,
+// KIP-612). The acceptor counts each connection it takes, by listener
+// and by client IP, until the connection closes:
+//
+//   - Over max.connections (all listeners) or a listener's
+//     listener.name.X.max.connections, the acceptor waits with the new
+//     connection until one closes, as Kafka's waitForConnectionSlot does;
+//     the connections behind it wait in the listen backlog.
+//   - Over max.connection.creation.rate the acceptor waits until the rate
+//     allows the next one (Kafka throttles its acceptor the same way).
+//     kzero meters it with a token bucket that holds one second's worth,
+//     where Kafka uses its windowed Rate: the long-run rate is the same.
+//   - Over max.connections.per.ip, or its max.connections.per.ip.overrides
+//     entry for the address, the new connection is closed at once and
+//     counted (Stats.ConnectionsLimited), as Kafka's
+//     TooManyConnectionsException closes it.
+//
+// Kafka lets the inter-broker listener take a slot over max.connections
+// by closing another listener's least recently used connection; kzero
+// does not (a listener's own max protects it).
+
+// ConnLimits are the connection limits; zero values mean no limit.
+type ConnLimits struct {
+	MaxConnections      int            // max.connections, all listeners together
+	PerListener         map[string]int // listener.name.X.max.connections, by listener name
+	MaxConnectionsPerIP int            // max.connections.per.ip
+	// PerIPOverrides is max.connections.per.ip.overrides, by IP address
+	// (host names resolved by the caller); it applies also with no
+	// MaxConnectionsPerIP.
+	PerIPOverrides map[netip.Addr]int
+	// CreationRate is max.connection.creation.rate: connections accepted
+	// per second, all listeners together.
+	CreationRate float64
+}
+
+func (l *ConnLimits) enabled() bool {
+	return l.MaxConnections > 0 || len(l.PerListener) > 0 || l.MaxConnectionsPerIP > 0 ||
+		len(l.PerIPOverrides) > 0 || l.CreationRate > 0
+}
+
+// connCounts is the acceptor's bookkeeping. Accept goroutines take slots,
+// event loops give them back (onClose).
+type connCounts struct {
+	mu         sync.Mutex
+	total      int
+	byListener map[string]int
+	byIP       map[netip.Addr]int
+	tokens     float64   // creation rate bucket
+	refilled   time.Time // when tokens were last topped up
+	freed      chan struct{}
+}
+
+// remoteIP is the address a connection is counted under.
+func remoteIP(a net.Addr) netip.Addr {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// admit counts a connection just accepted on l, waiting for a slot and
+// for the creation rate; it reports false when the connection must be
+// closed (over its IP's limit) or the server is stopping. On the
+// listener's accept goroutine.
+func (s *Server) admit(nc *net.TCPConn, l *listener) bool {
+	lim := &s.cfg.Limits
+	if !lim.enabled() {
+		return true
+	}
+	cc := &s.conns
+	if !s.waitCreation() || !s.waitSlot(l.Name) {
+		return false
+	}
+	ip := remoteIP(nc.RemoteAddr())
+	cc.mu.Lock()
+	max, ok := lim.PerIPOverrides[ip]
+	if !ok {
+		max = lim.MaxConnectionsPerIP
+	}
+	if max > 0 && cc.byIP[ip] >= max || ok && max == 0 {
+		cc.releaseLocked(l.Name, netip.Addr{})
+		cc.mu.Unlock()
+		s.stats.connLimited.Add(1)
+		s.log.Info("closing connection: too many connections from its address", "remote", nc.RemoteAddr(), "max", max)
+		return false
+	}
+	cc.byIP[ip]++
+	cc.mu.Unlock()
+	return true
+}
+
+// waitSlot takes a slot under max.connections and the listener's max,
+// waiting for a connection to close when there is none.
+func (s *Server) waitSlot(name string) bool {
+	lim, cc := &s.cfg.Limits, &s.conns
+	for {
+		cc.mu.Lock()
+		if cc.byListener == nil {
+			cc.byListener, cc.byIP, cc.freed = map[string]int{}, map[netip.Addr]int{}, make(chan struct{}, 1)
+		}
+		lmax := lim.PerListener[name]
+		if (lim.MaxConnections <= 0 || cc.total < lim.MaxConnections) && (lmax <= 0 || cc.byListener[name] < lmax) {
+			cc.total++
+			cc.byListener[name]++
+			cc.mu.Unlock()
+			return true
+		}
+		freed := cc.freed
+		cc.mu.Unlock()
+		s.stats.acceptWaits.Add(1)
+		select {
+		case <-freed:
+		case <-s.acceptStop:
+			return false
+		}
+	}
+}
+
+// waitCreation waits until max.connection.creation.rate allows one more
+// connection.
+func (s *Server) waitCreation() bool {
+	rate, cc := s.cfg.Limits.CreationRate, &s.conns
+	if rate <= 0 {
+		return true
+	}
+	for {
+		cc.mu.Lock()
+		now := time.Now()
+		if cc.refilled.IsZero() {
+			cc.tokens = rate
+		} else {
+			cc.tokens = min(rate, cc.tokens+now.Sub(cc.refilled).Seconds()*rate)
+		}
+		cc.refilled = now
+		if cc.tokens >= 1 {
+			cc.tokens--
+			cc.mu.Unlock()
+			return true
+		}
+		wait := time.Duration((1 - cc.tokens) / rate * float64(time.Second))
+		cc.mu.Unlock()
+		s.stats.acceptWaits.Add(1)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.acceptStop:
+			t.Stop()
+			return false
+		}
+	}
+}
+
+// releaseConn gives back a closed connection's slot. On its event loop.
+func (s *Server) releaseConn(c *Conn) {
+	if !s.cfg.Limits.enabled() {
+		return
+	}
+	s.conns.mu.Lock()
+	s.conns.releaseLocked(c.listener, remoteIP(c.remote))
+	s.conns.mu.Unlock()
+}
+
+// releaseLocked gives back a listener slot and, when ip is valid, an IP's.
+func (cc *connCounts) releaseLocked(listener string, ip netip.Addr) {
+	cc.total--
+	cc.byListener[listener]--
+	if ip.IsValid() {
+		if cc.byIP[ip]--; cc.byIP[ip] <= 0 {
+			delete(cc.byIP, ip)
+		}
+	}
+	select {
+	case cc.freed <- struct{}{}:
+	default:
+	}
+}
+
+// releaseAccepted gives back the slots of a connection that never
+// reached an event loop.
+func (s *Server) releaseAccepted(nc *net.TCPConn, l *listener) {
+	if !s.cfg.Limits.enabled() {
+		return
+	}
+	s.conns.mu.Lock()
+	s.conns.releaseLocked(l.Name, remoteIP(nc.RemoteAddr()))
+	s.conns.mu.Unlock()
+}
