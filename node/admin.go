@@ -36,7 +36,7 @@ func (n *Node) metricsHandler() http.Handler {
 		func() float64 { return float64(n.srv.Stats().RequestBytesHeld) }))
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer.", func(s server.Stats) int64 { return s.CopiedBytes })
-	for _, key := range []string{"producer_byte_rate", "consumer_byte_rate", "request_percentage"} {
+	for _, key := range []string{"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"} {
 		labels := prometheus.Labels{"quota": key}
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "quota_throttled_total",
 			Help: "Responses throttled for a client quota (throttle_time_ms > 0 and the connection muted).", ConstLabels: labels},

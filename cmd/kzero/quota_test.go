@@ -275,3 +275,34 @@ func TestFetchQuotaThrottles(t *testing.T) {
 		t.Fatalf("fetch rate %.0f B/s over the quota %d B/s", got, rate)
 	}
 }
+
+// TestControllerMutationQuota: with a controller_mutation_rate of 1/s
+// and a 3 s window, a client may create 3+3 partitions (the burst, then
+// one request into debt), and the next CreateTopics (v6+, strict) is
+// refused THROTTLING_QUOTA_EXCEEDED with a throttle time; another client
+// id is not limited.
+func TestControllerMutationQuota(t *testing.T) {
+	b := startTestBroker(t, t.TempDir(), quotaProps...)
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	setQuota(t, kadm.NewClient(newClient(t, b)), "mutator", "controller_mutation_rate", 1)
+	hook := &throttleHook{}
+	adm := kadm.NewClient(newClient(t, b, kgo.ClientID("mutator"), kgo.WithHooks(hook)))
+	for i, want := range []error{nil, nil, kerr.ThrottlingQuotaExceeded} {
+		res, err := adm.CreateTopic(ctx, 3, 1, nil, fmt.Sprintf("mut-%d", i))
+		if err == nil {
+			err = res.Err
+		}
+		if !errors.Is(err, want) && (want != nil || err != nil) {
+			t.Fatalf("topic %d: %v, want %v", i, err, want)
+		}
+	}
+	if hook.n.Load() == 0 {
+		t.Fatal("no throttle time in the refusal")
+	}
+	other := kadm.NewClient(newClient(t, b, kgo.ClientID("free")))
+	if _, err := other.CreateTopic(ctx, 3, 1, nil, "free-topic"); err != nil {
+		t.Fatalf("unlimited client: %v", err)
+	}
+}

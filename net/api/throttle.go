@@ -21,6 +21,7 @@ import (
 // quotas are the handler's managers, one per quota key.
 type quotas struct {
 	produce, fetch, request *quota.Manager
+	mutations               *quota.Mutations
 }
 
 func newQuotas(cfg quota.Config) *quotas {
@@ -29,16 +30,18 @@ func newQuotas(cfg quota.Config) *quotas {
 		fetch:   quota.NewManager("consumer_byte_rate", cfg, 0),
 		// Kafka's ClientRequestQuotaManager bounds its throttle time by
 		// one quota window.
-		request: quota.NewManager("request_percentage", cfg, max(cfg.Window, time.Second)),
+		request:   quota.NewManager("request_percentage", cfg, max(cfg.Window, time.Second)),
+		mutations: quota.NewMutations(cfg),
 	}
 }
 
 // QuotaStats are the throttle counters per quota key, for the metrics.
 func (h *Handler) QuotaStats() map[string]quota.Stats {
 	return map[string]quota.Stats{
-		h.quotas.produce.Key(): h.quotas.produce.Stats(),
-		h.quotas.fetch.Key():   h.quotas.fetch.Stats(),
-		h.quotas.request.Key(): h.quotas.request.Stats(),
+		h.quotas.produce.Key():     h.quotas.produce.Stats(),
+		h.quotas.fetch.Key():       h.quotas.fetch.Stats(),
+		h.quotas.request.Key():     h.quotas.request.Stats(),
+		"controller_mutation_rate": h.quotas.mutations.Stats(),
 	}
 }
 
@@ -125,3 +128,61 @@ func (h *Handler) requestTime(conn *server.Conn, c quota.Client, began time.Time
 		conn.Throttle(d)
 	}
 }
+
+// mutationQuota is one request's use of controller_mutation_rate
+// (KIP-599): CreateTopics, CreatePartitions and DeleteTopics take one
+// token per partition created or deleted. Strict (CreateTopics v6+,
+// CreatePartitions v3+, DeleteTopics v5+): a topic asked for while the
+// client's bucket is below zero is refused THROTTLING_QUOTA_EXCEEDED,
+// and the response carries the time until it is back at zero.
+// Permissive (older versions, which do not know the error): every topic
+// goes ahead, and the response is throttled by the debt it leaves.
+type mutationQuota struct {
+	h         *Handler
+	req       *server.Request
+	c         quota.Client
+	strict    bool
+	enabled   bool
+	throttled time.Duration
+}
+
+func (h *Handler) mutationQuota(req *server.Request, strictSince int16) *mutationQuota {
+	m := h.quotas.mutations
+	m.Update(h.cluster.Image())
+	q := &mutationQuota{h: h, req: req, strict: req.Header.APIVersion >= strictSince}
+	q.c = h.quotaClient(req)
+	q.enabled = m.Applies(q.c)
+	return q
+}
+
+// take asks for n mutations; false: refuse the topic with
+// THROTTLING_QUOTA_EXCEEDED.
+func (q *mutationQuota) take(n int) bool {
+	if !q.enabled || n <= 0 {
+		return true
+	}
+	m, now := q.h.quotas.mutations, time.Now().UnixNano()
+	if q.strict {
+		if d, over := m.Exceeded(q.c, now); over {
+			q.throttled = max(q.throttled, d)
+			return false
+		}
+		m.Record(q.c, float64(n), now)
+		return true
+	}
+	q.throttled = max(q.throttled, m.Record(q.c, float64(n), now))
+	return true
+}
+
+// finish mutes the connection for the throttle time and returns it for
+// the response.
+func (q *mutationQuota) finish() int32 {
+	if q.throttled > 0 {
+		q.h.quotas.mutations.Throttled(q.throttled)
+		q.req.Conn().Throttle(q.throttled)
+	}
+	return throttleMillis(q.throttled)
+}
+
+// throttlingMessage is Kafka's ThrottlingQuotaExceededException message.
+const throttlingMessage = "The throttling quota has been exceeded."
