@@ -298,7 +298,7 @@ func TestCommandsAgainstBroker(t *testing.T) {
 
 // startKzero builds and runs the broker on a loopback port, stopped with
 // SIGTERM when the test ends.
-func startKzero(t *testing.T) string {
+func startKzero(t *testing.T, overrides ...string) string {
 	t.Helper()
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -311,8 +311,8 @@ func startKzero(t *testing.T) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build kzero: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-		"--override", "log.dirs="+filepath.Join(tmp, "data"), "--override", "admin.listener=127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"--override", "listeners=PLAINTEXT://127.0.0.1:0",
+		"--override", "log.dirs=" + filepath.Join(tmp, "data"), "--override", "admin.listener=127.0.0.1:0"}, overrides...)...)
 	dieWithParent(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
