@@ -100,3 +100,25 @@ func imageWith(t *testing.T, e metadata.QuotaEntity, key string, v float64) *met
 	}
 	return b.Finish(1)
 }
+
+// TestRecordAllocatesNothing: recording for a client with a sensor, or
+// with no quota set, allocates nothing (produce and fetch record on
+// every request).
+func TestRecordAllocatesNothing(t *testing.T) {
+	m := NewManager("producer_byte_rate", DefaultConfig, 0)
+	none := NewManager("consumer_byte_rate", DefaultConfig, 0)
+	img := imageWith(t, metadata.QuotaEntity{User: metadata.Named("u"), ClientID: metadata.DefaultName()}, "producer_byte_rate", 1e12)
+	m.Update(img)
+	none.Update(img)
+	c := Client{User: "u", ClientID: "c"}
+	now := int64(0)
+	m.Record(c, 1, now)
+	if n := testing.AllocsPerRun(1000, func() {
+		now += int64(time.Millisecond)
+		m.Update(img)
+		m.Record(c, 100, now)
+		none.Record(c, 100, now)
+	}); n != 0 {
+		t.Fatalf("%v allocations per record", n)
+	}
+}
