@@ -306,3 +306,31 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Fatalf("unlimited client: %v", err)
 	}
 }
+
+// TestRequestQuotaThrottles: a client with a tiny request_percentage is
+// told a throttle time in its responses once its handling time is over
+// it; a client without one is not.
+func TestRequestQuotaThrottles(t *testing.T) {
+	b := startTestBroker(t, t.TempDir(), quotaProps...)
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	setQuota(t, kadm.NewClient(newClient(t, b)), "busy", "request_percentage", 0.0001)
+	busy, free := &throttleHook{}, &throttleHook{}
+	busyAdm := kadm.NewClient(newClient(t, b, kgo.ClientID("busy"), kgo.WithHooks(busy)))
+	freeAdm := kadm.NewClient(newClient(t, b, kgo.ClientID("free"), kgo.WithHooks(free)))
+	for i := 0; busy.n.Load() == 0; i++ {
+		if i == 500 {
+			t.Fatal("500 requests over a 0.0001% request quota and no throttle")
+		}
+		if _, err := busyAdm.ListTopics(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := freeAdm.ListTopics(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if free.n.Load() != 0 {
+		t.Fatal("a client without a request quota was throttled")
+	}
+}

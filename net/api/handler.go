@@ -194,13 +194,19 @@ func (h *Handler) Serve(req *server.Request) {
 		return
 	}
 	if rq := h.quotas.request; !exemptFromRequestQuota(key) && rq.Update(h.cluster.Image()) && rq.Enabled() {
-		// The request quota charges the handler's time; what it needs of
-		// req is read first (req is recycled once it completes).
-		conn, c, began := req.Conn(), h.quotaClient(req), time.Now()
+		// The request quota charges the handler's time: respond claims
+		// the charge and puts the throttle time in the response; a
+		// response written otherwise, or later, is charged here when Serve
+		// returns (what it needs of req is read first: req is recycled
+		// once it completes).
+		s, conn, c := h.session(req.Conn()), req.Conn(), h.quotaClient(req)
+		s.charge.Store(time.Now().UnixNano())
 		if err := a.serve(h, req); err != nil {
 			req.Fail(err)
 		}
-		h.requestTime(conn, c, began)
+		if began := s.charge.Swap(0); began != 0 {
+			h.requestTime(conn, c, began)
+		}
 		return
 	}
 	if err := a.serve(h, req); err != nil {
@@ -218,8 +224,19 @@ func decode(req *server.Request, r kmsg.Request) error {
 	return nil
 }
 
-// respond encodes m at the request's version and sends it.
+// respond encodes m at the request's version and sends it, with the
+// request quota's throttle time when the request is charged to one.
 func respond(req *server.Request, m kmsg.Response) {
+	if s, ok := req.Conn().Value().(*session); ok && s.charge.Load() != 0 {
+		if began := s.charge.Swap(0); began != 0 {
+			d := s.h.requestTime(req.Conn(), s.h.quotaClient(req), began)
+			if t, ok := m.(kmsg.ThrottleResponse); ok {
+				if cur, _ := t.Throttle(); throttleMillis(d) > cur {
+					m.(kmsg.SetThrottleResponse).SetThrottle(throttleMillis(d))
+				}
+			}
+		}
+	}
 	m.SetVersion(req.Header.APIVersion)
 	resp := req.NewResponse()
 	resp.AppendMessage(m)

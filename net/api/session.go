@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,6 +62,7 @@ const (
 // value (made once per connection). Requests of a connection are served
 // one at a time, so it needs no lock.
 type session struct {
+	h         *Handler
 	listener  *Listener
 	host      string // the client's IP address, for ACLs
 	state     authState
@@ -73,6 +75,10 @@ type session struct {
 	// connections.max.reauth.ms); zero: never.
 	expires time.Time
 	reauth  bool // a re-authentication is in progress
+	// charge is the request being charged to request_percentage
+	// (throttle.go): when its handler began (unix ns), 0 when none; its
+	// response, or Serve's return, claims it.
+	charge atomic.Int64
 }
 
 const anonymous = "User:ANONYMOUS"
@@ -88,7 +94,7 @@ func (h *Handler) session(c *server.Conn) *session {
 	if l == nil {
 		l = &plaintextListener // a listener the handler was not told about
 	}
-	s := &session{listener: l, state: stateDone, principal: anonymous}
+	s := &session{h: h, listener: l, state: stateDone, principal: anonymous}
 	if l.sasl() {
 		s.state, s.principal = stateHandshake, ""
 	}

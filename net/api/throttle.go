@@ -113,20 +113,21 @@ func exemptFromRequestQuota(key int16) bool {
 	return false
 }
 
-// requestTime records the time a request's handler ran (Serve until it
-// returned: a request that waits in a purgatory is not charged its wait)
-// as a share of one second, as Kafka's request_percentage counts it, and
-// mutes the connection when over. The response has gone out by then, so
-// unlike Kafka it does not carry this throttle time; the mute holds the
-// client all the same.
-func (h *Handler) requestTime(conn *server.Conn, c quota.Client, began time.Time) {
-	now := time.Now()
-	pct := float64(now.Sub(began).Nanoseconds()) * 100 / 1e9
+// requestTime records the time a request's handler ran, from began
+// (unix ns) until its response or until Serve returned (a request that
+// waits in a purgatory is not charged its wait), as a share of one
+// second, as Kafka's request_percentage counts it; over the quota it
+// mutes the connection and returns the throttle time for the response.
+func (h *Handler) requestTime(conn *server.Conn, c quota.Client, began int64) time.Duration {
+	now := time.Now().UnixNano()
+	pct := float64(now-began) * 100 / 1e9
 	m := h.quotas.request
-	if d := m.Record(c, pct, now.UnixNano()); d > 0 {
+	d := m.Record(c, pct, now)
+	if d > 0 {
 		m.Throttled(d)
 		conn.Throttle(d)
 	}
+	return d
 }
 
 // mutationQuota is one request's use of controller_mutation_rate
