@@ -69,6 +69,7 @@ var keys = func() map[string]key {
 	i("socket.receive.buffer.bytes", "-1", -1)
 	l("connections.max.idle.ms", "600000", -1)
 	l("queued.max.request.bytes", "268435456", -1) // kzero's default; Kafka's, -1, is unbounded
+	i("queued.max.requests", "500", 1)             // kzero: per connection (net/server inflight.go)
 
 	l("log.segment.bytes", "1073741824", 14)
 	l("log.roll.ms", "", 1)

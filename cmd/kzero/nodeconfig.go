@@ -81,6 +81,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			MaxRequestBytes:       c.int("socket.request.max.bytes"),
 			IdleTimeout:           msDuration(c.long("connections.max.idle.ms")),
 			QueuedMaxRequestBytes: queuedMaxBytes(c.long("queued.max.request.bytes")),
+			ConnMaxQueuedRequests: c.int("queued.max.requests"),
 			SocketSendBuffer:      max(c.int("socket.send.buffer.bytes"), 0),
 			SocketRecvBuffer:      max(c.int("socket.receive.buffer.bytes"), 0),
 		},

@@ -285,6 +285,9 @@ func (c *Conn) readFrames() gnet.Action {
 			c.pauseForMute()
 			return gnet.None
 		}
+		if c.overRequestCap() { // inflight.go
+			return gnet.None
+		}
 		r.max = c.srv.cfg.MaxRequestBytes
 		if m := c.preAuthMax.Load(); m > 0 {
 			r.max = int(m) // not authenticated yet (Listener.PreAuthMaxBytes)
@@ -301,6 +304,7 @@ func (c *Conn) readFrames() gnet.Action {
 			return gnet.None
 		}
 		c.queued.Add(int64(held))
+		c.frames.Add(1)
 		if c.raw.Load() {
 			c.enqueue(newRequest(c, wire.RequestHeader{APIKey: RawFrame}, frame.B, frame, held))
 			continue
