@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 func quotaEntity(parts ...string) kadm.ClientQuotaEntity {
@@ -339,5 +340,34 @@ func TestRequestQuotaThrottles(t *testing.T) {
 	}
 	if free.n.Load() != 0 {
 		t.Fatal("a client without a request quota was throttled")
+	}
+}
+
+// TestClientQuotasNeedClusterRights: without ALTER_CONFIGS /
+// DESCRIBE_CONFIGS on the cluster, AlterClientQuotas answers every entry
+// CLUSTER_AUTHORIZATION_FAILED and DescribeClientQuotas fails with it; a
+// super user may do both.
+func TestClientQuotasNeedClusterRights(t *testing.T) {
+	b := startTestBroker(t, t.TempDir(), aclProps()...)
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	as := func(name string) *kadm.Client {
+		return kadm.NewClient(newSASLClient(t, b, plain.Auth{User: name, Pass: name + "-pw"}.AsMechanism(), kgo.RequestRetries(1)))
+	}
+	entry := []kadm.AlterClientQuotaEntry{{Entity: quotaEntity("user", "bob"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1000}}}}
+	res, err := as("alice").AlterClientQuotas(ctx, entry)
+	if err != nil || len(res) != 1 || !errors.Is(res[0].Err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alice alters: %+v %v", res, err)
+	}
+	if _, err := as("alice").DescribeClientQuotas(ctx, false, nil); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alice describes: %v", err)
+	}
+	admin := as("admin")
+	if res, err := admin.AlterClientQuotas(ctx, entry); err != nil || res[0].Err != nil {
+		t.Fatalf("admin alters: %+v %v", res, err)
+	}
+	if got := describeQuotas(t, admin, false); len(got) != 1 || got[0] != "{user=bob} producer_byte_rate=1000" {
+		t.Fatalf("admin describes: %q", got)
 	}
 }
