@@ -29,6 +29,14 @@ func (c *brokerConfig) connLimits(client []listener) (server.ConnLimits, error) 
 		MaxConnections:      limit("max.connections"),
 		MaxConnectionsPerIP: limit("max.connections.per.ip"),
 	}
+	// The inter-broker listener: inter.broker.listener.name, or the
+	// first PLAINTEXT one (Kafka's security.inter.broker.protocol default).
+	lim.InterBroker = c.str("inter.broker.listener.name")
+	for _, l := range client {
+		if lim.InterBroker == "" && l.protocol == "PLAINTEXT" {
+			lim.InterBroker = l.name
+		}
+	}
 	if r := c.long("max.connection.creation.rate"); r > 0 && r < math.MaxInt32 {
 		lim.CreationRate = float64(r)
 	}

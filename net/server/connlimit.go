@@ -25,8 +25,10 @@ import (
 //     TooManyConnectionsException closes it.
 //
 // Kafka lets the inter-broker listener take a slot over max.connections
-// by closing another listener's least recently used connection; kzero
-// does not (a listener's own max protects it).
+// by closing another listener's least recently used connection, so
+// brokers can always reach each other; kzero lets the inter-broker
+// listener (ConnLimits.InterBroker) go over max.connections instead,
+// closing nothing. Its own listener max still applies.
 
 // ConnLimits are the connection limits; zero values mean no limit.
 type ConnLimits struct {
@@ -40,6 +42,9 @@ type ConnLimits struct {
 	// CreationRate is max.connection.creation.rate: connections accepted
 	// per second, all listeners together.
 	CreationRate float64
+	// InterBroker names the inter-broker listener, which max.connections
+	// does not hold back.
+	InterBroker string
 }
 
 func (l *ConnLimits) enabled() bool {
@@ -108,7 +113,8 @@ func (s *Server) waitSlot(name string) bool {
 			cc.byListener, cc.byIP, cc.freed = map[string]int{}, map[netip.Addr]int{}, make(chan struct{}, 1)
 		}
 		lmax := lim.PerListener[name]
-		if (lim.MaxConnections <= 0 || cc.total < lim.MaxConnections) && (lmax <= 0 || cc.byListener[name] < lmax) {
+		brokerOK := lim.MaxConnections <= 0 || cc.total < lim.MaxConnections || name == lim.InterBroker
+		if brokerOK && (lmax <= 0 || cc.byListener[name] < lmax) {
 			cc.total++
 			cc.byListener[name]++
 			cc.mu.Unlock()

@@ -104,3 +104,18 @@ func TestConnLimitCreationRate(t *testing.T) {
 		t.Fatal("the acceptor never waited")
 	}
 }
+
+// TestConnLimitInterBrokerListener: at max.connections the inter-broker
+// listener still accepts, while another listener's acceptor waits.
+func TestConnLimitInterBrokerListener(t *testing.T) {
+	s := start(t, Config{
+		Listeners: []Listener{{Name: "CLIENT", Addr: "127.0.0.1:0"}, {Name: "BROKER", Addr: "127.0.0.1:0"}},
+		Limits:    ConnLimits{MaxConnections: 1, InterBroker: "BROKER"},
+	}, echo)
+	dialAddr(t, s.ListenerAddr("CLIENT").String()).roundTrip(1, "the one slot")
+	waiting := dialAddr(t, s.ListenerAddr("CLIENT").String())
+	waiting.write(echoFrame(2, []byte("waits")))
+	eventually(t, "the client acceptor waiting", func() bool { return s.Stats().AcceptWaits > 0 })
+	dialAddr(t, s.ListenerAddr("BROKER").String()).roundTrip(3, "a broker gets in")
+	dialAddr(t, s.ListenerAddr("BROKER").String()).roundTrip(4, "and another")
+}
