@@ -83,6 +83,7 @@ func Start(cfg Config) (_ *Node, err error) {
 	srvCfg := cfg.Server
 	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
 	srvCfg.DeferAccept = true // clients wait in the backlog until the handler is wired (Accept, below)
+	srvCfg.Limits.IPRate = n.ipConnectionRate
 	srvCfg.Listeners = nil
 	for _, l := range cfg.Listeners {
 		sl := server.Listener{Name: l.Name, Addr: l.Addr}

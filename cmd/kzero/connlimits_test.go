@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"kzero/net/server"
 )
@@ -80,5 +83,41 @@ func TestConnLimitsConfig(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("%v: %v", tc.props, err)
 		}
+	}
+}
+
+// TestIPConnectionCreationRate: a connection_creation_rate quota on the
+// ip entity 127.0.0.1 (KIP-612) closes the connections made faster than
+// it at accept: of 20 made back to back at 1/s, at most 1 + 1 per second
+// elapsed (and one for the bucket's rounding) are served.
+func TestIPConnectionCreationRate(t *testing.T) {
+	b := startTestBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, b))
+	res, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
+		{Entity: quotaEntity("ip", "127.0.0.1"), Ops: []kadm.AlterClientQuotaOp{{Key: "connection_creation_rate", Value: 1}}},
+	})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("set: %v %+v", err, res)
+	}
+	began, served := time.Now(), 0
+	for range 20 {
+		c, err := net.Dial("tcp", b.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if apiVersionsOK(t, c) {
+			served++
+		}
+		c.Close()
+	}
+	el := time.Since(began)
+	if limit := 2 + int(el.Seconds()); served > limit {
+		t.Fatalf("%d of 20 connections served in %v at 1/s", served, el)
+	}
+	if served == 0 {
+		t.Fatal("no connection served")
 	}
 }

@@ -45,11 +45,16 @@ type ConnLimits struct {
 	// InterBroker names the inter-broker listener, which max.connections
 	// does not hold back.
 	InterBroker string
+	// IPRate returns the connection_creation_rate client quota of an
+	// address (its ip entity, or the default ip entity; KIP-612), 0 for
+	// none. A connection over it is closed at accept and counted in
+	// ConnectionsLimited. nil: no ip quotas.
+	IPRate func(ip netip.Addr) float64
 }
 
 func (l *ConnLimits) enabled() bool {
 	return l.MaxConnections > 0 || len(l.PerListener) > 0 || l.MaxConnectionsPerIP > 0 ||
-		len(l.PerIPOverrides) > 0 || l.CreationRate > 0
+		len(l.PerIPOverrides) > 0 || l.CreationRate > 0 || l.IPRate != nil
 }
 
 // connCounts is the acceptor's bookkeeping. Accept goroutines take slots,
@@ -62,6 +67,14 @@ type connCounts struct {
 	tokens     float64   // creation rate bucket
 	refilled   time.Time // when tokens were last topped up
 	freed      chan struct{}
+	ipRates    map[netip.Addr]*ipBucket // connection_creation_rate per address
+}
+
+// ipBucket meters one address's connection_creation_rate: a token bucket
+// holding one second's worth (at least one connection).
+type ipBucket struct {
+	tokens   float64
+	refilled time.Time
 }
 
 // remoteIP is the address a connection is counted under.
@@ -91,15 +104,53 @@ func (s *Server) admit(nc *net.TCPConn, l *listener) bool {
 	if !ok {
 		max = lim.MaxConnectionsPerIP
 	}
-	if max > 0 && cc.byIP[ip] >= max || ok && max == 0 {
+	if max > 0 && cc.byIP[ip] >= max || ok && max == 0 || !cc.ipRateAllowsLocked(lim.IPRate, ip) {
 		cc.releaseLocked(l.Name, netip.Addr{})
 		cc.mu.Unlock()
 		s.stats.connLimited.Add(1)
-		s.log.Info("closing connection: too many connections from its address", "remote", nc.RemoteAddr(), "max", max)
+		s.log.Debug("closing connection: too many connections, or too fast, from its address", "remote", nc.RemoteAddr())
 		return false
 	}
 	cc.byIP[ip]++
 	cc.mu.Unlock()
+	return true
+}
+
+// ipRateAllowsLocked takes one token of ip's connection_creation_rate
+// bucket, reporting false when it has none. Caller holds cc.mu.
+func (cc *connCounts) ipRateAllowsLocked(rate func(netip.Addr) float64, ip netip.Addr) bool {
+	if rate == nil {
+		return true
+	}
+	r := rate(ip)
+	if r <= 0 {
+		delete(cc.ipRates, ip)
+		return true
+	}
+	now := time.Now()
+	if cc.ipRates == nil {
+		cc.ipRates = map[netip.Addr]*ipBucket{}
+	}
+	if len(cc.ipRates) > 1024 {
+		// Buckets idle for long are full again: forget them.
+		for a, b := range cc.ipRates {
+			if now.Sub(b.refilled) > time.Minute {
+				delete(cc.ipRates, a)
+			}
+		}
+	}
+	capacity := max(r, 1) // one second's worth, and room for one connection
+	b := cc.ipRates[ip]
+	if b == nil {
+		b = &ipBucket{tokens: capacity, refilled: now}
+		cc.ipRates[ip] = b
+	}
+	b.tokens = min(capacity, b.tokens+now.Sub(b.refilled).Seconds()*r)
+	b.refilled = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
 	return true
 }
 

@@ -119,3 +119,22 @@ func TestConnLimitInterBrokerListener(t *testing.T) {
 	dialAddr(t, s.ListenerAddr("BROKER").String()).roundTrip(3, "a broker gets in")
 	dialAddr(t, s.ListenerAddr("BROKER").String()).roundTrip(4, "and another")
 }
+
+// TestConnLimitIPRate: an address over its connection_creation_rate has
+// its next connection closed at accept. The rate, one per 1,000 s, and
+// the bucket (one second's worth, at least one connection) let exactly
+// one connection in however slow the machine.
+func TestConnLimitIPRate(t *testing.T) {
+	local := netip.MustParseAddr("127.0.0.1")
+	s := start(t, Config{Limits: ConnLimits{IPRate: func(ip netip.Addr) float64 {
+		if ip == local {
+			return 0.001
+		}
+		return 0
+	}}}, echo)
+	dial(t, s).roundTrip(1, "one")
+	dial(t, s).expectClosed()
+	if n := s.Stats().ConnectionsLimited; n != 1 {
+		t.Fatalf("limited %d", n)
+	}
+}
