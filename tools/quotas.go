@@ -16,6 +16,7 @@ import (
 type QuotaEntity struct {
 	User, ClientID               string
 	UserDefault, ClientIDDefault bool
+	IP                           string // an address or <default> (connection_creation_rate)
 }
 
 const defaultName = "<default>"
@@ -33,6 +34,7 @@ func (e QuotaEntity) parts() kadm.ClientQuotaEntity {
 	}
 	add("user", e.User, e.UserDefault)
 	add("client-id", e.ClientID, e.ClientIDDefault)
+	add("ip", e.IP, false)
 	return out
 }
 
@@ -86,7 +88,7 @@ func QuotaDescribe(ctx context.Context, env *Env, e QuotaEntity, strict bool) er
 func QuotaAlter(ctx context.Context, env *Env, e QuotaEntity, add, del []string) error {
 	entity := e.parts()
 	if len(entity) == 0 {
-		return usagef("name the entity: --user and/or --client-id (a name or %s)", defaultName)
+		return usagef("name the entity: --user and/or --client-id, or --ip (a name or %s)", defaultName)
 	}
 	var ops []kadm.AlterClientQuotaOp
 	for _, kv := range add {

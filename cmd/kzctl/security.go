@@ -129,12 +129,13 @@ func quotaEntityFlags(fs *pflag.FlagSet, e *tools.QuotaEntity) {
 	fs.StringVar(&e.ClientID, "client-id", "", "the client `id` (<default>: the default client id)")
 	fs.BoolVar(&e.UserDefault, "user-defaults", false, "the default user (as --user '<default>')")
 	fs.BoolVar(&e.ClientIDDefault, "client-defaults", false, "the default client id (as --client-id '<default>')")
+	fs.StringVar(&e.IP, "ip", "", "the client `address` (<default>: every address), for connection_creation_rate")
 }
 
 func (c *cli) quotaCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "quota",
-		Short: "Describe and alter client quotas (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate)",
+		Short: "Describe and alter client quotas (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate; connection_creation_rate per ip)",
 	}
 	var de tools.QuotaEntity
 	var strict bool
@@ -157,7 +158,8 @@ func (c *cli) quotaCmd() *cobra.Command {
 		Short: "Set or remove quota values of one entity (user, client id, or both)",
 		Example: "  kzctl quota alter --user alice --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152\n" +
 			"  kzctl quota alter --client-defaults --add-config request_percentage=50\n" +
-			"  kzctl quota alter --user alice --client-id etl --delete-config producer_byte_rate",
+			"  kzctl quota alter --user alice --client-id etl --delete-config producer_byte_rate\n" +
+			"  kzctl quota alter --ip 10.0.0.7 --add-config connection_creation_rate=10",
 		Args: noArgs,
 		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, _ []string) error {
 			return tools.QuotaAlter(ctx, env, ae, add, del)

@@ -63,6 +63,10 @@ func TestSecurityCommands(t *testing.T) {
 			t.Fatalf("quota describe lacks %q:\n%s", want, out)
 		}
 	}
+	ok("quota", "alter", "--ip", "10.0.0.7", "--add-config", "connection_creation_rate=10")
+	if out := ok("quota", "describe", "--ip", "10.0.0.7"); !strings.Contains(out, "{ip=10.0.0.7} connection_creation_rate 10") {
+		t.Fatalf("ip quota:\n%s", out)
+	}
 	ok("quota", "alter", "--user", "alice", "--delete-config", "producer_byte_rate")
 	if out := ok("quota", "describe", "--user", "alice", "--strict"); strings.Contains(out, "producer_byte_rate") || !strings.Contains(out, "request_percentage") {
 		t.Fatalf("after delete-config:\n%s", out)
