@@ -39,3 +39,11 @@ func (c *Controller) proposeEach(ctx context.Context, groups [][]metadata.Record
 	}
 	return results
 }
+
+// AlterClientQuotas applies client quota changes (metadata.ClientQuota
+// records), one group per entity, each whole or not at all; one Result
+// per group. The caller (net/api) validates keys and values with Kafka's
+// errors.
+func (c *Controller) AlterClientQuotas(ctx context.Context, groups [][]metadata.Record) []Result {
+	return c.proposeEach(ctx, groups)
+}

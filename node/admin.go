@@ -9,6 +9,7 @@ import (
 
 	"kzero/log"
 	"kzero/net/api"
+	"kzero/net/quota"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -28,6 +29,9 @@ func (n *Node) metricsHandler() http.Handler {
 	counter("connections_idle_closed_total", "Connections closed by connections.max.idle.ms.", func(s server.Stats) int64 { return s.IdleClosed })
 	counter("connections_rejected_total", "Connections closed for a malformed or oversize frame.", func(s server.Stats) int64 { return s.Rejected })
 	counter("requests_total", "Requests received.", func(s server.Stats) int64 { return s.Requests })
+	counter("connections_limited_total", "Connections closed at accept for their address's max.connections.per.ip (or its override).", func(s server.Stats) int64 { return s.ConnectionsLimited })
+	counter("accept_waits_total", "Times an acceptor waited for a slot under max.connections / listener.name.X.max.connections or for max.connection.creation.rate.", func(s server.Stats) int64 { return s.AcceptWaits })
+	counter("connection_mutes_total", "Connections muted for a quota's throttle time (KIP-219).", func(s server.Stats) int64 { return s.Mutes })
 	counter("read_pauses_total", "Times a connection stopped reading at queued.max.request.bytes.", func(s server.Stats) int64 { return s.ReadPauses })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "request_bytes_held", Help: "Bytes held by requests being read and queued (capped by queued.max.request.bytes)."},
 		func() float64 { return float64(n.ServerStats().RequestBytesHeld) }))
@@ -39,6 +43,15 @@ func (n *Node) metricsHandler() http.Handler {
 	counter("tls_user_connections_total", "TLS connections served through the user-space relay (the kernel refused kTLS, or ssl.kernel.offload.enable=false).", func(s server.Stats) int64 { return s.UserTLSConns })
 	counter("tls_user_bytes_total", "Bytes the user-space TLS relay encrypted for clients.", func(s server.Stats) int64 { return s.UserTLSBytes })
 	counter("tls_kernel_record_closes_total", "kTLS connections closed on a record that is not application data (an alert, a TLS 1.3 KeyUpdate).", func(s server.Stats) int64 { return s.KernelTLSRecordCloses })
+	for _, key := range []string{"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"} {
+		labels := prometheus.Labels{"quota": key}
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "quota_throttled_total",
+			Help: "Responses throttled for a client quota (throttle_time_ms > 0 and the connection muted).", ConstLabels: labels},
+			func() float64 { return float64(n.quotaStats()[key].Throttles) }))
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: "quota_throttle_seconds_total",
+			Help: "Throttle time given for a client quota.", ConstLabels: labels},
+			func() float64 { return n.quotaStats()[key].ThrottleTime.Seconds() }))
+	}
 	conv := func(name, help string, f func(api.ConversionStats) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kzero", Name: name, Help: help},
 			func() float64 { return float64(f(api.Conversions())) }))
@@ -102,4 +115,12 @@ func (n *Node) metricsHandler() http.Handler {
 			return float64(size)
 		}))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+// quotaStats are the client quota counters, none on a controller-only node.
+func (n *Node) quotaStats() map[string]quota.Stats {
+	if n.api == nil {
+		return nil
+	}
+	return n.api.QuotaStats()
 }

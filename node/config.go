@@ -9,6 +9,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
+	"kzero/net/quota"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -51,7 +52,10 @@ type Config struct {
 	// Authorizer turns ACL authorization on (authorizer.class.name); nil:
 	// none.
 	Authorizer *api.AuthorizerConfig
-	AdminAddr  string // /metrics and /debug/pprof; empty: none
+	// Quota is the client quota window (quota.window.num,
+	// quota.window.size.seconds); zero: Kafka's 11 samples of 1 s.
+	Quota     quota.Config
+	AdminAddr string // /metrics and /debug/pprof; empty: none
 
 	// Role is process.roles: coord.Combined (broker,controller, the
 	// default), coord.BrokerOnly (broker: a learner of the metadata

@@ -39,6 +39,7 @@ type Node struct {
 	groups   *group.Coordinator
 	txns     *txn.Coordinator
 	srv      *server.Server
+	api      *api.Handler       // set before the admin listener starts
 	raft     *raftnet.Transport // the controller listener; nil for a single voter
 	peers    *peerClients       // connections to the other brokers
 	admin    *http.Server
@@ -174,6 +175,7 @@ func (n *Node) listen(ready *readyHandler) ([]metadata.Listener, error) {
 	srvCfg := cfg.Server
 	srvCfg.Inline, srvCfg.Logger = api.Inline, n.logger
 	srvCfg.DeferAccept = true // clients wait in the backlog until the handler is wired (Accept, in startBroker)
+	srvCfg.Limits.IPRate = n.ipConnectionRate
 	srvCfg.Listeners = nil
 	for _, l := range cfg.Listeners {
 		sl := server.Listener{Name: l.Name, Addr: l.Addr, TLS: l.TLS}
@@ -313,7 +315,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	n.txns = txn.New(txnCfg)
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
-	ready.h.Store(api.New(api.Config{
+	n.api = api.New(api.Config{
 		NodeID:                     n.nodeID,
 		AdvertisedHost:             host,
 		AdvertisedPort:             port,
@@ -330,6 +332,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		DelegationTokenExpiry:      cfg.DelegationTokenExpiry,
 		FailedAuthenticationDelay:  cfg.FailedAuthenticationDelay,
 		Authorizer:                 cfg.Authorizer,
+		Quota:                      cfg.Quota,
 		Logger:                     n.logger,
 	}, api.Services{
 		Cluster:     clusterView{n.ctrl, n},
@@ -339,7 +342,9 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		ProducerIDs: pids,
 		Markers:     markers,
 		TxnRouter:   txnRouter{n},
-	}))
+	})
+	ready.h.Store(n.api)
+
 	n.srv.Accept()
 }
 

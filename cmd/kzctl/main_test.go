@@ -299,15 +299,15 @@ func TestCommandsAgainstBroker(t *testing.T) {
 
 // startKzero builds and runs the broker on a loopback port, stopped with
 // SIGTERM when the test ends.
-func startKzero(t *testing.T) string {
+func startKzero(t *testing.T, overrides ...string) string {
 	t.Helper()
 	tmp := t.TempDir()
 	bin, err := kzerotest.Build(tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-		"--override", "log.dirs="+filepath.Join(tmp, "data"), "--override", "admin.listener=127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"--override", "listeners=PLAINTEXT://127.0.0.1:0",
+		"--override", "log.dirs=" + filepath.Join(tmp, "data"), "--override", "admin.listener=127.0.0.1:0"}, overrides...)...)
 	kzerotest.DieWithParent(cmd)
 	p := kzerotest.Start(t, cmd)
 	t.Cleanup(func() {

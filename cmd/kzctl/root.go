@@ -72,7 +72,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	// Defined here so that cobra's own has no -v.
 	root.Flags().Bool("version", false, "print kzctl's version")
 	root.AddCommand(c.topicCmd(), c.produceCmd(), c.consumeCmd(), c.groupCmd(), c.offsetsCmd(),
-		c.clusterCmd(), c.dumpLogCmd(), c.benchCmd(), versionCmd())
+		c.clusterCmd(), c.aclCmd(), c.userCmd(), c.quotaCmd(), c.dumpLogCmd(), c.benchCmd(), versionCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	usageErrors(root)

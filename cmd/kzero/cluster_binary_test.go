@@ -194,7 +194,7 @@ func clusterProcesses(t *testing.T, n int) {
 	if s := os.Getenv("KZERO_ELECTION_ROUNDS"); s != "" {
 		rounds, _ = strconv.Atoi(s)
 	}
-	var took []time.Duration
+	var took, spread []time.Duration
 	for r := range rounds {
 		lead := c.controller(ctx, 0)
 		if lead < 1 {
@@ -219,6 +219,21 @@ func clusterProcesses(t *testing.T, n int) {
 		if err != nil || res.Err != nil {
 			t.Fatalf("round %d: create after the leader died: %v %v", r, err, res.Err)
 		}
+		created := time.Now()
+		// Metadata propagation: until every live broker's Metadata has it.
+		for i := range n {
+			for c.addrs[i] != "" && i != int(lead-1) {
+				md, err := c.nodeAdmin(i).Metadata(ctx, topic)
+				if err == nil && md.Topics[topic].Err == nil && len(md.Topics[topic].Partitions) == 3 {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("round %d: node %d never saw %s", r, i+1, topic)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		spread = append(spread, time.Since(created))
 		took = append(took, elected)
 		c.start(int(lead - 1))
 		if t.Failed() {
@@ -341,5 +356,7 @@ func clusterProcesses(t *testing.T, n int) {
 	}
 
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	sort.Slice(spread, func(i, j int) bool { return spread[i] < spread[j] })
 	t.Logf("%d nodes: new controller seen %v after a kill -9 of the leader (median %v)", n, took, took[len(took)/2])
+	t.Logf("%d nodes: a created topic in every live broker's Metadata %v after CreateTopics answered (median %v)", n, spread, spread[len(spread)/2])
 }

@@ -70,6 +70,7 @@ var keys = func() map[string]key {
 	i("socket.receive.buffer.bytes", "-1", -1)
 	l("connections.max.idle.ms", "600000", -1)
 	l("queued.max.request.bytes", "268435456", -1) // kzero's default; Kafka's, -1, is unbounded
+	i("queued.max.requests", "500", 1)             // kzero: per connection (net/server inflight.go)
 
 	l("log.segment.bytes", "1073741824", 14)
 	l("log.roll.ms", "", 1)
@@ -180,6 +181,14 @@ var keys = func() map[string]key {
 	s("authorizer.class.name", "")
 	s("super.users", "")
 	b("allow.everyone.if.no.acl.found", "false")
+	// Connection limits (connlimits.go; Int.MaxValue: none).
+	i("max.connections", strconv.Itoa(math.MaxInt32), 0)
+	i("max.connections.per.ip", strconv.Itoa(math.MaxInt32), 0)
+	s("max.connections.per.ip.overrides", "")
+	i("max.connection.creation.rate", strconv.Itoa(math.MaxInt32), 0)
+	// Client quotas (net/quota; the quotas are metadata records).
+	i("quota.window.num", "11", 2)
+	i("quota.window.size.seconds", "1", 1)
 
 	// Kafka keys with no effect in kzero yet.
 	for _, k := range []string{

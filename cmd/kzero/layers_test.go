@@ -19,8 +19,9 @@ var allowed = map[string][]string{
 	"replica":    {"log", "record", "index", "net/wire"},
 	"coord":      {"coord/shards", "replica", "log", "record", "index"},
 	"net/server": {"net/wire"},
-	"net/api":    {"coord", "coord/shards", "replica", "log", "record", "msgset", "index", "net/wire", "net/server", "net/sasl"},
-	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "coord", "coord/shards", "replica", "log", "record", "index"},
+	"net/quota":  {"coord"},
+	"net/api":    {"coord", "coord/shards", "replica", "log", "record", "msgset", "index", "net/wire", "net/server", "net/sasl", "net/quota"},
+	"node":       {"net/api", "net/server", "net/wire", "net/sasl", "net/quota", "coord", "coord/shards", "replica", "log", "record", "index"},
 	"tools":      {"log", "record", "index"},
 	"bench":      {"log", "record", "index"},
 

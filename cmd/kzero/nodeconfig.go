@@ -10,6 +10,7 @@ import (
 	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/txn"
+	"kzero/net/quota"
 	"kzero/net/server"
 	"kzero/node"
 	"kzero/replica"
@@ -22,9 +23,13 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		return node.Config{}, err
 	}
 	var listeners []node.Listener
+	var limits server.ConnLimits
 	if role != coord.ControllerOnly {
 		client, err := c.clientListeners()
 		if err != nil {
+			return node.Config{}, err
+		}
+		if limits, err = c.connLimits(client); err != nil {
 			return node.Config{}, err
 		}
 		if listeners, err = c.security(client); err != nil {
@@ -66,6 +71,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		Listeners:                    listeners,
 		InterBrokerListener:          c.str("inter.broker.listener.name"),
 		Authorizer:                   authz,
+		Quota:                        quota.Config{Samples: c.int("quota.window.num"), Window: time.Duration(c.int("quota.window.size.seconds")) * time.Second},
 		SaslMaxReceiveBytes:          c.int("sasl.server.max.receive.size"),
 		ReauthAfter:                  msDuration(c.long("connections.max.reauth.ms")),
 		DelegationTokenSecret:        cmp.Or(c.str("delegation.token.secret.key"), c.str("delegation.token.master.key")),
@@ -88,10 +94,12 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			NumFetchers:    c.int("num.replica.fetchers"),
 		},
 		Server: server.Config{
+			Limits:                limits,
 			Loops:                 c.int("num.network.threads"),
 			MaxRequestBytes:       c.int("socket.request.max.bytes"),
 			IdleTimeout:           msDuration(c.long("connections.max.idle.ms")),
 			QueuedMaxRequestBytes: queuedMaxBytes(c.long("queued.max.request.bytes")),
+			ConnMaxQueuedRequests: c.int("queued.max.requests"),
 			SocketSendBuffer:      max(c.int("socket.send.buffer.bytes"), 0),
 			SocketRecvBuffer:      max(c.int("socket.receive.buffer.bytes"), 0),
 		},

@@ -18,7 +18,8 @@ import (
 //	listener.name.<listener>.sasl.enabled.mechanisms
 //	listener.name.<listener>.<mechanism>.sasl.jaas.config
 //	listener.name.<listener>.ssl.* (ssl.go)
-var listenerSuffixes = []string{".sasl.enabled.mechanisms", ".sasl.jaas.config"}
+//	listener.name.<listener>.max.connections (connlimits.go)
+var listenerSuffixes = []string{".sasl.enabled.mechanisms", ".sasl.jaas.config", ".max.connections"}
 
 // listenerKey reports whether name is a listener.name.* key kzero reads.
 func listenerKey(name string) bool {

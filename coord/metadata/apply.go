@@ -22,7 +22,7 @@ import (
 type Builder struct {
 	img   *Image
 	owned struct {
-		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls, tokens bool
+		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls, tokens, quotas bool
 	}
 	ownedTopics  map[*Topic]bool
 	ownedConfigs map[string]bool // broker config maps copied in this batch
@@ -276,6 +276,25 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 		}
 		own(&b.owned.tokens, &img.tokens)
 		delete(img.tokens, r.TokenID)
+	case *ClientQuota:
+		if r.Entity.Empty() {
+			return fmt.Errorf("client quota %q of an empty entity", r.Key)
+		}
+		own(&b.owned.quotas, &img.quotas)
+		vals := maps.Clone(img.quotas[r.Entity])
+		if vals == nil {
+			vals = map[string]float64{}
+		}
+		if r.Remove {
+			delete(vals, r.Key)
+		} else {
+			vals[r.Key] = r.Value
+		}
+		if len(vals) == 0 {
+			delete(img.quotas, r.Entity)
+		} else {
+			img.quotas[r.Entity] = vals
+		}
 	default:
 		return fmt.Errorf("record type %T", rec)
 	}
@@ -568,6 +587,10 @@ func (b *Builder) Check(group []Record) *Rejection {
 				return Reject(kerr.DelegationTokenNotFound, "Delegation token %s does not exist", r.TokenID)
 			}
 			tokens[r.TokenID] = false
+		case *ClientQuota:
+			if r.Entity.Empty() {
+				return Reject(kerr.InvalidRequest, "Invalid empty client quota entity")
+			}
 		default:
 			return Reject(kerr.InvalidRequest, "record type %T", rec)
 		}

@@ -9,7 +9,7 @@ import (
 // reader with a sticky error checked once at the end (franz-go kbin's
 // shape). Integers are varints (zig-zag for signed), strings and byte
 // slices are an unsigned varint length then the bytes, a UUID is 16 raw
-// bytes, a bool one byte (0 or 1).
+// bytes, a bool one byte (0 or 1), a float64 its 8 bytes big-endian.
 
 var errTruncated = errors.New("metadata: record truncated")
 
@@ -25,6 +25,8 @@ func appendBytes(b, v []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(v)))
 	return append(b, v...)
 }
+
+func appendUint64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
 
 func appendBool(b []byte, v bool) []byte {
 	if v {
@@ -115,6 +117,20 @@ func (r *reader) byte() byte {
 	}
 	v := r.b[0]
 	r.b = r.b[1:]
+	return v
+}
+
+// uint64 reads 8 bytes, big-endian (a float64's bits).
+func (r *reader) uint64() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.fail(errTruncated)
+		return 0
+	}
+	v := binary.BigEndian.Uint64(r.b)
+	r.b = r.b[8:]
 	return v
 }
 

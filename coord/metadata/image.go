@@ -27,6 +27,7 @@ type Image struct {
 	scram          map[ScramKey]ScramCredential
 	acls           map[[16]byte]*ACL
 	tokens         map[string]DelegationToken
+	quotas         map[QuotaEntity]map[string]float64 // client quotas; a map is copied whole on change
 
 	sorted struct {
 		once    sync.Once
@@ -129,6 +130,7 @@ func EmptyImage() *Image {
 		scram:         map[ScramKey]ScramCredential{},
 		acls:          map[[16]byte]*ACL{},
 		tokens:        map[string]DelegationToken{},
+		quotas:        map[QuotaEntity]map[string]float64{},
 	}
 }
 
@@ -235,7 +237,7 @@ func (img *Image) WithController(id int32) *Image {
 		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
 		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,
 		brokerConfigs: img.brokerConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
-		scram: img.scram, acls: img.acls, tokens: img.tokens,
+		scram: img.scram, acls: img.acls, tokens: img.tokens, quotas: img.quotas,
 	}
 	return c
 }

@@ -42,6 +42,8 @@ const (
 	// Delegation tokens (token.go).
 	TypeDelegationToken       RecordType = 20
 	TypeRemoveDelegationToken RecordType = 21
+	// Client quotas (quota.go).
+	TypeClientQuota RecordType = 16
 )
 
 // maxVersion is the newest version of each record type this build reads
@@ -447,6 +449,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		rec = decodeDelegationToken(r)
 	case TypeRemoveDelegationToken:
 		rec = &RemoveDelegationToken{TokenID: r.string()}
+	case TypeClientQuota:
+		rec = decodeClientQuota(r)
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownRecord, typ)
 	}

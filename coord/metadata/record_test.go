@@ -39,6 +39,8 @@ func sampleRecords() []Record {
 		&RemoveScramCredential{User: "alice", Mechanism: 1},
 		&ACL{ID: NewUUID(), ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3},
 		&RemoveACL{ID: id},
+		&ClientQuota{Entity: QuotaEntity{User: Named("alice"), ClientID: DefaultName()}, Key: "producer_byte_rate", Value: 1 << 20},
+		&ClientQuota{Entity: QuotaEntity{IP: Named("10.0.0.1")}, Key: "connection_creation_rate", Remove: true},
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // epochs, fencing and registration offsets), then per
 // topic its TopicRecord, PartitionRecords (v2, with any reassignment in
 // progress and the eligible leader replicas) and ConfigRecords, then broker
-// configs, then the SCRAM credentials, the ACLs, the delegation tokens, then the last producer id block. The metadata offset is the
+// configs, then the SCRAM credentials, the ACLs, the delegation tokens, the client quotas, then the last producer id block. The metadata offset is the
 // snapshot's raft index, kept by raft beside the data.
 
 const snapshotVersion = 1
@@ -71,6 +71,12 @@ func EncodeImage(img *Image) []byte {
 	for _, id := range slices.Sorted(maps.Keys(img.tokens)) {
 		t := img.tokens[id]
 		recs = append(recs, &t)
+	}
+	for _, e := range slices.SortedFunc(maps.Keys(img.quotas), compareQuotaEntities) {
+		vals := img.quotas[e]
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
+			recs = append(recs, &ClientQuota{Entity: e, Key: k, Value: vals[k]})
+		}
 	}
 	if img.lastPIDBlock.Size > 0 {
 		blk := img.lastPIDBlock

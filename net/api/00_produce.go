@@ -12,7 +12,9 @@ package api
 // append, NOT_ENOUGH_REPLICAS_AFTER_APPEND when it shrank below while
 // waiting, REQUEST_TIMED_OUT at the request's timeout. acks=0 gets no
 // response; when any partition fails, the connection is closed instead so
-// the client refreshes its metadata, as Kafka does.
+// the client refreshes its metadata, as Kafka does. A client over its
+// producer_byte_rate gets throttle_time_ms and a muted connection
+// (throttle.go); its records are appended all the same, as in Kafka.
 
 import (
 	"errors"
@@ -162,10 +164,12 @@ func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) erro
 		if failed {
 			return fmt.Errorf("acks=0 produce failed on a partition: closing the connection")
 		}
+		h.produceThrottle(req) // no response to carry it: the mute alone holds the client
 		req.NoResponse()
 		return nil
 	}
 	if len(waits) == 0 {
+		resp.ThrottleMillis = h.produceThrottle(req)
 		respond(req, resp)
 		return nil
 	}
@@ -175,6 +179,7 @@ func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) erro
 	pending.Store(int32(len(waits)) + 1)
 	finish := func() {
 		if pending.Add(-1) == 0 {
+			resp.ThrottleMillis = h.produceThrottle(req)
 			respond(req, resp)
 		}
 	}

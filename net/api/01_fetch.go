@@ -21,6 +21,11 @@ package api
 // that answers the fetch at once, parked or not, so followers (and the
 // consumers reading from them, KIP-392) learn a HW move without waiting
 // out replica.fetch.wait.max.ms.
+//
+// A consumer with a consumer_byte_rate reads at most what its quota
+// allows in one window (Kafka's getMaxValueInQuotaWindow); over the
+// quota, the answer is empty with throttle_time_ms set and the connection
+// is muted for that long (throttle.go).
 
 import (
 	"math"
@@ -168,6 +173,11 @@ func (f *fetchOp) read() (total int64, errored bool) {
 	if remaining <= 0 {
 		remaining = 1<<31 - 1
 	}
+	if f.replica < 0 {
+		if c := f.h.fetchCap(f.req); c >= 0 {
+			remaining = min(remaining, c) // one fetch cannot overshoot the quota (throttle.go)
+		}
+	}
 	f.topics = f.topics[:0]
 	f.parts, f.seen, f.known = f.parts[:0], f.seen[:0], f.known[:0]
 	for i := range f.targets {
@@ -255,13 +265,51 @@ func (f *fetchOp) respond() {
 	var id int32
 	if s := f.session; s != nil {
 		id = s.id
+	}
+	if d := f.quotaThrottle(); d > 0 {
+		// Over the consumer's quota: an empty answer with the throttle
+		// time (Kafka's getThrottledResponse); the session's partitions
+		// were told nothing, so the next fetch reads the same again.
+		f.release()
+		resp := f.req.NewResponse()
+		appendFetchResponse(resp, f.r.Version, throttleMillis(d), id, nil)
+		f.req.Respond(resp)
+		return
+	}
+	if s := f.session; s != nil {
 		s.mu.Lock()
 		f.trimToChanges()
 		s.mu.Unlock()
 	}
 	resp := f.req.NewResponse()
-	appendFetchResponse(resp, f.r.Version, id, f.topics)
+	appendFetchResponse(resp, f.r.Version, 0, id, f.topics)
 	f.req.Respond(resp)
+}
+
+// quotaThrottle records a consumer's response bytes against its
+// consumer_byte_rate and returns the throttle time, muting the
+// connection; a throttled response is sent empty, so its bytes are taken
+// back (Kafka's unrecordQuotaSensor).
+func (f *fetchOp) quotaThrottle() time.Duration {
+	if f.replica >= 0 {
+		return 0
+	}
+	var size int64
+	for i := range f.topics {
+		for j := range f.topics[i].parts {
+			size += f.topics[i].parts[j].records.Len
+		}
+	}
+	if size == 0 {
+		return 0
+	}
+	h, m := f.h, f.h.quotas.fetch
+	d := h.record(m, f.req, float64(size))
+	if d > 0 {
+		m.Unrecord(h.quotaClient(f.req), float64(size), time.Now().UnixNano())
+		throttle(m, f.req, d)
+	}
+	return d
 }
 
 // trimToChanges records what the session's partitions were told and, for

@@ -40,7 +40,22 @@ import (
 // goroutine of its own: a fetch woken from the purgatory is answered on the
 // goroutine that woke it, often a producer's event loop, which must not
 // spend the conversion's time.
-func (f *fetchOp) respondLegacy() { go f.respondConverted() }
+func (f *fetchOp) respondLegacy() {
+	if d := f.quotaThrottle(); d > 0 {
+		// Over the consumer's quota: empty, with the throttle time (v1+).
+		f.release()
+		resp := f.req.NewResponse()
+		e := enc{b: resp.B}
+		if f.r.Version >= 1 {
+			e.i32(throttleMillis(d))
+		}
+		e.arrayLen(0)
+		resp.B = e.b
+		f.req.Respond(resp)
+		return
+	}
+	go f.respondConverted()
+}
 
 func (f *fetchOp) respondConverted() {
 	v := f.r.Version

@@ -9,7 +9,9 @@ package api
 // against Kafka's topic config definitions; validate only. From v5 the
 // response carries the created topic's partitions, replication factor and
 // every config with its value and source (KIP-525); v7 the topic id. A
-// topic named twice in one request fails with INVALID_REQUEST.
+// topic named twice in one request fails with INVALID_REQUEST. Partitions
+// count against the client's controller_mutation_rate (KIP-599; strict,
+// THROTTLING_QUOTA_EXCEEDED, from v6: throttle.go).
 
 import (
 	"context"
@@ -37,7 +39,8 @@ func (h *Handler) createTopics(req *server.Request) error {
 		count[t.Topic]++
 	}
 	var specs []coord.TopicSpec
-	var index []int // request topic -> spec, -1 for a duplicate
+	var index []int // request topic -> spec, -1 for a duplicate, -2 denied, -3 throttled
+	mq := h.mutationQuota(req, 6)
 	for _, t := range r.Topics {
 		if count[t.Topic] > 1 {
 			index = append(index, -1)
@@ -45,6 +48,10 @@ func (h *Handler) createTopics(req *server.Request) error {
 		}
 		if !h.authorized(req, opCreate, resCluster, clusterName) && !h.authorized(req, opCreate, resTopic, t.Topic) {
 			index = append(index, -2)
+			continue
+		}
+		if n := createdPartitions(t, h.cfg.NumPartitions); !r.ValidateOnly && !mq.take(n) {
+			index = append(index, -3)
 			continue
 		}
 		s := coord.TopicSpec{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor}
@@ -73,6 +80,11 @@ func (h *Handler) createTopics(req *server.Request) error {
 	for i, t := range r.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
+		if index[i] == -3 {
+			rt.ErrorCode, rt.ErrorMessage = kerr.ThrottlingQuotaExceeded.Code, strPtr(throttlingMessage)
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if index[i] == -2 {
 			rt.ErrorCode, rt.ErrorMessage = kerr.TopicAuthorizationFailed.Code, strPtr("Authorization failed.")
 			resp.Topics = append(resp.Topics, rt)
@@ -110,8 +122,22 @@ func (h *Handler) createTopics(req *server.Request) error {
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.ThrottleMillis = mq.finish()
 	respond(req, resp)
 	return nil
+}
+
+// createdPartitions is the partitions a topic of CreateTopics asks for
+// (its assignment's, or its count, -1 meaning num.partitions), what the
+// controller mutation quota counts.
+func createdPartitions(t kmsg.CreateTopicsRequestTopic, numPartitions int32) int {
+	switch {
+	case len(t.ReplicaAssignment) > 0:
+		return len(t.ReplicaAssignment)
+	case t.NumPartitions == -1:
+		return int(numPartitions)
+	}
+	return int(t.NumPartitions)
 }
 
 // offlineCreated reports KAFKA_STORAGE_ERROR for a topic just created with

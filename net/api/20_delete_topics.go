@@ -3,7 +3,8 @@ package api
 // DeleteTopics: v0-v6 (v0, removed from Kafka 4.0 by KIP-896, is v1
 // without the throttle time; served as Kafka 3.9 did). By name, and from v6 by name or topic id
 // (KIP-516). The partitions' logs are removed when the broker applies the
-// new metadata image.
+// new metadata image. Deleted partitions count against the client's
+// controller_mutation_rate (KIP-599; strict from v5: throttle.go).
 
 import (
 	"context"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
+	"kzero/coord/metadata"
 	"kzero/net/server"
 )
 
@@ -39,7 +41,8 @@ func (h *Handler) deleteTopics(req *server.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout(r.TimeoutMillis))
 	defer cancel()
-	results := h.deleteAuthorized(ctx, req, names, ids)
+	mq := h.mutationQuota(req, 5)
+	results := h.deleteAuthorized(ctx, req, names, ids, mq)
 	resp := kmsg.NewPtrDeleteTopicsResponse()
 	add := func(i int) {
 		res := results[i]
@@ -58,6 +61,7 @@ func (h *Handler) deleteTopics(req *server.Request) error {
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.ThrottleMillis = mq.finish()
 	if r.Version < 6 {
 		for i := range names {
 			add(i)
@@ -76,10 +80,11 @@ func (h *Handler) deleteTopics(req *server.Request) error {
 }
 
 // deleteAuthorized deletes the topics the principal may DELETE and answers
-// TOPIC_AUTHORIZATION_FAILED for the others; results are in the order of
-// names, then ids, as Cluster.DeleteTopics returns them.
-func (h *Handler) deleteAuthorized(ctx context.Context, req *server.Request, names []string, ids [][16]byte) []coord.DeleteResult {
-	if h.authz == nil {
+// TOPIC_AUTHORIZATION_FAILED for the others, and THROTTLING_QUOTA_EXCEEDED
+// for those the controller mutation quota refuses; results are in the
+// order of names, then ids, as Cluster.DeleteTopics returns them.
+func (h *Handler) deleteAuthorized(ctx context.Context, req *server.Request, names []string, ids [][16]byte, mq *mutationQuota) []coord.DeleteResult {
+	if h.authz == nil && !mq.enabled {
 		return h.cluster.DeleteTopics(ctx, names, ids)
 	}
 	img := h.cluster.Image()
@@ -88,9 +93,21 @@ func (h *Handler) deleteAuthorized(ctx context.Context, req *server.Request, nam
 	var okIDs [][16]byte
 	var at []int // position in out of each name, then id, asked for
 	denied := coord.DeleteResult{Err: kerr.TopicAuthorizationFailed, Message: "Authorization failed."}
+	throttled := coord.DeleteResult{Err: kerr.ThrottlingQuotaExceeded, Message: throttlingMessage}
+	partitions := func(t *metadata.Topic) int {
+		if t == nil {
+			return 0
+		}
+		return len(t.Partitions)
+	}
 	for i, n := range names {
 		if !h.authorized(req, opDelete, resTopic, n) {
 			out[i] = denied
+			out[i].Name = n
+			continue
+		}
+		if !mq.take(partitions(img.Topic(n))) {
+			out[i] = throttled
 			out[i].Name = n
 			continue
 		}
@@ -98,8 +115,14 @@ func (h *Handler) deleteAuthorized(ctx context.Context, req *server.Request, nam
 		at = append(at, i)
 	}
 	for i, id := range ids {
-		if t := img.TopicByID(id); t != nil && !h.authorized(req, opDelete, resTopic, t.Name) {
+		t := img.TopicByID(id)
+		if t != nil && !h.authorized(req, opDelete, resTopic, t.Name) {
 			out[len(names)+i] = denied
+			out[len(names)+i].ID = id
+			continue
+		}
+		if !mq.take(partitions(t)) {
+			out[len(names)+i] = throttled
 			out[len(names)+i].ID = id
 			continue
 		}

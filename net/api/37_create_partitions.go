@@ -7,7 +7,9 @@ package api
 // echoed in the response, in request order: a topic named more than once
 // is answered once, with INVALID_REQUEST, as Kafka's controller does.
 // Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (no increase),
-// INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR.
+// INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR. New partitions
+// count against the client's controller_mutation_rate (KIP-599; strict
+// from v3: throttle.go).
 
 import (
 	"context"
@@ -32,12 +34,19 @@ func (h *Handler) createPartitions(req *server.Request) error {
 	}
 	var specs []coord.PartitionSpec
 	denied := map[string]bool{}
+	throttled := map[string]bool{}
+	mq := h.mutationQuota(req, 3)
+	img := h.cluster.Image()
 	for _, t := range r.Topics {
 		if count[t.Topic] > 1 {
 			continue
 		}
 		if !h.authorized(req, opAlter, resTopic, t.Topic) {
 			denied[t.Topic] = true
+			continue
+		}
+		if top := img.Topic(t.Topic); top != nil && !r.ValidateOnly && !mq.take(int(t.Count)-len(top.Partitions)) {
+			throttled[t.Topic] = true
 			continue
 		}
 		s := coord.PartitionSpec{Topic: t.Topic, Count: t.Count}
@@ -69,6 +78,8 @@ func (h *Handler) createPartitions(req *server.Request) error {
 			rt.ErrorCode = kerr.InvalidRequest.Code
 			msg := "Duplicate topic name."
 			rt.ErrorMessage = &msg
+		} else if throttled[t.Topic] {
+			rt.ErrorCode, rt.ErrorMessage = kerr.ThrottlingQuotaExceeded.Code, strPtr(throttlingMessage)
 		} else if denied[t.Topic] {
 			rt.ErrorCode, rt.ErrorMessage = kerr.TopicAuthorizationFailed.Code, strPtr(kerr.TopicAuthorizationFailed.Description)
 		} else {
@@ -84,6 +95,7 @@ func (h *Handler) createPartitions(req *server.Request) error {
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.ThrottleMillis = mq.finish()
 	respond(req, resp)
 	return nil
 }

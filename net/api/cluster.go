@@ -35,6 +35,8 @@ type Cluster interface {
 	// AlterDelegationTokens applies delegation token changes, each group
 	// whole or not at all.
 	AlterDelegationTokens(ctx context.Context, groups [][]metadata.Record) []coord.Result
+	// AlterClientQuotas applies client quota changes, one group per entity.
+	AlterClientQuotas(ctx context.Context, groups [][]metadata.Record) []coord.Result
 	AllocateProducerIDs(ctx context.Context, brokerID int32) (first int64, size int32, err error)
 	// ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments
 	// and UnregisterBroker are the cluster admin requests (coord).

@@ -13,6 +13,7 @@ import (
 	"kzero/coord/shards"
 	"kzero/coord/txn"
 	"kzero/log"
+	"kzero/net/quota"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -60,6 +61,10 @@ type Config struct {
 	// Authorizer turns ACL authorization on; nil: everything is allowed
 	// and the ACL APIs answer SECURITY_DISABLED.
 	Authorizer *AuthorizerConfig
+	// Quota is the client quota window (quota.window.num,
+	// quota.window.size.seconds); the quotas themselves are metadata
+	// records (AlterClientQuotas).
+	Quota quota.Config
 
 	Logger *slog.Logger
 }
@@ -107,6 +112,7 @@ type Handler struct {
 	listeners map[string]*Listener
 	authz     *authorizer // nil: no authorization
 	tokens    tokenCredentials
+	quotas    *quotas
 }
 
 // New returns a Handler serving from svc.
@@ -126,6 +132,7 @@ func New(cfg Config, svc Services) *Handler {
 	if cfg.Authorizer != nil {
 		h.authz = &authorizer{cfg: *cfg.Authorizer}
 	}
+	h.quotas = newQuotas(cfg.Quota)
 	return h
 }
 
@@ -199,6 +206,22 @@ func (h *Handler) Serve(req *server.Request) {
 		req.Fail(fmt.Errorf("api key %d version %d: %w", key, v, errUnsupportedVersion))
 		return
 	}
+	if rq := h.quotas.request; !exemptFromRequestQuota(key) && rq.Update(h.cluster.Image()) && rq.Enabled() {
+		// The request quota charges the handler's time: respond claims
+		// the charge and puts the throttle time in the response; a
+		// response written otherwise, or later, is charged here when Serve
+		// returns (what it needs of req is read first: req is recycled
+		// once it completes).
+		s, conn, c := h.session(req.Conn()), req.Conn(), h.quotaClient(req)
+		s.charge.Store(time.Now().UnixNano())
+		if err := a.serve(h, req); err != nil {
+			req.Fail(err)
+		}
+		if began := s.charge.Swap(0); began != 0 {
+			h.requestTime(conn, c, began)
+		}
+		return
+	}
 	if err := a.serve(h, req); err != nil {
 		req.Fail(err)
 	}
@@ -214,8 +237,19 @@ func decode(req *server.Request, r kmsg.Request) error {
 	return nil
 }
 
-// respond encodes m at the request's version and sends it.
+// respond encodes m at the request's version and sends it, with the
+// request quota's throttle time when the request is charged to one.
 func respond(req *server.Request, m kmsg.Response) {
+	if s, ok := req.Conn().Value().(*session); ok && s.charge.Load() != 0 {
+		if began := s.charge.Swap(0); began != 0 {
+			d := s.h.requestTime(req.Conn(), s.h.quotaClient(req), began)
+			if t, ok := m.(kmsg.ThrottleResponse); ok {
+				if cur, _ := t.Throttle(); throttleMillis(d) > cur {
+					m.(kmsg.SetThrottleResponse).SetThrottle(throttleMillis(d))
+				}
+			}
+		}
+	}
 	m.SetVersion(req.Header.APIVersion)
 	resp := req.NewResponse()
 	resp.AppendMessage(m)

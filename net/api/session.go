@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,6 +62,7 @@ const (
 // value (made once per connection). Requests of a connection are served
 // one at a time, so it needs no lock.
 type session struct {
+	h         *Handler
 	listener  *Listener
 	host      string // the client's IP address, for ACLs
 	state     authState
@@ -76,6 +78,10 @@ type session struct {
 	// tokenAuth: authenticated with a delegation token, which may not
 	// create, renew, expire or describe tokens (KIP-48).
 	tokenAuth bool
+	// charge is the request being charged to request_percentage
+	// (throttle.go): when its handler began (unix ns), 0 when none; its
+	// response, or Serve's return, claims it.
+	charge atomic.Int64
 }
 
 const anonymous = "User:ANONYMOUS"
@@ -91,7 +97,7 @@ func (h *Handler) session(c *server.Conn) *session {
 	if l == nil {
 		l = &plaintextListener // a listener the handler was not told about
 	}
-	s := &session{listener: l, state: stateDone, principal: anonymous}
+	s := &session{h: h, listener: l, state: stateDone, principal: anonymous}
 	if p := c.Principal(); p != "" && l.SecurityProtocol == ProtocolSSL {
 		s.principal = p // the client certificate's (on SASL_SSL, SASL's wins)
 	}

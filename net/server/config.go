@@ -55,6 +55,12 @@ type Config struct {
 	// the connection's earlier requests are done. 0 means
 	// DefaultConnQueuedMaxRequestBytes; negative, unbounded.
 	ConnQueuedMaxRequestBytes int64
+	// ConnMaxQueuedRequests caps the requests one connection holds (read
+	// and not yet completed); past it the connection stops reading until
+	// one completes (inflight.go). kzero applies Kafka's
+	// queued.max.requests per connection. 0 means
+	// DefaultConnMaxQueuedRequests; negative, unbounded.
+	ConnMaxQueuedRequests int
 	// IdleTimeout is connections.max.idle.ms: a connection with no request
 	// in flight and no bytes read or written for this long is closed. A
 	// negative value never closes idle connections.
@@ -83,6 +89,8 @@ type Config struct {
 	// until Accept: a node registers its bound ports first, and clients
 	// that connect meanwhile wait instead of being turned away.
 	DeferAccept bool
+	// Limits are the connection limits (connlimit.go).
+	Limits ConnLimits
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -109,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.QueuedMaxRequestBytes == 0 {
 		c.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes
+	}
+	if c.ConnMaxQueuedRequests == 0 {
+		c.ConnMaxQueuedRequests = DefaultConnMaxQueuedRequests
 	}
 	if c.ConnQueuedMaxRequestBytes == 0 {
 		c.ConnQueuedMaxRequestBytes = DefaultConnQueuedMaxRequestBytes

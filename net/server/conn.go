@@ -238,6 +238,7 @@ func (c *Conn) onClose(err error) {
 		c.releaseOutput()
 	}
 	c.srv.unregister(c)
+	c.srv.releaseConn(c)
 	c.srv.stats.closed.Add(1)
 	if c.kernelTLS && errors.Is(err, unix.EIO) {
 		// A record that is not application data (tls_kernel.go).

@@ -35,7 +35,14 @@
 //     Config.ConnQueuedMaxRequestBytes per connection (see below for the
 //     exceptions); a connection over either stops reading until its or
 //     others' requests complete, and is not closed. Stats.RequestBytesHeld
-//     and ReadPauses tell.
+//     and ReadPauses tell. A connection also stops reading while it holds
+//     Config.ConnMaxQueuedRequests requests (inflight.go).
+//   - Throttle: Conn.Throttle mutes a connection's reads for a quota's
+//     throttle time (throttle.go, KIP-219).
+//   - Connection limits (Config.Limits, connlimit.go): at max.connections
+//     or a listener's max the acceptor waits for a connection to close;
+//     max.connection.creation.rate paces it; a connection over its
+//     address's max.connections.per.ip is closed at accept.
 //   - Idle: a connection with nothing in flight and no traffic for
 //     Config.IdleTimeout (connections.max.idle.ms) is closed.
 //   - Accept: the listener is bound with SO_REUSEADDR and without
@@ -127,6 +134,9 @@
 // writable poller (a private epoll set and one goroutine: gnet has no
 // writable callback), which queues a resume on the loop when the socket
 // drains.
+//
+// Throttle (throttle.go): Conn.Throttle mutes a connection's reads for a
+// throttle time (KIP-219), with the read pause above and a timer.
 //
 // Sweeper (one goroutine, when IdleTimeout > 0): closes idle connections
 // with gnet's concurrency-safe Conn.Close.

@@ -81,13 +81,19 @@ func (s *Server) accept(l *listener) {
 	failing := false
 	for {
 		nc, err := l.ln.AcceptTCP()
+		if err == nil && !s.admit(nc, l) { // connection limits (connlimit.go)
+			_ = nc.Close()
+			continue
+		}
 		if err == nil && l.TLS != nil {
 			// The handshake runs on its own goroutine, so a slow client
 			// holds up no other.
 			s.accepting.Add(1)
 			go s.secure(nc, l)
 		} else if err == nil {
-			err = s.handOver(nc, l)
+			if err = s.handOver(nc, l); err != nil {
+				s.releaseAccepted(nc, l)
+			}
 		}
 		if err == nil {
 			if failing {

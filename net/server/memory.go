@@ -131,6 +131,7 @@ func (c *Conn) release(n int) { c.srv.mem.give(int64(n)) }
 // From any goroutine.
 func (c *Conn) releaseFrame(n int) {
 	c.queued.Add(-int64(n))
+	c.frames.Add(-1)
 	c.srv.mem.give(int64(n))
 	if c.waitOwn.Load() && c.waitOwn.CompareAndSwap(true, false) {
 		c.wakeReading()

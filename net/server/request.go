@@ -187,6 +187,8 @@ type Conn struct {
 	outstanding atomic.Int32 // requests read whose response is not yet written
 	queued      atomic.Int64 // request memory held by whole frames (memory.go)
 	waitOwn     atomic.Bool  // reads paused until queued drops
+	muteUntil   atomic.Int64 // reads muted until then, server clock ns (throttle.go)
+	frames      atomic.Int32 // whole frames held: requests read and not completed (inflight.go)
 
 	mu struct {
 		sync.Mutex

@@ -39,6 +39,7 @@ type Server struct {
 	relays  sync.WaitGroup // user-space TLS relay goroutines (tls_relay.go)
 
 	acceptStop           chan struct{}
+	conns                connCounts     // connection limits (connlimit.go)
 	accepting            sync.WaitGroup // accept goroutines, one per listener, and TLS handshakes
 	tlsCtx               context.Context
 	tlsStop              context.CancelFunc // aborts TLS handshakes in flight
@@ -287,6 +288,13 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 func (c *Conn) readFrames() gnet.Action {
 	r := &c.loop.reader
 	for {
+		if c.muted() { // throttled (throttle.go)
+			c.pauseForMute()
+			return gnet.None
+		}
+		if c.overRequestCap() { // inflight.go
+			return gnet.None
+		}
 		r.max = c.srv.cfg.MaxRequestBytes
 		if m := c.preAuthMax.Load(); m > 0 {
 			r.max = int(m) // not authenticated yet (Listener.PreAuthMaxBytes)
@@ -303,6 +311,7 @@ func (c *Conn) readFrames() gnet.Action {
 			return gnet.None
 		}
 		c.queued.Add(int64(held))
+		c.frames.Add(1)
 		if c.raw.Load() {
 			c.enqueue(newRequest(c, wire.RequestHeader{APIKey: RawFrame}, frame.B, frame, held))
 			continue

@@ -53,6 +53,12 @@ type Stats struct {
 	// KernelTLSRecordCloses counts kTLS connections closed on a record that
 	// is not application data (an alert, a TLS 1.3 KeyUpdate).
 	KernelTLSRecordCloses int64
+	// Mutes counts connections muted for a throttle time (Conn.Throttle).
+	Mutes int64
+	// ConnectionsLimited counts connections closed at accept for their
+	// address's limit; AcceptWaits the times the acceptor waited for a
+	// slot or for the creation rate (connlimit.go).
+	ConnectionsLimited, AcceptWaits int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
@@ -60,7 +66,8 @@ type counters struct {
 	opened, closed, acceptErrors   atomic.Int64
 	idleClosed, rejected, requests atomic.Int64
 	zeroCopy, copied, socketFull   atomic.Int64
-	readPauses, frameGrow          atomic.Int64
+	readPauses, frameGrow, mutes   atomic.Int64
+	connLimited, acceptWaits       atomic.Int64
 
 	tlsHandshakes, tlsFailed atomic.Int64
 	kernelTLS, userTLS       atomic.Int64
@@ -88,5 +95,8 @@ func (c *counters) snapshot() Stats {
 		UserTLSConns:          c.userTLS.Load(),
 		UserTLSBytes:          c.userTLSBytes.Load(),
 		KernelTLSRecordCloses: c.kernelTLSRecordCloses.Load(),
+		Mutes:                 c.mutes.Load(),
+		ConnectionsLimited:    c.connLimited.Load(),
+		AcceptWaits:           c.acceptWaits.Load(),
 	}
 }

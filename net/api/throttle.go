@@ -1,0 +1,189 @@
+package api
+
+import (
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/net/quota"
+	"kzero/net/server"
+)
+
+// Client quota enforcement (KIP-13, KIP-124, KIP-219): Produce records
+// its request size, a consumer's Fetch its response size, and every
+// request but the exempt ones its handling time, each in its quota type's
+// net/quota.Manager under the client's (user, client-id). Over the quota,
+// the response carries throttle_time_ms and the connection is muted for
+// that long (server.Conn.Throttle). Followers' fetches are not counted
+// (they have replication quotas in Kafka, not client quotas).
+
+// quotas are the handler's managers, one per quota key.
+type quotas struct {
+	produce, fetch, request *quota.Manager
+	mutations               *quota.Mutations
+}
+
+func newQuotas(cfg quota.Config) *quotas {
+	return &quotas{
+		produce: quota.NewManager("producer_byte_rate", cfg, 0),
+		fetch:   quota.NewManager("consumer_byte_rate", cfg, 0),
+		// Kafka's ClientRequestQuotaManager bounds its throttle time by
+		// one quota window.
+		request:   quota.NewManager("request_percentage", cfg, max(cfg.Window, time.Second)),
+		mutations: quota.NewMutations(cfg),
+	}
+}
+
+// QuotaStats are the throttle counters per quota key, for the metrics.
+func (h *Handler) QuotaStats() map[string]quota.Stats {
+	return map[string]quota.Stats{
+		h.quotas.produce.Key():     h.quotas.produce.Stats(),
+		h.quotas.fetch.Key():       h.quotas.fetch.Stats(),
+		h.quotas.request.Key():     h.quotas.request.Stats(),
+		"controller_mutation_rate": h.quotas.mutations.Stats(),
+	}
+}
+
+// quotaClient is who a request counts for: the principal's name (Kafka
+// counts User:ANONYMOUS as user ANONYMOUS) and the client id.
+func (h *Handler) quotaClient(req *server.Request) quota.Client {
+	p := h.session(req.Conn()).principal
+	return quota.Client{User: strings.TrimPrefix(p, "User:"), ClientID: string(req.Header.ClientID)}
+}
+
+// record adds v to the client's use of m's quota and returns the
+// throttle time it earns.
+func (h *Handler) record(m *quota.Manager, req *server.Request, v float64) time.Duration {
+	m.Update(h.cluster.Image())
+	if !m.Enabled() {
+		return 0
+	}
+	return m.Record(h.quotaClient(req), v, time.Now().UnixNano())
+}
+
+// throttle mutes the connection for d and counts it under m.
+func throttle(m *quota.Manager, req *server.Request, d time.Duration) {
+	if d > 0 {
+		m.Throttled(d)
+		req.Conn().Throttle(d)
+	}
+}
+
+// throttleMillis is d in the int32 milliseconds of throttle_time_ms.
+func throttleMillis(d time.Duration) int32 {
+	return int32(min(d.Milliseconds(), 1<<31-1))
+}
+
+// produceThrottle records a produce's request bytes and returns the
+// throttle time for its response, muting the connection for it.
+func (h *Handler) produceThrottle(req *server.Request) int32 {
+	d := h.record(h.quotas.produce, req, float64(len(req.Body)))
+	throttle(h.quotas.produce, req, d)
+	return throttleMillis(d)
+}
+
+// fetchCap is the most a consumer's fetch may return under its quota
+// (Kafka's getMaxValueInQuotaWindow: more would be throttled even from
+// an idle start), or -1 without a quota.
+func (h *Handler) fetchCap(req *server.Request) int64 {
+	m := h.quotas.fetch
+	m.Update(h.cluster.Image())
+	if !m.Enabled() {
+		return -1
+	}
+	v, ok := m.MaxValueInWindow(h.quotaClient(req))
+	if !ok {
+		return -1
+	}
+	return max(int64(v), 1)
+}
+
+// exemptFromRequestQuota lists the keys Kafka never throttles for request
+// time (ApiKeys with clusterAction, and ApiVersions and the SASL ones).
+func exemptFromRequestQuota(key int16) bool {
+	switch key {
+	case kmsg.ApiVersions.Int16(), kmsg.SASLHandshake.Int16(), kmsg.SASLAuthenticate.Int16(),
+		kmsg.LeaderAndISR.Int16(), kmsg.StopReplica.Int16(), kmsg.UpdateMetadata.Int16(),
+		kmsg.ControlledShutdown.Int16(), kmsg.WriteTxnMarkers.Int16(), kmsg.AlterPartition.Int16(),
+		kmsg.BrokerRegistration.Int16(), kmsg.BrokerHeartbeat.Int16(), kmsg.UnregisterBroker.Int16(),
+		server.RawFrame:
+		return true
+	}
+	return false
+}
+
+// requestTime records the time a request's handler ran, from began
+// (unix ns) until its response or until Serve returned (a request that
+// waits in a purgatory is not charged its wait), as a share of one
+// second, as Kafka's request_percentage counts it; over the quota it
+// mutes the connection and returns the throttle time for the response.
+func (h *Handler) requestTime(conn *server.Conn, c quota.Client, began int64) time.Duration {
+	now := time.Now().UnixNano()
+	pct := float64(now-began) * 100 / 1e9
+	m := h.quotas.request
+	d := m.Record(c, pct, now)
+	if d > 0 {
+		m.Throttled(d)
+		conn.Throttle(d)
+	}
+	return d
+}
+
+// mutationQuota is one request's use of controller_mutation_rate
+// (KIP-599): CreateTopics, CreatePartitions and DeleteTopics take one
+// token per partition created or deleted. Strict (CreateTopics v6+,
+// CreatePartitions v3+, DeleteTopics v5+): a topic asked for while the
+// client's bucket is below zero is refused THROTTLING_QUOTA_EXCEEDED,
+// and the response carries the time until it is back at zero.
+// Permissive (older versions, which do not know the error): every topic
+// goes ahead, and the response is throttled by the debt it leaves.
+type mutationQuota struct {
+	h         *Handler
+	req       *server.Request
+	c         quota.Client
+	strict    bool
+	enabled   bool
+	throttled time.Duration
+}
+
+func (h *Handler) mutationQuota(req *server.Request, strictSince int16) *mutationQuota {
+	m := h.quotas.mutations
+	m.Update(h.cluster.Image())
+	q := &mutationQuota{h: h, req: req, strict: req.Header.APIVersion >= strictSince}
+	q.c = h.quotaClient(req)
+	q.enabled = m.Applies(q.c)
+	return q
+}
+
+// take asks for n mutations; false: refuse the topic with
+// THROTTLING_QUOTA_EXCEEDED.
+func (q *mutationQuota) take(n int) bool {
+	if !q.enabled || n <= 0 {
+		return true
+	}
+	m, now := q.h.quotas.mutations, time.Now().UnixNano()
+	if q.strict {
+		if d, over := m.Exceeded(q.c, now); over {
+			q.throttled = max(q.throttled, d)
+			return false
+		}
+		m.Record(q.c, float64(n), now)
+		return true
+	}
+	q.throttled = max(q.throttled, m.Record(q.c, float64(n), now))
+	return true
+}
+
+// finish mutes the connection for the throttle time and returns it for
+// the response.
+func (q *mutationQuota) finish() int32 {
+	if q.throttled > 0 {
+		q.h.quotas.mutations.Throttled(q.throttled)
+		q.req.Conn().Throttle(q.throttled)
+	}
+	return throttleMillis(q.throttled)
+}
+
+// throttlingMessage is Kafka's ThrottlingQuotaExceededException message.
+const throttlingMessage = "The throttling quota has been exceeded."

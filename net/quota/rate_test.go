@@ -1,0 +1,124 @@
+package quota
+
+import (
+	"testing"
+	"time"
+
+	"kzero/coord/metadata"
+)
+
+const sec = int64(time.Second)
+
+// TestRateAndThrottle drives a Rate with a clock: each step records a
+// value at a time and checks the rate, the span and the throttle time
+// against a quota of 100/s, as Kafka's SampledStat, Rate and QuotaUtils
+// compute them (11 samples of 1 s).
+func TestRateAndThrottle(t *testing.T) {
+	steps := []struct {
+		at       int64 // ns since start
+		v        float64
+		rate     float64
+		span     time.Duration
+		throttle time.Duration
+	}{
+		// A new client: the span is stretched to 10 windows.
+		{0, 500, 50, 10 * time.Second, 0},
+		// Half a window in, the span is still 10 windows past it.
+		{sec / 2, 500, 1000 / 10.5, 10500 * time.Millisecond, 0},
+		// 1,500 over 10 s: 150/s, 50% over: 5 s of throttle.
+		{sec, 500, 150, 10 * time.Second, 5 * time.Second},
+		// At 11.5 s the first sample (1,000 from 0 s) has expired; the one
+		// begun at 1 s remains: 500 over 10.5 s.
+		{11*sec + sec/2, 0, 500 / 10.5, 10500 * time.Millisecond, 0},
+		// 30 s of nothing: all expired.
+		{40 * sec, 0, 0, 10 * time.Second, 0},
+	}
+	r := NewRate(11, time.Second, 0)
+	for i, s := range steps {
+		r.Record(s.at, s.v)
+		rate, span := r.Measure(s.at)
+		if rate != s.rate || span != s.span {
+			t.Fatalf("step %d: rate %v span %v, want %v %v", i, rate, span, s.rate, s.span)
+		}
+		if got := ThrottleTime(rate, 100, span); got != s.throttle {
+			t.Fatalf("step %d: throttle %v, want %v", i, got, s.throttle)
+		}
+	}
+}
+
+// TestRateLongRun: a client recording 2x its quota every 100 ms, and
+// waiting out each throttle before going on (what a client honouring
+// throttle_time_ms does, and what a muted channel enforces), averages
+// within 10% of the quota over a minute of simulated time.
+func TestRateLongRun(t *testing.T) {
+	m := NewManager("producer_byte_rate", DefaultConfig, 0)
+	img := imageWith(t, metadata.QuotaEntity{User: metadata.Named("u")}, "producer_byte_rate", 1000)
+	m.Update(img)
+	c := Client{User: "u", ClientID: "any"}
+	var now, total int64
+	for now < 60*sec {
+		total += 200
+		d := m.Record(c, 200, now)
+		now += int64(100*time.Millisecond) + int64(d)
+	}
+	rate := float64(total) / (float64(now) / float64(sec))
+	if rate > 1100 || rate < 900 {
+		t.Fatalf("long-run rate %.0f/s, quota 1000/s", rate)
+	}
+}
+
+// TestManagerFollowsImage: no quota records nothing; a quota set in a new
+// image applies; a client of another user is not counted.
+func TestManagerFollowsImage(t *testing.T) {
+	m := NewManager("consumer_byte_rate", DefaultConfig, 0)
+	m.Update(metadata.EmptyImage())
+	if m.Enabled() || m.Record(Client{"u", "c"}, 1e9, 0) != 0 {
+		t.Fatal("throttled without a quota")
+	}
+	m.Update(imageWith(t, metadata.QuotaEntity{User: metadata.Named("u")}, "consumer_byte_rate", 1000))
+	if d := m.Record(Client{"u", "c"}, 20000, 0); d != 10*time.Second {
+		t.Fatalf("throttle %v", d)
+	}
+	if d := m.Record(Client{"v", "c"}, 20000, 0); d != 0 {
+		t.Fatalf("other user throttled %v", d)
+	}
+	if mx, _ := m.MaxValueInWindow(Client{"u", "c"}); mx != 10000 {
+		t.Fatalf("max in window %v", mx)
+	}
+	bounded := NewManager("request_percentage", DefaultConfig, time.Second)
+	bounded.Update(imageWith(t, metadata.QuotaEntity{ClientID: metadata.DefaultName()}, "request_percentage", 10))
+	if d := bounded.Record(Client{"u", "c"}, 1000, 0); d != time.Second {
+		t.Fatalf("bounded throttle %v", d)
+	}
+}
+
+func imageWith(t *testing.T, e metadata.QuotaEntity, key string, v float64) *metadata.Image {
+	t.Helper()
+	b := metadata.NewBuilder(metadata.EmptyImage())
+	if rej := b.ApplyProposal(&metadata.Proposal{Groups: [][]metadata.Record{{&metadata.ClientQuota{Entity: e, Key: key, Value: v}}}}, 1); rej[0] != nil {
+		t.Fatal(rej[0])
+	}
+	return b.Finish(1)
+}
+
+// TestRecordAllocatesNothing: recording for a client with a sensor, or
+// with no quota set, allocates nothing (produce and fetch record on
+// every request).
+func TestRecordAllocatesNothing(t *testing.T) {
+	m := NewManager("producer_byte_rate", DefaultConfig, 0)
+	none := NewManager("consumer_byte_rate", DefaultConfig, 0)
+	img := imageWith(t, metadata.QuotaEntity{User: metadata.Named("u"), ClientID: metadata.DefaultName()}, "producer_byte_rate", 1e12)
+	m.Update(img)
+	none.Update(img)
+	c := Client{User: "u", ClientID: "c"}
+	now := int64(0)
+	m.Record(c, 1, now)
+	if n := testing.AllocsPerRun(1000, func() {
+		now += int64(time.Millisecond)
+		m.Update(img)
+		m.Record(c, 100, now)
+		none.Record(c, 100, now)
+	}); n != 0 {
+		t.Fatalf("%v allocations per record", n)
+	}
+}
