@@ -43,13 +43,12 @@ func removeSwapFiles(dir string, base int64) {
 func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int) (*cleanedSegment, error) {
 	removeSwapFiles(dir, base)
 	path := cleanedPath(dir, base, LogSuffix)
-	// Not through Config.FS: the cleaned file is renamed over the
-	// segments it replaces, and reopened through it by that name.
-	f, err := (*FileCache)(nil).open(osFS{}, path, os.O_CREATE|os.O_EXCL)
+	fs := cfg.fs()
+	f, err := (*FileCache)(nil).open(fs, path, os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return nil, fmt.Errorf("create cleaned segment: %w", err)
 	}
-	s := newSegment(dir, path, base, osFS{}, f, cfg, nil)
+	s := newSegment(dir, path, base, fs, f, cfg, nil)
 	fail := func(err error) (*cleanedSegment, error) {
 		if x := s.offsets(); x != nil {
 			x.Close()
@@ -167,8 +166,9 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 		return errCleanAborted
 	}
 
+	fs := l.cfg.Load().fs()
 	for _, sfx := range segmentSuffixes {
-		err := os.Rename(cleanedPath(l.dir, base, sfx), segmentPath(l.dir, base, sfx+SwapSuffix))
+		err := fs.Rename(cleanedPath(l.dir, base, sfx), segmentPath(l.dir, base, sfx+SwapSuffix))
 		if err != nil && !(sfx == TxnIndexSuffix && errors.Is(err, os.ErrNotExist)) {
 			removeSwapFiles(l.dir, base)
 			return fmt.Errorf("rename cleaned segment to swap: %w", err)
@@ -194,7 +194,7 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 	if stop == swapStopOldDeleted {
 		return errSimulatedCrash
 	}
-	if err := renameSwapped(l.dir, base); err != nil {
+	if err := renameSwapped(fs, l.dir, base); err != nil {
 		return offline(err)
 	}
 	cfg := l.cfg.Load()

@@ -193,8 +193,14 @@ func (l *Log) Dir() string { return l.dir }
 func (l *Log) Config() Config { return *l.cfg.Load() }
 
 // SetConfig replaces the configuration; it applies to later appends, rolls
-// and retention passes.
-func (l *Log) SetConfig(c Config) { l.cfg.Store(&c) }
+// and retention passes. The file system stays the one the log opened in
+// when c names none.
+func (l *Log) SetConfig(c Config) {
+	if c.FS == nil {
+		c.FS = l.cfg.Load().FS
+	}
+	l.cfg.Store(&c)
+}
 
 // LogStartOffset is the first offset a reader may fetch.
 func (l *Log) LogStartOffset() int64 { return l.logStartOffset.Load() }

@@ -564,7 +564,7 @@ func (s *Segment) removeFiles() {
 // restart does not load them, and drops the log's reference after delay:
 // the files go when the last in-flight read releases them.
 func (s *Segment) markDeleted(delay time.Duration) error {
-	if err := os.Rename(s.path, s.path+DeletedSuffix); err != nil {
+	if err := s.fs.Rename(s.path, s.path+DeletedSuffix); err != nil {
 		return fmt.Errorf("rename deleted segment: %w", err)
 	}
 	s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
