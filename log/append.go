@@ -180,7 +180,15 @@ func (l *Log) commit(group []*appendOp) {
 		op.info.LogStartOffset = l.logStartOffset.Load()
 	}
 	if err := l.maybeFlushLocked(n); err != nil {
+		// flush.messages or flush.ms asked for these records on disk:
+		// they are in the log but not acknowledged (Kafka's append fails
+		// the same way), and a failed fsync took the log offline.
 		l.logger.Error("flush failed", "dir", l.dir, "err", err)
+		for _, op := range group {
+			if op.err == nil {
+				op.err = fmt.Errorf("%v: %w", err, kerr.KafkaStorageError)
+			}
+		}
 	}
 }
 
@@ -203,8 +211,7 @@ func (l *Log) failGroup(w *groupWriter, rest []*appendOp, err error) {
 		}
 	}
 	if offline {
-		l.logger.Error("append failed, log goes offline", "dir", l.dir, "err", err)
-		l.mu.closed = true
+		l.goOfflineLocked("append failed", err)
 	}
 	clear(l.mu.iov)
 	l.mu.iov = l.mu.iov[:0]

@@ -175,9 +175,9 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 		}
 	}
 	offline := func(err error) error {
-		l.mu.closed = true
-		l.logger.Error("segment swap failed, log goes offline", "dir", l.dir, "segment", base, "err", err)
-		return fmt.Errorf("swap cleaned segment %d: %w", base, err)
+		err = fmt.Errorf("swap cleaned segment %d: %w", base, err)
+		l.goOfflineLocked("segment swap failed", err)
+		return err
 	}
 	if err := syncDir(l.dir); err != nil {
 		return offline(err)
@@ -185,9 +185,12 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 	if stop == swapStopSwapFiles {
 		return errSimulatedCrash
 	}
-	delay := durationMs(l.cfg.Load().FileDeleteDelayMs)
+	// Renamed now, released once the new list is out: a swap that fails
+	// from here leaves the log offline with the old segments still
+	// readable (a reader finding a released segment in the list would
+	// load the list again forever).
 	for _, s := range old {
-		if err := s.markDeleted(delay); err != nil {
+		if err := s.renameDeleted(); err != nil {
 			return offline(err)
 		}
 	}
@@ -216,5 +219,9 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 	next := make([]*Segment, 0, len(segs)-len(old)+1)
 	next = append(append(append(next, segs[:i]...), s), segs[i+len(old):]...)
 	l.setSegments(next)
+	delay := durationMs(cfg.FileDeleteDelayMs)
+	for _, s := range old {
+		s.dropAfter(delay)
+	}
 	return nil
 }

@@ -51,6 +51,7 @@ type Log struct {
 		unflushed     int64 // records appended since the last fsync
 		closing       bool  // Close began: start no more background work
 		closed        bool
+		offline       bool  // closed by an I/O error (offline.go); its files are still open
 		noSpace       bool  // a write failed for lack of space: probe first (space.go)
 		lastSnapAt    int64 // offset of the newest producer snapshot
 	}
@@ -326,6 +327,11 @@ func (l *Log) syncSealedUpTo(old *Segment) {
 		}
 		s.Release()
 		if err != nil {
+			if fsyncFailed(err) {
+				l.mu.Lock()
+				l.goOfflineLocked("fsync of a sealed segment failed", err)
+				l.mu.Unlock()
+			}
 			return
 		}
 	}
@@ -359,6 +365,9 @@ func (l *Log) advanceRecoveryPoint(off int64) {
 func (l *Log) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.mu.closed {
+		return errClosed
+	}
 	return l.flushLocked()
 }
 
@@ -368,6 +377,9 @@ func (l *Log) flushLocked() error {
 	for _, s := range l.Segments() {
 		if s.NextOffset() > rp || s == l.active() {
 			if err := s.Sync(); err != nil {
+				if fsyncFailed(err) {
+					l.goOfflineLocked("fsync failed", err)
+				}
 				return err
 			}
 		}
@@ -381,7 +393,8 @@ func (l *Log) flushLocked() error {
 	return nil
 }
 
-// Close flushes the log, snapshots producer state and closes its files.
+// Close flushes the log, snapshots producer state and closes its files. A
+// log that went offline (offline.go) only closes its files, and says so.
 // On a full file system the producer snapshot (and the leader epoch
 // checkpoint) may not be written: that is logged and left out, since the
 // next start replays producer state from an older snapshot and rebuilds the
@@ -394,6 +407,12 @@ func (l *Log) Close() error {
 	l.bg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.mu.offline {
+		// Not a clean shutdown: the Manager leaves the dir unmarked, so the
+		// next start recovers it.
+		l.releaseOfflineLocked()
+		return errOffline
+	}
 	if l.mu.closed {
 		return nil
 	}
@@ -416,6 +435,7 @@ func (l *Log) Close() error {
 // Delete closes the log and removes its folder.
 func (l *Log) Delete() error {
 	l.mu.Lock()
+	l.mu.offline = false // its segments are released here
 	l.mu.closed = true
 	for _, s := range l.Segments() {
 		s.deleted.Store(true)
