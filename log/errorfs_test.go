@@ -21,7 +21,7 @@ type errorFS struct {
 	open   func(name string, flag int) error
 	rename func(from, to string) error
 	sync   func(name string) error
-	opened func(f *errorFile) // called on each file opened
+	opened func(f *errorFile)    // called on each file opened
 	files  map[string]*errorFile // the last file opened under each name
 }
 
