@@ -98,4 +98,3 @@ func TestStorageFaults(t *testing.T) {
 		})
 	}
 }
-

@@ -37,8 +37,8 @@ type Storage struct {
 	dir    string
 	logger *slog.Logger
 	fs     FS
-	f      File // the WAL, positioned at its end
-	buf    []byte   // frames of one Save
+	f      File   // the WAL, positioned at its end
+	buf    []byte // frames of one Save
 	hard   *pb.HardState
 	snap   *pb.SnapshotMetadata // newest snapshot on disk; nil if none
 	fresh  bool
