@@ -167,6 +167,9 @@ func (l *Log) commit(group []*appendOp) {
 		return
 	}
 	l.publishUnstableLocked()
+	if invariants {
+		l.active().checkIndex()
+	}
 	if l.mu.epochDirty {
 		// No fsync here: a crash loses at most what recovery rebuilds
 		// from the batch headers past the recovery point; Flush syncs it.

@@ -229,7 +229,12 @@ func (l *Log) Size() int64 {
 	return n
 }
 
-func (l *Log) setSegments(segs []*Segment) { l.segments.Store(&segs) }
+func (l *Log) setSegments(segs []*Segment) {
+	if invariants {
+		checkSegmentList(segs)
+	}
+	l.segments.Store(&segs)
+}
 
 // segmentFor returns the last segment with a base offset at or below off,
 // acquired for reading, or nil when off lies below the first segment. It
@@ -280,6 +285,9 @@ func (l *Log) rollLocked() error {
 	}
 	segs := append(slices.Clone(l.Segments()), s)
 	l.setSegments(segs)
+	if invariants {
+		old.checkIndex()
+	}
 	old.unpin()
 	// Kafka snapshots producer state at each roll, so recovery replays
 	// at most the active segment.

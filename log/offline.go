@@ -11,13 +11,14 @@ import (
 // A log goes offline after an I/O error it cannot undo, as Kafka takes a
 // log dir offline (its LogDirFailureChannel): a failed write other than a
 // full disk (space.go), a failed fsync, a failed step of the cleaner's swap
-// after its commit point. Offline, the log refuses appends, rolls,
-// truncations and flushes with KAFKA_STORAGE_ERROR until the broker
-// restarts and Open recovers it (Close says the log went offline, so the
-// Manager does not mark its dir cleanly shut down); reads of what was written before keep
-// working from the open files (Kafka would stop serving them too: the
-// replica layer decides what to answer). An fsync is not retried: after a
-// failed one Linux may have dropped the dirty pages and report the next
+// after its commit point, a truncation that failed half way. Offline, the
+// log refuses appends, rolls, truncations and flushes with
+// KAFKA_STORAGE_ERROR until the broker restarts and Open recovers it
+// (Close says the log went offline, so the Manager does not mark its dir
+// cleanly shut down). Reads of what was written before keep working from
+// the open files; Kafka would stop serving them too, but what a partition
+// answers is the replica layer's to decide. An fsync is not retried: after
+// a failed one Linux may have dropped the dirty pages and report the next
 // fsync clean, so the data's fate is unknown.
 
 // errOffline is Close's answer for a log that went offline: the log dir
@@ -47,4 +48,12 @@ func (l *Log) releaseOfflineLocked() {
 // of descriptors.
 func fsyncFailed(err error) bool {
 	return !errors.Is(err, errSegmentGone) && !errors.Is(err, unix.EMFILE) && !errors.Is(err, unix.ENFILE)
+}
+
+// truncateFailedLocked takes the log offline after a truncation failed
+// half way and returns err for the caller. Writer lock held.
+func (l *Log) truncateFailedLocked(err error) error {
+	err = fmt.Errorf("truncate log: %w: %w", err, kerr.KafkaStorageError)
+	l.goOfflineLocked("truncation failed", err)
+	return err
 }
