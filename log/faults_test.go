@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -310,24 +311,81 @@ func TestCleanerFaults(t *testing.T) {
 				sameRecords(t, "reopened", got, before)
 				return
 			}
-			// The swap was completed: part of the log may be cleaned. What
-			// compaction promises holds: every record read was written at
-			// that offset, and each key's latest record is there.
-			byOff := map[int64]clRec{}
-			for _, r := range before {
-				byOff[r.off] = r
-			}
-			for _, r := range got {
-				if r != byOff[r.off] {
-					t.Fatalf("reopened: %v was never written", r)
-				}
-			}
-			if g, w := clLatest(got), clLatest(before); !maps.Equal(g, w) {
-				t.Fatalf("reopened: latest records %v, want %v", g, w)
-			}
+			// The swap was completed: part of the log may be cleaned.
+			compactedFrom(t, "reopened", got, before)
 			if len(got) >= len(before) {
 				t.Fatalf("reopened: %d records of %d: the swap was not completed", len(got), len(before))
 			}
 		})
+	}
+}
+
+// A cleaner pass on a full file system (a real one: a small tmpfs) fails
+// for lack of space, removes what it wrote and leaves the log as it was;
+// once space is freed the log takes appends, and reopened it reads the
+// same.
+func TestCleanerOutOfSpace(t *testing.T) {
+	mnt := smallTmpfs(t, "1m")
+	dir := filepath.Join(mnt, "topic-0")
+	clk := newClock()
+	cfg := clConfig(clk)
+	l, err := Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillKeys(t, l, clk, record.CodecNone, 300, 10, 40)
+	before, _ := clReadAll(t, l)
+	filler := filepath.Join(mnt, "filler")
+	fillUp(t, filler)
+
+	c := clCleaner(1 << 20)
+	p, ok := c.plan(l)
+	if !ok {
+		t.Fatal("nothing to clean")
+	}
+	if _, err := c.cleanLog(&p); !noSpace(err) {
+		t.Fatalf("clean on a full file system: %v, want ENOSPC", err)
+	}
+	// The groups before the one that ran out of space were swapped in.
+	got, _ := clReadAll(t, l)
+	compactedFrom(t, "after the failed clean", got, before)
+	for _, pat := range []string{"*" + CleanedSuffix, "*" + SwapSuffix} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pat)); len(m) > 0 {
+			t.Fatalf("left over: %v", m)
+		}
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	clAppend(t, l, clBatch(t, record.CodecNone, clk.Ms(), kv{k: "k0", v: "after"}))
+	before, _ = clReadAll(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got, _ = clReadAll(t, l)
+	sameRecords(t, "reopened", got, before)
+}
+
+// compactedFrom fails the test unless got is what compaction may make of
+// before: every record read was written at that offset, and each key's
+// latest record is there.
+func compactedFrom(t *testing.T, what string, got, before []clRec) {
+	t.Helper()
+	byOff := map[int64]clRec{}
+	for _, r := range before {
+		byOff[r.off] = r
+	}
+	for _, r := range got {
+		if r != byOff[r.off] {
+			t.Fatalf("%s: %v was never written", what, r)
+		}
+	}
+	if g, w := clLatest(got), clLatest(before); !maps.Equal(g, w) {
+		t.Fatalf("%s: latest records %v, want %v", what, g, w)
 	}
 }
