@@ -165,7 +165,8 @@ func (f *errorFile) Sync() error {
 // breakWrites swaps the file's descriptor, in place (dup3), for one that
 // refuses writes: with dev "/dev/full" they fail with ENOSPC (and reads
 // see zeros), with dev "" the same file opened read-only answers EBADF
-// (and reads keep working). The returned function puts the file back.
+// (and reads keep working), with dev a directory reads and writes fail
+// with EISDIR. The returned function puts the file back.
 func (f *errorFile) breakWrites(t testing.TB, dev string) (restore func()) {
 	t.Helper()
 	fd := int(f.Fd())

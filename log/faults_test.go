@@ -389,3 +389,34 @@ func compactedFrom(t *testing.T, what string, got, before []clRec) {
 		t.Fatalf("%s: latest records %v, want %v", what, g, w)
 	}
 }
+
+// A read the disk fails is answered with that error, wrapped: no panic,
+// no retry loop, and the log stays as it was (a failed read changes
+// nothing on disk, so unlike a failed write it does not take the log
+// offline); once the disk reads again so does the log.
+func TestReadFailure(t *testing.T) {
+	efs := newErrorFS()
+	cfg := testConfig()
+	cfg.FS = efs
+	dir := t.TempDir()
+	l, err := Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for range 3 {
+		mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
+	}
+	before := logBytes(t, l)
+	restore := efs.file(t, l.active().path).breakWrites(t, dir)
+	if _, err := l.Read(5, 1<<20, l.LogEndOffset(), true); !errors.Is(err, unix.EISDIR) {
+		t.Fatalf("read from a failing disk: %v, want EISDIR", err)
+	}
+	restore()
+	if got := logBytes(t, l); !bytes.Equal(got, before) {
+		t.Fatal("the log reads differently after a failed read")
+	}
+	if info := mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone)); info.FirstOffset != 15 {
+		t.Fatalf("append after a failed read at %d", info.FirstOffset)
+	}
+}
