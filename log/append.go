@@ -125,8 +125,12 @@ func (l *Log) commit(group []*appendOp) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {
+		err := errClosed
+		if l.mu.offline {
+			err = errOffline
+		}
 		for _, op := range group {
-			op.err = errClosed
+			op.err = err
 		}
 		return
 	}

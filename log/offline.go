@@ -21,8 +21,8 @@ import (
 // a failed one Linux may have dropped the dirty pages and report the next
 // fsync clean, so the data's fate is unknown.
 
-// errOffline is Close's answer for a log that went offline: the log dir
-// was not shut down cleanly.
+// errOffline is the answer to appends to a log that went offline, and
+// Close's: the log dir was not shut down cleanly.
 var errOffline = fmt.Errorf("log went offline after an I/O error: %w", kerr.KafkaStorageError)
 
 // goOfflineLocked takes the log offline after err; what says which
