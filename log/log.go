@@ -433,7 +433,8 @@ func (l *Log) Close() error {
 	if err2 := l.active().seal(); err == nil {
 		err = err2
 	}
-	l.mu.closed = true
+	// A failed fsync above took the log offline; its files go now.
+	l.mu.closed, l.mu.offline = true, false
 	for _, s := range l.Segments() {
 		s.Release()
 	}
