@@ -420,3 +420,34 @@ func TestReadFailure(t *testing.T) {
 		t.Fatalf("append after a failed read at %d", info.FirstOffset)
 	}
 }
+
+// Close whose own fsync fails says so, takes the log offline and closes
+// its files once: a second Close and a Delete find nothing left to close.
+func TestCloseFsyncFailure(t *testing.T) {
+	efs := newErrorFS()
+	cfg := testConfig()
+	cfg.FS = efs
+	dir := t.TempDir()
+	l, err := Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
+	seg := l.active()
+	efs.failSync(dir, unix.EIO)
+	if err := l.Close(); !errors.Is(err, unix.EIO) {
+		t.Fatalf("Close with a failing fsync: %v, want EIO", err)
+	}
+	if refs := seg.state.Load() & refMask; refs != 0 {
+		t.Fatalf("the active segment holds %d references after Close", refs)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := l.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	if refs := seg.state.Load() & refMask; refs != 0 {
+		t.Fatalf("%d references after Delete", refs)
+	}
+}

@@ -444,11 +444,14 @@ func (l *Log) Close() error {
 // Delete closes the log and removes its folder.
 func (l *Log) Delete() error {
 	l.mu.Lock()
-	l.mu.offline = false // its segments are released here
-	l.mu.closed = true
+	// A closed log released its segments already, an offline one not.
+	release := !l.mu.closed || l.mu.offline
+	l.mu.closed, l.mu.offline = true, false
 	for _, s := range l.Segments() {
 		s.deleted.Store(true)
-		s.Release()
+		if release {
+			s.Release()
+		}
 	}
 	l.mu.Unlock()
 	return os.RemoveAll(l.dir)
