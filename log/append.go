@@ -172,6 +172,7 @@ func (l *Log) commit(group []*appendOp) {
 	}
 	l.publishUnstableLocked()
 	if invariants {
+		l.checkEndLocked()
 		l.active().checkIndex()
 	}
 	if l.mu.epochDirty {

@@ -57,6 +57,11 @@
 //     the failed appends are undone and the log takes writes again once the
 //     file system has room (space.go).
 //
+// Tests inject disk faults through Config.FS (fs.go: failed writes,
+// fsyncs, renames and reads, torn writes at a simulated power loss), and
+// the invariants build tag turns on expensive checks of the segment list
+// and indexes after every change (invariants.go).
+//
 // # Durability
 //
 // Kafka's model: replication, not fsync, makes a write durable. An append is

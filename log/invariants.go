@@ -44,3 +44,13 @@ func (s *Segment) checkIndex() {
 		prev = e
 	}
 }
+
+// checkEndLocked panics unless the writer's end, the published log end
+// offset and the active segment's next offset agree, and the log start is
+// at or below them. Writer lock held, after an append group.
+func (l *Log) checkEndLocked() {
+	end, next, active := l.logEndOffset.Load(), l.mu.next, l.active().NextOffset()
+	if end != next || active != end || l.logStartOffset.Load() > end {
+		panic(fmt.Sprintf("invariant: log end offset %d, writer's %d, active segment's %d, log start %d", end, next, active, l.logStartOffset.Load()))
+	}
+}
