@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 30s
 
-.PHONY: build run test vet lint unit race bench fuzz clean bench-suite bench-report scale chaos
+.PHONY: build run test test-invariants vet lint unit race bench fuzz clean bench-suite bench-report scale chaos
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -11,10 +11,18 @@ build:
 run: build
 	./bin/kzero
 
-# test: vet, gofmt, unit tests, then the race detector over every package.
+# test: vet, gofmt, unit tests, the storage packages again with their invariant checks, then the
+# race detector over every package.
 test: lint
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(MAKE) test-invariants
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# test-invariants runs the log package's tests built with the invariants tag: expensive checks of
+# the segment list and the indexes after every change (log/invariants.go) that panic on a bug.
+# About as long as the package's plain run (~20 s), so `make test` runs it once.
+test-invariants:
+	$(GO) test -count=1 -tags invariants -timeout 10m ./log/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -114,6 +114,11 @@ type Config struct {
 	TickInterval time.Duration // raft tick; default 100ms
 	StartTimeout time.Duration // how long Open waits for the quorum; default 30s
 	Logger       *slog.Logger
+
+	// WALFS is for tests only: the file system the metadata log is
+	// written in, to inject faults (wal.OpenFS). Nil is the operating
+	// system's.
+	WALFS wal.FS
 }
 
 // Peer is another controller voter.
@@ -288,7 +293,7 @@ func New(cfg Config) (*Controller, error) {
 			return nil, errNoMetadataLog(cfg)
 		}
 	}
-	st, err := wal.Open(cfg.Dir, logger)
+	st, err := wal.OpenFS(cfg.Dir, logger, cfg.WALFS)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}

@@ -125,8 +125,12 @@ func (l *Log) commit(group []*appendOp) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {
+		err := errClosed
+		if l.mu.offline {
+			err = errOffline
+		}
 		for _, op := range group {
-			op.err = errClosed
+			op.err = err
 		}
 		return
 	}
@@ -167,6 +171,10 @@ func (l *Log) commit(group []*appendOp) {
 		return
 	}
 	l.publishUnstableLocked()
+	if invariants {
+		l.checkEndLocked()
+		l.active().checkIndex()
+	}
 	if l.mu.epochDirty {
 		// No fsync here: a crash loses at most what recovery rebuilds
 		// from the batch headers past the recovery point; Flush syncs it.
@@ -180,7 +188,15 @@ func (l *Log) commit(group []*appendOp) {
 		op.info.LogStartOffset = l.logStartOffset.Load()
 	}
 	if err := l.maybeFlushLocked(n); err != nil {
+		// flush.messages or flush.ms asked for these records on disk:
+		// they are in the log but not acknowledged (Kafka's append fails
+		// the same way), and a failed fsync took the log offline.
 		l.logger.Error("flush failed", "dir", l.dir, "err", err)
+		for _, op := range group {
+			if op.err == nil {
+				op.err = fmt.Errorf("%v: %w", err, kerr.KafkaStorageError)
+			}
+		}
 	}
 }
 
@@ -203,8 +219,7 @@ func (l *Log) failGroup(w *groupWriter, rest []*appendOp, err error) {
 		}
 	}
 	if offline {
-		l.logger.Error("append failed, log goes offline", "dir", l.dir, "err", err)
-		l.mu.closed = true
+		l.goOfflineLocked("append failed", err)
 	}
 	clear(l.mu.iov)
 	l.mu.iov = l.mu.iov[:0]

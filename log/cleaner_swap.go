@@ -43,13 +43,12 @@ func removeSwapFiles(dir string, base int64) {
 func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int) (*cleanedSegment, error) {
 	removeSwapFiles(dir, base)
 	path := cleanedPath(dir, base, LogSuffix)
-	// Not through Config.FS: the cleaned file is renamed over the
-	// segments it replaces, and reopened through it by that name.
-	f, err := (*FileCache)(nil).open(osFS{}, path, os.O_CREATE|os.O_EXCL)
+	fs := cfg.fs()
+	f, err := (*FileCache)(nil).open(fs, path, os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return nil, fmt.Errorf("create cleaned segment: %w", err)
 	}
-	s := newSegment(dir, path, base, osFS{}, f, cfg, nil)
+	s := newSegment(dir, path, base, fs, f, cfg, nil)
 	fail := func(err error) (*cleanedSegment, error) {
 		if x := s.offsets(); x != nil {
 			x.Close()
@@ -167,17 +166,18 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 		return errCleanAborted
 	}
 
+	fs := l.cfg.Load().fs()
 	for _, sfx := range segmentSuffixes {
-		err := os.Rename(cleanedPath(l.dir, base, sfx), segmentPath(l.dir, base, sfx+SwapSuffix))
+		err := fs.Rename(cleanedPath(l.dir, base, sfx), segmentPath(l.dir, base, sfx+SwapSuffix))
 		if err != nil && !(sfx == TxnIndexSuffix && errors.Is(err, os.ErrNotExist)) {
 			removeSwapFiles(l.dir, base)
 			return fmt.Errorf("rename cleaned segment to swap: %w", err)
 		}
 	}
 	offline := func(err error) error {
-		l.mu.closed = true
-		l.logger.Error("segment swap failed, log goes offline", "dir", l.dir, "segment", base, "err", err)
-		return fmt.Errorf("swap cleaned segment %d: %w", base, err)
+		err = fmt.Errorf("swap cleaned segment %d: %w", base, err)
+		l.goOfflineLocked("segment swap failed", err)
+		return err
 	}
 	if err := syncDir(l.dir); err != nil {
 		return offline(err)
@@ -185,16 +185,19 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 	if stop == swapStopSwapFiles {
 		return errSimulatedCrash
 	}
-	delay := durationMs(l.cfg.Load().FileDeleteDelayMs)
+	// Renamed now, released once the new list is out: a swap that fails
+	// from here leaves the log offline with the old segments still
+	// readable (a reader finding a released segment in the list would
+	// load the list again forever).
 	for _, s := range old {
-		if err := s.markDeleted(delay); err != nil {
+		if err := s.renameDeleted(); err != nil {
 			return offline(err)
 		}
 	}
 	if stop == swapStopOldDeleted {
 		return errSimulatedCrash
 	}
-	if err := renameSwapped(l.dir, base); err != nil {
+	if err := renameSwapped(fs, l.dir, base); err != nil {
 		return offline(err)
 	}
 	cfg := l.cfg.Load()
@@ -216,5 +219,9 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 	next := make([]*Segment, 0, len(segs)-len(old)+1)
 	next = append(append(append(next, segs[:i]...), s), segs[i+len(old):]...)
 	l.setSegments(next)
+	delay := durationMs(cfg.FileDeleteDelayMs)
+	for _, s := range old {
+		s.dropAfter(delay)
+	}
 	return nil
 }

@@ -39,8 +39,10 @@ type Config struct {
 
 	// Now is the clock; tests replace it. Nil means time.Now.
 	Now func() time.Time
-	// FS is the file system segment files are opened in; tests replace
-	// it (fs.go). Nil means the operating system's.
+	// FS is the file system segment files are opened in and renamed in;
+	// tests replace it to inject faults (fs.go), for every log of a
+	// Manager through ManagerConfig.Defaults. Nil means the operating
+	// system's. Fixed for a log's life: SetConfig keeps it.
 	FS FS
 }
 

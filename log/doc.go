@@ -50,11 +50,17 @@
 //     below a given high watermark). The leader epoch cache follows each, and
 //     producer state each truncation. Only whole segments are deleted: renamed
 //     .deleted and removed after file.delete.delay.ms, once no read holds them.
-//   - Failure: a write error other than a full disk takes the log offline (no
-//     more writes, KAFKA_STORAGE_ERROR) until the broker restarts, as Kafka
-//     does for its log dir. A full disk (ENOSPC, EDQUOT) is lived through: the
-//     failed appends are undone and the log takes writes again once the file
-//     system has room (space.go).
+//   - Failure: a write or fsync error other than a full disk takes the log
+//     offline (no more writes, KAFKA_STORAGE_ERROR) until the broker
+//     restarts, as Kafka does for its log dir; what was written before stays
+//     readable (offline.go). A full disk (ENOSPC, EDQUOT) is lived through:
+//     the failed appends are undone and the log takes writes again once the
+//     file system has room (space.go).
+//
+// Tests inject disk faults through Config.FS (fs.go: failed writes,
+// fsyncs, renames and reads, torn writes at a simulated power loss), and
+// the invariants build tag turns on expensive checks of the segment list
+// and indexes after every change (invariants.go).
 //
 // # Durability
 //

@@ -51,6 +51,7 @@ type Log struct {
 		unflushed     int64 // records appended since the last fsync
 		closing       bool  // Close began: start no more background work
 		closed        bool
+		offline       bool  // closed by an I/O error (offline.go); its files are still open
 		noSpace       bool  // a write failed for lack of space: probe first (space.go)
 		lastSnapAt    int64 // offset of the newest producer snapshot
 	}
@@ -193,8 +194,14 @@ func (l *Log) Dir() string { return l.dir }
 func (l *Log) Config() Config { return *l.cfg.Load() }
 
 // SetConfig replaces the configuration; it applies to later appends, rolls
-// and retention passes.
-func (l *Log) SetConfig(c Config) { l.cfg.Store(&c) }
+// and retention passes. The file system stays the one the log opened in
+// when c names none.
+func (l *Log) SetConfig(c Config) {
+	if c.FS == nil {
+		c.FS = l.cfg.Load().FS
+	}
+	l.cfg.Store(&c)
+}
 
 // LogStartOffset is the first offset a reader may fetch.
 func (l *Log) LogStartOffset() int64 { return l.logStartOffset.Load() }
@@ -222,7 +229,12 @@ func (l *Log) Size() int64 {
 	return n
 }
 
-func (l *Log) setSegments(segs []*Segment) { l.segments.Store(&segs) }
+func (l *Log) setSegments(segs []*Segment) {
+	if invariants {
+		checkSegmentList(segs)
+	}
+	l.segments.Store(&segs)
+}
 
 // segmentFor returns the last segment with a base offset at or below off,
 // acquired for reading, or nil when off lies below the first segment. It
@@ -273,6 +285,9 @@ func (l *Log) rollLocked() error {
 	}
 	segs := append(slices.Clone(l.Segments()), s)
 	l.setSegments(segs)
+	if invariants {
+		old.checkIndex()
+	}
 	old.unpin()
 	// Kafka snapshots producer state at each roll, so recovery replays
 	// at most the active segment.
@@ -320,6 +335,11 @@ func (l *Log) syncSealedUpTo(old *Segment) {
 		}
 		s.Release()
 		if err != nil {
+			if fsyncFailed(err) {
+				l.mu.Lock()
+				l.goOfflineLocked("fsync of a sealed segment failed", err)
+				l.mu.Unlock()
+			}
 			return
 		}
 	}
@@ -353,6 +373,9 @@ func (l *Log) advanceRecoveryPoint(off int64) {
 func (l *Log) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.mu.closed {
+		return errClosed
+	}
 	return l.flushLocked()
 }
 
@@ -362,6 +385,9 @@ func (l *Log) flushLocked() error {
 	for _, s := range l.Segments() {
 		if s.NextOffset() > rp || s == l.active() {
 			if err := s.Sync(); err != nil {
+				if fsyncFailed(err) {
+					l.goOfflineLocked("fsync failed", err)
+				}
 				return err
 			}
 		}
@@ -375,7 +401,8 @@ func (l *Log) flushLocked() error {
 	return nil
 }
 
-// Close flushes the log, snapshots producer state and closes its files.
+// Close flushes the log, snapshots producer state and closes its files. A
+// log that went offline (offline.go) only closes its files, and says so.
 // On a full file system the producer snapshot (and the leader epoch
 // checkpoint) may not be written: that is logged and left out, since the
 // next start replays producer state from an older snapshot and rebuilds the
@@ -388,6 +415,12 @@ func (l *Log) Close() error {
 	l.bg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.mu.offline {
+		// Not a clean shutdown: the Manager leaves the dir unmarked, so the
+		// next start recovers it.
+		l.releaseOfflineLocked()
+		return errOffline
+	}
 	if l.mu.closed {
 		return nil
 	}
@@ -400,7 +433,8 @@ func (l *Log) Close() error {
 	if err2 := l.active().seal(); err == nil {
 		err = err2
 	}
-	l.mu.closed = true
+	// A failed fsync above took the log offline; its files go now.
+	l.mu.closed, l.mu.offline = true, false
 	for _, s := range l.Segments() {
 		s.Release()
 	}
@@ -410,10 +444,14 @@ func (l *Log) Close() error {
 // Delete closes the log and removes its folder.
 func (l *Log) Delete() error {
 	l.mu.Lock()
-	l.mu.closed = true
+	// A closed log released its segments already, an offline one not.
+	release := !l.mu.closed || l.mu.offline
+	l.mu.closed, l.mu.offline = true, false
 	for _, s := range l.Segments() {
 		s.deleted.Store(true)
-		s.Release()
+		if release {
+			s.Release()
+		}
 	}
 	l.mu.Unlock()
 	return os.RemoveAll(l.dir)

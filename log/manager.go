@@ -298,8 +298,12 @@ func (m *Manager) Logs() map[TopicPartition]*Log {
 }
 
 // GetOrCreate returns the partition's log, creating it with cfg in the log
-// dir that holds the fewest partitions.
+// dir that holds the fewest partitions. A cfg without an FS gets the
+// Defaults' (a test's fault-injecting file system reaches every log so).
 func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
+	if cfg.FS == nil {
+		cfg.FS = m.cfg.Defaults.FS
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.mu.logs[tp]; ok {

@@ -3,6 +3,7 @@ package log
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -44,6 +45,21 @@ func (c *crashFS) OpenFile(name string, flag int, perm os.FileMode) (File, error
 	return &crashFile{File: f, fs: c}, nil
 }
 
+// Rename carries what is durable of a file to its new name (the log
+// fsyncs the folder where a rename must survive a crash).
+func (c *crashFS) Rename(oldpath, newpath string) error {
+	if err := os.Rename(oldpath, newpath); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if d, ok := c.durable[oldpath]; ok {
+		c.durable[newpath] = d
+		delete(c.durable, oldpath)
+	}
+	c.mu.Unlock()
+	return nil
+}
+
 type crashFile struct {
 	*os.File
 	fs *crashFS
@@ -75,6 +91,9 @@ func (c *crashFS) capture(rng *rand.Rand) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range slices.Sorted(maps.Keys(c.durable)) {
 		cur, err := os.ReadFile(name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed (a deleted segment): it stays removed
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +124,9 @@ func (c *crashFS) restore(t *testing.T, files map[string][]byte) {
 		if ok {
 			err = os.WriteFile(name, data, 0o644)
 		} else {
-			err = os.Remove(name)
+			if err = os.Remove(name); errors.Is(err, os.ErrNotExist) {
+				err = nil
+			}
 		}
 		if err != nil {
 			t.Fatal(err)

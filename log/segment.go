@@ -564,7 +564,18 @@ func (s *Segment) removeFiles() {
 // restart does not load them, and drops the log's reference after delay:
 // the files go when the last in-flight read releases them.
 func (s *Segment) markDeleted(delay time.Duration) error {
-	if err := os.Rename(s.path, s.path+DeletedSuffix); err != nil {
+	if err := s.renameDeleted(); err != nil {
+		return err
+	}
+	s.dropAfter(delay)
+	return nil
+}
+
+// renameDeleted is markDeleted's first half: the files get the .deleted
+// suffix, the segment stays readable. The cleaner's swap renames every
+// replaced segment before it publishes the new list, and drops them after.
+func (s *Segment) renameDeleted() error {
+	if err := s.fs.Rename(s.path, s.path+DeletedSuffix); err != nil {
 		return fmt.Errorf("rename deleted segment: %w", err)
 	}
 	s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
@@ -573,13 +584,18 @@ func (s *Segment) markDeleted(delay time.Duration) error {
 		t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix))
 	}
 	s.renamed = true
+	return nil
+}
+
+// dropAfter is markDeleted's second half, once the segment left the log's
+// list: the log's reference goes after delay, and the files with the last.
+func (s *Segment) dropAfter(delay time.Duration) {
 	s.deleted.Store(true)
 	if delay <= 0 {
 		s.Release()
 	} else {
 		time.AfterFunc(delay, s.Release)
 	}
-	return nil
 }
 
 // pwriteFull writes p at off, or fails.

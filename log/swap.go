@@ -60,7 +60,7 @@ func completeSwaps(dir string, cfg *Config) error {
 				}
 			}
 		}
-		if err := renameSwapped(dir, base); err != nil {
+		if err := renameSwapped(cfg.fs(), dir, base); err != nil {
 			return err
 		}
 	}
@@ -71,10 +71,10 @@ func completeSwaps(dir string, cfg *Config) error {
 }
 
 // renameSwapped renames B.*.swap to B.*, the log file last.
-func renameSwapped(dir string, base int64) error {
+func renameSwapped(fs FS, dir string, base int64) error {
 	for _, sfx := range []string{IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, LogSuffix} {
 		from := filepath.Join(dir, FileName(base, sfx+SwapSuffix))
-		if err := os.Rename(from, filepath.Join(dir, FileName(base, sfx))); err != nil && !os.IsNotExist(err) {
+		if err := fs.Rename(from, filepath.Join(dir, FileName(base, sfx))); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("complete segment swap: %w", err)
 		}
 	}

@@ -35,31 +35,39 @@ func (l *Log) TruncateTo(offset int64) error {
 			return err
 		}
 	}
-	for _, s := range segs[keep:] {
-		if err := s.markDeleted(0); err != nil {
-			return err
+	// From the first rename on, a failure leaves the files half cut: the
+	// log goes offline (offline.go) and the next Open recovers it. The
+	// dropped segments stay in the list, readable, until the new list is
+	// out (a released segment in the list would make readers spin).
+	dropped := segs[keep:]
+	for _, s := range dropped {
+		if err := s.renameDeleted(); err != nil {
+			return l.truncateFailedLocked(err)
 		}
 	}
 	segs = slices.Clone(segs[:keep])
 	pos, _, found, _, err := s.translate(offset, 0, s.size.Load())
 	if err != nil {
-		return err
+		return l.truncateFailedLocked(err)
 	}
 	if found {
 		if err := s.f.Truncate(pos); err != nil {
-			return fmt.Errorf("truncate segment: %w", err)
+			return l.truncateFailedLocked(fmt.Errorf("truncate segment: %w", err))
 		}
 		s.size.Store(pos)
 	}
 	if t := s.txn.Load(); t != nil {
 		if err := t.TruncateTo(offset); err != nil {
-			return err
+			return l.truncateFailedLocked(err)
 		}
 	}
 	if _, err := s.rebuild(cfg, nil); err != nil {
-		return err
+		return l.truncateFailedLocked(err)
 	}
 	l.setSegments(segs)
+	for _, d := range dropped {
+		d.dropAfter(0)
+	}
 	l.mu.next = s.NextOffset()
 	l.logEndOffset.Store(l.mu.next)
 	if l.recoveryPoint.Load() > l.mu.next {

@@ -36,6 +36,8 @@
 //
 // One goroutine, the raft loop, owns a Storage and calls all its methods;
 // raft, on that same goroutine, calls the raft.Storage methods of the
-// embedded MemoryStorage. After a failed write or fsync the Storage refuses
-// further writes (the WAL's tail is unknown): the owner must stop.
+// embedded MemoryStorage. After a failed write, fsync or rename the Storage
+// refuses further writes with the same error (the WAL's tail is unknown):
+// the owner must stop. Its files are written through an FS (fs.go), the
+// operating system's unless a test injects faults with OpenFS.
 package wal

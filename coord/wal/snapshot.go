@@ -50,12 +50,12 @@ func snapIndexes(dir string) ([]uint64, error) {
 	return idx, nil
 }
 
-func writeSnapshot(dir string, snap *pb.Snapshot) error {
+func writeSnapshot(fs FS, dir string, snap *pb.Snapshot) error {
 	meta := snap.GetMetadata()
 	b := appendFrame(nil, kindHeader, headerPayload())
 	b = appendFrame(b, kindSnapMeta, appendSnapMeta(nil, meta))
 	b = appendFrame(b, kindSnapData, snap.GetData())
-	return writeFileAtomic(dir, snapName(meta.GetIndex()), b)
+	return writeFileAtomic(fs, dir, snapName(meta.GetIndex()), b)
 }
 
 // readSnapshot reads and checks one snapshot file.
@@ -104,9 +104,9 @@ func decodeSnapshot(r io.Reader) (*pb.Snapshot, error) {
 
 // writeFileAtomic replaces dir/name with b: write a temporary file, fsync
 // it, rename it over name, fsync the folder.
-func writeFileAtomic(dir, name string, b []byte) error {
+func writeFileAtomic(fs FS, dir, name string, b []byte) error {
 	tmp := filepath.Join(dir, name+tmpSuffix)
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func writeFileAtomic(dir, name string, b []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+	if err := fs.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return err
 	}
 	return syncDir(dir)

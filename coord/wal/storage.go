@@ -36,8 +36,9 @@ type Storage struct {
 
 	dir    string
 	logger *slog.Logger
-	f      *os.File // the WAL, positioned at its end
-	buf    []byte   // frames of one Save
+	fs     FS
+	f      File   // the WAL, positioned at its end
+	buf    []byte // frames of one Save
 	hard   *pb.HardState
 	snap   *pb.SnapshotMetadata // newest snapshot on disk; nil if none
 	fresh  bool
@@ -49,8 +50,17 @@ type Storage struct {
 // that ends in a torn or corrupt frame (a crash mid-write) is truncated
 // there, with a warning.
 func Open(dir string, logger *slog.Logger) (*Storage, error) {
+	return OpenFS(dir, logger, nil)
+}
+
+// OpenFS is Open with the files written through fs (nil: the operating
+// system's); tests inject faults so.
+func OpenFS(dir string, logger *slog.Logger, fs FS) (*Storage, error) {
 	if logger == nil {
 		logger = slog.Default()
+	}
+	if fs == nil {
+		fs = osFS{}
 	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		// A new folder: its entry in the parent must be durable too, or a
@@ -66,7 +76,7 @@ func Open(dir string, logger *slog.Logger) (*Storage, error) {
 	if err := removeTemps(dir); err != nil {
 		return nil, fmt.Errorf("raft storage: %w", err)
 	}
-	s := &Storage{MemoryStorage: raft.NewMemoryStorage(), dir: dir, logger: logger}
+	s := &Storage{MemoryStorage: raft.NewMemoryStorage(), dir: dir, logger: logger, fs: fs}
 
 	idx, err := snapIndexes(dir)
 	if err != nil {
@@ -90,7 +100,7 @@ func Open(dir string, logger *slog.Logger) (*Storage, error) {
 	}
 
 	path := filepath.Join(dir, walName)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := fs.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("raft storage: %w", err)
 	}
@@ -350,7 +360,7 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	if s.err != nil {
 		return s.err
 	}
-	if err := writeSnapshot(s.dir, snap); err != nil {
+	if err := writeSnapshot(s.fs, s.dir, snap); err != nil {
 		return s.fail(fmt.Errorf("raft storage: write snapshot: %w", err))
 	}
 	if err := s.MemoryStorage.ApplySnapshot(snap); err != nil {
@@ -372,7 +382,7 @@ func (s *Storage) CreateSnapshot(i uint64, cs *pb.ConfState, data []byte, compac
 	if err != nil {
 		return fmt.Errorf("raft storage: %w", err)
 	}
-	if err := writeSnapshot(s.dir, snap); err != nil {
+	if err := writeSnapshot(s.fs, s.dir, snap); err != nil {
 		return s.fail(fmt.Errorf("raft storage: write snapshot: %w", err))
 	}
 	if first, _ := s.MemoryStorage.FirstIndex(); compact >= first && compact <= i {
@@ -408,10 +418,10 @@ func (s *Storage) afterSnapshot(meta *pb.SnapshotMetadata) error {
 		b, start = beginFrame(b, kindHardState)
 		b = endFrame(appendHardState(b, s.hard), start)
 	}
-	if err := writeFileAtomic(s.dir, walName, b); err != nil {
+	if err := writeFileAtomic(s.fs, s.dir, walName, b); err != nil {
 		return s.fail(fmt.Errorf("raft storage: rewrite WAL: %w", err))
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, walName), os.O_RDWR, 0o644)
+	f, err := s.fs.OpenFile(filepath.Join(s.dir, walName), os.O_RDWR, 0o644)
 	if err != nil {
 		return s.fail(fmt.Errorf("raft storage: %w", err))
 	}

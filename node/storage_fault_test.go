@@ -1,0 +1,159 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sys/unix"
+
+	"kzero/log"
+)
+
+// brokenFS is the operating system's file system for segment files, able
+// to make the segments of one partition refuse writes: it swaps (dup3) the
+// descriptor of each of that partition's open segment files for a
+// read-only one of the same file, since the log appends with pwritev on
+// the descriptor. Reads keep working.
+type brokenFS struct {
+	mu    sync.Mutex
+	files []*os.File
+}
+
+func (fs *brokenFS) OpenFile(name string, flag int, perm os.FileMode) (log.File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	fs.mu.Lock()
+	fs.files = append(fs.files, f)
+	fs.mu.Unlock()
+	return f, nil
+}
+
+func (fs *brokenFS) Rename(from, to string) error { return os.Rename(from, to) }
+
+// breakWrites makes writes to the open segment files of the partition
+// folder dir fail (EBADF, an I/O error that is not a full disk).
+func (fs *brokenFS) breakWrites(t *testing.T, dir string) {
+	t.Helper()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n := 0
+	for _, f := range fs.files {
+		if !strings.Contains(f.Name(), "/"+dir+"/") {
+			continue
+		}
+		ro, err := os.Open(f.Name())
+		if err != nil {
+			continue // closed and deleted
+		}
+		err = unix.Dup3(int(ro.Fd()), int(f.Fd()), unix.O_CLOEXEC)
+		ro.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no open segment file of %s", dir)
+	}
+}
+
+// One partition's log fails a write: produce to it is answered
+// KAFKA_STORAGE_ERROR from then on, while another partition on the same
+// broker takes produce and fetch as before. What the failed partition
+// answers otherwise is what the code does today (see the report in the
+// commit): its log keeps serving reads of what it held, and Metadata
+// still names this broker its leader; Apache Kafka would take the log dir
+// offline, answer KAFKA_STORAGE_ERROR to fetches too and move leadership.
+func TestPartitionStorageFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	fs := &brokenFS{}
+	cfg := nodeConfig(1, t.TempDir(), nil)
+	cfg.Logs.Defaults.FS = fs
+	n, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer scancel()
+		n.Stop(sctx) // the failed log makes it report an unclean close
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()), kgo.DisableIdempotentWrite(),
+		kgo.RecordRetries(1), kgo.MetadataMinAge(10*time.Millisecond), kgo.RetryBackoffFn(func(int) time.Duration { return time.Millisecond }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "good"); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(topic, v string) error {
+		return cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(v)}).FirstErr()
+	}
+	for _, topic := range []string{"bad", "good"} {
+		if err := produce(topic, "before"); err != nil {
+			t.Fatalf("produce to %s: %v", topic, err)
+		}
+	}
+
+	fs.breakWrites(t, "bad-0")
+	if err := produce("bad", "during"); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("produce to the failed partition: %v, want KAFKA_STORAGE_ERROR", err)
+	}
+	if err := produce("bad", "after"); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("second produce to the failed partition: %v, want KAFKA_STORAGE_ERROR", err)
+	}
+	if err := produce("good", "after"); err != nil {
+		t.Fatalf("produce to the other partition: %v", err)
+	}
+	if got := consumeAll(ctx, t, n, "good", 2); got != "before,after" {
+		t.Fatalf("the other partition reads %q", got)
+	}
+	// Today's answers for the failed one (Kafka's differ, see above).
+	if got := consumeAll(ctx, t, n, "bad", 1); got != "before" {
+		t.Fatalf("the failed partition reads %q", got)
+	}
+	md, err := adm.Metadata(ctx, "bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := md.Topics["bad"].Partitions[0]; p.Leader != 1 || p.Err != nil {
+		t.Fatalf("metadata of the failed partition: leader %d, %v", p.Leader, p.Err)
+	}
+}
+
+// consumeAll reads want records of topic from the start, joined by commas.
+func consumeAll(ctx context.Context, t *testing.T, n *Node, topic string, want int) string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got []string
+	for len(got) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consume %s: got %q before the deadline", topic, got)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("consume %s: %v", topic, err) })
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	return strings.Join(got, ",")
+}
