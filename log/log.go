@@ -36,6 +36,7 @@ type Log struct {
 	lastFlushMs    atomic.Int64
 	firstUnstable  atomic.Int64 // first offset of the oldest open transaction, -1 when none
 	highWatermark  atomic.Int64 // the partition's last high watermark (OnHighWatermark); the cleaner stays below it
+	wentOffline    atomic.Bool  // an I/O error took it offline (offline.go), for readers without the lock
 
 	mu struct {
 		sync.Mutex

@@ -16,8 +16,8 @@ import (
 // KAFKA_STORAGE_ERROR until the broker restarts and Open recovers it
 // (Close says the log went offline, so the Manager does not mark its dir
 // cleanly shut down). Reads of what was written before keep working from
-// the open files; Kafka would stop serving them too, but what a partition
-// answers is the replica layer's to decide. An fsync is not retried: after
+// the open files here; the replica layer, which decides what a partition
+// answers, refuses them as Kafka does (Offline). An fsync is not retried: after
 // a failed one Linux may have dropped the dirty pages and report the next
 // fsync clean, so the data's fate is unknown.
 
@@ -31,8 +31,14 @@ func (l *Log) goOfflineLocked(what string, err error) {
 	if !l.mu.closed {
 		l.logger.Error(what+": log goes offline", "dir", l.dir, "err", err)
 		l.mu.closed, l.mu.offline = true, true
+		l.wentOffline.Store(true)
 	}
 }
+
+// Offline reports whether an I/O error took the log offline: the replica
+// layer then answers KAFKA_STORAGE_ERROR for it, reads included, as Kafka
+// does for a replica on an offline log dir.
+func (l *Log) Offline() bool { return l.wentOffline.Load() }
 
 // releaseOfflineLocked closes the files of an offline log: Close of a log
 // that went offline. Writer lock held.

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
 	"kzero/log"
@@ -67,13 +68,10 @@ func (fs *brokenFS) breakWrites(t *testing.T, dir string) {
 	}
 }
 
-// One partition's log fails a write: produce to it is answered
-// KAFKA_STORAGE_ERROR from then on, while another partition on the same
-// broker takes produce and fetch as before. What the failed partition
-// answers otherwise is what the code does today (see the report in the
-// commit): its log keeps serving reads of what it held, and Metadata
-// still names this broker its leader; Apache Kafka would take the log dir
-// offline, answer KAFKA_STORAGE_ERROR to fetches too and move leadership.
+// One partition's log fails a write: produce to it, fetches from it and
+// its partition in Metadata are answered KAFKA_STORAGE_ERROR from then on
+// (as Kafka answers for a replica on an offline log dir), while another
+// partition on the same broker takes produce and fetch as before.
 func TestPartitionStorageFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -124,16 +122,38 @@ func TestPartitionStorageFailure(t *testing.T) {
 	if got := consumeAll(ctx, t, n, "good", 2); got != "before,after" {
 		t.Fatalf("the other partition reads %q", got)
 	}
-	// Today's answers for the failed one (Kafka's differ, see above).
-	if got := consumeAll(ctx, t, n, "bad", 1); got != "before" {
-		t.Fatalf("the failed partition reads %q", got)
-	}
 	md, err := adm.Metadata(ctx, "bad")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := md.Topics["bad"].Partitions[0]; p.Leader != 1 || p.Err != nil {
-		t.Fatalf("metadata of the failed partition: leader %d, %v", p.Leader, p.Err)
+	if p := md.Topics["bad"].Partitions[0]; !errors.Is(p.Err, kerr.KafkaStorageError) || len(p.OfflineReplicas) != 1 {
+		t.Fatalf("metadata of the failed partition: leader %d, offline %v, %v; want KAFKA_STORAGE_ERROR", p.Leader, p.OfflineReplicas, p.Err)
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = "bad"
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp = -2
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	// Straight to the broker: a client refuses to route to a partition
+	// whose metadata is KAFKA_STORAGE_ERROR.
+	raw, err := cl.Broker(1).Request(ctx, req)
+	resp, _ := raw.(*kmsg.ListOffsetsResponse)
+	if err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.KafkaStorageError.Code {
+		t.Fatalf("list offsets of the failed partition: %v %+v, want KAFKA_STORAGE_ERROR", err, resp)
+	}
+	fr := kmsg.NewPtrFetchRequest()
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "bad", md.Topics["bad"].ID // the client sends the newest version: by id
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	fr.Topics, fr.MaxBytes = append(fr.Topics, ft), 1<<20
+	raw, err = cl.Broker(1).Request(ctx, fr)
+	fresp, _ := raw.(*kmsg.FetchResponse)
+	if err != nil || len(fresp.Topics) != 1 || fresp.Topics[0].Partitions[0].ErrorCode != kerr.KafkaStorageError.Code {
+		t.Fatalf("fetch from the failed partition: %v %+v, want KAFKA_STORAGE_ERROR", err, fresp)
 	}
 }
 

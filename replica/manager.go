@@ -160,11 +160,15 @@ func (m *Manager) Partition(tp log.TopicPartition) (*Partition, bool) {
 }
 
 // Get returns the local replica, KAFKA_STORAGE_ERROR for one whose log
-// failed to open, or UNKNOWN_TOPIC_OR_PARTITION.
+// failed to open or went offline after an I/O error, or
+// UNKNOWN_TOPIC_OR_PARTITION.
 func (m *Manager) Get(tp log.TopicPartition) (*Partition, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if p, ok := m.parts[tp]; ok {
+		if p.log.Offline() {
+			return nil, fmt.Errorf("partition %s went offline after an I/O error: %w", tp, kerr.KafkaStorageError)
+		}
 		return p, nil
 	}
 	if err, ok := m.offline[tp]; ok {
@@ -174,19 +178,32 @@ func (m *Manager) Get(tp log.TopicPartition) (*Partition, error) {
 }
 
 // Offline reports why a replica this broker should lead is offline: its
-// log failed to open (nil when it is not offline). The replica stays
-// offline until a later MakeLeader opens it or it is removed.
+// log failed to open, or went offline after an I/O error (nil when it is
+// not offline). A log that failed to open stays offline until a later
+// MakeLeader opens it or it is removed; one that went offline, until the
+// broker restarts and recovers it.
 func (m *Manager) Offline(tp log.TopicPartition) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if p, ok := m.parts[tp]; ok && p.log.Offline() {
+		return errLogOffline
+	}
 	return m.offline[tp]
 }
+
+var errLogOffline = fmt.Errorf("the log went offline after an I/O error: %w", kerr.KafkaStorageError)
 
 // OfflineCount is the number of offline replicas.
 func (m *Manager) OfflineCount() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return len(m.offline)
+	n := len(m.offline)
+	for _, p := range m.parts {
+		if p.log.Offline() {
+			n++
+		}
+	}
+	return n
 }
 
 // LeaderSpec is what the controller says about a partition this broker leads.
