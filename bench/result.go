@@ -21,9 +21,17 @@ type Result struct {
 	Produce  *Throughput  `json:"produce,omitempty"`
 	Consume  *Throughput  `json:"consume,omitempty"`
 	Latency  *Percentiles `json:"latency,omitempty"`
-	Broker   *Usage       `json:"broker,omitempty"`   // for a broker the suite started as a process
-	Profiles []string     `json:"profiles,omitempty"` // pprof files in the results folder
-	Error    string       `json:"error,omitempty"`
+	Broker   *Usage       `json:"broker,omitempty"` // for a broker the suite started as a process
+	// Client is the CPU of the clients (this process) over the measured
+	// phase, per GiB moved as the broker's is: what the load generator
+	// costs, which shares the machine with the broker.
+	Client *Usage `json:"client,omitempty"`
+	// PageCache is the state of the machine's memory the run began in:
+	// "warm" when the suite recycled page-cache pages just before it
+	// (Options.Warm), empty when it took the machine as it found it.
+	PageCache string   `json:"page_cache,omitempty"`
+	Profiles  []string `json:"profiles,omitempty"` // pprof files in the results folder
+	Error     string   `json:"error,omitempty"`
 }
 
 // Throughput is what one side moved in a measured phase.
