@@ -428,3 +428,26 @@ func BenchmarkRawSeal(b *testing.B) {
 		})
 	}
 }
+
+// A raw workload gets its defaults, and what the raw client cannot do is
+// refused.
+func TestRawWorkloadValidate(t *testing.T) {
+	w, err := ParseWorkload([]byte(`{"name":"r","client":"raw","kind":"produce","record_bytes":1024,"records":10}`))
+	if err != nil || w.BatchBytes != rawDefaultBatchBytes || w.InFlight != 4 || !w.raw() {
+		t.Errorf("defaults: %+v, %v", w, err)
+	}
+	for _, bad := range []string{
+		`{"name":"r","client":"raw","kind":"produce","record_bytes":1024,"records":10,"compression":"lz4"}`,
+		`{"name":"r","client":"raw","kind":"produce","record_bytes":1024,"records":10,"linger":"1ms"}`,
+		`{"name":"r","client":"raw","kind":"produce","record_bytes":1024,"records":10,"max_buffered":5}`,
+		`{"name":"r","client":"raw","kind":"consume","record_bytes":1024,"records":10,"group":true}`,
+		`{"name":"r","client":"raw","kind":"produce","record_bytes":1024,"records":10,"partitions":2,"producers":3}`,
+		`{"name":"r","client":"raw","kind":"produce","record_bytes":1024,"records":10,"in_flight":65}`,
+		`{"name":"r","kind":"produce","record_bytes":1024,"records":10,"in_flight":2}`,
+		`{"name":"r","client":"sarama","kind":"produce","record_bytes":1024,"records":10}`,
+	} {
+		if _, err := ParseWorkload([]byte(bad)); err == nil {
+			t.Errorf("took %s", bad)
+		}
+	}
+}
