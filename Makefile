@@ -57,12 +57,15 @@ BENCH_OUT       ?= bench/results/latest
 BENCH_WORKLOADS ?= all
 BENCH_REPS      ?= 2
 BENCH_SCALE     ?= 0.2
+# BENCH_WARM: GiB written and deleted before each run (bench run --warm), so that runs are
+# measured in a warm page cache; 0 takes the machine as it is.
+BENCH_WARM      ?= 0
 KZCTL           ?= ./bin/kzctl
 
 bench-suite: build
 	$(KZCTL) bench limits --out $(BENCH_OUT)
 	$(KZCTL) bench run $(BENCH_WORKLOADS) --compare kzero,kfake --kzero-bin bin/kzero --pprof \
-	  --reps $(BENCH_REPS) --scale $(BENCH_SCALE) --out $(BENCH_OUT)
+	  --reps $(BENCH_REPS) --scale $(BENCH_SCALE) --warm $(BENCH_WARM) --out $(BENCH_OUT)
 
 bench-report: build
 	$(KZCTL) bench report $(BENCH_OUT) --out docs/perf --markdown PERFORMANCE.md

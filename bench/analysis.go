@@ -25,6 +25,7 @@ var reportMetrics = []Metric{
 	{"broker peak RSS MiB", "lower", func(r Result) (float64, bool) {
 		return field(r.Broker != nil, func() float64 { return float64(r.Broker.PeakRSSBytes) / (1 << 20) })
 	}},
+	comparedMetric("client CPU s/GiB"),
 }
 
 // comparedMetric returns the metric of Metrics named name.

@@ -33,6 +33,11 @@ var Metrics = []Metric{
 	{"broker CPU s/GiB", "lower", func(r Result) (float64, bool) {
 		return field(r.Broker != nil, func() float64 { return r.Broker.CPUSecondsPerGiB })
 	}},
+	// The clients' cost, beside the broker's: not the broker's merit, but
+	// it says how much of the machine the broker had.
+	{"client CPU s/GiB", "lower", func(r Result) (float64, bool) {
+		return field(r.Client != nil && r.Client.GiBMoved > 0, func() float64 { return r.Client.CPUSecondsPerGiB })
+	}},
 }
 
 func field(ok bool, get func() float64) (float64, bool) {

@@ -3,6 +3,26 @@
 // kzero can be checked against Apache Kafka or franz-go's kfake with the
 // same instrument.
 //
+// kgo costs about as much CPU per byte as a broker and shares the machine
+// with it, so a workload may instead be driven by the suite's raw load
+// generator (client "raw", rawload.go), which measures the broker's
+// capacity: producers write Produce requests encoded once (RecordBatch v2,
+// uncompressed, valid CRC-32C; for an idempotent producer the sequence is
+// patched and the CRC resealed per batch, for a latency run the send time
+// too) over N connections with M requests in flight each, after
+// ApiVersions picks versions the broker serves (Produce v9–v12, Fetch v12);
+// consumers send sessionless Fetch requests, read each response into a
+// reused buffer and check the CRC and record framing of one batch in 16.
+// Neither allocates per request. The capacity-* and latency-raw-* shipped
+// workloads use it; each result also records the clients' CPU (this
+// process), so a reader can see how much of the machine the broker had.
+//
+// Appends into memory a virtual machine has not touched (or has handed
+// back to its host) cost several times those into recycled page-cache
+// pages; Warm (kzctl bench warm, bench run --warm) writes and deletes a
+// file right before each run so that runs are measured in the steady
+// state of a long-running broker, and the result says so (PageCache).
+//
 // A Workload is a JSON file (workloads/ holds the shipped ones): produce,
 // consume from earliest, end-to-end latency at a fixed rate, or mixed
 // produce and consume. Run executes each workload against one or more

@@ -46,6 +46,7 @@ type page struct {
 	Make      string // the make line that gives the same run
 	Reps      int
 	Scale     string     // "" at full scale
+	PageCache string     // the memory state the runs began in, in words
 	Workloads [][]string // name, kind, what
 	Headlines [][]string // workload, metric, subject, peer, ratio
 	Limits    [][]string // limit, what, chunk, median, range, reps
@@ -101,6 +102,7 @@ func (a *analysis) renderPerformance(ctx context.Context, w io.Writer, source, p
 	if sc := a.scale(); sc != 1 {
 		p.Scale = strconv.FormatFloat(sc, 'f', -1, 64)
 	}
+	p.PageCache = pageCacheState(a.f.Results)
 	p.Date = a.f.Results[0].Start.UTC().Format(time.DateOnly)
 	if m := a.f.Machine(); m != nil {
 		p.Machine = machineFacts(*m)
@@ -163,14 +165,42 @@ func (a *analysis) workloadRows() [][]string {
 	return rows
 }
 
+// pageCacheState says in words which memory state the runs began in
+// (Result.PageCache).
+func pageCacheState(results []Result) string {
+	warm := 0
+	for _, r := range results {
+		if r.PageCache == PageCacheWarm {
+			warm++
+		}
+	}
+	switch warm {
+	case 0:
+		return "as the machine was (not warmed: appends may land in memory the host must fault in)"
+	case len(results):
+		return "warm: before each run the suite wrote and deleted a file, so that appends land in recycled page-cache pages (`--warm`)"
+	}
+	return fmt.Sprintf("warm for %d of the %d runs (`--warm`), as the machine was for the others", warm, len(results))
+}
+
 // workloadShape says what a workload does, in a line, as it was run.
 func workloadShape(w Workload) string {
 	parts := []string{fmt.Sprintf("%d B %s records", w.RecordBytes, w.Payload), fmt.Sprintf("%d partitions", w.Partitions)}
+	if w.raw() {
+		parts = append(parts, fmt.Sprintf("raw client, %s KiB batches", sig3(float64(w.BatchBytes)/1024)))
+	}
 	if w.Kind != KindConsume || w.Producers > 1 {
-		parts = append(parts, plural(w.Producers, "producer"))
+		pr := plural(w.Producers, "producer")
+		if w.raw() {
+			pr = plural(w.Producers, "producer connection") + fmt.Sprintf(" × %d in flight", w.InFlight)
+		}
+		parts = append(parts, pr)
 	}
 	if w.Kind != KindProduce {
 		c := plural(w.Consumers, "consumer")
+		if w.raw() {
+			c = plural(w.Consumers, "consumer connection")
+		}
 		if w.Group {
 			c += " in a group"
 		}

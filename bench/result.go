@@ -21,9 +21,17 @@ type Result struct {
 	Produce  *Throughput  `json:"produce,omitempty"`
 	Consume  *Throughput  `json:"consume,omitempty"`
 	Latency  *Percentiles `json:"latency,omitempty"`
-	Broker   *Usage       `json:"broker,omitempty"`   // for a broker the suite started as a process
-	Profiles []string     `json:"profiles,omitempty"` // pprof files in the results folder
-	Error    string       `json:"error,omitempty"`
+	Broker   *Usage       `json:"broker,omitempty"` // for a broker the suite started as a process
+	// Client is the CPU of the clients (this process) over the measured
+	// phase, per GiB moved as the broker's is: what the load generator
+	// costs, which shares the machine with the broker.
+	Client *Usage `json:"client,omitempty"`
+	// PageCache is the state of the machine's memory the run began in:
+	// "warm" when the suite recycled page-cache pages just before it
+	// (Options.Warm), empty when it took the machine as it found it.
+	PageCache string   `json:"page_cache,omitempty"`
+	Profiles  []string `json:"profiles,omitempty"` // pprof files in the results folder
+	Error     string   `json:"error,omitempty"`
 }
 
 // Throughput is what one side moved in a measured phase.
@@ -110,10 +118,10 @@ func ReadJSONLines(r io.Reader) ([]Result, error) {
 // a dash is a figure the run does not measure.
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\ttarget\trep\tprod MiB/s\tprod rec/s\tcons MiB/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tCPU s/GiB\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "workload\ttarget\trep\tprod MiB/s\tprod rec/s\tcons MiB/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tCPU s/GiB\tpeak RSS MiB\tclient CPU s/GiB\t")
 	for _, r := range results {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%d\terror: %s\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Target, r.Rep, r.Error)
+			fmt.Fprintf(tw, "%s\t%s\t%d\terror: %s\t\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Target, r.Rep, r.Error)
 			continue
 		}
 		row := []string{r.Workload, r.Target, strconv.Itoa(r.Rep)}
@@ -136,6 +144,11 @@ func WriteTable(w io.Writer, results []Result) error {
 			row = append(row, num(b.CPUSecondsPerGiB, 2), num(float64(b.PeakRSSBytes)/(1<<20), 0))
 		} else {
 			row = append(row, "-", "-")
+		}
+		if c := r.Client; c != nil && c.GiBMoved > 0 {
+			row = append(row, num(c.CPUSecondsPerGiB, 2))
+		} else {
+			row = append(row, "-")
 		}
 		for _, c := range row {
 			fmt.Fprint(tw, c, "\t")

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,7 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 	}
 	defer admCl.Close()
 	adm := kadm.NewClient(admCl)
+	r.adm = adm
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	rf := int16(-1) // the broker's default.replication.factor
 	if w.Replication > 0 {
@@ -83,12 +85,20 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 		}
 	}()
 
-	var before Sample
+	produce, consume := r.produce, r.consume
+	if w.raw() {
+		produce, consume = r.rawProduce, r.rawConsume
+	}
+	var before, selfBefore Sample
+	self := NewProcess(os.Getpid()) // the clients: this process
 	// sample begins the measured phase, expected to last expect.
 	sample := func(expect time.Duration) error {
 		m.measuredFrom.Store(time.Now().UnixNano())
 		if measuring != nil {
 			measured = measuring(expect)
+		}
+		if selfBefore, err = self.Sample(); err != nil {
+			return err
 		}
 		if proc == nil {
 			return nil
@@ -102,28 +112,28 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 		if err := sample(w.Duration.D()); err != nil {
 			return res, err
 		}
-		res.Produce, _, err = r.produce(ctx, w.total(), w.Duration.D(), w.Rate, false)
+		res.Produce, _, err = produce(ctx, w.total(), w.Duration.D(), w.Rate, false)
 	case KindConsume:
 		// The fill is not measured: flat out, then read from earliest.
 		// Reading back is expected to take at most half as long as the
 		// writing did.
 		began := time.Now()
-		if _, _, err := r.produce(ctx, w.total(), 0, 0, false); err != nil {
+		if _, _, err := produce(ctx, w.total(), 0, 0, false); err != nil {
 			return res, fmt.Errorf("fill: %w", err)
 		}
 		if err := sample(time.Since(began) / 2); err != nil {
 			return res, err
 		}
-		res.Consume, _, err = r.consume(ctx, func() (int64, error) { return w.total(), nil })
+		res.Consume, _, err = consume(ctx, func() (int64, error) { return w.total(), nil })
 	case KindLatency, KindMixed:
 		if err := sample(w.Duration.D()); err != nil {
 			return res, err
 		}
 		var lat []time.Duration
-		res.Consume, lat, err = r.consume(ctx, func() (int64, error) {
+		res.Consume, lat, err = consume(ctx, func() (int64, error) {
 			var err error
 			var acked int64
-			res.Produce, acked, err = r.produce(ctx, w.total(), w.Duration.D(), w.Rate, true)
+			res.Produce, acked, err = produce(ctx, w.total(), w.Duration.D(), w.Rate, true)
 			return acked, err
 		})
 		if err == nil {
@@ -133,6 +143,10 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 	}
 	if err != nil {
 		return res, err
+	}
+	if selfAfter, err := self.Sample(); err == nil {
+		res.Client = usage(selfBefore, selfAfter, res.Produce, res.Consume, w.RecordBytes)
+		res.Client.PeakRSSBytes, res.Client.PeakRSSMiBPerGiB = 0, 0 // this process's lifetime peak: not the phase's
 	}
 	if proc != nil {
 		after, err := proc.Sample()
@@ -175,6 +189,12 @@ type run struct {
 	topic   string
 	payload []byte // record values are windows onto it
 	meter   *meter
+	adm     *kadm.Client
+
+	// Tests of the raw consumer: every batch it receives, and how often
+	// it checks a CRC (0: rawCRCSample).
+	onRawBatch  func(partition int32, b []byte)
+	rawCRCEvery int
 }
 
 // newPayload returns the source of record values: 1 MiB (at least two

@@ -130,10 +130,12 @@ func TestSmokeCompare(t *testing.T) {
 	}
 	// JSON output is the runs, one per line.
 	out.Reset()
-	if _, err := Run(ctx, ws, Options{Targets: []Target{{Label: "kfake", Start: "kfake"}}, Scale: smokeScale, Out: &out, JSON: true}); err != nil {
+	// With Warm, the run is measured warm and says so.
+	if _, err := Run(ctx, ws, Options{Targets: []Target{{Label: "kfake", Start: "kfake"}}, Scale: smokeScale, Out: &out, JSON: true,
+		Warm: 1 << 20, WarmDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
-	if rs, err := ReadJSONLines(&out); err != nil || len(rs) != 1 || rs[0].Produce == nil {
+	if rs, err := ReadJSONLines(&out); err != nil || len(rs) != 1 || rs[0].Produce == nil || rs[0].PageCache != PageCacheWarm || rs[0].Client == nil {
 		t.Errorf("JSON output: %+v, %v", rs, err)
 	}
 }

@@ -22,6 +22,12 @@ type Options struct {
 	// be told in advance) and allocation profiles from each kzero the
 	// suite started, into OutDir.
 	Profile bool
+	// Warm, when > 0, is how many bytes Warm writes and frees right before
+	// each run (in WarmDir, default the system's temporary folder, where
+	// started brokers keep their logs), so that runs are measured in a
+	// warm page cache; results say so in PageCache.
+	Warm    int64
+	WarmDir string
 	Out     io.Writer
 	// Progress gets a line per run as it finishes and, when it is a
 	// terminal, a bar for the run in progress; nil for none.
@@ -108,6 +114,15 @@ func Run(ctx context.Context, workloads []Workload, opts Options) ([]Result, err
 				// charging one run for another's bytes; an in-memory peer
 				// never pays that.
 				syncFilesystems()
+				if opts.Warm > 0 {
+					wu, err := Warm(ctx, opts.WarmDir, opts.Warm)
+					if err != nil {
+						return results, fmt.Errorf("%s on %s, rep %d: %w", w.Name, t.Label, rep, err)
+					}
+					if opts.Progress != nil {
+						fmt.Fprintf(opts.Progress, "warmed %.1f GiB at %.0f MiB/s\n", float64(wu.Bytes)/(1<<30), wu.MiBps)
+					}
+				}
 				began := time.Now()
 				prefix := fmt.Sprintf("%s.%s.rep%d", w.Name, t.Label, rep)
 				// The CPU profile covers the measured phase, where its
@@ -147,6 +162,9 @@ func Run(ctx context.Context, workloads []Workload, opts Options) ([]Result, err
 					}
 				}
 				res.Target, res.Rep = t.Label, rep
+				if opts.Warm > 0 {
+					res.PageCache = PageCacheWarm
+				}
 				if opts.Scale != 1 {
 					res.Scale = opts.Scale
 				}

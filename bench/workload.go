@@ -52,7 +52,28 @@ type Workload struct {
 	Duration    Duration  `json:"duration,omitempty"`     // how long to produce; or
 	Records     int64     `json:"records,omitempty"`      // how many records to produce
 	Warmup      Duration  `json:"warmup,omitempty"`       // not measured: sends (latency) and acknowledgements (throughput) before it
+	// Client is what drives the broker: "kgo" (or absent), franz-go's
+	// client, what users see; or "raw", the suite's own load generator
+	// (rawload.go), whose cost per byte is close to a socket write's, for
+	// the broker's capacity. For raw, producers and consumers count
+	// connections, batch_bytes sizes every batch, and in_flight bounds the
+	// Produce requests each connection has in flight.
+	Client   string `json:"client,omitempty"`
+	InFlight int    `json:"in_flight,omitempty"`
 }
+
+// Clients a workload can be driven by.
+const (
+	ClientKgo = "kgo"
+	ClientRaw = "raw"
+)
+
+// raw says whether the raw load generator drives the workload.
+func (w *Workload) raw() bool { return w.Client == ClientRaw }
+
+// rawDefaultBatchBytes is the raw client's batch size when a workload
+// gives none.
+const rawDefaultBatchBytes = 64 << 10
 
 // Duration is a time.Duration written in JSON as a Go duration string
 // ("30s", "5ms").
@@ -158,6 +179,14 @@ func (w *Workload) Validate() error {
 	if w.Payload == "" {
 		w.Payload = "random"
 	}
+	if w.Client == ClientRaw {
+		if w.BatchBytes == 0 {
+			w.BatchBytes = rawDefaultBatchBytes
+		}
+		if w.InFlight == 0 {
+			w.InFlight = 4
+		}
+	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if w.RecordBytes <= 0 {
@@ -204,6 +233,27 @@ func (w *Workload) Validate() error {
 	case "random", "text":
 	default:
 		bad("payload %q: want random or text", w.Payload)
+	}
+	switch w.Client {
+	case "", ClientKgo:
+		if w.InFlight != 0 {
+			bad("in_flight is for the raw client")
+		}
+	case ClientRaw:
+		if w.Compression != "none" || w.Linger != nil || w.MaxBuffered != 0 || w.Group {
+			bad("the raw client sends uncompressed batches of batch_bytes to partitions it assigns: no compression, linger, max_buffered or group")
+		}
+		if w.Producers > w.Partitions {
+			bad("producers %d > partitions %d: a raw producer connection needs a partition of its own", w.Producers, w.Partitions)
+		}
+		if w.InFlight < 1 || w.InFlight > 64 {
+			bad("in_flight %d: want 1..64", w.InFlight)
+		}
+		if w.BatchBytes > 64<<20 {
+			bad("batch_bytes %d: want ≤ 64 MiB", w.BatchBytes)
+		}
+	default:
+		bad("client %q: want kgo or raw", w.Client)
 	}
 	if w.Linger != nil && *w.Linger < 0 {
 		bad("linger cannot be negative")

@@ -20,13 +20,14 @@ func (c *cli) benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Run the benchmark suite, measure the machine's limits, render reports",
 	}
-	cmd.AddCommand(c.benchRun(), c.benchLimits(), c.benchReport())
+	cmd.AddCommand(c.benchRun(), c.benchLimits(), c.benchWarm(), c.benchReport())
 	return cmd
 }
 
 func (c *cli) benchRun() *cobra.Command {
 	opts := bench.Options{Out: c.stdout, Progress: c.stderr}
 	var start, compare string
+	var warmGiB float64
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD...",
 		Short: "Run workloads against a broker, or two to compare",
@@ -47,6 +48,10 @@ name, or all; A and B of --compare are host:port, kzero or kfake.`,
 			if opts.Reps < 1 || opts.Scale <= 0 || opts.Scale > 1000 {
 				return fmt.Errorf("bench run: --reps ≥ 1 and 0 < --scale ≤ 1000: %w", tools.ErrUsage)
 			}
+			if warmGiB < 0 || warmGiB > 1024 {
+				return fmt.Errorf("bench run: --warm %v: want 0..1024 GiB: %w", warmGiB, tools.ErrUsage)
+			}
+			opts.Warm = int64(warmGiB * (1 << 30))
 			opts.JSON = env.Format == tools.JSON
 			switch {
 			case start != "" && compare != "":
@@ -88,6 +93,8 @@ name, or all; A and B of --compare are host:port, kzero or kfake.`,
 	f.StringVar(&opts.OutDir, "out", "", "write results.jsonl and summary.txt to this `folder`")
 	f.StringVar(&opts.KzeroBin, "kzero-bin", "", "the kzero binary --start runs (default: build it)")
 	f.BoolVar(&opts.Profile, "pprof", false, "save CPU and allocation profiles of a started kzero into --out")
+	f.Float64Var(&warmGiB, "warm", 0, "before each run, write and delete a file of this many `GiB`, so that appends land in a warm page cache (see bench warm)")
+	f.StringVar(&opts.WarmDir, "warm-dir", "", "the `folder` --warm writes in (default: the system's temporary folder, where started brokers keep their logs)")
 	cmd.RegisterFlagCompletionFunc("start", values("kzero", "kfake"))
 	cmd.MarkFlagDirname("out")
 	return cmd
@@ -131,6 +138,42 @@ write() appended to a file. -o json prints JSON lines.`,
 	f.DurationVar(&opts.Duration, "duration", 2*time.Second, "length of each measurement")
 	f.IntVar(&opts.Reps, "reps", 3, "measurements of each limit, taken in turn")
 	cmd.MarkFlagDirname("out")
+	cmd.MarkFlagDirname("dir")
+	return cmd
+}
+
+func (c *cli) benchWarm() *cobra.Command {
+	var gib float64
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "warm",
+		Short: "Bring the page cache to a steady state: write and delete a file",
+		Long: `Write a file of --size GiB (1 MiB appends, no fsync) and delete it, so that the
+next appends land in page-cache pages just freed, as a long-running broker's do
+when retention frees what it appended, rather than in memory a virtual machine's
+host must fault in (bench limits: file-append against file-append-cold). It
+prints the rate it wrote at: near the file-append limit the memory was warm
+already, near file-append-cold it was not.
+
+On a VM whose balloon reports free pages to the host the effect lasts seconds:
+to measure runs warm, use bench run --warm, which warms before every run and
+says so in each result.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if gib <= 0 || gib > 1024 {
+				return fmt.Errorf("bench warm: --size %v: want 0 < GiB ≤ 1024: %w", gib, tools.ErrUsage)
+			}
+			w, err := bench.Warm(cmd.Context(), dir, int64(gib*(1<<30)))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "wrote and deleted %.2f GiB in %.1fs: %.0f MiB/s\n", float64(w.Bytes)/(1<<30), w.Seconds, w.MiBps)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&gib, "size", 4, "how many `GiB` to write")
+	f.StringVar(&dir, "dir", "", "the `folder` to write in (default: the system's temporary folder, where started brokers keep their logs)")
 	cmd.MarkFlagDirname("dir")
 	return cmd
 }

@@ -25,6 +25,9 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"bench", "run", "all", "--compare", "kfake,kfake", "--start", "kfake"},
 		{"bench", "run", "all", "--scale", "0"},
 		{"bench", "run", "all", "--reps", "0"},
+		{"bench", "run", "all", "--warm", "-1"},
+		{"bench", "warm", "--size", "0"},
+		{"bench", "warm", "extra"},
 	} {
 		code, _, stderr := kzctl(t, "", args...)
 		if code != 2 {
@@ -129,5 +132,16 @@ func TestBenchLimits(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "loopback-tcp, rep 1/1: ") {
 		t.Errorf("progress %q", stderr)
+	}
+}
+
+func TestBenchWarm(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := kzctl(t, "", "bench", "warm", "--size", "0.004", "--dir", dir)
+	if code != 0 || !strings.HasPrefix(stdout, "wrote and deleted 0.00 GiB") {
+		t.Fatalf("exit %d: %q %q", code, stdout, stderr)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
