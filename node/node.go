@@ -297,6 +297,11 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		defer cancel()
 		return n.ctrl.AlterPartition(ctx, topicID, tp.Partition, leaderEpoch, partitionEpoch, isr)
 	}
+	replCfg.ReplicaOffline = func(tp log.TopicPartition) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return n.ctrl.ReplicaOffline(ctx, tp.Topic, tp.Partition)
+	}
 	n.replicas.Start(replCfg)
 	groupCfg := cfg.Groups
 	groupCfg.Logger = n.logger

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
+	"kzero/coord/metadata"
 	"kzero/log"
 )
 
@@ -176,4 +178,57 @@ func consumeAll(ctx context.Context, t *testing.T, n *Node, topic string, want i
 		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	}
 	return strings.Join(got, ",")
+}
+
+// The leader's log of a replicated partition fails a write: the broker
+// tells the controller, which takes the replica out of the ISR and elects
+// another leader; producers go on there with acks=all and every record
+// acknowledged before and after is read back from the new leader.
+func TestOfflineReplicaLosesLeadership(t *testing.T) {
+	fs := &brokenFS{}
+	c := startClusterWith(t, 3, func(cfg *Config) {
+		if cfg.NodeID == 1 {
+			cfg.Logs.Defaults.FS = fs
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, _ := c.client(1)
+	createAssigned(ctx, t, cl, "bad", []int32{1, 2, 3}, 2)
+	partition := func(img *metadata.Image) metadata.Partition { return img.Topic("bad").Partitions[0] }
+	c.waitImage(ctx, 1, "node 1 leading bad-0 with a full ISR", func(img *metadata.Image) bool {
+		return img.Topic("bad") != nil && partition(img).Leader == 1 && len(partition(img).ISR) == 3
+	})
+	pcl, _ := c.client(1, kgo.DefaultProduceTopic("bad"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(20),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	fs.breakWrites(t, "bad-0")
+	// The first write after the break fails and takes the log offline;
+	// the producer retries until the new leader takes it.
+	if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte("after")}).FirstErr(); err != nil {
+		t.Fatalf("produce across the failure: %v", err)
+	}
+	img := c.waitImage(ctx, 1, "a new leader without node 1", func(img *metadata.Image) bool {
+		p := partition(img)
+		return p.Leader != 1 && p.Leader >= 0 && !slices.Contains(p.ISR, 1)
+	})
+	ccl, _ := c.client(1, kgo.ConsumeTopics("bad"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 2 {
+		fs := ccl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %v from the new leader %d", got, partition(img).Leader)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if strings.Join(got, ",") != "before,after" {
+		t.Fatalf("the new leader holds %v", got)
+	}
+	// Node 1's stop reports its offline log (the dir is not marked clean).
+	if err := c.nodes[0].Stop(ctx); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Errorf("stop of the node with an offline log: %v", err)
+	}
+	c.nodes[0] = nil
 }

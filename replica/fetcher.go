@@ -2,9 +2,9 @@ package replica
 
 import (
 	"context"
-	"hash/fnv"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"sync"
 	"time"

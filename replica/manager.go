@@ -45,6 +45,11 @@ type Config struct {
 	// reports whether it was made; a false leaves the partition to ask
 	// again. Called on its own goroutine.
 	AlterPartition func(tp log.TopicPartition, topicID [16]byte, leaderEpoch, partitionEpoch int32, isr []int32) error
+	// ReplicaOffline tells the controller that a replica's log went
+	// offline after an I/O error, so that it leaves the ISR and another
+	// replica leads (Kafka's offline log dirs in the broker heartbeat).
+	// Called once per replica, from the tick loop, until it succeeds.
+	ReplicaOffline func(tp log.TopicPartition) error
 	Logger         *slog.Logger
 }
 
@@ -103,15 +108,21 @@ func (m *Manager) Close() {
 	m.done.Wait()
 }
 
-// tickLoop checks the ISRs every half replica.lag.time.max.ms, as Kafka does.
+// tickLoop checks the ISRs every half replica.lag.time.max.ms, as Kafka
+// does, and every second reports the replicas whose log went offline.
 func (m *Manager) tickLoop() {
 	defer m.done.Done()
 	t := time.NewTicker(m.cfg.LagTimeMax / 2)
 	defer t.Stop()
+	offline := time.NewTicker(time.Second)
+	defer offline.Stop()
 	for {
 		select {
 		case <-m.stop:
 			return
+		case <-offline.C:
+			m.reportOffline()
+			continue
 		case <-t.C:
 		}
 		m.mu.RLock()
@@ -125,6 +136,32 @@ func (m *Manager) tickLoop() {
 		for _, p := range parts {
 			p.tick()
 		}
+	}
+}
+
+// reportOffline tells the controller about the replicas whose log went
+// offline (Config.ReplicaOffline), once each, and stops their fetching:
+// nothing can be appended to them until the broker restarts.
+func (m *Manager) reportOffline() {
+	m.mu.RLock()
+	var gone []*Partition
+	for _, p := range m.parts {
+		if p.log.Offline() && !p.offlineReported.Load() {
+			gone = append(gone, p)
+		}
+	}
+	m.mu.RUnlock()
+	for _, p := range gone {
+		m.fetchers.remove(p)
+		if m.cfg.ReplicaOffline == nil {
+			continue
+		}
+		if err := m.cfg.ReplicaOffline(p.TP); err != nil {
+			m.cfg.Logger.Warn("cannot report an offline replica to the controller; retrying", "partition", p.TP.String(), "err", err)
+			continue
+		}
+		m.cfg.Logger.Warn("replica offline after an I/O error: reported to the controller", "partition", p.TP.String())
+		p.offlineReported.Store(true)
 	}
 }
 
@@ -276,7 +313,8 @@ func (m *Manager) MakeFollower(s FollowerSpec) (*Partition, error) {
 	}
 	m.fetchers.remove(p)
 	p.makeFollower(s.Leader, s.LeaderEpoch)
-	if s.Leader >= 0 {
+	if s.Leader >= 0 && !p.log.Offline() { // an offline log takes no appends
+
 		m.fetchers.add(p, s.Leader, s.LeaderEpoch)
 	}
 	return p, nil

@@ -40,6 +40,8 @@ type Partition struct {
 	// appends under it after checking the role and epoch it fetched for,
 	// so no batch of an old leadership lands after this broker took over.
 	roleMu sync.Mutex
+	// offlineReported: the controller knows the log went offline.
+	offlineReported atomic.Bool
 
 	mu struct {
 		sync.Mutex

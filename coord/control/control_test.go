@@ -33,6 +33,7 @@ import (
 //	elect type=preferred|unclean [partitions=(t-0,t-1)]
 //	reassign topic=T partition=P replicas=(1,2,3)|cancel
 //	list-reassignments
+//	replica-offline broker=N topic=T partition=P
 //	state
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -257,6 +258,14 @@ func runCommand(t *testing.T, d *datadriven.TestData, clp **cluster) string {
 			out += " (" + results[0].Message + ")"
 		}
 		return out + "\n"
+
+	case "replica-offline":
+		groups, err, msg := cl.c.ReplicaOffline(cl.img, int32(num("broker")), str("topic"), int32(num("partition")))
+		out, _ := cl.decide(groups)
+		if err != nil {
+			return out + fmt.Sprintf("reply: error=%s %s\n", errName(err), msg)
+		}
+		return out
 
 	case "list-reassignments":
 		var b strings.Builder
