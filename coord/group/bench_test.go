@@ -55,7 +55,7 @@ func BenchmarkCommitOffsets(b *testing.B) {
 	c := n.coordinator(1, 0, 0)
 	member, gen := joinSync(b, c, "g", "", consumerMetadata("t"), []byte("a"))
 	req := &CommitRequest{Group: "g", Generation: gen, MemberID: member, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"t", 0}, LeaderEpoch: -1}}}
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, LeaderEpoch: -1}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		req.Offsets[0].Offset++

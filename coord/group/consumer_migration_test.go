@@ -239,7 +239,7 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			// version.
 			commit := func(c *Coordinator, gen int32) int16 {
 				return c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: cl.id, RetentionMs: -1,
-					Offsets: []CommitOffset{{TopicPartition: TopicPartition{"a", cl.owned["a"][0]}, Offset: 3, LeaderEpoch: -1}}})[0]
+					Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: cl.owned["a"][0]}, Offset: 3, LeaderEpoch: -1}}})[0]
 			}
 			if code := commit(c, cl.gen); code != 0 {
 				t.Fatalf("classic commit: %v", kerr.ErrorForCode(code))
@@ -445,7 +445,7 @@ func TestDeletedTopicsOffsetsArePurged(t *testing.T) {
 	c, topics := consumerCoordinator(t, n)
 	commit := func(group, topic string, p int32) {
 		if codes := c.CommitOffsets(&CommitRequest{Group: group, Generation: -1, RetentionMs: -1,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{topic, p}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: topic, Partition: p}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
 			t.Fatalf("commit %v", codes)
 		}
 	}
@@ -456,7 +456,7 @@ func TestDeletedTopicsOffsetsArePurged(t *testing.T) {
 	m := newMember(t, c, "consumer", "m1", "a", "b")
 	m.beat()
 	if codes := c.CommitOffsets(&CommitRequest{Group: "consumer", Generation: m.epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"a", 3}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 3}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
 		t.Fatalf("consumer commit %v", codes)
 	}
 	// Topic a is deleted.

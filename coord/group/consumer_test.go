@@ -425,7 +425,7 @@ func TestConsumerGroupOffsets(t *testing.T) {
 	m.beat()
 	commit := func(member string, epoch int32, v9 bool) int16 {
 		return c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: member, RetentionMs: -1, UnknownGroupIsNotFound: v9,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{"a", 0}, Offset: 5, LeaderEpoch: -1}}})[0]
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 5, LeaderEpoch: -1}}})[0]
 	}
 	for _, tc := range []struct {
 		member string
@@ -451,11 +451,11 @@ func TestConsumerGroupOffsets(t *testing.T) {
 		t.Fatalf("fetch %v %+v", code, got)
 	}
 	if code := c.TxnOffsetCommit(&TxnCommitRequest{Group: "g", ProducerID: 1, Generation: 0, MemberID: "m1",
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"a", 0}, Offset: 6}}}); code[0] != kerr.IllegalGeneration.Code {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 6}}}); code[0] != kerr.IllegalGeneration.Code {
 		t.Fatalf("txn commit with a stale epoch: %v", code)
 	}
 	// Subscribed topics' offsets are kept from OffsetDelete.
-	if _, codes := c.DeleteOffsets("g", []TopicPartition{{"a", 0}}); codes[0] != kerr.GroupSubscribedToTopic.Code {
+	if _, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "a", Partition: 0}}); codes[0] != kerr.GroupSubscribedToTopic.Code {
 		t.Fatalf("offset delete: %v", codes)
 	}
 	list, _ := c.ListGroups()
@@ -485,7 +485,7 @@ func TestConsumerGroupConversions(t *testing.T) {
 	}
 	// A group holding only offsets becomes a consumer group.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: -1, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"a", 0}, Offset: 9, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 9, LeaderEpoch: -1}}}); codes[0] != 0 {
 		t.Fatalf("commit %v", codes)
 	}
 	m := newMember(t, c, "g", "m1", "a")
@@ -534,7 +534,7 @@ func TestConsumerGroupCommitsWithOlderEpochs(t *testing.T) {
 	}
 	commit := func(c *Coordinator, epoch int32, p int32) int16 {
 		return c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{"a", p}, Offset: 1, LeaderEpoch: -1}}})[0]
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: p}, Offset: 1, LeaderEpoch: -1}}})[0]
 	}
 	check := func(c *Coordinator) {
 		t.Helper()

@@ -496,7 +496,7 @@ func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retent
 
 // cloneTP copies a partition name out of a request's buffer.
 func cloneTP(tp TopicPartition) TopicPartition {
-	return TopicPartition{strings.Clone(tp.Topic), tp.Partition}
+	return TopicPartition{Topic: strings.Clone(tp.Topic), Partition: tp.Partition}
 }
 
 // FetchOffsets handles one group of an OffsetFetch: the partitions asked

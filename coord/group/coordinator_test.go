@@ -110,16 +110,16 @@ func TestCoordinatorStoresAndReloads(t *testing.T) {
 	member, gen := joinSync(t, c, "g1", "", meta, []byte("assignment-1"))
 	static, _ := joinSync(t, c, "g2", "inst", meta, []byte("assignment-2"))
 	codes := c.CommitOffsets(&CommitRequest{Group: "g1", Generation: gen, MemberID: member, RetentionMs: -1, Offsets: []CommitOffset{
-		{TopicPartition: TopicPartition{"orders", 0}, Offset: 42, LeaderEpoch: 3, Metadata: "meta-0"},
-		{TopicPartition: TopicPartition{"orders", 1}, Offset: 7, LeaderEpoch: -1},
-		{TopicPartition: TopicPartition{"orders", 2}, Offset: 1, Metadata: string(make([]byte, 5000))},
+		{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Offset: 42, LeaderEpoch: 3, Metadata: "meta-0"},
+		{TopicPartition: TopicPartition{Topic: "orders", Partition: 1}, Offset: 7, LeaderEpoch: -1},
+		{TopicPartition: TopicPartition{Topic: "orders", Partition: 2}, Offset: 1, Metadata: string(make([]byte, 5000))},
 	}})
 	if !slices.Equal(codes, []int16{0, 0, kerr.OffsetMetadataTooLarge.Code}) {
 		t.Fatalf("commit codes %v", codes)
 	}
 	// A group outside group management: generation -1.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "simple", Generation: -1, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"orders", 0}, Offset: 5, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Offset: 5, LeaderEpoch: -1}}}); codes[0] != 0 {
 		t.Fatalf("simple commit %v", codes)
 	}
 	// A commit with a generation to an unknown group.
@@ -246,14 +246,14 @@ func TestCoordinatorDeletesGroupsAndOffsets(t *testing.T) {
 	c := n.coordinator(1, 0, 0)
 	member, gen := joinSync(t, c, "g", "", consumerMetadata("subscribed"), []byte("a"))
 	codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: member, RetentionMs: -1, Offsets: []CommitOffset{
-		{TopicPartition: TopicPartition{"subscribed", 0}, Offset: 1},
-		{TopicPartition: TopicPartition{"other", 0}, Offset: 2},
-		{TopicPartition: TopicPartition{"other", 1}, Offset: 3},
+		{TopicPartition: TopicPartition{Topic: "subscribed", Partition: 0}, Offset: 1},
+		{TopicPartition: TopicPartition{Topic: "other", Partition: 0}, Offset: 2},
+		{TopicPartition: TopicPartition{Topic: "other", Partition: 1}, Offset: 3},
 	}})
 	if !slices.Equal(codes, []int16{0, 0, 0}) {
 		t.Fatalf("commit %v", codes)
 	}
-	code, codes := c.DeleteOffsets("g", []TopicPartition{{"subscribed", 0}, {"other", 0}})
+	code, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "subscribed", Partition: 0}, {Topic: "other", Partition: 0}})
 	if code != 0 || !slices.Equal(codes, []int16{kerr.GroupSubscribedToTopic.Code, 0}) {
 		t.Fatalf("offset delete %v %v", code, codes)
 	}
@@ -377,7 +377,7 @@ func TestCoordinatorExpiresOffsetsAndEmptyGroups(t *testing.T) {
 	c.now = func() int64 { return now }
 	commit := func(group string) {
 		if codes := c.CommitOffsets(&CommitRequest{Group: group, Generation: -1, RetentionMs: -1,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 1}}}); codes[0] != 0 {
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1}}}); codes[0] != 0 {
 			t.Fatalf("commit %v", codes)
 		}
 	}
@@ -387,12 +387,12 @@ func TestCoordinatorExpiresOffsetsAndEmptyGroups(t *testing.T) {
 	// An OffsetCommit v1 commit time counts instead of the clock: dated
 	// a second before "old", it expires with it.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "v1-dated", Generation: -1, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 1, CommitTime: now - 2000}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1, CommitTime: now - 2000}}}); codes[0] != 0 {
 		t.Fatalf("commit %v", codes)
 	}
 	// v2-v4 commits may set their own retention.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "short", Generation: -1, RetentionMs: 10,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1}}}); codes[0] != 0 {
 		t.Fatalf("commit %v", codes)
 	}
 	now += 20

@@ -12,7 +12,7 @@ import (
 // decodes: never a panic, and a decoded record's key encodes back to the
 // bytes it was read from (bytes after the key are ignored, as Kafka does).
 func FuzzDecodeRecord(f *testing.F) {
-	offsetKey := appendOffsetKey(nil, "g", TopicPartition{"t", 3})
+	offsetKey := appendOffsetKey(nil, "g", TopicPartition{Topic: "t", Partition: 3})
 	f.Add(offsetKey, appendOffsetValue(nil, Offset{Offset: 5, LeaderEpoch: 1, Metadata: "m", CommitTime: 9, ExpireTime: -1}))
 	f.Add(offsetKey, appendOffsetValue(nil, Offset{Offset: 5, ExpireTime: 100}))
 	f.Add(offsetKey, []byte(nil))

@@ -102,7 +102,7 @@ func (g *Group) fetchOffsets(topics []FetchTopic, requireStable bool) []FetchedT
 	for i, t := range topics {
 		out[i] = FetchedTopic{Topic: t.Topic, Partitions: make([]FetchedPartition, len(t.Partitions))}
 		for j, p := range t.Partitions {
-			out[i].Partitions[j] = fetched(TopicPartition{t.Topic, p})
+			out[i].Partitions[j] = fetched(TopicPartition{Topic: t.Topic, Partition: p})
 		}
 	}
 	return out

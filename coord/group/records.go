@@ -66,7 +66,7 @@ func decodeRecord(key, value []byte) (record, error) {
 		if err := k.ReadFrom(key); err != nil {
 			return record{}, fmt.Errorf("offset commit key v%d: %w", v, err)
 		}
-		r := record{kind: recordOffset, group: k.Group, tp: TopicPartition{k.Topic, k.Partition}}
+		r := record{kind: recordOffset, group: k.Group, tp: TopicPartition{Topic: k.Topic, Partition: k.Partition}}
 		if value == nil {
 			return r, nil
 		}

@@ -1,5 +1,7 @@
 package group
 
+import "kzero/log"
+
 // The requests the coordinator takes and the results it gives, free of
 // any wire version: net/api maps them to and from kmsg. Strings and bytes
 // in a request may alias the request's network buffer; the coordinator
@@ -85,11 +87,9 @@ type LeaveMember struct {
 	InstanceID string
 }
 
-// TopicPartition names one partition of a committed offset.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
+// TopicPartition names one partition of a committed offset: log's, the
+// one partition name of the broker.
+type TopicPartition = log.TopicPartition
 
 // Offset is a committed offset.
 type Offset struct {

@@ -64,7 +64,7 @@ func TestTxnOffsetsCommitAbortAndReload(t *testing.T) {
 	n := openNode(t, dir)
 	c := n.coordinator(1, 0, 0)
 	member, gen := joinSync(t, c, "g", "", consumerMetadata("t"), []byte("a"))
-	tp0, tp1, tp2 := TopicPartition{"t", 0}, TopicPartition{"t", 1}, TopicPartition{"t", 2}
+	tp0, tp1, tp2 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "t", Partition: 1}, TopicPartition{Topic: "t", Partition: 2}
 	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: member, RetentionMs: -1, Offsets: offsetsAt(tp0, 1)}); codes[0] != 0 {
 		t.Fatalf("commit %v", codes)
 	}
@@ -150,7 +150,7 @@ func TestTxnOffsetsLaterPlainCommitWins(t *testing.T) {
 	dir := t.TempDir()
 	n := openNode(t, dir)
 	c := n.coordinator(1, 0, 0)
-	tp0, tp1 := TopicPartition{"t", 0}, TopicPartition{"t", 1}
+	tp0, tp1 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "t", Partition: 1}
 	txnCommit(t, c, TxnCommitRequest{Group: "g", ProducerID: 3, Offsets: offsetsAt(tp0, 100, tp1, 100)}, 0, 0)
 	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: -1, RetentionMs: -1, Offsets: offsetsAt(tp0, 50)}); codes[0] != 0 {
 		t.Fatalf("commit %v", codes)
@@ -184,7 +184,7 @@ func TestTxnOffsetsLaterPlainCommitWins(t *testing.T) {
 func TestTxnOffsetsValidation(t *testing.T) {
 	n := openNode(t, t.TempDir())
 	c := n.coordinator(2, 0, 0)
-	tp := TopicPartition{"t", 0}
+	tp := TopicPartition{Topic: "t", Partition: 0}
 	member, gen := joinSync(t, c, "b", "", consumerMetadata("t"), []byte("a"))
 	static, sgen := joinSync(t, c, "d", "inst", consumerMetadata("t"), []byte("a"))
 	for _, tc := range []struct {
@@ -240,7 +240,7 @@ func TestTxnOffsetsExpiryAndDeletion(t *testing.T) {
 	c := n.coordinator(1, 0, 0)
 	now := c.now()
 	c.now = func() int64 { return now }
-	tp0, tp1 := TopicPartition{"t", 0}, TopicPartition{"t", 1}
+	tp0, tp1 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "t", Partition: 1}
 	txnCommit(t, c, TxnCommitRequest{Group: "pending", ProducerID: 4, Offsets: offsetsAt(tp0, 1)}, 0)
 	if codes := c.CommitOffsets(&CommitRequest{Group: "mixed", Generation: -1, RetentionMs: -1, Offsets: offsetsAt(tp0, 1, tp1, 1)}); !slices.Equal(codes, []int16{0, 0}) {
 		t.Fatalf("commit %v", codes)
