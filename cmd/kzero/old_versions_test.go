@@ -188,6 +188,8 @@ var kafka4Minimums = map[int16]int16{
 	kmsg.CreateTopics.Int16(): 2, kmsg.DeleteTopics.Int16(): 1, kmsg.OffsetForLeaderEpoch.Int16(): 2,
 	kmsg.WriteTxnMarkers.Int16(): 1, kmsg.DescribeConfigs.Int16(): 1, kmsg.DescribeLogDirs.Int16(): 1,
 	kmsg.DescribeACLs.Int16(): 1, kmsg.CreateACLs.Int16(): 1, kmsg.DeleteACLs.Int16(): 1,
+	kmsg.CreateDelegationToken.Int16(): 1, kmsg.RenewDelegationToken.Int16(): 1,
+	kmsg.ExpireDelegationToken.Int16(): 1, kmsg.DescribeDelegationToken.Int16(): 1,
 }
 
 // listedMinimums asks a broker for ApiVersions and returns each key's
