@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,8 +153,11 @@ func TestRawProduceConsume(t *testing.T) {
 				}
 				parts := map[int32]*state{}
 				var batches, records int
+				var mu sync.Mutex // each connection's fetcher calls it on its own goroutine
 				r.rawCRCEvery = 1
 				r.onRawBatch = func(p int32, b []byte) {
+					mu.Lock()
+					defer mu.Unlock()
 					batches++
 					rb := krecord.Batch(b)
 					s := parts[p]

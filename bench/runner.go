@@ -191,8 +191,9 @@ type run struct {
 	meter   *meter
 	adm     *kadm.Client
 
-	// Tests of the raw consumer: every batch it receives, and how often
-	// it checks a CRC (0: rawCRCSample).
+	// Tests of the raw consumer: every batch it receives (called by each
+	// connection's fetcher on its own goroutine), and how often it checks
+	// a CRC (0: rawCRCSample).
 	onRawBatch  func(partition int32, b []byte)
 	rawCRCEvery int
 }
