@@ -242,7 +242,8 @@ func (l *Log) setSegments(segs []*Segment) {
 // fails when the segment's file cannot be reopened.
 func (l *Log) segmentFor(off int64) (*Segment, int, error) {
 	for {
-		segs := *l.segments.Load()
+		p := l.segments.Load()
+		segs := *p
 		i, found := slices.BinarySearchFunc(segs, off, func(s *Segment, o int64) int {
 			switch {
 			case s.base < o:
@@ -263,6 +264,9 @@ func (l *Log) segmentFor(off int64) (*Segment, int, error) {
 			return segs[i], i, nil
 		case !errors.Is(err, errSegmentGone):
 			return nil, i, err
+		}
+		if l.segments.Load() == p {
+			return nil, i, errClosed // released without a new list: the log is closed
 		}
 		// Deleted after we loaded the list: load it again.
 	}

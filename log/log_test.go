@@ -758,3 +758,21 @@ func FuzzParsePartitionMetadata(f *testing.F) {
 	f.Add([]byte("version: 0\ntopic_id: AQAAAAAAAAAAAAAAAAAAAg\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { parsePartitionMetadata(data) })
 }
+
+// A read that comes after the log closed (a partition removed while a
+// fetch was on its way) gets an error: the segments are released and no
+// new list comes, which a reader must not take for a deletion to retry.
+func TestReadAfterClose(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), testConfig())
+	mustAppend(t, l, makeBatch(t, 10, 100, record.CodecNone))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := l.Read(0, 1<<20, 10, true); !errors.Is(err, kerr.KafkaStorageError) {
+		r.Release()
+		t.Fatalf("read after close: %+v, %v; want an error", r, err)
+	}
+	if _, err := l.AbortedTxns(nil, 0, 10); err != nil {
+		t.Fatalf("aborted transactions after close: %v", err)
+	}
+}
