@@ -125,3 +125,41 @@ func readUntilDone(done *atomic.Bool, ox *OffsetIndex, tx *TimeIndex, seed uint6
 	}
 	return nil
 }
+
+// TestSyncDuringRename runs a background fsync (as a sealed segment's flush
+// does) against the writer renaming the file to .deleted and back (as the
+// cleaner's swap and retention do). Every sync must find the file: before
+// rename and sync's open were serialized, a sync could open the name the
+// file had just left and fail with ENOENT, which took the whole log offline.
+func TestSyncDuringRename(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.index"), filepath.Join(dir, "a.index.deleted")
+	ox := openOffset(t, a, 0, 8*64)
+	const rounds = 2000
+	var wg sync.WaitGroup
+	var done, stop atomic.Bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer done.Store(true)
+		for i := 0; i < rounds && !stop.Load(); i++ {
+			to := b
+			if i%2 == 1 {
+				to = a
+			}
+			if err := ox.Rename(to); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for !done.Load() {
+		ox.t.sizeGen.Add(1) // a length change, so the sync opens the file
+		if err := ox.Sync(); err != nil {
+			t.Error(err)
+			break
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+}

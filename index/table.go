@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -51,6 +52,13 @@ type table struct {
 
 	n    atomic.Int64           // published entry count
 	path atomic.Pointer[string] // renamed by the writer, read by anyone
+
+	// renaming is held by rename across the rename(2) and the path store,
+	// and by sync across its open: a sync on another goroutine (a sealed
+	// segment's background flush) racing the cleaner's or retention's
+	// rename to .deleted would otherwise open the old name after the file
+	// left it, and take the log offline for an fsync that never failed.
+	renaming sync.Mutex
 
 	// The file length changes (sizeGen counts them, the writer's) and the
 	// fsyncs that made them durable (syncedGen: the sizeGen an fsync began
@@ -404,9 +412,12 @@ func (t *table) sync() error {
 	if t.syncedGen.Load() >= gen {
 		return nil
 	}
-	f, err := os.Open(t.filePath())
+	t.renaming.Lock()
+	path := t.filePath()
+	f, err := os.Open(path)
+	t.renaming.Unlock()
 	if err != nil {
-		return fmt.Errorf("index: open %s to fsync: %w", t.filePath(), err)
+		return fmt.Errorf("index: open %s to fsync: %w", path, err)
 	}
 	err = f.Sync()
 	f.Close()
@@ -425,6 +436,8 @@ func (t *table) rename(newPath string) error {
 	if t.closed {
 		return errClosed
 	}
+	t.renaming.Lock()
+	defer t.renaming.Unlock()
 	if err := os.Rename(t.filePath(), newPath); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
