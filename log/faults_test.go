@@ -90,6 +90,9 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 	restore() // the disk works again; the log stays offline
 	_, err = a.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
 	mustStorageError(t, "append to an offline log", err)
+	if n := m.OfflineLogs(); n != 1 {
+		t.Fatalf("OfflineLogs = %d with one log offline, want 1", n)
+	}
 	mustStorageError(t, "roll of an offline log", a.Roll())
 	mustStorageError(t, "flush of an offline log", a.Flush())
 	mustStorageError(t, "truncation of an offline log", a.TruncateTo(5))
@@ -111,6 +114,9 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 		t.Fatalf("other log reads %d batches, want 4", n)
 	}
 
+	if n := m.OfflineLogs(); n != 1 {
+		t.Fatalf("OfflineLogs = %d after more failures of the same log, want 1", n)
+	}
 	mustStorageError(t, "Manager.Close with an offline log", m.Close())
 	m = faultManager(t, dir, nil)
 	defer m.Close()
@@ -123,6 +129,35 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 	}
 	if info := mustAppend(t, a, makeBatch(t, 5, 100, record.CodecNone)); info.FirstOffset != 15 {
 		t.Fatalf("append after the restart at %d, want 15", info.FirstOffset)
+	}
+	if n := m.OfflineLogs(); n != 0 {
+		t.Fatalf("OfflineLogs = %d after the restart, want 0", n)
+	}
+}
+
+// A deleted offline log leaves the Manager's offline count.
+func TestDeletedOfflineLogUncounted(t *testing.T) {
+	efs := newErrorFS()
+	m := faultManager(t, t.TempDir(), efs)
+	defer m.Close()
+	tp := TopicPartition{Topic: "a", Partition: 0}
+	a, err := m.GetOrCreate(tp, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, a, makeBatch(t, 5, 100, record.CodecNone))
+	restore := efs.file(t, a.active().path).breakWrites(t, "")
+	_, err = a.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
+	mustStorageError(t, "append with failing writes", err)
+	restore()
+	if n := m.OfflineLogs(); n != 1 {
+		t.Fatalf("OfflineLogs = %d, want 1", n)
+	}
+	if err := m.Delete(tp); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.OfflineLogs(); n != 0 {
+		t.Fatalf("OfflineLogs = %d after the offline log was deleted, want 0", n)
 	}
 }
 

@@ -28,6 +28,9 @@ type Log struct {
 	cfg    atomic.Pointer[Config]
 	logger *slog.Logger
 	files  *FileCache // closes idle sealed segment files
+	// offlineCount is OpenOptions.Offline: counts this log once when it
+	// goes offline. Nil for a log opened on its own.
+	offlineCount *atomic.Int64
 
 	segments       atomic.Pointer[[]*Segment]
 	logStartOffset atomic.Int64
@@ -75,6 +78,10 @@ type OpenOptions struct {
 	// Files bounds the open files of sealed segments; nil shares one
 	// process-wide cache of DefaultMaxSegmentFiles.
 	Files *FileCache
+	// Offline, when set, counts the log once if an I/O error takes it
+	// offline: the Manager's count of offline logs, so that a Metadata
+	// request need not ask every log.
+	Offline *atomic.Int64
 }
 
 // Open opens the log in dir, creating it when missing. Unless the log dir
@@ -93,7 +100,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	if opts.Files == nil {
 		opts.Files = defaultFiles()
 	}
-	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files}
+	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files, offlineCount: opts.Offline}
 	l.cfg.Store(&cfg)
 	if err := completeSwaps(dir, &cfg); err != nil {
 		return nil, err

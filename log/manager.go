@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -64,6 +65,9 @@ type Manager struct {
 	logger *slog.Logger
 	locks  []*os.File
 	files  *FileCache
+	// offline counts the logs of mu.logs an I/O error took offline
+	// (OpenOptions.Offline).
+	offline atomic.Int64
 
 	props  map[string]MetaProperties // log dir -> its meta.properties, where it has one
 	strays int                       // partition folders set aside as stray, found or moved
@@ -194,6 +198,7 @@ func (m *Manager) openDir(dir string) error {
 			CleanShutdown:  clean,
 			Logger:         m.logger,
 			Files:          m.files,
+			Offline:        &m.offline,
 		})
 		if err != nil {
 			return fmt.Errorf("open log %s: %w", tp, err)
@@ -250,6 +255,9 @@ func (m *Manager) SetAside(tp TopicPartition) (string, error) {
 	dir := m.mu.dirOf[tp]
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
+	if ok {
+		l.forgetOffline()
+	}
 	m.mu.Unlock()
 	if !ok {
 		return "", fmt.Errorf("set aside %s: no such log", tp)
@@ -319,7 +327,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 			dir = d
 		}
 	}
-	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files})
+	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files, Offline: &m.offline})
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +336,11 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 	return l, nil
 }
 
+// OfflineLogs is the number of the Manager's logs an I/O error took
+// offline: a counter, so callers on every request (Metadata) pay nothing
+// while no log is offline.
+func (m *Manager) OfflineLogs() int { return int(m.offline.Load()) }
+
 // Delete removes a partition's log: its folder is renamed with a -delete
 // suffix (so a crash finishes the job at the next start) and removed.
 func (m *Manager) Delete(tp TopicPartition) error {
@@ -335,6 +348,9 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	l, ok := m.mu.logs[tp]
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
+	if ok {
+		l.forgetOffline()
+	}
 	m.mu.Unlock()
 	if !ok {
 		return nil

@@ -31,7 +31,23 @@ func (l *Log) goOfflineLocked(what string, err error) {
 	if !l.mu.closed {
 		l.logger.Error(what+": log goes offline", "dir", l.dir, "err", err)
 		l.mu.closed, l.mu.offline = true, true
-		l.wentOffline.Store(true)
+		if !l.wentOffline.Swap(true) && l.offlineCount != nil {
+			l.offlineCount.Add(1)
+		}
+	}
+}
+
+// forgetOffline takes the log out of its Manager's offline count: it left
+// the Manager (deleted). The count stays exact because the log stops
+// counting itself before it checks whether it went offline.
+func (l *Log) forgetOffline() {
+	if c := l.offlineCount; c != nil {
+		l.mu.Lock()
+		l.offlineCount = nil
+		if l.wentOffline.Load() {
+			c.Add(-1)
+		}
+		l.mu.Unlock()
 	}
 }
 

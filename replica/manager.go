@@ -230,17 +230,14 @@ func (m *Manager) Offline(tp log.TopicPartition) error {
 
 var errLogOffline = fmt.Errorf("the log went offline after an I/O error: %w", kerr.KafkaStorageError)
 
-// OfflineCount is the number of offline replicas.
+// OfflineCount is the number of offline replicas: logs that failed to open
+// and logs an I/O error took offline. Metadata asks it for every topic, so
+// it counts nothing itself.
 func (m *Manager) OfflineCount() int {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	n := len(m.offline)
-	for _, p := range m.parts {
-		if p.log.Offline() {
-			n++
-		}
-	}
-	return n
+	m.mu.RUnlock()
+	return n + m.logs.OfflineLogs()
 }
 
 // LeaderSpec is what the controller says about a partition this broker leads.
