@@ -19,6 +19,8 @@ package api
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +41,10 @@ func init() {
 }
 
 func (h *Handler) produce(req *server.Request) error {
-	r := kmsg.NewPtrProduceRequest()
+	op := produceOps.Get().(*produceOp)
+	r := &op.req
 	if err := decode(req, r); err != nil {
+		op.free()
 		return err
 	}
 	if h.verifiesRemotely(r) || decompressesMuch(r) {
@@ -51,13 +55,50 @@ func (h *Handler) produce(req *server.Request) error {
 		// on a goroutine. The request stays valid until it completes, and
 		// the connection's next request waits for that.
 		go func() {
-			if err := h.serveProduce(req, r); err != nil {
+			if err := h.serveProduce(req, op); err != nil {
 				req.Fail(err)
 			}
 		}()
 		return nil
 	}
-	return h.serveProduce(req, r)
+	return h.serveProduce(req, op)
+}
+
+// produceOp is one produce request's decoded request and its response,
+// pooled with their topic and partition slices: a produce allocates
+// nothing of its own in steady state (kmsg's decoder still makes each
+// topic's partition slice).
+type produceOp struct {
+	req     kmsg.ProduceRequest
+	resp    kmsg.ProduceResponse
+	waits   []commitWait
+	pending atomic.Int32
+}
+
+var produceOps = sync.Pool{New: func() any { return new(produceOp) }}
+
+// free returns op to the pool once its response is encoded (or the
+// request failed): the request's slices alias the request buffer, so
+// they are dropped rather than kept alive.
+func (op *produceOp) free() {
+	clear(op.req.Topics)
+	op.req = kmsg.ProduceRequest{Topics: op.req.Topics[:0]}
+	clear(op.waits)
+	op.waits = op.waits[:0]
+	produceOps.Put(op)
+}
+
+// responseTopics sizes the response like the request, reusing the pooled
+// topic and partition slices.
+func (op *produceOp) responseTopics() {
+	topics := op.resp.Topics
+	op.resp = kmsg.NewProduceResponse()
+	topics = slices.Grow(topics[:0], len(op.req.Topics))[:len(op.req.Topics)]
+	for i := range topics {
+		n := len(op.req.Topics[i].Partitions)
+		topics[i] = kmsg.ProduceResponseTopic{Partitions: slices.Grow(topics[i].Partitions[:0], n)[:n]}
+	}
+	op.resp.Topics = topics
 }
 
 // offLoopCompressedBytes is how many bytes of compressed batches a produce
@@ -115,11 +156,10 @@ func (h *Handler) verifiesRemotely(r *kmsg.ProduceRequest) bool {
 	return false
 }
 
-func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) error {
-	resp := kmsg.NewPtrProduceResponse()
-	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+func (h *Handler) serveProduce(req *server.Request, op *produceOp) error {
+	r, resp := &op.req, &op.resp
+	op.responseTopics()
 	failed := false
-	var waits []commitWait
 	// ACLs: WRITE on the transactional id, then on each topic.
 	var denied error
 	if r.TransactionID != nil && !h.authorized(req, opWrite, resTxnID, *r.TransactionID) {
@@ -139,7 +179,6 @@ func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) erro
 		if unknown == nil && !h.authorized(req, opWrite, resTopic, name) {
 			unknown = kerr.TopicAuthorizationFailed
 		}
-		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
 		for j := range t.Partitions {
 			p := &t.Partitions[j]
 			rp := &rt.Partitions[j]
@@ -151,7 +190,7 @@ func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) erro
 				var next int64
 				part, next, err = h.appendPartition(log.TopicPartition{Topic: name, Partition: p.Partition}, p.Records, r, rp)
 				if err == nil && r.Acks == -1 {
-					waits = append(waits, commitWait{part, next, rp})
+					op.waits = append(op.waits, commitWait{part, next, rp})
 				}
 			}
 			if err != nil {
@@ -161,6 +200,7 @@ func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) erro
 		}
 	}
 	if r.Acks == 0 {
+		op.free()
 		if failed {
 			return fmt.Errorf("acks=0 produce failed on a partition: closing the connection")
 		}
@@ -168,26 +208,29 @@ func (h *Handler) serveProduce(req *server.Request, r *kmsg.ProduceRequest) erro
 		req.NoResponse()
 		return nil
 	}
-	if len(waits) == 0 {
+	if len(op.waits) == 0 {
 		resp.ThrottleMillis = h.produceThrottle(req)
 		respond(req, resp)
+		op.free()
 		return nil
 	}
 	// acks=all: the answer waits until the HW of every partition passes
 	// what was appended there (the ISR has it), off the event loop.
-	pending := &atomic.Int32{}
-	pending.Store(int32(len(waits)) + 1)
+	op.pending.Store(int32(len(op.waits)) + 1)
 	finish := func() {
-		if pending.Add(-1) == 0 {
+		if op.pending.Add(-1) == 0 {
 			resp.ThrottleMillis = h.produceThrottle(req)
 			respond(req, resp)
+			op.free()
 		}
 	}
 	timeout := time.Duration(max(r.TimeoutMillis, 0)) * time.Millisecond
-	for _, w := range waits {
+	version := r.Version
+	// The pending count's extra one keeps op until the loop is done.
+	for _, w := range op.waits {
 		w.part.Committed(w.offset, timeout, func(err error) {
 			if err != nil {
-				failPartition(r.Version, w.rp, err)
+				failPartition(version, w.rp, err)
 			}
 			finish()
 		})

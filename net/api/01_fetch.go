@@ -30,6 +30,8 @@ package api
 import (
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,10 +56,18 @@ type fetchTarget struct {
 	session      *sessionPartition // nil for a sessionless fetch
 }
 
+// fetchOp is one fetch request being served. It is pooled with its
+// slices (fetchOps), so that a fetch allocates nothing of its own in
+// steady state; kmsg's decoder still makes each topic's partition slice.
 type fetchOp struct {
 	h       *Handler
 	req     *server.Request
-	r       *kmsg.FetchRequest
+	r       *kmsg.FetchRequest // &request
+	request kmsg.FetchRequest
+	// holds counts who still uses the op: the response (1), and the
+	// goroutine registering a parked fetch's waiter, which may fire and
+	// answer before that goroutine is done with it (1 more).
+	holds   atomic.Int32
 	session *fetchSession
 	full    bool // every partition goes in the response
 	targets []fetchTarget
@@ -67,6 +77,44 @@ type fetchOp struct {
 	known   []int64              // for each, the HW the follower knows (followers only)
 	hwNews  bool                 // a follower's partition has a HW above what it knows
 	replica int32                // the follower fetching; -1 for a consumer
+
+	// A parked fetch's partitions, and what its read saw of them, kept
+	// apart from parts, seen and known, which the waiter's read rewrites.
+	waitParts           []*replica.Partition
+	waitSeen, waitKnown []int64
+}
+
+var fetchOps = sync.Pool{New: func() any {
+	f := new(fetchOp)
+	f.r = &f.request
+	return f
+}}
+
+// done drops a hold on f, and returns it to the pool with the last.
+func (f *fetchOp) done() {
+	if f.holds.Add(-1) > 0 {
+		return
+	}
+	// The records were sent (the response owns their ranges) or released;
+	// clear to capacity: a session's trim leaves topics and partitions
+	// past the lengths.
+	f.topics = f.topics[:cap(f.topics)]
+	for i := range f.topics {
+		clear(f.topics[i].parts[:cap(f.topics[i].parts)])
+		f.topics[i].parts = f.topics[i].parts[:0]
+	}
+	f.topics = f.topics[:0]
+	clear(f.targets)
+	clear(f.parts)
+	clear(f.waitParts)
+	f.targets, f.parts, f.seen, f.known = f.targets[:0], f.parts[:0], f.seen[:0], f.known[:0]
+	f.waitParts, f.waitSeen, f.waitKnown = f.waitParts[:0], f.waitSeen[:0], f.waitKnown[:0]
+	// The request's strings and slices alias its buffer: drop them.
+	clear(f.request.Topics)
+	clear(f.request.ForgottenTopics)
+	f.request = kmsg.FetchRequest{Topics: f.request.Topics[:0], ForgottenTopics: f.request.ForgottenTopics[:0]}
+	f.h, f.req, f.session, f.full, f.hwNews = nil, nil, nil, false, false
+	fetchOps.Put(f)
 }
 
 // fetchReplicaID is the broker fetching as a follower, -1 for a consumer.
@@ -78,11 +126,14 @@ func fetchReplicaID(r *kmsg.FetchRequest) int32 {
 }
 
 func (h *Handler) fetch(req *server.Request) error {
-	r := kmsg.NewPtrFetchRequest()
+	f := fetchOps.Get().(*fetchOp)
+	f.holds.Store(1)
+	r := f.r
 	if err := decode(req, r); err != nil {
+		f.done()
 		return err
 	}
-	f := &fetchOp{h: h, req: req, r: r, replica: fetchReplicaID(r)}
+	f.h, f.req, f.replica = h, req, fetchReplicaID(r)
 	var code int16
 	if replicaID := r.ReplicaID; (r.Version >= 15 && r.ReplicaState.ID >= 0 || r.Version < 15 && replicaID >= 0) &&
 		!h.authorized(req, opClusterAct, resCluster, clusterName) {
@@ -101,6 +152,7 @@ func (h *Handler) fetch(req *server.Request) error {
 		e.noTags()
 		resp.B = e.b
 		req.Respond(resp)
+		f.done()
 		return nil
 	}
 	f.collectTargets()
@@ -111,15 +163,21 @@ func (h *Handler) fetch(req *server.Request) error {
 	}
 	f.release()
 	// What was read, kept apart: once registered, the waiter may fire and
-	// read again into f at any moment.
-	parts, seen, known := slices.Clone(f.parts), slices.Clone(f.seen), slices.Clone(f.known)
+	// read again into f at any moment (and answer: f stays ours until
+	// done below).
+	f.holds.Add(1)
+	parts := append(f.waitParts[:0], f.parts...)
+	seen := append(f.waitSeen[:0], f.seen...)
+	known := append(f.waitKnown[:0], f.known...)
+	f.waitParts, f.waitSeen, f.waitKnown = parts, seen, known
+	follower, committed := f.replica >= 0, r.IsolationLevel == 1
 	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	again := func() {
 		f.read()
 		f.respond()
 	}
 	var w *replica.Waiter
-	if f.replica >= 0 {
+	if follower {
 		w = replica.WaitFollower(parts, known, int64(r.MinBytes)-bytes, maxWait, again)
 	} else {
 		w = replica.Wait(parts, int64(r.MinBytes)-bytes, maxWait, again)
@@ -127,11 +185,12 @@ func (h *Handler) fetch(req *server.Request) error {
 	// An append (or HW move) between the read and the registration woke
 	// no one: look again now that the waiter is registered.
 	for i, p := range parts {
-		if p.ReadBound(f.replica >= 0, r.IsolationLevel == 1) > seen[i] || f.replica >= 0 && p.HighWatermark() > known[i] {
+		if p.ReadBound(follower, committed) > seen[i] || follower && p.HighWatermark() > known[i] {
 			w.Fire()
 			break
 		}
 	}
+	f.done()
 	return nil
 }
 
@@ -183,7 +242,9 @@ func (f *fetchOp) read() (total int64, errored bool) {
 	for i := range f.targets {
 		tg := &f.targets[i]
 		if n := len(f.topics); n == 0 || f.topics[n-1].name != tg.topic || f.topics[n-1].id != tg.id {
-			f.topics = append(f.topics, fetchTopic{name: tg.topic, id: tg.id})
+			// Reuse the pooled topic's partition slice.
+			f.topics = slices.Grow(f.topics, 1)[:n+1]
+			f.topics[n] = fetchTopic{name: tg.topic, id: tg.id, parts: f.topics[n].parts[:0]}
 		}
 		ft := &f.topics[len(f.topics)-1]
 		ft.parts = append(ft.parts, fetchPartition{partition: tg.partition, hw: -1, lso: -1, logStart: -1, committed: committed, session: tg.session})
@@ -274,6 +335,7 @@ func (f *fetchOp) respond() {
 		resp := f.req.NewResponse()
 		appendFetchResponse(resp, f.r.Version, throttleMillis(d), id, nil)
 		f.req.Respond(resp)
+		f.done()
 		return
 	}
 	if s := f.session; s != nil {
@@ -284,6 +346,7 @@ func (f *fetchOp) respond() {
 	resp := f.req.NewResponse()
 	appendFetchResponse(resp, f.r.Version, 0, id, f.topics)
 	f.req.Respond(resp)
+	f.done()
 }
 
 // quotaThrottle records a consumer's response bytes against its
@@ -316,8 +379,9 @@ func (f *fetchOp) quotaThrottle() time.Duration {
 // an incremental response, drops the partitions with nothing new. Caller
 // holds the session's lock.
 func (f *fetchOp) trimToChanges() {
-	kept := f.topics[:0]
-	for _, t := range f.topics {
+	k := 0
+	for i := range f.topics {
+		t := &f.topics[i]
 		parts := t.parts[:0]
 		for _, p := range t.parts {
 			sp := p.session
@@ -327,10 +391,13 @@ func (f *fetchOp) trimToChanges() {
 				parts = append(parts, p)
 			}
 		}
+		t.parts = parts
 		if len(parts) > 0 {
-			t.parts = parts
-			kept = append(kept, t)
+			// Swapped, not copied: every topic keeps a partition slice of
+			// its own for the pooled op's next use.
+			f.topics[k], f.topics[i] = f.topics[i], f.topics[k]
+			k++
 		}
 	}
-	f.topics = kept
+	f.topics = f.topics[:k]
 }

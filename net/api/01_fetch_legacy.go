@@ -52,6 +52,7 @@ func (f *fetchOp) respondLegacy() {
 		e.arrayLen(0)
 		resp.B = e.b
 		f.req.Respond(resp)
+		f.done()
 		return
 	}
 	go f.respondConverted()
@@ -108,6 +109,7 @@ func (f *fetchOp) respondConverted() {
 	}
 	resp.B = e.b
 	f.req.Respond(resp)
+	f.done()
 }
 
 // overflowBatchLength is the least length an overflow entry claims: a v2

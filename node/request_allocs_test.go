@@ -1,0 +1,205 @@
+package node
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/record"
+)
+
+// rawConn sends pre-encoded requests and reads responses into one reused
+// buffer: it allocates nothing per request, so the allocations a test
+// counts around it are the broker's.
+type rawConn struct {
+	c   net.Conn
+	buf []byte
+}
+
+func (r *rawConn) roundTrip(t testing.TB, req []byte) []byte {
+	if _, err := r.c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(r.c, r.buf[:4]); err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.BigEndian.Uint32(r.buf[:4]))
+	if n > len(r.buf) {
+		t.Fatalf("response of %d bytes", n)
+	}
+	if _, err := io.ReadFull(r.c, r.buf[:n]); err != nil {
+		t.Fatal(err)
+	}
+	return r.buf[:n]
+}
+
+func encodeRequest(m kmsg.Request, corr int32) []byte {
+	var dst []byte
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(m.Key()))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(m.GetVersion()))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(corr))
+	dst = binary.BigEndian.AppendUint16(dst, 1)
+	dst = append(dst, 'c')
+	if m.IsFlexible() {
+		dst = append(dst, 0)
+	}
+	dst = m.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
+	return dst
+}
+
+// A produce (acks=1) and a fetch that finds data at once allocate nothing
+// while they are read, served and answered, in steady state: the request
+// and response structs, their slices and the fetch's bookkeeping are
+// pooled, and sendfile's offset is not taken by address from the stack.
+// The exception is kmsg's decoder, which makes each topic's partition
+// slice anew (left out of the count).
+func TestRequestAllocs(t *testing.T) {
+	if racePoolDrops {
+		t.Skip("the race detector's sync.Pool drops pooled values on purpose")
+	}
+	c := startCluster(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, adm := c.client(0)
+	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "allocs"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	c.waitTopic(ctx, 0, "allocs")
+	conn, err := net.Dial("tcp", c.nodes[0].Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rc := &rawConn{c: conn, buf: make([]byte, 1<<20)}
+
+	var b record.Builder
+	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
+	for i := range 16 {
+		b.Add(&record.Record{OffsetDelta: int32(i), Value: make([]byte, 1024)})
+	}
+	batch, err := b.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := kmsg.NewPtrProduceRequest()
+	pr.SetVersion(11)
+	pr.Acks, pr.TimeoutMillis = 1, 5000
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "allocs"
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Records = batch
+	pt.Partitions = append(pt.Partitions, pp)
+	pr.Topics = append(pr.Topics, pt)
+	produce := encodeRequest(pr, 1)
+
+	fr := kmsg.NewPtrFetchRequest()
+	fr.SetVersion(12)
+	fr.MaxWaitMillis, fr.MinBytes, fr.MaxBytes = 0, 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "allocs"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 64 << 10
+	fp.CurrentLeaderEpoch = -1
+	ft.Partitions = append(ft.Partitions, fp)
+	fr.Topics = append(fr.Topics, ft)
+	fetch := encodeRequest(fr, 2)
+
+	for range 200 {
+		rc.roundTrip(t, produce)
+		rc.roundTrip(t, fetch)
+	}
+	const n = 1000
+	for _, c := range []struct {
+		name string
+		req  []byte
+	}{{"produce", produce}, {"fetch", fetch}} {
+		allocs := servedAllocs(func() {
+			for range n {
+				rc.roundTrip(t, c.req)
+			}
+		})
+		var total int64
+		for where, count := range allocs {
+			total += count
+			t.Logf("%s: %d allocations in %s", c.name, count, where)
+		}
+		if total > n/10 {
+			t.Errorf("%s: %.2f allocations per request while serving it, want 0 (besides kmsg's decoding)", c.name, float64(total)/n)
+		}
+	}
+}
+
+// servedAllocs runs f with every allocation profiled and returns the
+// allocations made while a request was read, served or answered (in
+// net/server's frames: the connection's reads, api.Handler.Serve, the
+// response's write),
+// by the function that made them; the request decoder's own (kmsg makes
+// each topic's partition slice) are left out. Counting by stack rather
+// than all the process's allocations (testing.AllocsPerRun) leaves out
+// the node's background work and makes the count exact.
+func servedAllocs(f func()) map[string]int64 {
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = old }()
+	before := servedProfile()
+	f()
+	after := servedProfile()
+	for k, v := range before {
+		after[k] -= v
+		if after[k] == 0 {
+			delete(after, k)
+		}
+	}
+	return after
+}
+
+func servedProfile() map[string]int64 {
+	// The profile is as of the last completed GC cycle; the second makes
+	// sure the allocations before this call are in it.
+	runtime.GC()
+	runtime.GC()
+	var recs []runtime.MemProfileRecord
+	n, _ := runtime.MemProfile(nil, true)
+	for {
+		recs = make([]runtime.MemProfileRecord, n+50)
+		var ok bool
+		if n, ok = runtime.MemProfile(recs, true); ok {
+			recs = recs[:n]
+			break
+		}
+	}
+	out := map[string]int64{}
+	for _, r := range recs {
+		frames := runtime.CallersFrames(r.Stack())
+		var first string
+		served, decoder := false, false
+		for {
+			fr, more := frames.Next()
+			if first == "" && !strings.HasPrefix(fr.Function, "runtime.") {
+				first = fr.Function
+			}
+			if strings.HasPrefix(fr.Function, "github.com/twmb/franz-go/pkg/kmsg.") && strings.HasSuffix(fr.Function, "readFrom") {
+				decoder = true
+			}
+			if strings.HasPrefix(fr.Function, "kzero/net/server.") {
+				served = true
+			}
+			if !more {
+				break
+			}
+		}
+		if served && !decoder {
+			out[first] += r.AllocObjects
+		}
+	}
+	return out
+}
