@@ -59,9 +59,8 @@ func encodeRequest(m kmsg.Request, corr int32) []byte {
 // A produce (acks=1) and a fetch that finds data at once allocate nothing
 // while they are read, served and answered, in steady state: the request
 // and response structs, their slices and the fetch's bookkeeping are
-// pooled, and sendfile's offset is not taken by address from the stack.
-// The exception is kmsg's decoder, which makes each topic's partition
-// slice anew (left out of the count).
+// pooled, the request is decoded into them (net/api/request_decode.go),
+// and sendfile's offset is not taken by address from the stack.
 func TestRequestAllocs(t *testing.T) {
 	if racePoolDrops {
 		t.Skip("the race detector's sync.Pool drops pooled values on purpose")
@@ -133,7 +132,7 @@ func TestRequestAllocs(t *testing.T) {
 			t.Logf("%s: %d allocations in %s", c.name, count, where)
 		}
 		if total > n/10 {
-			t.Errorf("%s: %.2f allocations per request while serving it, want 0 (besides kmsg's decoding)", c.name, float64(total)/n)
+			t.Errorf("%s: %.2f allocations per request while serving it, want 0", c.name, float64(total)/n)
 		}
 	}
 }
@@ -142,8 +141,7 @@ func TestRequestAllocs(t *testing.T) {
 // allocations made while a request was read, served or answered (in
 // net/server's frames: the connection's reads, api.Handler.Serve, the
 // response's write),
-// by the function that made them; the request decoder's own (kmsg makes
-// each topic's partition slice) are left out. Counting by stack rather
+// by the function that made them. Counting by stack rather
 // than all the process's allocations (testing.AllocsPerRun) leaves out
 // the node's background work and makes the count exact.
 func servedAllocs(f func()) map[string]int64 {
@@ -181,14 +179,11 @@ func servedProfile() map[string]int64 {
 	for _, r := range recs {
 		frames := runtime.CallersFrames(r.Stack())
 		var first string
-		served, decoder := false, false
+		served := false
 		for {
 			fr, more := frames.Next()
 			if first == "" && !strings.HasPrefix(fr.Function, "runtime.") {
 				first = fr.Function
-			}
-			if strings.HasPrefix(fr.Function, "github.com/twmb/franz-go/pkg/kmsg.") && strings.HasSuffix(fr.Function, "readFrom") {
-				decoder = true
 			}
 			if strings.HasPrefix(fr.Function, "kzero/net/server.") {
 				served = true
@@ -197,7 +192,7 @@ func servedProfile() map[string]int64 {
 				break
 			}
 		}
-		if served && !decoder {
+		if served {
 			out[first] += r.AllocObjects
 		}
 	}

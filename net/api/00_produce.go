@@ -43,9 +43,11 @@ func init() {
 func (h *Handler) produce(req *server.Request) error {
 	op := produceOps.Get().(*produceOp)
 	r := &op.req
-	if err := decode(req, r); err != nil {
-		op.free()
-		return err
+	if !readProduceRequest(req.Body, req.Header.APIVersion, r, &op.txnID) {
+		if err := decode(req, r); err != nil {
+			op.free()
+			return err
+		}
 	}
 	if h.verifiesRemotely(r) || decompressesMuch(r) {
 		// A round trip to another broker's transaction coordinator, or
@@ -65,11 +67,11 @@ func (h *Handler) produce(req *server.Request) error {
 }
 
 // produceOp is one produce request's decoded request and its response,
-// pooled with their topic and partition slices: a produce allocates
-// nothing of its own in steady state (kmsg's decoder still makes each
-// topic's partition slice).
+// pooled with their topic and partition slices (request_decode.go): a
+// produce allocates nothing in steady state.
 type produceOp struct {
 	req     kmsg.ProduceRequest
+	txnID   string // what req.TransactionID points at
 	resp    kmsg.ProduceResponse
 	waits   []commitWait
 	pending atomic.Int32
@@ -81,8 +83,13 @@ var produceOps = sync.Pool{New: func() any { return new(produceOp) }}
 // request failed): the request's slices alias the request buffer, so
 // they are dropped rather than kept alive.
 func (op *produceOp) free() {
-	clear(op.req.Topics)
+	for i := range op.req.Topics {
+		t := &op.req.Topics[i]
+		clear(t.Partitions)
+		*t = kmsg.ProduceRequestTopic{Partitions: t.Partitions[:0]}
+	}
 	op.req = kmsg.ProduceRequest{Topics: op.req.Topics[:0]}
+	op.txnID = ""
 	clear(op.waits)
 	op.waits = op.waits[:0]
 	produceOps.Put(op)

@@ -57,8 +57,8 @@ type fetchTarget struct {
 }
 
 // fetchOp is one fetch request being served. It is pooled with its
-// slices (fetchOps), so that a fetch allocates nothing of its own in
-// steady state; kmsg's decoder still makes each topic's partition slice.
+// slices (fetchOps) and its request is decoded into them
+// (request_decode.go), so that a fetch allocates nothing in steady state.
 type fetchOp struct {
 	h       *Handler
 	req     *server.Request
@@ -109,9 +109,14 @@ func (f *fetchOp) done() {
 	clear(f.waitParts)
 	f.targets, f.parts, f.seen, f.known = f.targets[:0], f.parts[:0], f.seen[:0], f.known[:0]
 	f.waitParts, f.waitSeen, f.waitKnown = f.waitParts[:0], f.waitSeen[:0], f.waitKnown[:0]
-	// The request's strings and slices alias its buffer: drop them.
-	clear(f.request.Topics)
-	clear(f.request.ForgottenTopics)
+	// The request's strings alias its buffer: drop them (the partitions
+	// hold no pointers; their slices stay for the next request).
+	for i := range f.request.Topics {
+		f.request.Topics[i].Topic = ""
+	}
+	for i := range f.request.ForgottenTopics {
+		f.request.ForgottenTopics[i].Topic = ""
+	}
 	f.request = kmsg.FetchRequest{Topics: f.request.Topics[:0], ForgottenTopics: f.request.ForgottenTopics[:0]}
 	f.h, f.req, f.session, f.full, f.hwNews = nil, nil, nil, false, false
 	fetchOps.Put(f)
@@ -129,9 +134,11 @@ func (h *Handler) fetch(req *server.Request) error {
 	f := fetchOps.Get().(*fetchOp)
 	f.holds.Store(1)
 	r := f.r
-	if err := decode(req, r); err != nil {
-		f.done()
-		return err
+	if !readFetchRequest(req.Body, req.Header.APIVersion, r) {
+		if err := decode(req, r); err != nil {
+			f.done()
+			return err
+		}
 	}
 	f.h, f.req, f.replica = h, req, fetchReplicaID(r)
 	var code int16
