@@ -173,21 +173,12 @@ func readProduceRequest(body []byte, version int16, r *kmsg.ProduceRequest, txnI
 	rd.nullableStr(&r.TransactionID, txnID)
 	r.Acks = rd.i16()
 	r.TimeoutMillis = rd.i32()
-	minTopic := 2
-	if version >= 13 {
-		minTopic = 18
-	}
-	n := rd.arrayLen(minTopic)
-	topics = grow(topics, n)
+	topics = grow(topics, rd.arrayLen(minTopicSize(version)))
 	for i := range topics {
 		t := &topics[i]
 		parts := t.Partitions
 		*t = kmsg.NewProduceRequestTopic()
-		if version >= 13 {
-			t.TopicID = rd.uuid()
-		} else {
-			t.Topic = rd.str()
-		}
+		rd.topic(version, &t.Topic, &t.TopicID)
 		parts = grow(parts, rd.arrayLen(6))
 		for j := range parts {
 			p := &parts[j]
@@ -226,10 +217,7 @@ func readFetchRequest(body []byte, version int16, r *kmsg.FetchRequest) bool {
 		r.SessionID = rd.i32()
 		r.SessionEpoch = rd.i32()
 	}
-	minTopic := 2
-	if version >= 13 {
-		minTopic = 18
-	}
+	minTopic := minTopicSize(version)
 	minPart := 16
 	if version >= 12 {
 		minPart = 32
@@ -239,11 +227,7 @@ func readFetchRequest(body []byte, version int16, r *kmsg.FetchRequest) bool {
 		t := &topics[i]
 		parts := t.Partitions
 		*t = kmsg.NewFetchRequestTopic()
-		if version >= 13 {
-			t.TopicID = rd.uuid()
-		} else {
-			t.Topic = rd.str()
-		}
+		rd.topic(version, &t.Topic, &t.TopicID)
 		parts = grow(parts, rd.arrayLen(minPart))
 		for j := range parts {
 			p := &parts[j]
@@ -272,11 +256,7 @@ func readFetchRequest(body []byte, version int16, r *kmsg.FetchRequest) bool {
 			ft := &forgotten[i]
 			parts := ft.Partitions
 			*ft = kmsg.NewFetchRequestForgottenTopic()
-			if version >= 13 {
-				ft.TopicID = rd.uuid()
-			} else {
-				ft.Topic = rd.str()
-			}
+			rd.topic(version, &ft.Topic, &ft.TopicID)
 			parts = grow(parts, rd.arrayLen(4))
 			for j := range parts {
 				parts[j] = rd.i32()
@@ -291,6 +271,25 @@ func readFetchRequest(body []byte, version int16, r *kmsg.FetchRequest) bool {
 	}
 	rd.noTags()
 	return rd.ok
+}
+
+// topic reads a topic's name, or its id from v13 (KIP-516) in both
+// Produce and Fetch.
+func (r *reqReader) topic(version int16, name *string, id *[16]byte) {
+	if version >= 13 {
+		*id = r.uuid()
+	} else {
+		*name = r.str()
+	}
+}
+
+// minTopicSize is the least size of a topic entry kmsg checks an array
+// length against: a name's length, or an id from v13.
+func minTopicSize(version int16) int {
+	if version >= 13 {
+		return 18
+	}
+	return 2
 }
 
 // grow returns s with length n, reusing its capacity; the elements past
