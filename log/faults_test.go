@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kzero/record"
+	"kzero/vfs/errorfs"
 )
 
 // Faults injected through the FS seam (errorfs_test.go): what a log does
@@ -66,7 +67,7 @@ func faultManager(t *testing.T, dir string, fs FS) *Manager {
 // restart recovers the log (its dir was not marked clean) and it takes
 // appends again.
 func TestWriteFailureTakesLogOffline(t *testing.T) {
-	efs := newErrorFS()
+	efs := &errorfs.FS{}
 	dir := t.TempDir()
 	m := faultManager(t, dir, efs)
 	tpA, tpB := TopicPartition{Topic: "a", Partition: 0}, TopicPartition{Topic: "b", Partition: 0}
@@ -84,7 +85,7 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 	}
 	before := logBytes(t, a)
 
-	restore := efs.file(t, a.active().path).breakWrites(t, "")
+	restore := efs.Opened(t, a.active().path).BreakWrites(t, "")
 	_, err = a.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
 	mustStorageError(t, "append with failing writes", err)
 	restore() // the disk works again; the log stays offline
@@ -137,7 +138,7 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 
 // A deleted offline log leaves the Manager's offline count.
 func TestDeletedOfflineLogUncounted(t *testing.T) {
-	efs := newErrorFS()
+	efs := &errorfs.FS{}
 	m := faultManager(t, t.TempDir(), efs)
 	defer m.Close()
 	tp := TopicPartition{Topic: "a", Partition: 0}
@@ -146,7 +147,7 @@ func TestDeletedOfflineLogUncounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAppend(t, a, makeBatch(t, 5, 100, record.CodecNone))
-	restore := efs.file(t, a.active().path).breakWrites(t, "")
+	restore := efs.Opened(t, a.active().path).BreakWrites(t, "")
 	_, err = a.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
 	mustStorageError(t, "append with failing writes", err)
 	restore()
@@ -170,7 +171,7 @@ func TestDeletedOfflineLogUncounted(t *testing.T) {
 func TestFsyncFailureTakesLogOffline(t *testing.T) {
 	for _, tc := range []string{"flush.messages", "Flush", "roll"} {
 		t.Run(tc, func(t *testing.T) {
-			efs := newErrorFS()
+			efs := &errorfs.FS{}
 			cfg := testConfig()
 			cfg.FS = efs
 			if tc == "flush.messages" {
@@ -184,7 +185,7 @@ func TestFsyncFailureTakesLogOffline(t *testing.T) {
 			defer l.Close()
 			mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
 			before := logBytes(t, l)
-			efs.failSync(dir, unix.EIO)
+			efs.FailSyncs(LogSuffix, unix.EIO)
 			switch tc {
 			case "flush.messages":
 				_, err := l.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
@@ -205,7 +206,7 @@ func TestFsyncFailureTakesLogOffline(t *testing.T) {
 					t.Fatalf("recovery point %d past a segment whose fsync failed", rp)
 				}
 			}
-			efs.failSync(dir, nil)
+			efs.FailSyncs(LogSuffix, nil)
 			_, err = l.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
 			mustStorageError(t, "append after a failed fsync", err)
 			if got := logBytes(t, l); !bytes.Equal(got, before) {
@@ -225,7 +226,7 @@ func TestFailedRoll(t *testing.T) {
 		offline bool
 	}{{unix.ENOSPC, false}, {unix.EIO, true}} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
-			efs := newErrorFS()
+			efs := &errorfs.FS{}
 			cfg := testConfig()
 			cfg.FS = efs
 			cfg.SegmentBytes = 2000 // two batches a segment
@@ -242,10 +243,10 @@ func TestFailedRoll(t *testing.T) {
 				mustAppend(t, l, makeBatch(t, 5, 150, record.CodecNone))
 			}
 			before := logBytes(t, l)
-			efs.failOpen(LogSuffix, tc.err)
+			efs.FailOpens(LogSuffix, tc.err)
 			_, err := l.Append(makeBatch(t, 5, 150, record.CodecNone), OriginClient, 0)
 			mustStorageError(t, "append whose roll failed", err)
-			efs.failOpen(LogSuffix, nil)
+			efs.FailOpens(LogSuffix, nil)
 			if len(l.Segments()) != 1 || l.LogEndOffset() != 10 {
 				t.Fatalf("after a failed roll: %d segments, log end %d", len(l.Segments()), l.LogEndOffset())
 			}
@@ -282,21 +283,21 @@ func TestFailedRoll(t *testing.T) {
 func TestCleanerFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		arm     func(t *testing.T, efs *errorFS)
+		arm     func(t *testing.T, efs *errorfs.FS)
 		offline bool
 	}{
-		{"ENOSPC writing the cleaned segment", func(t *testing.T, efs *errorFS) {
-			efs.onOpen(LogSuffix+CleanedSuffix, func(f *errorFile) { f.breakWrites(t, "/dev/full") })
+		{"ENOSPC writing the cleaned segment", func(t *testing.T, efs *errorfs.FS) {
+			efs.OnOpen(LogSuffix+CleanedSuffix, func(f *errorfs.File) { f.BreakWrites(t, "/dev/full") })
 		}, false},
-		{"rename to swap", func(t *testing.T, efs *errorFS) {
-			efs.failRename(LogSuffix+SwapSuffix, unix.EIO)
+		{"rename to swap", func(t *testing.T, efs *errorfs.FS) {
+			efs.FailRenames(LogSuffix+SwapSuffix, unix.EIO)
 		}, false},
-		{"rename from swap", func(t *testing.T, efs *errorFS) {
-			efs.failRename(LogSuffix, unix.EIO)
+		{"rename from swap", func(t *testing.T, efs *errorfs.FS) {
+			efs.FailRenames(LogSuffix, unix.EIO)
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			efs := newErrorFS()
+			efs := &errorfs.FS{}
 			clk := newClock()
 			cfg := clConfig(clk)
 			cfg.FS = efs
@@ -332,7 +333,7 @@ func TestCleanerFaults(t *testing.T) {
 				}
 				before, _ = clReadAll(t, l)
 			}
-			efs.clear()
+			efs.Disarm()
 			if err := l.Close(); (err != nil) != tc.offline {
 				t.Fatalf("Close: %v", err)
 			}
@@ -430,7 +431,7 @@ func compactedFrom(t *testing.T, what string, got, before []clRec) {
 // nothing on disk, so unlike a failed write it does not take the log
 // offline); once the disk reads again so does the log.
 func TestReadFailure(t *testing.T) {
-	efs := newErrorFS()
+	efs := &errorfs.FS{}
 	cfg := testConfig()
 	cfg.FS = efs
 	dir := t.TempDir()
@@ -443,7 +444,7 @@ func TestReadFailure(t *testing.T) {
 		mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
 	}
 	before := logBytes(t, l)
-	restore := efs.file(t, l.active().path).breakWrites(t, dir)
+	restore := efs.Opened(t, l.active().path).BreakWrites(t, dir)
 	if _, err := l.Read(5, 1<<20, l.LogEndOffset(), true); !errors.Is(err, unix.EISDIR) {
 		t.Fatalf("read from a failing disk: %v, want EISDIR", err)
 	}
@@ -459,7 +460,7 @@ func TestReadFailure(t *testing.T) {
 // Close whose own fsync fails says so, takes the log offline and closes
 // its files once: a second Close and a Delete find nothing left to close.
 func TestCloseFsyncFailure(t *testing.T) {
-	efs := newErrorFS()
+	efs := &errorfs.FS{}
 	cfg := testConfig()
 	cfg.FS = efs
 	dir := t.TempDir()
@@ -469,7 +470,7 @@ func TestCloseFsyncFailure(t *testing.T) {
 	}
 	mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
 	seg := l.active()
-	efs.failSync(dir, unix.EIO)
+	efs.FailSyncs(LogSuffix, unix.EIO)
 	if err := l.Close(); !errors.Is(err, unix.EIO) {
 		t.Fatalf("Close with a failing fsync: %v, want EIO", err)
 	}

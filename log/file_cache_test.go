@@ -166,6 +166,9 @@ func TestFileCacheConcurrentReads(t *testing.T) {
 		mustAppend(t, l, batch)
 	}
 	wg.Wait()
+	// The rolls' background flushes hold segment files too: wait them out
+	// (under load some are still running here).
+	l.bg.Wait()
 	if st := files.Stats(); st.Open > 2+6 {
 		t.Fatalf("cache stats %+v: more files open than the bound plus the readers", st)
 	}

@@ -8,11 +8,13 @@ import (
 
 	pb "go.etcd.io/raft/v3/raftpb"
 	"golang.org/x/sys/unix"
+
+	"kzero/vfs/errorfs"
 )
 
 // faultStorage is a bootstrapped storage in a new folder whose files go
 // through efs, with entries 2 and 3 saved.
-func faultStorage(t *testing.T, efs *errorFS) (string, *Storage) {
+func faultStorage(t *testing.T, efs *errorfs.FS) (string, *Storage) {
 	t.Helper()
 	dir := t.TempDir()
 	s, err := OpenFS(dir, slog.New(slog.DiscardHandler), efs)
@@ -36,7 +38,7 @@ func faultStorage(t *testing.T, efs *errorFS) (string, *Storage) {
 func TestStorageFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		arm  func(efs *errorFS)
+		arm  func(efs *errorfs.FS)
 		// op is the write that fails: a Save of entry 4, or a snapshot
 		// at 3. saved says whether entry 4 reached the WAL anyway (a
 		// write whose fsync failed), snap the newest snapshot on disk
@@ -46,15 +48,15 @@ func TestStorageFaults(t *testing.T) {
 		saved bool
 		snap  uint64
 	}{
-		{"torn WAL write", func(efs *errorFS) { efs.failWrites(walName, 7, unix.EIO) }, true, false, 1},
-		{"WAL write out of space", func(efs *errorFS) { efs.failWrites(walName, 0, unix.ENOSPC) }, true, false, 1},
-		{"WAL fsync", func(efs *errorFS) { efs.failSyncs(walName, unix.EIO) }, true, true, 1},
-		{"snapshot write", func(efs *errorFS) { efs.failWrites(tmpSuffix, 10, unix.ENOSPC) }, false, false, 1},
-		{"snapshot rename", func(efs *errorFS) { efs.failRenames(".snap", unix.EIO) }, false, false, 1},
-		{"WAL rewrite rename", func(efs *errorFS) { efs.failRenames(walName, unix.EIO) }, false, false, 3},
+		{"torn WAL write", func(efs *errorfs.FS) { efs.FailWrites(walName, 7, unix.EIO) }, true, false, 1},
+		{"WAL write out of space", func(efs *errorfs.FS) { efs.FailWrites(walName, 0, unix.ENOSPC) }, true, false, 1},
+		{"WAL fsync", func(efs *errorfs.FS) { efs.FailSyncs(walName, unix.EIO) }, true, true, 1},
+		{"snapshot write", func(efs *errorfs.FS) { efs.FailWrites(tmpSuffix, 10, unix.ENOSPC) }, false, false, 1},
+		{"snapshot rename", func(efs *errorfs.FS) { efs.FailRenames(".snap", unix.EIO) }, false, false, 1},
+		{"WAL rewrite rename", func(efs *errorfs.FS) { efs.FailRenames(walName, unix.EIO) }, false, false, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			efs := &errorFS{}
+			efs := &errorfs.FS{}
 			dir, s := faultStorage(t, efs)
 			tc.arm(efs)
 			var err error
@@ -66,9 +68,7 @@ func TestStorageFaults(t *testing.T) {
 			if err == nil {
 				t.Fatal("the write succeeded")
 			}
-			efs.failWrites("", 0, nil)
-			efs.failSyncs("", nil)
-			efs.failRenames("", nil)
+			efs.Disarm()
 			// Sticky: the disk works again, the storage still refuses.
 			if err2 := s.Save(hard(1, 1, 3), []*pb.Entry{ent(5, 1, "d")}, true); !errors.Is(err2, err) {
 				t.Fatalf("Save after a failure: %v, want %v", err2, err)

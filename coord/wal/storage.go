@@ -14,6 +14,8 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/vfs"
 )
 
 // walName is the write-ahead log file in the storage folder.
@@ -60,7 +62,7 @@ func OpenFS(dir string, logger *slog.Logger, fs FS) (*Storage, error) {
 		logger = slog.Default()
 	}
 	if fs == nil {
-		fs = osFS{}
+		fs = vfs.OS
 	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		// A new folder: its entry in the parent must be durable too, or a

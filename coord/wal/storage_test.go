@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/vfs"
 )
 
 func ent(index, term uint64, data string) *pb.Entry {
@@ -264,7 +266,7 @@ func TestCrashBeforeWALRewrite(t *testing.T) {
 	}
 	s.Close()
 	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: new(uint64(6)), Term: new(uint64(2)), ConfState: voters(1)}, Data: []byte("s6")}
-	if err := writeSnapshot(osFS{}, dir, snap); err != nil {
+	if err := writeSnapshot(vfs.OS, dir, snap); err != nil {
 		t.Fatal(err)
 	}
 	s = mustOpen(t, dir)
