@@ -3,10 +3,9 @@ package node
 import (
 	"context"
 	"errors"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,56 +13,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"golang.org/x/sys/unix"
 
 	"kzero/coord/metadata"
-	"kzero/log"
+	"kzero/vfs/errorfs"
 )
 
-// brokenFS is the operating system's file system for segment files, able
-// to make the segments of one partition refuse writes: it swaps (dup3) the
-// descriptor of each of that partition's open segment files for a
-// read-only one of the same file, since the log appends with pwritev on
-// the descriptor. Reads keep working.
-type brokenFS struct {
-	mu    sync.Mutex
-	files []*os.File
-}
-
-func (fs *brokenFS) OpenFile(name string, flag int, perm os.FileMode) (log.File, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	fs.mu.Lock()
-	fs.files = append(fs.files, f)
-	fs.mu.Unlock()
-	return f, nil
-}
-
-func (fs *brokenFS) Rename(from, to string) error { return os.Rename(from, to) }
-
 // breakWrites makes writes to the open segment files of the partition
-// folder dir fail (EBADF, an I/O error that is not a full disk).
-func (fs *brokenFS) breakWrites(t *testing.T, dir string) {
+// folder dir (under any log dir) fail with EBADF, an I/O error that is not
+// a full disk: each file's descriptor is swapped for a read-only one of
+// the same file, since the log appends with pwritev on the descriptor.
+// Reads keep working.
+func breakWrites(t *testing.T, fs *errorfs.FS, logDirs []string, dir string) {
 	t.Helper()
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
 	n := 0
-	for _, f := range fs.files {
-		if !strings.Contains(f.Name(), "/"+dir+"/") {
-			continue
+	for _, d := range logDirs {
+		for _, f := range fs.OpenedUnder(filepath.Join(d, dir)) {
+			f.BreakWrites(t, "")
+			n++
 		}
-		ro, err := os.Open(f.Name())
-		if err != nil {
-			continue // closed and deleted
-		}
-		err = unix.Dup3(int(ro.Fd()), int(f.Fd()), unix.O_CLOEXEC)
-		ro.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
 	}
 	if n == 0 {
 		t.Fatalf("no open segment file of %s", dir)
@@ -77,7 +44,7 @@ func (fs *brokenFS) breakWrites(t *testing.T, dir string) {
 func TestPartitionStorageFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	fs := &brokenFS{}
+	fs := &errorfs.FS{}
 	cfg := nodeConfig(1, t.TempDir(), nil)
 	cfg.Logs.Defaults.FS = fs
 	n, err := Start(cfg)
@@ -111,7 +78,7 @@ func TestPartitionStorageFailure(t *testing.T) {
 		}
 	}
 
-	fs.breakWrites(t, "bad-0")
+	breakWrites(t, fs, cfg.Logs.Dirs, "bad-0")
 	if err := produce("bad", "during"); !errors.Is(err, kerr.KafkaStorageError) {
 		t.Fatalf("produce to the failed partition: %v, want KAFKA_STORAGE_ERROR", err)
 	}
@@ -185,7 +152,7 @@ func consumeAll(ctx context.Context, t *testing.T, n *Node, topic string, want i
 // another leader; producers go on there with acks=all and every record
 // acknowledged before and after is read back from the new leader.
 func TestOfflineReplicaLosesLeadership(t *testing.T) {
-	fs := &brokenFS{}
+	fs := &errorfs.FS{}
 	c := startClusterWith(t, 3, func(cfg *Config) {
 		if cfg.NodeID == 1 {
 			cfg.Logs.Defaults.FS = fs
@@ -204,7 +171,7 @@ func TestOfflineReplicaLosesLeadership(t *testing.T) {
 	if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	fs.breakWrites(t, "bad-0")
+	breakWrites(t, fs, c.config(0).Logs.Dirs, "bad-0")
 	// The first write after the break fails and takes the log offline;
 	// the producer retries until the new leader takes it.
 	if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte("after")}).FirstErr(); err != nil {

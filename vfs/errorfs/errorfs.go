@@ -74,6 +74,20 @@ func (fs *FS) Opened(t testing.TB, name string) *File {
 	return f
 }
 
+// OpenedUnder returns the open files last opened under each name in the
+// folder dir or its subfolders.
+func (fs *FS) OpenedUnder(dir string) []*File {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var out []*File
+	for name, f := range fs.files {
+		if strings.HasPrefix(name, strings.TrimSuffix(dir, "/")+"/") && f.Fd() != ^uintptr(0) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // FailWrites fails writes to files whose name ends in suffix with err,
 // after writing keep bytes of each; a nil err disarms.
 func (fs *FS) FailWrites(suffix string, keep int, err error) {
