@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// KIP-1071 streams groups end to end, with raw StreamsGroupHeartbeat
+// requests over loopback: a model Kafka Streams member that applies each
+// assignment it gets and reports it as owned in its next heartbeat.
+
+// streamsMember is a model Kafka Streams client of group "app".
+type streamsMember struct {
+	id, process string
+	epoch       int32
+	active      []kmsg.TaskIDs
+	standby     []kmsg.TaskIDs
+	warmup      []kmsg.TaskIDs
+	statuses    []int8
+}
+
+// streamsTopology is the application: subtopology 0 reads "in" and keeps
+// a store whose changelog the broker must create.
+func streamsTopology() *kmsg.StreamsGroupHeartbeatRequestTopology {
+	t := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID, st.SourceTopics = "0", []string{"in"}
+	cl := kmsg.NewTopicInfo()
+	cl.Topic = "app-store-changelog"
+	cl.Configs = []kmsg.TopicInfoConfig{{Key: "cleanup.policy", Value: "compact"}}
+	st.StateChangelogTopics = []kmsg.TopicInfo{cl}
+	t.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
+	return &t
+}
+
+// heartbeat sends one heartbeat (a join at epoch 0) and applies the
+// response.
+func (m *streamsMember) heartbeat(t *testing.T, conn *rawConn) *kmsg.StreamsGroupHeartbeatResponse {
+	t.Helper()
+	r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	r.Group, r.MemberID, r.MemberEpoch = "app", m.id, m.epoch
+	r.RebalanceTimeoutMillis = -1
+	if m.epoch == 0 {
+		r.RebalanceTimeoutMillis = 10000
+		r.Topology = streamsTopology()
+		r.ProcessID = &m.process
+		r.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "localhost", Port: 8080}
+	} else {
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = nonNil(m.active), nonNil(m.standby), nonNil(m.warmup)
+	}
+	resp := rawGroupRequest[*kmsg.StreamsGroupHeartbeatResponse](t, conn, 0, r)
+	if resp.ErrorCode != 0 {
+		return resp
+	}
+	m.epoch = resp.MemberEpoch
+	if resp.ActiveTasks != nil {
+		m.active, m.standby, m.warmup = resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks
+	}
+	m.statuses = m.statuses[:0]
+	for _, s := range resp.Status {
+		m.statuses = append(m.statuses, s.StatusCode)
+	}
+	return resp
+}
+
+func nonNil(ts []kmsg.TaskIDs) []kmsg.TaskIDs {
+	if ts == nil {
+		return []kmsg.TaskIDs{}
+	}
+	return ts
+}
+
+func countTasks(ts []kmsg.TaskIDs) int {
+	n := 0
+	for _, t := range ts {
+		n += len(t.Partitions)
+	}
+	return n
+}
+
+// heartbeatUntil heartbeats the members in turn until ok holds (the
+// group's reconciliation, which moves one heartbeat at a time).
+func heartbeatUntil(t *testing.T, conn *rawConn, what string, ok func() bool, ms ...*streamsMember) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never happened", what)
+		}
+		for _, m := range ms {
+			if resp := m.heartbeat(t, conn); resp.ErrorCode != 0 {
+				t.Fatalf("%s: heartbeat of %s: %v", what, m.id, kerr.ErrorForCode(resp.ErrorCode))
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // a heartbeat interval, shortened
+	}
+}
+
+func describeStreams(t *testing.T, conn *rawConn) kmsg.StreamsGroupDescribeResponseGroup {
+	t.Helper()
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	req.Groups = []string{"app"}
+	return rawGroupRequest[*kmsg.StreamsGroupDescribeResponse](t, conn, 0, req).Groups[0]
+}
+
+func TestStreamsGroup(t *testing.T) {
+	dir := t.TempDir()
+	opts := []string{
+		"group.streams.session.timeout.ms", "1000", "group.streams.min.session.timeout.ms", "1000",
+		"group.streams.heartbeat.interval.ms", "100", "group.streams.min.heartbeat.interval.ms", "100",
+	}
+	b := startGroupBroker(t, dir, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, b))
+	if _, err := adm.CreateTopic(ctx, 4, 1, nil, "in"); err != nil {
+		t.Fatal(err)
+	}
+	conn := dialRaw(t, b.Addr().String())
+
+	// ApiVersions lists the streams APIs at v0 and streams.version 1.
+	av := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, kmsg.NewPtrApiVersionsRequest())
+	for _, k := range av.ApiKeys {
+		if (k.ApiKey == 88 || k.ApiKey == 89) && (k.MinVersion != 0 || k.MaxVersion != 0) {
+			t.Errorf("%s: versions %d-%d", kmsg.NameForKey(k.ApiKey), k.MinVersion, k.MaxVersion)
+		}
+	}
+	if !slices.ContainsFunc(av.FinalizedFeatures, func(f kmsg.ApiVersionsResponseFinalizedFeature) bool {
+		return f.Name == "streams.version" && f.MaxVersionLevel == 1
+	}) {
+		t.Errorf("streams.version not finalized at 1: %+v", av.FinalizedFeatures)
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "app"
+	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 3, fc).ErrorCode)
+
+	// m1 joins: the changelog topic is missing, so the broker creates it
+	// (4 partitions, one per task) and m1 gets every task once it exists.
+	m1 := &streamsMember{id: "m1", process: "p1"}
+	resp := m1.heartbeat(t, conn)
+	wantNoErr(t, "join", resp.ErrorCode)
+	if resp.HeartbeatIntervalMillis != 100 || resp.MemberEpoch <= 0 {
+		t.Fatalf("join: interval %d epoch %d", resp.HeartbeatIntervalMillis, resp.MemberEpoch)
+	}
+	heartbeatUntil(t, conn, "m1 gets all tasks", func() bool { return countTasks(m1.active) == 4 && len(m1.statuses) == 0 }, m1)
+	topics, err := adm.ListTopics(ctx, "app-store-changelog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := topics["app-store-changelog"]; d.Err != nil || len(d.Partitions) != 4 {
+		t.Fatalf("changelog topic: %v, %d partitions", d.Err, len(d.Partitions))
+	}
+
+	// m2 joins: tasks move to it only after m1 revoked them; then two each.
+	m2 := &streamsMember{id: "m2", process: "p2"}
+	heartbeatUntil(t, conn, "two tasks each", func() bool {
+		return countTasks(m1.active) == 2 && countTasks(m2.active) == 2 && m1.epoch == m2.epoch
+	}, m1, m2)
+	d := describeStreams(t, conn)
+	if d.ErrorCode != 0 || d.State != "Stable" || len(d.Members) != 2 || d.Topology == nil || len(d.Topology.Subtopologies) != 1 {
+		t.Fatalf("describe: %+v", d)
+	}
+	if d.Members[0].ProcessID != "p1" || d.Members[0].UserEndpoint == nil || d.Members[0].UserEndpoint.Port != 8080 {
+		t.Fatalf("member: %+v", d.Members[0])
+	}
+
+	// ListGroups knows the type; DescribeGroups does not describe it.
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.TypesFilter = []string{"streams"}
+	groups := rawGroupRequest[*kmsg.ListGroupsResponse](t, conn, 5, lg).Groups
+	if len(groups) != 1 || groups[0].Group != "app" || groups[0].GroupType != "streams" || groups[0].GroupState != "Stable" {
+		t.Fatalf("list groups: %+v", groups)
+	}
+
+	// Offsets are committed with the member's epoch.
+	commit := func(epoch int32) int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Group, req.MemberID, req.Generation = "app", "m1", epoch
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "in"
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset = 0, 42
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return rawGroupRequest[*kmsg.OffsetCommitResponse](t, conn, 9, req).Topics[0].Partitions[0].ErrorCode
+	}
+	wantNoErr(t, "commit", commit(m1.epoch))
+	if code := commit(m1.epoch + 1); code != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("commit with a wrong epoch: %v", kerr.ErrorForCode(code))
+	}
+
+	// m2 leaves: m1 gets its tasks back.
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Group, leave.MemberID, leave.MemberEpoch, leave.RebalanceTimeoutMillis = "app", "m2", -1, -1
+	if r := rawGroupRequest[*kmsg.StreamsGroupHeartbeatResponse](t, conn, 0, leave); r.ErrorCode != 0 || r.MemberEpoch != -1 {
+		t.Fatalf("leave: %v epoch %d", kerr.ErrorForCode(r.ErrorCode), r.MemberEpoch)
+	}
+	heartbeatUntil(t, conn, "m1 gets all tasks back", func() bool { return countTasks(m1.active) == 4 }, m1)
+	epoch := m1.epoch
+
+	// A restart keeps the group: its epoch, member and tasks.
+	stopBroker(t, b)
+	b = startGroupBroker(t, dir, opts...)
+	defer stopBroker(t, b)
+	conn = dialRaw(t, b.Addr().String())
+	wantNoErr(t, "find coordinator after restart", findCoordinator(t, conn, 3, fc).ErrorCode)
+	d = describeStreams(t, conn)
+	if d.ErrorCode != 0 || d.Epoch != epoch || len(d.Members) != 1 || d.Members[0].MemberID != "m1" ||
+		d.Members[0].MemberEpoch != epoch || countTasks(d.Members[0].Assignment.ActiveTasks) != 4 {
+		t.Fatalf("after restart: %+v", d)
+	}
+	if resp := m1.heartbeat(t, conn); resp.ErrorCode != 0 || resp.MemberEpoch != epoch {
+		t.Fatalf("heartbeat after restart: %v epoch %d", kerr.ErrorForCode(resp.ErrorCode), resp.MemberEpoch)
+	}
+
+	// m1 stops heartbeating: its session expires and it is fenced.
+	deadline := time.Now().Add(30 * time.Second)
+	for d = describeStreams(t, conn); d.State != "Empty"; d = describeStreams(t, conn) {
+		if time.Now().After(deadline) {
+			t.Fatalf("m1 never expired: %+v", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if resp := m1.heartbeat(t, conn); resp.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("heartbeat of an expired member: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+}
