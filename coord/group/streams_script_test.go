@@ -17,14 +17,14 @@ import (
 // told otherwise.
 //
 //	streams-topology [epoch=N]         the topology members join with, one
-//	<id> [sources=(a,b)] [changelogs=(x)] [sinks=(r)] [repartition=(r:4)] [copartition=(0,1)]
+//	<id> [sources=(a,b)] [regex=(x.*)] [changelogs=(x)] [sinks=(r)] [repartition=(r:4)] [copartition=(0,1)]
 //	                                   subtopology per input line; a
-//	                                   repartition topic is name or name:partitions;
+//	                                   internal topic is name or name:partitions;
 //	                                   copartition indexes the sources
 //	streams-config standbys=N          group.streams.num.standby.replicas (kept over restarts)
 //	streams-heartbeat member=m1 [process=p1] [epoch=N] [rebalance=30s]
 //	                  [owned=(0-1,1-0)] [ignore-assignment] [endpoint=host:port]
-//	                  [shutdown]
+//	                  [shutdown] [no-topology] [topology] [instance=i1]
 //	streams-leave member=m1 [epoch=-1]
 //	streams-describe                   the members' epochs, tasks and targets
 //
@@ -101,26 +101,12 @@ func parseTopology(t *testing.T, epoch int32, input string) *kmsg.StreamsGroupHe
 				st.SourceTopics = vals
 			case "sinks":
 				st.RepartitionSinkTopics = vals
+			case "regex":
+				st.SourceTopicRegex = vals
 			case "changelogs":
-				for _, n := range vals {
-					ti := kmsg.NewTopicInfo()
-					ti.Topic = n
-					st.StateChangelogTopics = append(st.StateChangelogTopics, ti)
-				}
+				st.StateChangelogTopics = parseTopicInfos(t, vals)
 			case "repartition":
-				for _, n := range vals {
-					ti := kmsg.NewTopicInfo()
-					name, parts, _ := strings.Cut(n, ":")
-					ti.Topic = name
-					if parts != "" {
-						p, err := strconv.Atoi(parts)
-						if err != nil {
-							t.Fatalf("repartition %q: %v", n, err)
-						}
-						ti.NumPartitions = int32(p)
-					}
-					st.RepartitionSourceTopics = append(st.RepartitionSourceTopics, ti)
-				}
+				st.RepartitionSourceTopics = parseTopicInfos(t, vals)
 			case "copartition":
 				g := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup()
 				for _, x := range vals {
@@ -138,6 +124,25 @@ func parseTopology(t *testing.T, epoch int32, input string) *kmsg.StreamsGroupHe
 		top.Subtopologies = append(top.Subtopologies, st)
 	}
 	return &top
+}
+
+// parseTopicInfos reads internal topics, name or name:partitions.
+func parseTopicInfos(t *testing.T, vals []string) []kmsg.TopicInfo {
+	out := []kmsg.TopicInfo{}
+	for _, n := range vals {
+		ti := kmsg.NewTopicInfo()
+		name, parts, _ := strings.Cut(n, ":")
+		ti.Topic = name
+		if parts != "" {
+			p, err := strconv.Atoi(parts)
+			if err != nil {
+				t.Fatalf("internal topic %q: %v", n, err)
+			}
+			ti.NumPartitions = int32(p)
+		}
+		out = append(out, ti)
+	}
+	return out
 }
 
 func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
@@ -159,7 +164,9 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 	r.RebalanceTimeoutMillis = -1
 	if r.MemberEpoch == 0 {
 		r.RebalanceTimeoutMillis = argMs(t, d, "rebalance", 30*time.Second)
-		r.Topology = s.streams.topology
+		if !hasArg(d, "no-topology") {
+			r.Topology = s.streams.topology
+		}
 		process := m.process
 		r.ProcessID = &process
 		if ep := argString(d, "endpoint", ""); ep != "" {
@@ -173,6 +180,12 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 			owned = taskAssignment{active: parseTasks(t, list), standby: taskSet{}, warmup: taskSet{}}
 		}
 		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = taskIDs(owned.active), taskIDs(owned.standby), taskIDs(owned.warmup)
+	}
+	if hasArg(d, "topology") {
+		r.Topology = s.streams.topology
+	}
+	if inst := argString(d, "instance", ""); inst != "" {
+		r.InstanceID = &inst
 	}
 	r.ShutdownApplication = hasArg(d, "shutdown")
 	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1")
