@@ -13,7 +13,7 @@ import (
 func FuzzDecodeStreamsRecord(f *testing.F) {
 	top := &streamsTopology{epoch: 2, subtopologies: []subtopology{
 		{id: "0", sourceTopics: []string{"a", "b"}, repartitionSinks: []string{"r"},
-			changelogs: []internalTopic{{name: "c", configs: []keyValue{{"cleanup.policy", "compact"}}}},
+			changelogs:        []internalTopic{{name: "c", configs: []keyValue{{"cleanup.policy", "compact"}}}},
 			copartitionGroups: []copartitionGroup{{sourceTopics: []int16{0, 1}}}},
 		{id: "1", repartitionSources: []internalTopic{{name: "r", partitions: 3, replicationFactor: 2}}, sourceRegex: []string{"x.*"}},
 	}}
