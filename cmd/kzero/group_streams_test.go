@@ -18,7 +18,12 @@ import (
 // streamsMember is a model Kafka Streams client of group "app".
 type streamsMember struct {
 	id, process string
+	port        uint16
 	epoch       int32
+	// endpointEpoch is the last EndpointInformationEpoch seen, and
+	// endpoints the partitions behind each user endpoint then.
+	endpointEpoch int32
+	endpoints     []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint
 	active      []kmsg.TaskIDs
 	standby     []kmsg.TaskIDs
 	warmup      []kmsg.TaskIDs
@@ -46,11 +51,12 @@ func (m *streamsMember) heartbeat(t *testing.T, conn *rawConn) *kmsg.StreamsGrou
 	r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	r.Group, r.MemberID, r.MemberEpoch = "app", m.id, m.epoch
 	r.RebalanceTimeoutMillis = -1
+	r.EndpointInformationEpoch = m.endpointEpoch
 	if m.epoch == 0 {
 		r.RebalanceTimeoutMillis = 10000
 		r.Topology = streamsTopology()
 		r.ProcessID = &m.process
-		r.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "localhost", Port: 8080}
+		r.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "localhost", Port: m.port}
 	} else {
 		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = nonNil(m.active), nonNil(m.standby), nonNil(m.warmup)
 	}
@@ -62,6 +68,10 @@ func (m *streamsMember) heartbeat(t *testing.T, conn *rawConn) *kmsg.StreamsGrou
 	if resp.ActiveTasks != nil {
 		m.active, m.standby, m.warmup = resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks
 	}
+	if resp.PartitionsByUserEndpoint != nil {
+		m.endpoints = resp.PartitionsByUserEndpoint
+	}
+	m.endpointEpoch = resp.EndpointInformationEpoch
 	m.statuses = m.statuses[:0]
 	for _, s := range resp.Status {
 		m.statuses = append(m.statuses, s.StatusCode)
@@ -142,7 +152,7 @@ func TestStreamsGroup(t *testing.T) {
 
 	// m1 joins: the changelog topic is missing, so the broker creates it
 	// (4 partitions, one per task) and m1 gets every task once it exists.
-	m1 := &streamsMember{id: "m1", process: "p1"}
+	m1 := &streamsMember{id: "m1", process: "p1", port: 8080}
 	resp := m1.heartbeat(t, conn)
 	wantNoErr(t, "join", resp.ErrorCode)
 	if resp.HeartbeatIntervalMillis != 100 || resp.MemberEpoch <= 0 {
@@ -158,7 +168,7 @@ func TestStreamsGroup(t *testing.T) {
 	}
 
 	// m2 joins: tasks move to it only after m1 revoked them; then two each.
-	m2 := &streamsMember{id: "m2", process: "p2"}
+	m2 := &streamsMember{id: "m2", process: "p2", port: 8081}
 	heartbeatUntil(t, conn, "two tasks each", func() bool {
 		return countTasks(m1.active) == 2 && countTasks(m2.active) == 2 && m1.epoch == m2.epoch
 	}, m1, m2)
@@ -168,6 +178,44 @@ func TestStreamsGroup(t *testing.T) {
 	}
 	if d.Members[0].ProcessID != "p1" || d.Members[0].UserEndpoint == nil || d.Members[0].UserEndpoint.Port != 8080 {
 		t.Fatalf("member: %+v", d.Members[0])
+	}
+	// Interactive queries: each endpoint with the partitions of "in" its
+	// active tasks read, two each.
+	m1.heartbeat(t, conn)
+	if len(m1.endpoints) != 2 {
+		t.Fatalf("partitions by endpoint: %+v", m1.endpoints)
+	}
+	for _, e := range m1.endpoints {
+		if len(e.ActivePartitions) != 1 || e.ActivePartitions[0].Topic != "in" || len(e.ActivePartitions[0].Partitions) != 2 {
+			t.Fatalf("partitions of endpoint %+v: %+v", e.UserEndpoint, e.ActivePartitions)
+		}
+	}
+	if resp := m1.heartbeat(t, conn); resp.PartitionsByUserEndpoint != nil {
+		t.Fatalf("endpoints sent again at the same epoch: %+v", resp.PartitionsByUserEndpoint)
+	}
+
+	// The group is a streams group to the other protocols' APIs.
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "app", "consumer", 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
+	if code := rawGroupRequest[*kmsg.JoinGroupResponse](t, conn, 9, join).ErrorCode; code != kerr.InconsistentGroupProtocol.Code {
+		t.Fatalf("classic join: %v", kerr.ErrorForCode(code))
+	}
+	chb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	chb.Group, chb.MemberID, chb.RebalanceTimeoutMillis, chb.SubscribedTopicNames = "app", "c1", 10000, []string{"in"}
+	chb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if code := rawGroupRequest[*kmsg.ConsumerGroupHeartbeatResponse](t, conn, 1, chb).ErrorCode; code != kerr.GroupIDNotFound.Code {
+		t.Fatalf("consumer heartbeat: %v", kerr.ErrorForCode(code))
+	}
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{"app"}
+	if code := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 5, dg).Groups[0].ErrorCode; code != kerr.GroupIDNotFound.Code {
+		t.Fatalf("describe groups: %v", kerr.ErrorForCode(code))
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"app"}
+	if code := rawGroupRequest[*kmsg.DeleteGroupsResponse](t, conn, 2, del).Groups[0].ErrorCode; code != kerr.NonEmptyGroup.Code {
+		t.Fatalf("delete a group with members: %v", kerr.ErrorForCode(code))
 	}
 
 	// ListGroups knows the type; DescribeGroups does not describe it.
@@ -229,5 +277,13 @@ func TestStreamsGroup(t *testing.T) {
 	}
 	if resp := m1.heartbeat(t, conn); resp.ErrorCode != kerr.UnknownMemberID.Code {
 		t.Fatalf("heartbeat of an expired member: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+
+	// Empty, it can be deleted, offsets and all.
+	if code := rawGroupRequest[*kmsg.DeleteGroupsResponse](t, conn, 2, del).Groups[0].ErrorCode; code != 0 {
+		t.Fatalf("delete: %v", kerr.ErrorForCode(code))
+	}
+	if d = describeStreams(t, conn); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("describe after delete: %+v", d)
 	}
 }

@@ -25,6 +25,10 @@ type streamsGroup struct {
 	// shutdownBy: the member that asked the application to shut down,
 	// not persisted (as Kafka).
 	shutdownBy string
+	// endpointEpoch numbers the versions of the partitions behind the
+	// members' user endpoints, not persisted (as Kafka): a member whose
+	// last seen epoch differs gets them again.
+	endpointEpoch int32
 
 	// Not persisted: the topology configured against the topics of one
 	// metadata version (-1: none yet).

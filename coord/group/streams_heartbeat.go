@@ -155,6 +155,7 @@ type streamsOutcome struct {
 	revoke          revokeTimer
 	revokeDeadline  int64
 	shutdown        bool // the member asked the application to shut down
+	endpointEpoch   int32
 }
 
 // streamsEnv is what the heartbeat logic reads besides the group.
@@ -315,6 +316,14 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 		resp.StandbyTasks = taskIDs(next.assigned.standby)
 		resp.WarmupTasks = taskIDs(next.assigned.warmup)
 	}
+	endpointEpoch := sg.endpointEpoch
+	if meta.endpoint != nil && (r.MemberEpoch == streamsJoinEpoch || !next.assigned.equal(cur.assigned)) {
+		endpointEpoch++ // the partitions behind an endpoint changed
+	}
+	resp.EndpointInformationEpoch = endpointEpoch
+	if r.EndpointInformationEpoch != endpointEpoch {
+		resp.PartitionsByUserEndpoint = sg.endpoints(cfg, env.topics, memberID, &meta, next.assigned)
+	}
 	if cfg.status >= 0 {
 		statuses = append(statuses, status(cfg.status, cfg.detail))
 	}
@@ -329,7 +338,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 	resp.Status = statuses
 	out := streamsOutcome{recs: recs, res: StreamsHeartbeatResult{Response: resp, Create: cfg.create}, member: memberID,
 		sessionDeadline: env.now + int64(env.policy.SessionTimeout), revokeDeadline: env.now + int64(max(meta.rebalanceTimeout, 0)),
-		shutdown: r.ShutdownApplication}
+		shutdown: r.ShutdownApplication, endpointEpoch: endpointEpoch}
 	switch {
 	case next.state != streamsUnrevoked:
 		out.revoke = revokeStop
@@ -343,6 +352,59 @@ func status(code int8, detail string) kmsg.StreamsGroupHeartbeatResponseStatus {
 	s := kmsg.NewStreamsGroupHeartbeatResponseStatus()
 	s.StatusCode, s.StatusDetail = code, detail
 	return s
+}
+
+// endpoints lists, for each member with a user endpoint, the partitions
+// its active and standby tasks read (interactive queries find a key's
+// store through them): the source topics of each task's subtopology at
+// the task's partition. self's metadata and tasks are the heartbeat's.
+func (sg *streamsGroup) endpoints(cfg *configuredTopology, topics Topics, self string, selfMeta *streamsMemberMeta, selfTasks taskAssignment) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
+	out := []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint{}
+	partitions := func(s taskSet) map[string][]int32 {
+		byTopic := map[string][]int32{}
+		for sub, ps := range s {
+			for _, name := range cfg.topicsFor[sub] {
+				t, ok := topics.ByName(name)
+				for _, p := range ps {
+					if ok && p < t.Partitions {
+						byTopic[name] = append(byTopic[name], p)
+					}
+				}
+			}
+		}
+		return byTopic
+	}
+	add := func(ep *hostPort, tasks taskAssignment) {
+		e := kmsg.NewStreamsGroupHeartbeatResponsePartitionsByUserEndpoint()
+		e.UserEndpoint.Host, e.UserEndpoint.Port = ep.host, ep.port
+		active, standby := partitions(tasks.active), partitions(tasks.standby)
+		for _, name := range sortedKeys(active) {
+			a := kmsg.NewStreamsGroupHeartbeatResponsePartitionsByUserEndpointActivePartition()
+			a.Topic, a.Partitions = name, slices.Compact(slices.Sorted(slices.Values(active[name])))
+			e.ActivePartitions = append(e.ActivePartitions, a)
+		}
+		for _, name := range sortedKeys(standby) {
+			s := kmsg.NewStreamsGroupHeartbeatResponsePartitionsByUserEndpointStandbyPartition()
+			s.Topic, s.Partitions = name, slices.Compact(slices.Sorted(slices.Values(standby[name])))
+			e.StandbyPartitions = append(e.StandbyPartitions, s)
+		}
+		if e.ActivePartitions == nil {
+			e.ActivePartitions = []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpointActivePartition{}
+		}
+		if e.StandbyPartitions == nil {
+			e.StandbyPartitions = []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpointStandbyPartition{}
+		}
+		out = append(out, e)
+	}
+	for _, m := range sg.sortedMembers() {
+		if m.id != self && m.endpoint != nil {
+			add(m.endpoint, m.current.assigned)
+		}
+	}
+	if selfMeta.endpoint != nil {
+		add(selfMeta.endpoint, selfTasks)
+	}
+	return out
 }
 
 // ownedTasks is what a heartbeat reports owning; nil when not reported.
@@ -563,6 +625,7 @@ func (sg *streamsGroup) apply(out *streamsOutcome) {
 	if m == nil {
 		return
 	}
+	sg.endpointEpoch = max(sg.endpointEpoch, out.endpointEpoch)
 	m.sessionDeadline = out.sessionDeadline
 	switch {
 	case out.revoke == revokeStop:
