@@ -242,6 +242,22 @@ func TestStreamsGroup(t *testing.T) {
 	if code := commit(m1.epoch + 1); code != kerr.StaleMemberEpoch.Code {
 		t.Fatalf("commit with a wrong epoch: %v", kerr.ErrorForCode(code))
 	}
+	fetch := func(epoch int32) kmsg.OffsetFetchResponseGroup {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group, rg.MemberID, rg.MemberEpoch = "app", kmsg.StringPtr("m1"), epoch
+		rt := kmsg.NewOffsetFetchRequestGroupTopic()
+		rt.Topic, rt.Partitions = "in", []int32{0}
+		rg.Topics = append(rg.Topics, rt)
+		req.Groups = append(req.Groups, rg)
+		return rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, 9, req).Groups[0]
+	}
+	if g := fetch(m1.epoch); g.ErrorCode != 0 || g.Topics[0].Partitions[0].Offset != 42 {
+		t.Fatalf("fetch: %v %+v", kerr.ErrorForCode(g.ErrorCode), g.Topics)
+	}
+	if g := fetch(m1.epoch + 1); g.ErrorCode != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("fetch with a wrong epoch: %v", kerr.ErrorForCode(g.ErrorCode))
+	}
 
 	// m2 leaves: m1 gets its tasks back.
 	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
