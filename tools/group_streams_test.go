@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,28 +93,31 @@ func joinStreamsGroup(t *testing.T, group, topic string, tasks int) (leave func(
 func TestGroupStreams(t *testing.T) {
 	ctx := testCtx(t)
 	env, out := testEnv(t, Text)
-	must(t, TopicCreate(ctx, env, TopicSpec{Names: []string{"st-in"}, Partitions: 2, ReplicationFactor: 1}))
-	leave := joinStreamsGroup(t, "st-app", "st-in", 2)
+	// Names of their own, so the test runs again on the same broker.
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	app, in := "st-app-"+suffix, "st-in-"+suffix
+	must(t, TopicCreate(ctx, env, TopicSpec{Names: []string{in}, Partitions: 2, ReplicationFactor: 1}))
+	leave := joinStreamsGroup(t, app, in, 2)
 
 	out.Reset()
 	must(t, GroupList(ctx, env, nil))
-	if !regexp.MustCompile(`(?m)^st-app +streams +streams +Stable$`).MatchString(out.String()) {
+	if !regexp.MustCompile(`(?m)^` + app + ` +streams +streams +Stable$`).MatchString(out.String()) {
 		t.Fatalf("list:\n%s", out)
 	}
 	out.Reset()
-	must(t, GroupDescribe(ctx, env, []string{"st-app"}, GroupMembers))
+	must(t, GroupDescribe(ctx, env, []string{app}, GroupMembers))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !regexp.MustCompile(`^st-app +m1 +p1 +\S+ +streams-one +\d+ +0_0,0_1 +- +-$`).MatchString(lines[1]) {
+	if len(lines) != 2 || !regexp.MustCompile(`^` + app + ` +m1 +p1 +\S+ +streams-one +\d+ +0_0,0_1 +- +-$`).MatchString(lines[1]) {
 		t.Fatalf("describe --members:\n%s", out)
 	}
 	out.Reset()
-	must(t, GroupDescribe(ctx, env, []string{"st-app"}, GroupOffsets))
-	if !regexp.MustCompile(`(?m)^st-app +st-in +1 +- +0 +- +m1 +\S+ +streams-one$`).MatchString(out.String()) {
+	must(t, GroupDescribe(ctx, env, []string{app}, GroupOffsets))
+	if !regexp.MustCompile(`(?m)^` + app + ` +` + in + ` +1 +- +0 +- +m1 +\S+ +streams-one$`).MatchString(out.String()) {
 		t.Fatalf("describe:\n%s", out)
 	}
 
 	jenv, jout := testEnv(t, JSON)
-	must(t, GroupDescribe(ctx, jenv, []string{"st-app"}, GroupMembers))
+	must(t, GroupDescribe(ctx, jenv, []string{app}, GroupMembers))
 	var descs []groupDescription
 	if err := json.Unmarshal(jout.Bytes(), &descs); err != nil {
 		t.Fatal(err)
@@ -125,9 +129,9 @@ func TestGroupStreams(t *testing.T) {
 
 	leave()
 	out.Reset()
-	must(t, GroupDelete(ctx, env, []string{"st-app"}))
+	must(t, GroupDelete(ctx, env, []string{app}))
 	out.Reset()
-	if err := GroupDescribe(ctx, env, []string{"st-app"}, GroupMembers); err == nil || !strings.Contains(err.Error(), "GROUP_ID_NOT_FOUND") {
+	if err := GroupDescribe(ctx, env, []string{app}, GroupMembers); err == nil || !strings.Contains(err.Error(), "GROUP_ID_NOT_FOUND") {
 		t.Fatalf("describe after delete: %v", err)
 	}
 }
