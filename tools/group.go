@@ -257,14 +257,18 @@ func describeOne(ctx context.Context, adm *kadm.Client, cl *kgo.Client, describe
 	held := map[kadm.Partition]holder{}
 	g, ok := described[name]
 	switch {
-	case ok && errors.Is(g.Err, kerr.GroupIDNotFound):
+	case ok && (errors.Is(g.Err, kerr.GroupIDNotFound) || g.Err == nil && g.State == "Dead"):
 		// Maybe a streams group, which DescribeGroups does not describe.
 		sg, found, err := describeStreamsGroup(ctx, adm, cl, name)
-		if err != nil {
+		switch {
+		case err != nil:
 			return d, err
-		}
-		if !found {
+		case !found && g.Err != nil:
 			return d, fmt.Errorf("describe group %s: %w", name, kafkaErr(g.Err, g.ErrMessage))
+		case !found:
+			// Brokers before KIP-1043 describe a group that does not
+			// exist as Dead rather than GROUP_ID_NOT_FOUND.
+			return d, fmt.Errorf("describe group %s: %w", name, kerr.GroupIDNotFound)
 		}
 		var members map[kadm.Partition]groupMember
 		d, members = streamsDescription(sg, g.Coordinator)
@@ -276,10 +280,6 @@ func describeOne(ctx context.Context, adm *kadm.Client, cl *kgo.Client, describe
 		return d, fmt.Errorf("describe group %s: no answer from its coordinator", name)
 	case g.Err != nil:
 		return d, fmt.Errorf("describe group %s: %w", name, kafkaErr(g.Err, g.ErrMessage))
-	case g.State == "Dead":
-		// Brokers before KIP-1043 describe a group that does not exist
-		// as Dead rather than GROUP_ID_NOT_FOUND.
-		return d, fmt.Errorf("describe group %s: %w", name, kerr.GroupIDNotFound)
 	}
 	d.State, d.ProtocolType, d.Protocol = g.State, g.ProtocolType, g.Protocol
 	d.Coordinator = &groupCoordinator{ID: g.Coordinator.NodeID, Host: g.Coordinator.Host, Port: g.Coordinator.Port}

@@ -209,8 +209,11 @@ func TestStreamsGroup(t *testing.T) {
 	}
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Groups = []string{"app"}
-	if code := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 5, dg).Groups[0].ErrorCode; code != kerr.GroupIDNotFound.Code {
-		t.Fatalf("describe groups: %v", kerr.ErrorForCode(code))
+	if g := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 6, dg).Groups[0]; g.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("describe groups v6: %v", kerr.ErrorForCode(g.ErrorCode))
+	}
+	if g := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 5, dg).Groups[0]; g.ErrorCode != 0 || g.State != "Dead" {
+		t.Fatalf("describe groups v5: %v %s", kerr.ErrorForCode(g.ErrorCode), g.State)
 	}
 	del := kmsg.NewPtrDeleteGroupsRequest()
 	del.Groups = []string{"app"}

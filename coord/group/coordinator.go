@@ -715,8 +715,9 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, co
 		return e.g.consumer.describeClassic(e.g.State(), &c.policy, c.env(c.now()).topics), true, 0
 	}
 	if e.g.streams != nil {
-		// As Kafka: DescribeGroups describes classic and consumer groups.
-		return Description{State: Dead}, false, kerr.GroupIDNotFound.Code
+		// As Kafka: DescribeGroups does not describe streams groups
+		// (Dead; GROUP_ID_NOT_FOUND from v6).
+		return Description{State: Dead}, false, 0
 	}
 	return e.g.Describe(), true, 0
 }

@@ -19,9 +19,9 @@ const streamsProtocolType = "streams"
 // member joins (epoch 0, with the topology), heartbeats, or leaves (-1).
 // The records of the change are written to the group's partition before
 // the response, and applied once written. A join creates the group; an
-// empty classic or consumer group (one holding only offsets) becomes a
-// streams group, keeping its offsets; any other group gets
-// GROUP_ID_NOT_FOUND.
+// empty classic group (one holding only offsets, say) becomes a streams
+// group, keeping its offsets; any other group, a consumer group among
+// them, gets GROUP_ID_NOT_FOUND, as Kafka converts no other.
 func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) StreamsHeartbeatResult {
 	if code, msg := validateStreamsHeartbeat(r); code != 0 {
 		return streamsFail(code, msg)
@@ -37,8 +37,11 @@ func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest
 		return streamsFail(kerr.GroupIDNotFound.Code, fmt.Sprintf(msg, r.Group))
 	}
 	if r.MemberEpoch < 0 {
-		if e == nil || e.g.streams == nil {
-			return notFound("Group %s not found.")
+		switch {
+		case e == nil:
+			return notFound("Streams group %s not found.")
+		case e.g.streams == nil:
+			return notFound("Group %s is not a streams group.")
 		}
 		return s.finishStreamsLocked(e, now, e.g.streams, e.g.streams.leave(r), nil, false)
 	}
@@ -48,7 +51,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest
 	switch {
 	case e == nil:
 		if r.MemberEpoch != streamsJoinEpoch {
-			return notFound("Group %s not found.")
+			return notFound("Streams group %s not found.")
 		}
 		e, created = s.addLocked(r.Group, now), true
 		sg = newStreamsGroup()
@@ -56,8 +59,6 @@ func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest
 		sg = e.g.streams
 	case r.MemberEpoch == streamsJoinEpoch && e.g.classicEmpty():
 		sg, convert = newStreamsGroup(), []streamsConversion{convertClassic}
-	case r.MemberEpoch == streamsJoinEpoch && e.g.consumer != nil && len(e.g.consumer.members) == 0:
-		sg, convert = newStreamsGroup(), []streamsConversion{convertConsumer}
 	default:
 		return notFound("Group %s is not a streams group.")
 	}
@@ -75,9 +76,8 @@ func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest
 type streamsConversion int8
 
 const (
-	convertNew      streamsConversion = iota // the streams group is installed
-	convertClassic                           // an empty classic group's metadata is tombstoned
-	convertConsumer                          // an empty consumer group's records are tombstoned
+	convertNew     streamsConversion = iota // the streams group is installed
+	convertClassic                          // an empty classic group's metadata is tombstoned
 )
 
 // finishStreamsLocked writes a heartbeat's records (after the tombstones
@@ -88,28 +88,17 @@ func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out s
 	if res.Response.ErrorCode == 0 && len(out.recs) > 0 {
 		var pre []kv
 		s.mu.scratch = s.mu.scratch[:0]
-		for _, cv := range convert {
-			switch cv {
-			case convertClassic:
-				r := kv{k0: len(s.mu.scratch)}
-				s.mu.scratch = appendGroupKey(s.mu.scratch, e.g.id)
-				r.k1, r.v1 = len(s.mu.scratch), -1
-				pre = append(pre, r)
-			case convertConsumer:
-				for _, cr := range e.g.consumer.deleteRecords() {
-					r := kv{k0: len(s.mu.scratch)}
-					s.mu.scratch = appendConsumerKey(s.mu.scratch, cr.typ, e.g.id, cr.member)
-					r.k1, r.v1 = len(s.mu.scratch), -1
-					pre = append(pre, r)
-				}
-			}
+		if slices.Contains(convert, convertClassic) {
+			r := kv{k0: len(s.mu.scratch)}
+			s.mu.scratch = appendGroupKey(s.mu.scratch, e.g.id)
+			r.k1, r.v1 = len(s.mu.scratch), -1
+			pre = append(pre, r)
 		}
 		if err := s.writeStreamsLocked(e.g.id, pre, out.recs); err != nil {
 			s.c.logger.Warn("cannot store streams group records", "group", e.g.id, "partition", s.Partition, "err", err)
 			res = streamsFail(storeCode(err), "")
 		} else {
 			if slices.Contains(convert, convertNew) {
-				e.g.consumer = nil
 				e.g.streams = sg
 			}
 			s.replayStreamsLocked(e.g, out.recs)

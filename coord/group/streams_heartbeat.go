@@ -485,17 +485,25 @@ func (a *taskAssignment) subsetOf(b taskAssignment) bool {
 }
 
 // blocker returns whether a task of a kind (0 active, 1 standby, 2
-// warm-up) cannot go to member yet: an active task another member holds
-// (assigned or being revoked); a standby or warm-up task that another
-// member of the same process holds as active.
+// warm-up) cannot go to member yet, because the task's state is still
+// held elsewhere: an active task another member holds as active (assigned
+// or being revoked), or another member of the same process as standby or
+// warm-up; a standby or warm-up task that another member of the same
+// process holds as active. A process keeps one copy of a task's state.
 func (sg *streamsGroup) blocker(member, process string) func(kind int, sub string, p int32) bool {
 	return func(kind int, sub string, p int32) bool {
 		for _, o := range sg.members {
 			if o.id == member {
 				continue
 			}
-			held := o.current.assigned.active.has(sub, p) || o.current.revoking.active.has(sub, p)
-			if held && (kind == 0 || o.processID == process) {
+			a, r := &o.current.assigned, &o.current.revoking
+			active := a.active.has(sub, p) || r.active.has(sub, p)
+			passive := a.standby.has(sub, p) || r.standby.has(sub, p) || a.warmup.has(sub, p) || r.warmup.has(sub, p)
+			switch {
+			case kind == 0 && active:
+				return true
+			case o.processID != process:
+			case kind == 0 && passive, kind != 0 && active:
 				return true
 			}
 		}
