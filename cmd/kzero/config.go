@@ -126,6 +126,7 @@ var keys = func() map[string]key {
 	add(key{name: "group.consumer.assignors", def: "uniform,range", kind: kList})
 	s("group.consumer.migration.policy", "bidirectional")
 	// KIP-1071 streams groups.
+	i("group.streams.initial.rebalance.delay.ms", "3000", 0)
 	i("group.streams.session.timeout.ms", "45000", 1)
 	i("group.streams.min.session.timeout.ms", "45000", 1)
 	i("group.streams.max.session.timeout.ms", "60000", 1)

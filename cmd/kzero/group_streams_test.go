@@ -24,10 +24,10 @@ type streamsMember struct {
 	// endpoints the partitions behind each user endpoint then.
 	endpointEpoch int32
 	endpoints     []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint
-	active      []kmsg.TaskIDs
-	standby     []kmsg.TaskIDs
-	warmup      []kmsg.TaskIDs
-	statuses    []int8
+	active        []kmsg.TaskIDs
+	standby       []kmsg.TaskIDs
+	warmup        []kmsg.TaskIDs
+	statuses      []int8
 }
 
 // streamsTopology is the application: subtopology 0 reads "in" and keeps
@@ -124,6 +124,7 @@ func TestStreamsGroup(t *testing.T) {
 	opts := []string{
 		"group.streams.session.timeout.ms", "1000", "group.streams.min.session.timeout.ms", "1000",
 		"group.streams.heartbeat.interval.ms", "100", "group.streams.min.heartbeat.interval.ms", "100",
+		"group.streams.initial.rebalance.delay.ms", "200",
 	}
 	b := startGroupBroker(t, dir, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -155,8 +156,8 @@ func TestStreamsGroup(t *testing.T) {
 	m1 := &streamsMember{id: "m1", process: "p1", port: 8080}
 	resp := m1.heartbeat(t, conn)
 	wantNoErr(t, "join", resp.ErrorCode)
-	if resp.HeartbeatIntervalMillis != 100 || resp.MemberEpoch <= 0 {
-		t.Fatalf("join: interval %d epoch %d", resp.HeartbeatIntervalMillis, resp.MemberEpoch)
+	if resp.HeartbeatIntervalMillis != 100 || resp.MemberEpoch <= 0 || !slices.Contains(m1.statuses, 5) {
+		t.Fatalf("join: interval %d epoch %d statuses %v (want ASSIGNMENT_DELAYED)", resp.HeartbeatIntervalMillis, resp.MemberEpoch, m1.statuses)
 	}
 	heartbeatUntil(t, conn, "m1 gets all tasks", func() bool { return countTasks(m1.active) == 4 && len(m1.statuses) == 0 }, m1)
 	topics, err := adm.ListTopics(ctx, "app-store-changelog")

@@ -51,16 +51,19 @@ type Config struct {
 	// (45s) and heartbeat interval (5s) members get, each kept within
 	// its min and max (45s-60s, 5s-15s); the most members a group may
 	// have (unbounded); the standby replicas of each task (0, at most
-	// group.streams.max.standby.replicas, 2).
-	StreamsSessionTimeout       time.Duration
-	StreamsMinSessionTimeout    time.Duration
-	StreamsMaxSessionTimeout    time.Duration
-	StreamsHeartbeatInterval    time.Duration
-	StreamsMinHeartbeatInterval time.Duration
-	StreamsMaxHeartbeatInterval time.Duration
-	StreamsMaxSize              int
-	StreamsNumStandbyReplicas   int
-	StreamsMaxStandbyReplicas   int
+	// group.streams.max.standby.replicas, 2); how long the assignment of
+	// an empty group's first member waits for others (0 here, 3s in
+	// the broker's configuration, as Kafka).
+	StreamsInitialRebalanceDelay time.Duration // group.streams.initial.rebalance.delay.ms (3s; 0 none)
+	StreamsSessionTimeout        time.Duration
+	StreamsMinSessionTimeout     time.Duration
+	StreamsMaxSessionTimeout     time.Duration
+	StreamsHeartbeatInterval     time.Duration
+	StreamsMinHeartbeatInterval  time.Duration
+	StreamsMaxHeartbeatInterval  time.Duration
+	StreamsMaxSize               int
+	StreamsNumStandbyReplicas    int
+	StreamsMaxStandbyReplicas    int
 
 	Logger *slog.Logger
 }

@@ -134,7 +134,7 @@ func (s *script) open() {
 	s.c = New(Config{NumPartitions: 1, InitialRebalanceDelay: 3 * time.Second, Logger: discard()})
 	s.c.policy.NewID = func() string { s.ids++; return strconv.Itoa(s.ids) }
 	s.c.SetTopics(s.topics)
-	s.c.policy.Streams.NumStandbys = s.streams.standbys
+	s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
 	s.t.Cleanup(s.c.Close)
 	<-s.c.Lead(s.part)
 }

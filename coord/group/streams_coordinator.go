@@ -165,6 +165,18 @@ func (s *shard) expireStreamsLocked(e *entry, now int64) {
 		if g.streams == nil {
 			return
 		}
+		if sg := g.streams; sg.delayUntil != 0 && now >= sg.delayUntil {
+			sg.delayUntil = 0
+			recs := sg.delayedAssignment(s.c.env(now).topics)
+			s.mu.scratch = s.mu.scratch[:0]
+			if err := s.writeStreamsLocked(g.id, nil, recs); err != nil {
+				// The next heartbeat assigns instead.
+				s.c.logger.Warn("cannot store a streams group's delayed assignment", "group", g.id, "partition", s.Partition, "err", err)
+			} else {
+				s.replayStreamsLocked(g, recs)
+			}
+			continue
+		}
 		gone := g.streams.expired(now)
 		if len(gone) == 0 {
 			return

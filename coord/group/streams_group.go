@@ -29,6 +29,10 @@ type streamsGroup struct {
 	// members' user endpoints, not persisted (as Kafka): a member whose
 	// last seen epoch differs gets them again.
 	endpointEpoch int32
+	// delayUntil: the initial rebalance delay of the group's first
+	// member ends then (0 none), when the assignment is computed; not
+	// persisted (Kafka's is a timer).
+	delayUntil int64
 
 	// Not persisted: the topology configured against the topics of one
 	// metadata version (-1: none yet).
@@ -163,6 +167,7 @@ const (
 	statusMissingSourceTopics  int8 = 1
 	statusIncorrectPartitions  int8 = 2
 	statusMissingInternalTopic int8 = 3
+	statusAssignmentDelayed    int8 = 5
 )
 
 // StreamsTopic is an internal topic a streams group needs created.

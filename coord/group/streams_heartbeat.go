@@ -33,13 +33,17 @@ import (
 //     standby or warm-up task active on another member of its process,
 //     waits: UNRELEASED_TASKS).
 //
-// Static membership (instance ids, epoch -2) and source topic regular
-// expressions are refused with INVALID_REQUEST, as in Kafka 4.2's core
-// feature set; topology updates (a new topology epoch) likewise.
+// Static membership (instance ids, epoch -2; Kafka 4.4 adds it) and
+// source topic regular expressions are refused with INVALID_REQUEST, as
+// Kafka 4.3 refuses them; topology updates (a new topology epoch)
+// likewise. The assignment of an empty group's first member waits
+// group.streams.initial.rebalance.delay.ms for the others
+// (ASSIGNMENT_DELAYED), as Kafka 4.2 added.
 
 // StreamsPolicy is what the broker's configuration says about streams
 // groups.
 type StreamsPolicy struct {
+	InitialDelay      int64 // ms, group.streams.initial.rebalance.delay.ms
 	SessionTimeout    int32 // ms, group.streams.session.timeout.ms
 	HeartbeatInterval int32 // ms, group.streams.heartbeat.interval.ms
 	MaxSize           int   // group.streams.max.size
@@ -156,6 +160,7 @@ type streamsOutcome struct {
 	revokeDeadline  int64
 	shutdown        bool // the member asked the application to shut down
 	endpointEpoch   int32
+	delayUntil      int64 // the group's initial rebalance delay ends then; 0 none
 }
 
 // streamsEnv is what the heartbeat logic reads besides the group.
@@ -266,18 +271,26 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 	standbys := env.policy.NumStandbys
 	bump = bump || sg.epoch == 0 || cfg.hash != sg.metaHash || validated != sg.validatedEpoch || standbys != sg.standbys
 	epoch := sg.epoch
+	delayUntil := sg.delayUntil
 	if bump {
+		// The first member of an empty group: the assignment waits
+		// group.streams.initial.rebalance.delay.ms for the others, and
+		// the epoch moves by two, as Kafka's.
+		if old == nil && len(sg.members) == 0 && env.policy.InitialDelay > 0 {
+			epoch++
+			delayUntil = env.now + env.policy.InitialDelay
+		}
 		epoch++
 		recs = append(recs, streamsRecord{typ: streamsEpochType, epoch: epoch, metaHash: cfg.hash, validatedEpoch: validated, standbys: standbys})
 	}
 
 	// 3. The target assignment.
 	targetEpoch, target := sg.assignmentEpoch, sg.target[memberID]
-	if epoch > sg.assignmentEpoch {
-		var tasks map[string]int32
-		if cfg.ready() {
-			tasks = cfg.tasks
-		}
+	switch {
+	case epoch > sg.assignmentEpoch && delayUntil > env.now:
+		targetEpoch, target = max(1, sg.assignmentEpoch), taskAssignment{}
+		statuses = append(statuses, status(statusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay."))
+	case epoch > sg.assignmentEpoch:
 		var assignees []streamsAssignee
 		for _, m := range sg.sortedMembers() {
 			if m.id != memberID {
@@ -285,15 +298,8 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 			}
 		}
 		assignees = append(assignees, streamsAssignee{id: memberID, process: meta.processID, prev: sg.target[memberID]})
-		slices.SortFunc(assignees, func(a, b streamsAssignee) int { return strings.Compare(a.id, b.id) })
-		targets := assignStreams(tasks, assignees, int(standbys))
-		for _, m := range assignees {
-			t := targets[m.id]
-			if cur, ok := sg.target[m.id]; !ok || !cur.equal(t) {
-				recs = append(recs, streamsRecord{typ: streamsTargetMemberType, member: m.id, target: t})
-			}
-		}
-		recs = append(recs, streamsRecord{typ: streamsTargetEpochType, epoch: epoch})
+		targets, trecs := sg.assign(cfg, assignees, standbys, epoch)
+		recs = append(recs, trecs...)
 		targetEpoch, target = epoch, targets[memberID]
 	}
 
@@ -336,7 +342,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 			"Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", shutdownBy)))
 	}
 	resp.Status = statuses
-	out := streamsOutcome{recs: recs, res: StreamsHeartbeatResult{Response: resp, Create: cfg.create}, member: memberID,
+	out := streamsOutcome{recs: recs, res: StreamsHeartbeatResult{Response: resp, Create: cfg.create}, member: memberID, delayUntil: delayUntil,
 		sessionDeadline: env.now + int64(env.policy.SessionTimeout), revokeDeadline: env.now + int64(max(meta.rebalanceTimeout, 0)),
 		shutdown: r.ShutdownApplication, endpointEpoch: endpointEpoch}
 	switch {
@@ -346,6 +352,42 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 		out.revoke = revokeStart
 	}
 	return out
+}
+
+// assign runs the assignor over assignees (the members, with the one
+// heartbeating as it will be) for the topology as configured: the
+// targets, and the records of those that changed and of the target
+// epoch.
+func (sg *streamsGroup) assign(cfg *configuredTopology, assignees []streamsAssignee, standbys, epoch int32) (map[string]taskAssignment, []streamsRecord) {
+	var tasks map[string]int32
+	if cfg.ready() {
+		tasks = cfg.tasks
+	}
+	slices.SortFunc(assignees, func(a, b streamsAssignee) int { return strings.Compare(a.id, b.id) })
+	targets := assignStreams(tasks, assignees, int(standbys))
+	var recs []streamsRecord
+	for _, m := range assignees {
+		t := targets[m.id]
+		if cur, ok := sg.target[m.id]; !ok || !cur.equal(t) {
+			recs = append(recs, streamsRecord{typ: streamsTargetMemberType, member: m.id, target: t})
+		}
+	}
+	return targets, append(recs, streamsRecord{typ: streamsTargetEpochType, epoch: epoch})
+}
+
+// delayedAssignment is the assignment the end of the initial rebalance
+// delay computes, at the group epoch: its records (none if the group has
+// no assignment to make).
+func (sg *streamsGroup) delayedAssignment(topics Topics) []streamsRecord {
+	if sg.epoch <= sg.assignmentEpoch {
+		return nil
+	}
+	var assignees []streamsAssignee
+	for _, m := range sg.sortedMembers() {
+		assignees = append(assignees, streamsAssignee{id: m.id, process: m.processID, prev: sg.target[m.id]})
+	}
+	_, recs := sg.assign(sg.configure(topics), assignees, max(sg.standbys, 0), sg.epoch)
+	return recs
 }
 
 func status(code int8, detail string) kmsg.StreamsGroupHeartbeatResponseStatus {
@@ -634,6 +676,7 @@ func (sg *streamsGroup) apply(out *streamsOutcome) {
 		return
 	}
 	sg.endpointEpoch = max(sg.endpointEpoch, out.endpointEpoch)
+	sg.delayUntil = out.delayUntil
 	m.sessionDeadline = out.sessionDeadline
 	switch {
 	case out.revoke == revokeStop:
@@ -668,6 +711,9 @@ func (sg *streamsGroup) nextDeadline() int64 {
 				next = t
 			}
 		}
+	}
+	if t := sg.delayUntil; t != 0 && (next == 0 || t < next) {
+		next = t
 	}
 	return next
 }
@@ -741,6 +787,7 @@ func (a internalTopic) equal(b internalTopic) bool {
 // streamsPolicy is the streams groups' policy from the configuration.
 func (c *Config) streamsPolicy() StreamsPolicy {
 	return StreamsPolicy{
+		InitialDelay:      max(c.StreamsInitialRebalanceDelay.Milliseconds(), 0),
 		SessionTimeout:    int32(min(c.StreamsSessionTimeout.Milliseconds(), 1<<31-1)),
 		HeartbeatInterval: int32(min(c.StreamsHeartbeatInterval.Milliseconds(), 1<<31-1)),
 		MaxSize:           c.StreamsMaxSize,

@@ -21,7 +21,8 @@ import (
 //	                                   subtopology per input line; a
 //	                                   internal topic is name or name:partitions;
 //	                                   copartition indexes the sources
-//	streams-config standbys=N          group.streams.num.standby.replicas (kept over restarts)
+//	streams-config [standbys=N] [delay=3s]  group.streams.num.standby.replicas and
+//	                                   initial.rebalance.delay.ms (kept over restarts; 0 by default)
 //	streams-heartbeat member=m1 [process=p1] [epoch=N] [rebalance=30s]
 //	                  [owned=(0-1,1-0)] [ignore-assignment] [endpoint=host:port]
 //	                  [shutdown] [no-topology] [topology] [instance=i1]
@@ -36,6 +37,7 @@ import (
 type streamsScript struct {
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	standbys int32
+	delay    int64 // ms, group.streams.initial.rebalance.delay.ms
 	members  map[string]*streamsScriptMember
 }
 
@@ -54,8 +56,9 @@ func (s *script) streamsCommand(t *testing.T, d *datadriven.TestData) bool {
 	case "streams-topology":
 		s.streams.topology = parseTopology(t, int32(argInt(t, d, "epoch", 0)), d.Input)
 	case "streams-config":
-		s.streams.standbys = int32(argInt(t, d, "standbys", 0))
-		s.c.policy.Streams.NumStandbys = s.streams.standbys
+		s.streams.standbys = int32(argInt(t, d, "standbys", int64(s.streams.standbys)))
+		s.streams.delay = int64(argMs(t, d, "delay", time.Duration(s.streams.delay)*time.Millisecond))
+		s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
 	case "streams-heartbeat":
 		s.streamsHeartbeat(t, d)
 	case "streams-leave":

@@ -7,7 +7,9 @@ package api
 // processes). A member joins with epoch 0, its topology, process id and
 // user endpoint, heartbeats every group.streams.heartbeat.interval.ms with
 // the tasks it owns, gets its tasks as they change (revoked before they
-// move), and leaves with epoch -1. The topology is checked against the
+// move), and leaves with epoch -1. The assignment of an empty group's
+// first member waits group.streams.initial.rebalance.delay.ms
+// (ASSIGNMENT_DELAYED). The topology is checked against the
 // cluster's topics: missing source topics, missing internal topics and
 // wrongly partitioned ones are statuses in the response, and the
 // coordinator's broker creates the missing repartition and changelog
@@ -15,9 +17,10 @@ package api
 // topology implies (CREATE on the cluster or the topics is needed, else
 // a status says so). Errors: FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID,
 // GROUP_MAX_SIZE_REACHED, GROUP_ID_NOT_FOUND (a group of another type),
-// STREAMS_INVALID_TOPOLOGY, INVALID_REQUEST (also for static members and
-// source topic regular expressions, outside Kafka 4.2's core feature set,
-// and topology updates), and the coordinator errors. v1 (topology
+// STREAMS_INVALID_TOPOLOGY, INVALID_REQUEST (also for static members,
+// which Kafka supports from 4.4, source topic regular expressions and
+// topology updates, which Kafka 4.3 refuses too), and the coordinator
+// errors. v1 (topology
 // descriptions, KIP-1331) is not served.
 
 import (
