@@ -107,7 +107,7 @@ func TestGroupStreams(t *testing.T) {
 	out.Reset()
 	must(t, GroupDescribe(ctx, env, []string{app}, GroupMembers))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !regexp.MustCompile(`^` + app + ` +m1 +p1 +\S+ +streams-one +\d+ +0_0,0_1 +- +-$`).MatchString(lines[1]) {
+	if len(lines) != 2 || !regexp.MustCompile(`^`+app+` +m1 +p1 +\S+ +streams-one +\d+ +0_0,0_1 +- +-$`).MatchString(lines[1]) {
 		t.Fatalf("describe --members:\n%s", out)
 	}
 	out.Reset()
