@@ -8,7 +8,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // KIP-1071 streams groups end to end, with raw StreamsGroupHeartbeat
@@ -305,5 +307,76 @@ func TestStreamsGroup(t *testing.T) {
 	}
 	if d = describeStreams(t, conn); d.ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Fatalf("describe after delete: %+v", d)
+	}
+}
+
+// TestStreamsGroupACLs: a streams member needs READ on the group,
+// DESCRIBE on its topology's topics, and CREATE for the broker to create
+// its internal topics (else a status says so), as Kafka checks.
+func TestStreamsGroupACLs(t *testing.T) {
+	b := startTestBroker(t, t.TempDir(), aclProps()...)
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	user := func(name string) *kgo.Client {
+		return newSASLClient(t, b, plain.Auth{User: name, Pass: name + "-pw"}.AsMechanism(), kgo.RequestRetries(1))
+	}
+	admin := kadm.NewClient(user("admin"))
+	if _, err := admin.CreateTopic(ctx, 2, 1, nil, "in"); err != nil {
+		t.Fatal(err)
+	}
+	allow := func(acl *kadm.ACLBuilder) {
+		t.Helper()
+		res, err := admin.CreateACLs(ctx, acl)
+		if err != nil || len(res) == 0 || res[0].Err != nil {
+			t.Fatalf("create acl: %v %+v", err, res)
+		}
+	}
+	allow(kadm.NewACLs().Allow("User:alice").Groups("app").Operations(kadm.OpRead))
+	allow(kadm.NewACLs().Allow("User:alice").Topics("in").Operations(kadm.OpDescribe))
+
+	// Through the group's coordinator, as a client's heartbeats go.
+	join := func(cl *kgo.Client) *kmsg.StreamsGroupHeartbeatResponse {
+		t.Helper()
+		var coord int32
+		for {
+			c := kadm.NewClient(user("admin")).FindGroupCoordinators(ctx, "app")["app"]
+			if c.Err == nil {
+				coord = c.NodeID
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatal(c.Err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		r.Group, r.MemberID, r.RebalanceTimeoutMillis = "app", "m1", 10000
+		r.Topology = streamsTopology()
+		p := "p1"
+		r.ProcessID = &p
+		resp, err := r.RequestWith(ctx, cl.Broker(int(coord)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if code := join(user("bob")).ErrorCode; code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("bob, no group ACL: %v", kerr.ErrorForCode(code))
+	}
+	alice := user("alice")
+	resp := join(alice)
+	if resp.ErrorCode != kerr.TopicAuthorizationFailed.Code || resp.ErrorMessage == nil || *resp.ErrorMessage != "Unauthorized to DESCRIBE on topics app-store-changelog." {
+		t.Fatalf("alice, changelog topic not describable: %v %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
+	}
+	allow(kadm.NewACLs().Allow("User:alice").Topics("app-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe))
+	resp = join(alice)
+	if resp.ErrorCode != 0 || !slices.ContainsFunc(resp.Status, func(s kmsg.StreamsGroupHeartbeatResponseStatus) bool {
+		return s.StatusCode == 3 && s.StatusDetail == "Unauthorized to CREATE on topics app-store-changelog."
+	}) {
+		t.Fatalf("alice, no CREATE: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Status)
+	}
+	if topics, err := admin.ListTopics(ctx, "app-store-changelog"); err != nil || topics["app-store-changelog"].Err == nil {
+		t.Fatalf("the changelog topic was created without CREATE: %v %+v", err, topics)
 	}
 }

@@ -9,23 +9,28 @@ package api
 // the tasks it owns, gets its tasks as they change (revoked before they
 // move), and leaves with epoch -1. The assignment of an empty group's
 // first member waits group.streams.initial.rebalance.delay.ms
-// (ASSIGNMENT_DELAYED). The topology is checked against the
-// cluster's topics: missing source topics, missing internal topics and
-// wrongly partitioned ones are statuses in the response, and the
-// coordinator's broker creates the missing repartition and changelog
-// topics itself, in the background, with the partition counts the
-// topology implies (CREATE on the cluster or the topics is needed, else
-// a status says so). Errors: FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID,
-// GROUP_MAX_SIZE_REACHED, GROUP_ID_NOT_FOUND (a group of another type),
-// STREAMS_INVALID_TOPOLOGY, INVALID_REQUEST (also for static members,
-// which Kafka supports from 4.4, source topic regular expressions and
-// topology updates, which Kafka 4.3 refuses too), and the coordinator
-// errors. v1 (topology
-// descriptions, KIP-1331) is not served.
+// (ASSIGNMENT_DELAYED).
+//
+// The topology is checked against the cluster's topics: missing source
+// topics, missing internal topics and wrongly partitioned ones are
+// statuses in the response, and the coordinator's broker creates the
+// missing repartition and changelog topics itself, in the background,
+// with the partition counts the topology implies (CREATE on the cluster
+// or on the topics is needed, else a status says so). A joining member
+// needs READ on the group and DESCRIBE on every topic its topology names
+// (TOPIC_AUTHORIZATION_FAILED).
+//
+// Errors: FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, GROUP_MAX_SIZE_REACHED,
+// GROUP_ID_NOT_FOUND (a group of another type), STREAMS_INVALID_TOPOLOGY,
+// INVALID_REQUEST (also for static members, which Kafka supports from
+// 4.4, and for source topic regular expressions and topology updates,
+// which Kafka 4.3 refuses too), and the coordinator errors. v1 (topology
+// descriptions) is not served.
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -51,6 +56,17 @@ func (h *Handler) streamsGroupHeartbeat(req *server.Request) error {
 		respond(req, resp)
 		return nil
 	}
+	if r.Topology != nil {
+		// The topology's topics must be DESCRIBE-able, as Kafka checks.
+		if denied := h.deniedTopics(req, r.Topology); len(denied) > 0 {
+			resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			msg := "Unauthorized to DESCRIBE on topics " + strings.Join(denied, ", ") + "."
+			resp.ErrorMessage = &msg
+			respond(req, resp)
+			return nil
+		}
+	}
 	res := h.groups.StreamsGroupHeartbeat(r, string(req.Header.ClientID), clientHost(req))
 	if len(res.Create) > 0 {
 		if h.authorized(req, opCreate, resCluster, clusterName) || h.allAuthorized(req, opCreate, res.Create) {
@@ -66,6 +82,38 @@ func (h *Handler) streamsGroupHeartbeat(req *server.Request) error {
 	}
 	respond(req, res.Response)
 	return nil
+}
+
+// deniedTopics lists the topics a topology names (sources, repartition
+// and changelog topics) that the principal may not DESCRIBE, sorted.
+func (h *Handler) deniedTopics(req *server.Request, t *kmsg.StreamsGroupHeartbeatRequestTopology) []string {
+	seen := map[string]bool{}
+	var denied []string
+	check := func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		if !h.authorized(req, opDescribe, resTopic, name) {
+			denied = append(denied, name)
+		}
+	}
+	for _, s := range t.Subtopologies {
+		for _, n := range s.SourceTopics {
+			check(n)
+		}
+		for _, n := range s.RepartitionSinkTopics {
+			check(n)
+		}
+		for _, ti := range s.StateChangelogTopics {
+			check(ti.Topic)
+		}
+		for _, ti := range s.RepartitionSourceTopics {
+			check(ti.Topic)
+		}
+	}
+	slices.Sort(denied)
+	return denied
 }
 
 // allAuthorized reports whether the principal may op every topic named.
