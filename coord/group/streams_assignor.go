@@ -9,11 +9,13 @@ import (
 // StickyTaskAssignor (the default of group.streams.assignors): active
 // tasks are spread evenly over the members (their counts differ by at
 // most one), each staying with the member that had it while that keeps
-// the balance; then each active task gets num.standby.replicas standby
-// tasks on members of other processes than the active's (never two on
-// one process), sticky likewise and balanced by each member's total. A
-// task for which no other process is left gets fewer standbys. Like
-// Kafka's sticky assignor it assigns no warm-up tasks.
+// the balance, else going to another member of that member's process
+// when one is as little loaded (the task's state is on the process);
+// then each active task gets num.standby.replicas standby tasks on
+// members of other processes than the active's (never two on one
+// process), sticky likewise and balanced by each member's total. A task
+// for which no other process is left gets fewer standbys. Like Kafka's
+// sticky assignor it assigns no warm-up tasks.
 
 // streamsAssignee is one member as the assignor sees it.
 type streamsAssignee struct {
@@ -80,8 +82,17 @@ func assignStreams(tasks map[string]int32, members []streamsAssignee, standbys i
 	}
 	for _, t := range rest {
 		least := leastLoaded(members, load, func(*streamsAssignee) bool { return true })
-		if id, ok := prevActive[t]; ok && byID[id] != nil && load[id] == load[least] {
-			least = id
+		if id, ok := prevActive[t]; ok && byID[id] != nil {
+			// Its previous owner, else another member of its process
+			// (the task's state is there), if as little loaded.
+			prev := byID[id]
+			sameProcess := leastLoaded(members, load, func(m *streamsAssignee) bool { return m.process == prev.process })
+			switch {
+			case load[id] == load[least]:
+				least = id
+			case load[sameProcess] == load[least]:
+				least = sameProcess
+			}
 		}
 		owner[t] = least
 		load[least]++
