@@ -80,22 +80,31 @@ func assignStreams(tasks map[string]int32, members []streamsAssignee, standbys i
 		}
 		rest = append(rest, t)
 	}
+	// The rest: each member takes up to floor tasks, and len(all) %
+	// len(members) of them one more. A task goes to its previous owner
+	// if it has room, else to the least loaded member of that owner's
+	// process with room (the task's state is there), else to the least
+	// loaded member.
+	extra := len(all) % len(members)
+	room := func(m *streamsAssignee) bool { return load[m.id] < floor || load[m.id] == floor && extra > 0 }
 	for _, t := range rest {
-		least := leastLoaded(members, load, func(*streamsAssignee) bool { return true })
+		pick := ""
 		if id, ok := prevActive[t]; ok && byID[id] != nil {
-			// Its previous owner, else another member of its process
-			// (the task's state is there), if as little loaded.
 			prev := byID[id]
-			sameProcess := leastLoaded(members, load, func(m *streamsAssignee) bool { return m.process == prev.process })
-			switch {
-			case load[id] == load[least]:
-				least = id
-			case load[sameProcess] == load[least]:
-				least = sameProcess
+			if room(prev) {
+				pick = id
+			} else {
+				pick = leastLoaded(members, load, func(m *streamsAssignee) bool { return m.process == prev.process && room(m) })
 			}
 		}
-		owner[t] = least
-		load[least]++
+		if pick == "" {
+			pick = leastLoaded(members, load, room)
+		}
+		if load[pick] == floor {
+			extra--
+		}
+		owner[t] = pick
+		load[pick]++
 	}
 	for _, t := range all {
 		out[owner[t]].active.add(t.sub, t.p)

@@ -407,3 +407,23 @@ func checkStreamsAssignment(t *testing.T, topo map[string]int32, ms []streamsAss
 		}
 	}
 }
+
+// TestStreamsAssignorProcessSticky: tasks a member must give up go to a
+// member of its own process first, where their state is.
+func TestStreamsAssignorProcessSticky(t *testing.T) {
+	ms := []streamsAssignee{
+		{id: "a1", process: "pa", prev: taskAssignment{active: taskSet{"0": {0, 1, 2, 3}}}},
+		{id: "a2", process: "pa"},
+		{id: "b1", process: "pb", prev: taskAssignment{active: taskSet{"0": {4, 5, 6, 7}}}},
+		{id: "b2", process: "pb"},
+	}
+	out := assignStreams(map[string]int32{"0": 8}, ms, 0)
+	checkStreamsAssignment(t, map[string]int32{"0": 8}, ms, out)
+	for _, m := range ms {
+		for _, p := range out[m.id].active["0"] {
+			if (p < 4) != (m.process == "pa") {
+				t.Fatalf("task 0_%d left its process for %s: %s", p, m.id, formatAssignment(out[m.id]))
+			}
+		}
+	}
+}
