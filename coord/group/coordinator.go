@@ -460,6 +460,9 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 	if e.g.consumer != nil {
 		e.g.consumer.staleCommits(r, c.env(now).topics, codes)
 	}
+	if e.g.streams != nil {
+		e.g.streams.staleCommits(r, codes)
+	}
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, codes)
 	if len(recs) > 0 {
 		if base, err := s.appendLocked(recs); err != nil {

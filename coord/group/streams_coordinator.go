@@ -220,8 +220,10 @@ func (s *shard) setStreamsShutdownLocked(group, member string) {
 // validateCommit checks an OffsetCommit (or TxnOffsetCommit, txn) of a
 // member of a streams group, as Kafka's StreamsGroup does: a commit with
 // no member (epoch -1) while the group has no members; else the member
-// must exist (UNKNOWN_MEMBER_ID) and commit with its epoch
-// (STALE_MEMBER_EPOCH; ILLEGAL_GENERATION for TxnOffsetCommit).
+// must exist (UNKNOWN_MEMBER_ID) and commit with its epoch, or an older
+// one for partitions it held since (checked per partition by
+// staleCommits); a later epoch gets STALE_MEMBER_EPOCH. A TxnOffsetCommit
+// must carry the member's epoch (ILLEGAL_GENERATION).
 func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) int16 {
 	if epoch < 0 && len(sg.members) == 0 {
 		return 0
@@ -232,10 +234,38 @@ func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) i
 		return kerr.UnknownMemberID.Code
 	case epoch != m.current.epoch && txn:
 		return kerr.IllegalGeneration.Code
-	case epoch != m.current.epoch:
+	case epoch > m.current.epoch || epoch < 0:
 		return kerr.StaleMemberEpoch.Code
 	}
 	return 0
+}
+
+// staleCommits marks STALE_MEMBER_EPOCH the offsets of a commit made with
+// a member epoch below the member's that are not of a partition the
+// member has held since that epoch: a partition of an active task's
+// source topics, the task got at that epoch or before (Kafka's
+// assignment epochs), so a commit racing a heartbeat that moved the
+// member on is not refused for the tasks it kept.
+func (sg *streamsGroup) staleCommits(r *CommitRequest, codes []int16) {
+	m := sg.members[r.MemberID]
+	if m == nil || r.Generation < 0 || r.Generation >= m.current.epoch || sg.topology == nil {
+		return
+	}
+	c := &m.current
+	for i, o := range r.Offsets {
+		held := false
+		for _, st := range sg.topology.subtopologies {
+			if !slices.Contains(st.sourceTopics, o.Topic) && !slices.ContainsFunc(st.repartitionSources, func(t internalTopic) bool { return t.name == o.Topic }) {
+				continue
+			}
+			if (c.assigned.active.has(st.id, o.Partition) || c.revoking.active.has(st.id, o.Partition)) && c.epochOf(st.id, o.Partition) <= r.Generation {
+				held = true
+			}
+		}
+		if !held {
+			codes[i] = kerr.StaleMemberEpoch.Code
+		}
+	}
 }
 
 // validateFetch checks an OffsetFetch v9+ naming a member of the group;

@@ -598,10 +598,30 @@ func reconcileStreams(m streamsCurrent, targetEpoch int32, target taskAssignment
 		revoke[k].normalize()
 		add[k].normalize()
 	}
+	// Active tasks keep the epoch they were got at; new ones get the
+	// target epoch.
+	epochs := map[task]int32{}
+	for _, s := range []taskSet{keep[0], revoke[0]} {
+		for sub, ps := range s {
+			for _, p := range ps {
+				epochs[task{sub, p}] = m.epochOf(sub, p)
+			}
+		}
+	}
 	rev := taskAssignment{revoke[0], revoke[1], revoke[2]}
 	if revoking && (owned == nil || owned.intersects(rev)) {
 		return streamsCurrent{epoch: m.epoch, previousEpoch: m.epoch, state: streamsUnrevoked,
-			assigned: taskAssignment{keep[0], keep[1], keep[2]}, revoking: rev}
+			assigned: taskAssignment{keep[0], keep[1], keep[2]}, revoking: rev, epochs: epochs}
+	}
+	for sub, ps := range revoke[0] {
+		for _, p := range ps {
+			delete(epochs, task{sub, p})
+		}
+	}
+	for sub, ps := range add[0] {
+		for _, p := range ps {
+			epochs[task{sub, p}] = targetEpoch
+		}
 	}
 	for k := range 3 {
 		for sub, ps := range add[k] {
@@ -616,7 +636,7 @@ func reconcileStreams(m streamsCurrent, targetEpoch int32, target taskAssignment
 		state = streamsUnreleased
 	}
 	return streamsCurrent{epoch: targetEpoch, previousEpoch: m.epoch, state: state,
-		assigned: taskAssignment{keep[0], keep[1], keep[2]}, revoking: taskAssignment{taskSet{}, taskSet{}, taskSet{}}}
+		assigned: taskAssignment{keep[0], keep[1], keep[2]}, revoking: taskAssignment{taskSet{}, taskSet{}, taskSet{}}, epochs: epochs}
 }
 
 // intersects reports whether a and b share a task of the same kind.
@@ -637,17 +657,25 @@ func (sg *streamsGroup) leave(r *kmsg.StreamsGroupHeartbeatRequest) streamsOutco
 }
 
 // fenceRecords remove members (left, expired, or too slow to revoke) and
-// bump the group epoch, so the next heartbeat reassigns their tasks.
+// bump the group epoch, so the next heartbeat reassigns their tasks. When
+// no member remains, the assignment epoch follows the group epoch (an
+// empty group has nothing to assign), as Kafka writes it.
 func (sg *streamsGroup) fenceRecords(gone ...*streamsMember) []streamsRecord {
 	var recs []streamsRecord
+	left := map[string]bool{}
 	for _, m := range gone {
+		left[m.id] = true
 		recs = append(recs,
 			streamsRecord{typ: streamsCurrentType, member: m.id, tombstone: true},
 			streamsRecord{typ: streamsTargetMemberType, member: m.id, tombstone: true},
 			streamsRecord{typ: streamsMemberType, member: m.id, tombstone: true})
 	}
-	return append(recs, streamsRecord{typ: streamsEpochType, epoch: sg.epoch + 1, metaHash: sg.metaHash,
+	recs = append(recs, streamsRecord{typ: streamsEpochType, epoch: sg.epoch + 1, metaHash: sg.metaHash,
 		validatedEpoch: sg.validatedEpoch, standbys: sg.standbys})
+	if len(left) == len(sg.members) {
+		recs = append(recs, streamsRecord{typ: streamsTargetEpochType, epoch: sg.epoch + 1})
+	}
+	return recs
 }
 
 // deleteRecords are the tombstones that end a streams group with no

@@ -37,7 +37,10 @@ import (
 //	                               PreviousMemberEpoch int32, State int8,
 //	                               ActiveTasks, StandbyTasks, WarmupTasks,
 //	                               and the three ...PendingRevocation,
-//	                               each []{SubtopologyId, Partitions}
+//	                               each []{SubtopologyId, Partitions};
+//	                               active tasks with tag 0:
+//	                               AssignmentEpochs []int32, the epoch of
+//	                               each partition
 //	23 StreamsGroupTopology        Epoch int32, Subtopologies
 //	                               []{SubtopologyId string, SourceTopics
 //	                               []string, SourceTopicRegex []string,
@@ -137,6 +140,20 @@ type streamsCurrent struct {
 	epoch, previousEpoch int32
 	state                streamsState
 	assigned, revoking   taskAssignment
+	// epochs is the epoch at which the member got each active task it
+	// holds (assigned or being revoked), so that an offset commit with
+	// an older member epoch is accepted for the tasks held since then
+	// (Kafka's assignment epochs); a task without one got it at
+	// max(epoch, 0).
+	epochs map[task]int32
+}
+
+// epochOf is the epoch at which the member got active task (sub, p).
+func (c *streamsCurrent) epochOf(sub string, p int32) int32 {
+	if e, ok := c.epochs[task{sub, p}]; ok {
+		return e
+	}
+	return max(c.epoch, 0)
 }
 
 // streamsTopology is a group's topology (record type 23).
@@ -243,10 +260,12 @@ func appendStreamsValue(dst []byte, r *streamsRecord) []byte {
 		dst = binary.BigEndian.AppendUint32(dst, uint32(c.epoch))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(c.previousEpoch))
 		dst = append(dst, byte(c.state))
-		for _, s := range []taskSet{c.assigned.active, c.assigned.standby, c.assigned.warmup,
-			c.revoking.active, c.revoking.standby, c.revoking.warmup} {
-			dst = appendTaskSet(dst, s)
-		}
+		dst = appendActiveTasks(dst, c, c.assigned.active)
+		dst = appendTaskSet(dst, c.assigned.standby)
+		dst = appendTaskSet(dst, c.assigned.warmup)
+		dst = appendActiveTasks(dst, c, c.revoking.active)
+		dst = appendTaskSet(dst, c.revoking.standby)
+		dst = appendTaskSet(dst, c.revoking.warmup)
 		return append(dst, 0)
 	case streamsTopologyType:
 		t := r.topology
@@ -336,6 +355,29 @@ func appendTaskSet(dst []byte, s taskSet) []byte {
 	return dst
 }
 
+// appendActiveTasks writes active tasks as appendTaskSet does, with each
+// partition's assignment epoch in tagged field 0.
+func appendActiveTasks(dst []byte, c *streamsCurrent, s taskSet) []byte {
+	ids := s.ids()
+	dst = binary.AppendUvarint(dst, uint64(len(ids))+1)
+	for _, id := range ids {
+		dst = appendCompact(dst, id)
+		ps := s[id]
+		dst = binary.AppendUvarint(dst, uint64(len(ps))+1)
+		for _, p := range ps {
+			dst = binary.BigEndian.AppendUint32(dst, uint32(p))
+		}
+		n := uint64(len(ps)) + 1
+		dst = append(dst, 1, 0) // one tagged field, tag 0
+		dst = binary.AppendUvarint(dst, uint64(uvarintLen(n))+4*uint64(len(ps)))
+		dst = binary.AppendUvarint(dst, n)
+		for _, p := range ps {
+			dst = binary.BigEndian.AppendUint32(dst, uint32(c.epochOf(id, p)))
+		}
+	}
+	return dst
+}
+
 // decodeStreamsRecord reads a streams group record of type typ. Any bytes
 // give a record or an error, never a panic.
 func decodeStreamsRecord(typ int16, key, value []byte) (group string, r streamsRecord, err error) {
@@ -404,8 +446,9 @@ func decodeStreamsRecord(typ int16, key, value []byte) (group string, r streamsR
 		c.epoch = vr.int32()
 		c.previousEpoch = vr.int32()
 		c.state = streamsState(vr.int8())
-		c.assigned = taskAssignment{vr.taskSet(), vr.taskSet(), vr.taskSet()}
-		c.revoking = taskAssignment{vr.taskSet(), vr.taskSet(), vr.taskSet()}
+		c.epochs = map[task]int32{}
+		c.assigned = taskAssignment{vr.activeTasks(c.epochs), vr.taskSet(), vr.taskSet()}
+		c.revoking = taskAssignment{vr.activeTasks(c.epochs), vr.taskSet(), vr.taskSet()}
 		vr.tags(nil)
 	case streamsTopologyType:
 		t := &streamsTopology{epoch: vr.int32()}
@@ -492,13 +535,27 @@ func (r *reader) subtopology() subtopology {
 }
 
 // taskSet reads []{SubtopologyId string, Partitions []int32, tags}.
-func (r *reader) taskSet() taskSet {
+func (r *reader) taskSet() taskSet { return r.activeTasks(nil) }
+
+// activeTasks reads a taskSet with the assignment epochs of tag 0 into
+// epochs (when not nil).
+func (r *reader) activeTasks(epochs map[task]int32) taskSet {
 	n := r.arrayLen()
 	s := taskSet{}
 	for i := 0; i < n && r.err == nil; i++ {
 		id := r.compact()
 		ps := r.int32s()
-		r.tags(nil)
+		r.tags(func(tag uint64, v []byte) {
+			if tag != 0 || epochs == nil {
+				return
+			}
+			er := reader{b: v}
+			if es := er.int32s(); er.err == nil && len(es) == len(ps) {
+				for j, p := range ps {
+					epochs[task{id, p}] = es[j]
+				}
+			}
+		})
 		for _, p := range ps {
 			s.add(id, p)
 		}
@@ -601,8 +658,20 @@ func (a taskAssignment) clone() taskAssignment {
 }
 
 func (a *streamsCurrent) equal(b *streamsCurrent) bool {
-	return a.epoch == b.epoch && a.previousEpoch == b.previousEpoch && a.state == b.state &&
-		a.assigned.equal(b.assigned) && a.revoking.equal(b.revoking)
+	if a.epoch != b.epoch || a.previousEpoch != b.previousEpoch || a.state != b.state ||
+		!a.assigned.equal(b.assigned) || !a.revoking.equal(b.revoking) {
+		return false
+	}
+	for _, s := range []taskSet{a.assigned.active, a.revoking.active} {
+		for sub, ps := range s {
+			for _, p := range ps {
+				if a.epochOf(sub, p) != b.epochOf(sub, p) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func (a *streamsMemberMeta) equal(b *streamsMemberMeta) bool {
