@@ -179,6 +179,9 @@ func TestStreamsGroup(t *testing.T) {
 	if d.ErrorCode != 0 || d.State != "Stable" || len(d.Members) != 2 || d.Topology == nil || len(d.Topology.Subtopologies) != 1 {
 		t.Fatalf("describe: %+v", d)
 	}
+	if cl := d.Topology.Subtopologies[0].StateChangelogTopics; len(cl) != 1 || cl[0].NumPartitions != 4 {
+		t.Fatalf("described changelog topics: %+v (want 4 partitions, as configured)", cl)
+	}
 	if d.Members[0].ProcessID != "p1" || d.Members[0].UserEndpoint == nil || d.Members[0].UserEndpoint.Port != 8080 {
 		t.Fatalf("member: %+v", d.Members[0])
 	}

@@ -198,21 +198,17 @@ func (s *shard) expireStreamsLocked(e *entry, now int64) {
 }
 
 // streamsShutdownLocked is the member that asked group's application to
-// shut down (SHUTDOWN_APPLICATION), as Kafka keeps it: in memory, while
-// that member is in the group.
+// shut down (SHUTDOWN_APPLICATION), as Kafka keeps it: in memory, the
+// first to ask, until the group is empty.
 func (s *shard) streamsShutdownLocked(group string) string {
-	e := s.mu.groups[group]
-	if e == nil || e.g.streams == nil {
-		return ""
-	}
-	if id := e.g.streams.shutdownBy; id != "" && e.g.streams.members[id] != nil {
-		return id
+	if e := s.mu.groups[group]; e != nil && e.g.streams != nil {
+		return e.g.streams.shutdownBy
 	}
 	return ""
 }
 
 func (s *shard) setStreamsShutdownLocked(group, member string) {
-	if e := s.mu.groups[group]; e != nil && e.g.streams != nil {
+	if e := s.mu.groups[group]; e != nil && e.g.streams != nil && e.g.streams.shutdownBy == "" {
 		e.g.streams.shutdownBy = member
 	}
 }
@@ -315,6 +311,9 @@ func (c *Coordinator) DescribeStreamsGroup(group string) kmsg.StreamsGroupDescri
 	sg := e.g.streams
 	d.State, d.Epoch, d.AssignmentEpoch = e.g.State().String(), sg.epoch, sg.assignmentEpoch
 	if t := sg.topology; t != nil {
+		// As configured against the topics when ready: the internal
+		// topics with the partition counts the topology implies.
+		cfg := sg.configure(c.env(c.now()).topics)
 		dt := kmsg.NewStreamsGroupDescribeResponseGroupTopology()
 		dt.Epoch = t.epoch
 		subs := slices.Clone(t.subtopologies)
@@ -324,8 +323,8 @@ func (c *Coordinator) DescribeStreamsGroup(group string) kmsg.StreamsGroupDescri
 			ds.SubtopologyID = st.id
 			ds.SourceTopics = slices.Clone(st.sourceTopics)
 			ds.RepartitionSinkTopics = slices.Clone(st.repartitionSinks)
-			ds.StateChangelogTopics = describedTopics(st.changelogs)
-			ds.RepartitionSourceTopics = describedTopics(st.repartitionSources)
+			ds.StateChangelogTopics = describedTopics(st.changelogs, cfg.internal)
+			ds.RepartitionSourceTopics = describedTopics(st.repartitionSources, cfg.internal)
 			dt.Subtopologies = append(dt.Subtopologies, ds)
 		}
 		d.Topology = &dt
@@ -374,11 +373,14 @@ func optionalString(s string) *string {
 	return &s
 }
 
-func describedTopics(ts []internalTopic) []kmsg.TopicInfo {
+func describedTopics(ts []internalTopic, configured map[string]int32) []kmsg.TopicInfo {
 	out := make([]kmsg.TopicInfo, len(ts))
 	for i, t := range ts {
 		ti := kmsg.NewTopicInfo()
 		ti.Topic, ti.NumPartitions, ti.ReplicationFactor = t.name, t.partitions, t.replicationFactor
+		if n, ok := configured[t.name]; ok {
+			ti.NumPartitions = n
+		}
 		for _, c := range t.configs {
 			cfg := kmsg.NewTopicInfoConfig()
 			cfg.Key, cfg.Value = c.key, c.value

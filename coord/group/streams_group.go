@@ -22,8 +22,8 @@ type streamsGroup struct {
 	assignmentEpoch int32
 	members         map[string]*streamsMember
 	target          map[string]taskAssignment
-	// shutdownBy: the member that asked the application to shut down,
-	// not persisted (as Kafka).
+	// shutdownBy: the first member that asked the application to shut
+	// down, until the group is empty; not persisted (as Kafka).
 	shutdownBy string
 	// endpointEpoch numbers the versions of the partitions behind the
 	// members' user endpoints, not persisted (as Kafka): a member whose
@@ -80,6 +80,9 @@ func (sg *streamsGroup) replay(r *streamsRecord) {
 	case streamsMemberType:
 		if r.tombstone {
 			delete(sg.members, r.member)
+			if len(sg.members) == 0 {
+				sg.shutdownBy = ""
+			}
 			return
 		}
 		sg.member(r.member).streamsMemberMeta = r.meta
@@ -159,6 +162,7 @@ type configuredTopology struct {
 	create    []StreamsTopic      // missing internal topics, with their partition counts
 	hash      int64               // of the topics the topology reads, by name, id and partitions
 	topicsFor map[string][]string // subtopology -> its source topics (input and repartition), for endpoints
+	internal  map[string]int32    // every internal topic's partition count; nil if not ready
 }
 
 // Heartbeat response statuses (StreamsGroupHeartbeatResponse.Status).
@@ -351,6 +355,10 @@ func configureTopology(t *streamsTopology, topics Topics) *configuredTopology {
 		c.detail = "Internal topics are missing: [" + strings.Join(names, ", ") + "]"
 	default:
 		c.tasks = tasks
+		c.internal = make(map[string]int32, len(need))
+		for name, t := range need {
+			c.internal[name] = t.Partitions
+		}
 	}
 	return c
 }
@@ -418,10 +426,11 @@ func (sg *streamsGroup) configure(topics Topics) *configuredTopology {
 }
 
 // sourceTopicNames lists the topics the topology reads: what a streams
-// group's offsets may not be deleted or expired for.
+// group with members may not have its offsets deleted or expired for
+// (none once empty, so that its offsets expire, as Kafka's).
 func (sg *streamsGroup) sourceTopicNames() map[string]bool {
 	out := map[string]bool{}
-	if sg.topology == nil {
+	if sg.topology == nil || len(sg.members) == 0 {
 		return out
 	}
 	for _, s := range sg.topology.subtopologies {

@@ -334,8 +334,8 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 		statuses = append(statuses, status(cfg.status, cfg.detail))
 	}
 	shutdownBy := env.shutdownBy
-	if r.ShutdownApplication {
-		shutdownBy = memberID
+	if r.ShutdownApplication && shutdownBy == "" {
+		shutdownBy = memberID // the first to ask is named
 	}
 	if shutdownBy != "" {
 		statuses = append(statuses, status(4, fmt.Sprintf(
