@@ -301,9 +301,15 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e != nil && e.g.streams != nil {
-		s.finishLocked(e, now)
-		done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
-		return
+		if len(e.g.streams.members) > 0 {
+			s.finishLocked(e, now)
+			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+			return
+		}
+		// An empty streams group becomes a classic group, as Kafka's.
+		if !s.dropStreamsLocked(e, now, done, r.MemberID) {
+			return
+		}
 	}
 	if e != nil && e.g.consumer != nil {
 		if len(e.g.consumer.members) > 0 {

@@ -18,7 +18,7 @@ import (
 //	      2     GroupMetadataKey     group string
 //	      3-8   KIP-848 consumer group records (consumer_records.go)
 //	      17, 19-23 KIP-1071 streams group records (streams_records.go)
-//	      other share and streams group records: not ours, skipped
+//	      other share and streams group records (18, 24...): skipped
 //	value null: a tombstone (the offset or the group is deleted), else
 //	      OffsetCommitValue v3 (v1 when the offset has an expiry time) or
 //	      GroupMetadataValue v3.

@@ -21,7 +21,8 @@ const streamsProtocolType = "streams"
 // the response, and applied once written. A join creates the group; an
 // empty classic group (one holding only offsets, say) becomes a streams
 // group, keeping its offsets; any other group, a consumer group among
-// them, gets GROUP_ID_NOT_FOUND, as Kafka converts no other.
+// them, gets GROUP_ID_NOT_FOUND, as Kafka converts no other. (The other
+// way, a classic JoinGroup converts an empty streams group.)
 func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) StreamsHeartbeatResult {
 	if code, msg := validateStreamsHeartbeat(r); code != 0 {
 		return streamsFail(code, msg)
@@ -117,6 +118,22 @@ func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out s
 	}
 	s.finishLocked(e, now)
 	return res
+}
+
+// dropStreamsLocked ends an empty streams group's streams state (a
+// classic JoinGroup converts it), keeping its offsets; on a failed write
+// it answers the join, unlocks and returns false.
+func (s *shard) dropStreamsLocked(e *entry, now int64, done func(JoinResult), memberID string) bool {
+	recs := e.g.streams.deleteRecords()
+	s.mu.scratch = s.mu.scratch[:0]
+	if err := s.writeStreamsLocked(e.g.id, nil, recs); err != nil {
+		s.c.logger.Warn("cannot convert streams group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
+		s.finishLocked(e, now)
+		done(joinError(storeCode(err), memberID))
+		return false
+	}
+	s.replayStreamsLocked(e.g, recs)
+	return true
 }
 
 // writeStreamsLocked writes pre (records whose bytes are in scratch
