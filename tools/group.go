@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The group commands follow kafka-consumer-groups.sh: list, describe (the
@@ -126,6 +127,13 @@ type groupMember struct {
 	ClientID   string            `json:"client_id"`
 	Host       string            `json:"host"`
 	Assignment []topicPartitions `json:"assignment"`
+	// A streams group's member (group_streams.go): its process, epoch
+	// and tasks; its assignment is the partitions of its active tasks.
+	ProcessID    string         `json:"process_id,omitempty"`
+	Epoch        *int32         `json:"member_epoch,omitempty"`
+	ActiveTasks  []streamsTasks `json:"active_tasks,omitempty"`
+	StandbyTasks []streamsTasks `json:"standby_tasks,omitempty"`
+	WarmupTasks  []streamsTasks `json:"warmup_tasks,omitempty"`
 }
 
 type topicPartitions struct {
@@ -154,11 +162,14 @@ type groupOffset struct {
 // exist is an error (GROUP_ID_NOT_FOUND); the other groups are still
 // described.
 func GroupDescribe(ctx context.Context, env *Env, groups []string, view GroupView) error {
-	adm, ctx, done, err := env.adminSession(ctx)
+	cl, err := env.client()
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := env.withTimeout(ctx)
+	defer cancel()
 
 	if len(groups) == 0 {
 		listed, err := adm.ListGroups(ctx)
@@ -183,7 +194,7 @@ func GroupDescribe(ctx context.Context, env *Env, groups []string, view GroupVie
 	descs := make([]groupDescription, 0, len(groups))
 	topics := map[string]bool{}
 	for _, name := range groups {
-		d, err := describeOne(ctx, adm, described, name)
+		d, err := describeOne(ctx, adm, cl, described, name)
 		if err != nil {
 			errs = append(errs, err)
 			d.Error = oneLine(err.Error())
@@ -236,26 +247,43 @@ func GroupDescribe(ctx context.Context, env *Env, groups []string, view GroupVie
 	return errors.Join(errs...)
 }
 
+// holder is the member holding a partition.
+type holder struct{ member, client, host string }
+
 // describeOne gathers what the broker said of one group and its committed
 // offsets.
-func describeOne(ctx context.Context, adm *kadm.Client, described kadm.DescribedGroups, name string) (groupDescription, error) {
+func describeOne(ctx context.Context, adm *kadm.Client, cl *kgo.Client, described kadm.DescribedGroups, name string) (groupDescription, error) {
 	d := groupDescription{Group: name, Members: []groupMember{}, Offsets: []groupOffset{}}
+	held := map[kadm.Partition]holder{}
 	g, ok := described[name]
 	switch {
+	case ok && (errors.Is(g.Err, kerr.GroupIDNotFound) || g.Err == nil && g.State == "Dead"):
+		// Maybe a streams group, which DescribeGroups does not describe.
+		sg, found, err := describeStreamsGroup(ctx, adm, cl, name)
+		switch {
+		case err != nil:
+			return d, err
+		case !found && g.Err != nil:
+			return d, fmt.Errorf("describe group %s: %w", name, kafkaErr(g.Err, g.ErrMessage))
+		case !found:
+			// Brokers before KIP-1043 describe a group that does not
+			// exist as Dead rather than GROUP_ID_NOT_FOUND.
+			return d, fmt.Errorf("describe group %s: %w", name, kerr.GroupIDNotFound)
+		}
+		var members map[kadm.Partition]groupMember
+		d, members = streamsDescription(sg, g.Coordinator)
+		for tp, m := range members {
+			held[tp] = holder{m.MemberID, m.ClientID, m.Host}
+		}
+		return fetchGroupOffsets(ctx, adm, d, held)
 	case !ok:
 		return d, fmt.Errorf("describe group %s: no answer from its coordinator", name)
 	case g.Err != nil:
 		return d, fmt.Errorf("describe group %s: %w", name, kafkaErr(g.Err, g.ErrMessage))
-	case g.State == "Dead":
-		// Brokers before KIP-1043 describe a group that does not exist
-		// as Dead rather than GROUP_ID_NOT_FOUND.
-		return d, fmt.Errorf("describe group %s: %w", name, kerr.GroupIDNotFound)
 	}
 	d.State, d.ProtocolType, d.Protocol = g.State, g.ProtocolType, g.Protocol
 	d.Coordinator = &groupCoordinator{ID: g.Coordinator.NodeID, Host: g.Coordinator.Host, Port: g.Coordinator.Port}
 
-	type holder struct{ member, client, host string }
-	held := map[kadm.Partition]holder{}
 	for _, m := range g.Members {
 		gm := groupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, Host: m.ClientHost,
 			Assignment: []topicPartitions{}}
@@ -271,7 +299,13 @@ func describeOne(ctx context.Context, adm *kadm.Client, described kadm.Described
 		}
 		d.Members = append(d.Members, gm)
 	}
+	return fetchGroupOffsets(ctx, adm, d, held)
+}
 
+// fetchGroupOffsets adds a group's committed offsets, and the partitions
+// its members hold (held), to d.
+func fetchGroupOffsets(ctx context.Context, adm *kadm.Client, d groupDescription, held map[kadm.Partition]holder) (groupDescription, error) {
+	name := d.Group
 	committed, err := adm.FetchOffsets(ctx, name)
 	if err != nil {
 		return d, deadline(ctx, "fetch offsets of group "+name, err)
@@ -318,8 +352,10 @@ func printGroup(env *Env, d groupDescription, view GroupView) error {
 	if view != GroupStateView && len(d.Members) == 0 {
 		fmt.Fprintf(env.Out, "Consumer group '%s' has no active members.\n\n", d.Group)
 	}
-	switch view {
-	case GroupMembers:
+	switch {
+	case view == GroupMembers && d.ProtocolType == "streams":
+		return printStreamsMembers(env, d)
+	case view == GroupMembers:
 		t := newTable(env.Out, "GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT")
 		for _, m := range d.Members {
 			n := 0
@@ -335,7 +371,7 @@ func printGroup(env *Env, d groupDescription, view GroupView) error {
 			t.row(d.Group, m.MemberID, instance, m.Host, m.ClientID, n, dash(strings.Join(parts, ",")))
 		}
 		return t.flush()
-	case GroupStateView:
+	case view == GroupStateView:
 		t := newTable(env.Out, "GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
 		c := d.Coordinator
 		t.row(d.Group, fmt.Sprintf("%s:%d (%d)", c.Host, c.Port, c.ID), dash(d.Protocol), d.State, len(d.Members))

@@ -14,10 +14,12 @@ func (c *cli) groupCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "group",
 		Aliases: []string{"groups"},
-		Short:   "List, describe, delete consumer groups and reset their offsets",
+		Short:   "List, describe, delete consumer and streams groups and reset their offsets",
 		Long: `The group commands follow kafka-consumer-groups.sh: list, describe (the offsets
 view with lag, --members, --state), delete, delete-offsets and reset-offsets.
-A group is named by an argument or by --group.`,
+A group is named by an argument or by --group. Streams groups (KIP-1071) are
+described with StreamsGroupDescribe: --members shows each member's process
+and tasks, the offsets view the partitions of its active tasks.`,
 	}
 	cmd.AddCommand(c.groupList(), c.groupDescribe(), c.groupDelete(), c.groupDeleteOffsets(), c.groupResetOffsets())
 	return cmd

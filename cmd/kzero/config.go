@@ -125,6 +125,17 @@ var keys = func() map[string]key {
 	i("group.consumer.max.size", strconv.Itoa(math.MaxInt32), 1)
 	add(key{name: "group.consumer.assignors", def: "uniform,range", kind: kList})
 	s("group.consumer.migration.policy", "bidirectional")
+	// KIP-1071 streams groups.
+	i("group.streams.initial.rebalance.delay.ms", "3000", 0)
+	i("group.streams.session.timeout.ms", "45000", 1)
+	i("group.streams.min.session.timeout.ms", "45000", 1)
+	i("group.streams.max.session.timeout.ms", "60000", 1)
+	i("group.streams.heartbeat.interval.ms", "5000", 1)
+	i("group.streams.min.heartbeat.interval.ms", "5000", 1)
+	i("group.streams.max.heartbeat.interval.ms", "15000", 1)
+	i("group.streams.max.size", strconv.Itoa(math.MaxInt32), 1)
+	i("group.streams.num.standby.replicas", "0", 0)
+	i("group.streams.max.standby.replicas", "2", 0)
 
 	// The transaction coordinator (coord/txn).
 	i("transaction.state.log.num.partitions", "50", 1)

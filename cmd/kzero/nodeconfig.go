@@ -163,6 +163,17 @@ func (c *brokerConfig) groupConfig() group.Config {
 		ConsumerMaxSize:              c.int("group.consumer.max.size"),
 		ConsumerAssignors:            splitList(c.str("group.consumer.assignors")),
 		ConsumerMigrationPolicy:      strings.ToLower(strings.TrimSpace(c.str("group.consumer.migration.policy"))),
+
+		StreamsInitialRebalanceDelay: msDuration(c.long("group.streams.initial.rebalance.delay.ms")),
+		StreamsSessionTimeout:        msDuration(c.long("group.streams.session.timeout.ms")),
+		StreamsMinSessionTimeout:     msDuration(c.long("group.streams.min.session.timeout.ms")),
+		StreamsMaxSessionTimeout:     msDuration(c.long("group.streams.max.session.timeout.ms")),
+		StreamsHeartbeatInterval:     msDuration(c.long("group.streams.heartbeat.interval.ms")),
+		StreamsMinHeartbeatInterval:  msDuration(c.long("group.streams.min.heartbeat.interval.ms")),
+		StreamsMaxHeartbeatInterval:  msDuration(c.long("group.streams.max.heartbeat.interval.ms")),
+		StreamsMaxSize:               c.int("group.streams.max.size"),
+		StreamsNumStandbyReplicas:    c.int("group.streams.num.standby.replicas"),
+		StreamsMaxStandbyReplicas:    c.int("group.streams.max.standby.replicas"),
 	}
 }
 

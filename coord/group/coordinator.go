@@ -47,6 +47,24 @@ type Config struct {
 	ConsumerAssignors            []string
 	ConsumerMigrationPolicy      string
 
+	// KIP-1071 streams groups, group.streams.*: the session timeout
+	// (45s) and heartbeat interval (5s) members get, each kept within
+	// its min and max (45s-60s, 5s-15s); the most members a group may
+	// have (unbounded); the standby replicas of each task (0, at most
+	// group.streams.max.standby.replicas, 2); how long the assignment of
+	// an empty group's first member waits for others (0 here, 3s in
+	// the broker's configuration, as Kafka).
+	StreamsInitialRebalanceDelay time.Duration // group.streams.initial.rebalance.delay.ms (3s; 0 none)
+	StreamsSessionTimeout        time.Duration
+	StreamsMinSessionTimeout     time.Duration
+	StreamsMaxSessionTimeout     time.Duration
+	StreamsHeartbeatInterval     time.Duration
+	StreamsMinHeartbeatInterval  time.Duration
+	StreamsMaxHeartbeatInterval  time.Duration
+	StreamsMaxSize               int
+	StreamsNumStandbyReplicas    int
+	StreamsMaxStandbyReplicas    int
+
 	Logger *slog.Logger
 }
 
@@ -104,6 +122,7 @@ func (c *Config) setDefaults() {
 		known = []string{"uniform", "range"}
 	}
 	c.ConsumerAssignors = known
+	c.setStreamsDefaults()
 	if c.ConsumerMigrationPolicy == "" {
 		c.ConsumerMigrationPolicy = "bidirectional"
 	}
@@ -156,6 +175,7 @@ func New(cfg Config) *Coordinator {
 			ConsumerAssignors:         cfg.ConsumerAssignors,
 			UpgradeAllowed:            cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
 			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
+			Streams:                   cfg.streamsPolicy(),
 		},
 	}
 	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout},
@@ -280,6 +300,17 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
+	if e != nil && e.g.streams != nil {
+		if len(e.g.streams.members) > 0 {
+			s.finishLocked(e, now)
+			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+			return
+		}
+		// An empty streams group becomes a classic group, as Kafka's.
+		if !s.dropStreamsLocked(e, now, done, r.MemberID) {
+			return
+		}
+	}
 	if e != nil && e.g.consumer != nil {
 		if len(e.g.consumer.members) > 0 {
 			if c.policy.classicMembersAllowed() {
@@ -435,6 +466,9 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 	if e.g.consumer != nil {
 		e.g.consumer.staleCommits(r, c.env(now).topics, codes)
 	}
+	if e.g.streams != nil {
+		e.g.streams.staleCommits(r, codes)
+	}
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, codes)
 	if len(recs) > 0 {
 		if base, err := s.appendLocked(recs); err != nil {
@@ -524,6 +558,12 @@ func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, int16) {
 			return nil, code
 		}
 	}
+	if e.g.streams != nil {
+		if code := e.g.streams.validateFetch(r.MemberID, r.MemberEpoch); code != 0 {
+			s.Unlock()
+			return nil, code
+		}
+	}
 	out := e.g.fetchOffsets(r.Topics, r.RequireStable)
 	s.Unlock()
 	return out, 0
@@ -589,7 +629,14 @@ func (s *shard) appendTombstonesLocked(g *Group, tps []TopicPartition, groupToo 
 		r.k1, r.v1 = len(s.mu.scratch), -1
 		recs = append(recs, r)
 	}
-	if groupToo && g.consumer != nil {
+	if groupToo && g.streams != nil {
+		for _, sr := range g.streams.deleteRecords() {
+			r := kv{k0: len(s.mu.scratch)}
+			s.mu.scratch = appendStreamsKey(s.mu.scratch, sr.typ, g.id, sr.member)
+			r.k1, r.v1 = len(s.mu.scratch), -1
+			recs = append(recs, r)
+		}
+	} else if groupToo && g.consumer != nil {
 		for _, cr := range g.consumer.deleteRecords() {
 			r := kv{k0: len(s.mu.scratch)}
 			s.mu.scratch = appendConsumerKey(s.mu.scratch, cr.typ, g.id, cr.member)
@@ -678,6 +725,11 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, co
 	}
 	if e.g.consumer != nil {
 		return e.g.consumer.describeClassic(e.g.State(), &c.policy, c.env(c.now()).topics), true, 0
+	}
+	if e.g.streams != nil {
+		// As Kafka: DescribeGroups does not describe streams groups
+		// (Dead; GROUP_ID_NOT_FOUND from v6).
+		return Description{State: Dead}, false, 0
 	}
 	return e.g.Describe(), true, 0
 }

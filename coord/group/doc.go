@@ -1,7 +1,8 @@
 // Package group is the group coordinator for Kafka's classic consumer group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), for KIP-848's
-// consumer group protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe)
-// and for committed offsets (OffsetCommit, OffsetFetch, OffsetDelete,
+// consumer group protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe),
+// for KIP-1071's streams groups (StreamsGroupHeartbeat,
+// StreamsGroupDescribe) and for committed offsets (OffsetCommit, OffsetFetch, OffsetDelete,
 // TxnOffsetCommit), kept in the internal compacted topic
 // __consumer_offsets.
 //
@@ -86,6 +87,24 @@
 // "disabled" a group with members of one protocol refuses the other's
 // (GROUP_ID_NOT_FOUND for a consumer heartbeat, INCONSISTENT_GROUP_PROTOCOL
 // for a JoinGroup).
+//
+// # Streams groups (KIP-1071)
+//
+// A group using the streams protocol keeps its state in streamsGroup
+// (streams_*.go), changed only by replaying Kafka's streams records
+// (types 17, 19-23) as consumer groups are: the group epoch, the
+// application's topology (sent by the first member; updates are refused
+// as in Kafka 4.2), each member's process, endpoint and tasks, and the
+// target assignment of the sticky task assignor (active tasks balanced
+// and sticky, group.streams.num.standby.replicas standbys on other
+// processes, no warm-ups). Each heartbeat checks the topology against the
+// metadata image: missing source topics, missing internal topics (which
+// the heartbeat hands to its caller to create, with the partition counts
+// the topology implies) and wrongly partitioned ones leave the group
+// NotReady with no tasks. Tasks move between members only once revoked,
+// as partitions do in consumer groups; sessions and revocations time out
+// the same way. Static members and source topic regular expressions are
+// refused (Kafka 4.2's core feature set).
 //
 // # Deleted topics
 //

@@ -30,6 +30,9 @@ type Policy struct {
 	// lets non-empty groups convert between the protocols (empty groups
 	// always may).
 	UpgradeAllowed, DowngradeAllowed bool
+
+	// KIP-1071 streams groups (streams_*.go).
+	Streams StreamsPolicy
 }
 
 // Group is one classic group: Kafka's state machine, with no I/O and no
@@ -76,6 +79,10 @@ type Group struct {
 	// protocol; then the classic fields above are those of an empty
 	// group, and the classic requests find no member.
 	consumer *consumerGroup
+	// streams is the group's KIP-1071 state when it uses the streams
+	// protocol; then, as for consumer, the classic fields are an empty
+	// group's.
+	streams *streamsGroup
 
 	stores []store
 	ready  []func()
@@ -130,6 +137,9 @@ func (g *Group) State() State {
 	if g.consumer != nil && g.state != Dead {
 		return g.consumer.stateOf()
 	}
+	if g.streams != nil && g.state != Dead {
+		return g.streams.stateOf()
+	}
 	return g.state
 }
 
@@ -153,6 +163,9 @@ func (g *Group) Size() int { return len(g.members) }
 func (g *Group) Listing() Listing {
 	if g.consumer != nil {
 		return Listing{Group: g.id, ProtocolType: consumerProtocolType, State: g.State(), Type: ConsumerType}
+	}
+	if g.streams != nil {
+		return Listing{Group: g.id, ProtocolType: streamsProtocolType, State: g.State(), Type: StreamsType}
 	}
 	return Listing{Group: g.id, ProtocolType: g.protocolType, State: g.state, Type: ClassicType}
 }
@@ -878,6 +891,9 @@ func (g *Group) removeMember(now int64, m *member) {
 func (g *Group) NextDeadline() int64 {
 	if g.consumer != nil {
 		return g.consumer.nextDeadline()
+	}
+	if g.streams != nil {
+		return g.streams.nextDeadline()
 	}
 	var next int64
 	at := func(t int64) {

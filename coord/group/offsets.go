@@ -21,6 +21,9 @@ func (g *Group) validateCommit(r *CommitRequest) int16 {
 	if g.consumer != nil {
 		return g.consumer.validateCommit(r.MemberID, r.Generation, false, r.UnknownGroupIsNotFound)
 	}
+	if g.streams != nil {
+		return g.streams.validateCommit(r.MemberID, r.Generation, false)
+	}
 	if r.Generation < 0 && g.state == Empty {
 		// Outside group management (an admin client, a consumer that
 		// assigns itself): allowed while the group has no members.
@@ -115,6 +118,9 @@ func (g *Group) subscribedTopics() (topics map[string]bool, ok bool) {
 	if g.consumer != nil {
 		return g.consumer.subscribedNames(noTopics{}), true
 	}
+	if g.streams != nil {
+		return g.streams.sourceTopicNames(), true
+	}
 	if g.protocolType != consumerProtocolType {
 		return nil, false
 	}
@@ -146,8 +152,8 @@ func (g *Group) expireOffsets(now, retention int64) []TopicPartition {
 	var base func(o Offset) int64
 	var subscribed map[string]bool
 	switch {
-	case g.consumer != nil:
-		// Consumer groups: from each commit, except for topics the
+	case g.consumer != nil || g.streams != nil:
+		// Consumer and streams groups: from each commit, except for topics the
 		// members subscribe to.
 		subscribed, _ = g.subscribedTopics()
 		base = func(o Offset) int64 { return o.CommitTime }
@@ -191,7 +197,7 @@ func (g *Group) validateDeleteOffsets() int16 {
 	switch {
 	case g.state == Dead:
 		return kerr.GroupIDNotFound.Code
-	case g.consumer == nil && g.state != Empty && g.protocolType != consumerProtocolType:
+	case g.consumer == nil && g.streams == nil && g.state != Empty && g.protocolType != consumerProtocolType:
 		return kerr.NonEmptyGroup.Code
 	}
 	return 0

@@ -66,6 +66,8 @@ func TestClassicScripts(t *testing.T) { runScripts(t, "testdata/classic") }
 
 func TestConsumerScripts(t *testing.T) { runScripts(t, "testdata/consumer") }
 
+func TestStreamsScripts(t *testing.T) { runScripts(t, "testdata/streams") }
+
 func runScripts(t *testing.T, dir string) {
 	datadriven.Walk(t, dir, func(t *testing.T, path string) {
 		synctest.Test(t, func(t *testing.T) {
@@ -89,6 +91,7 @@ type script struct {
 	ids      int
 
 	members map[string]*scriptMember // consumer protocol members by id
+	streams streamsScript            // streams group state (streams_script_test.go)
 
 	mu  sync.Mutex
 	out strings.Builder // the step's output so far
@@ -131,6 +134,7 @@ func (s *script) open() {
 	s.c = New(Config{NumPartitions: 1, InitialRebalanceDelay: 3 * time.Second, Logger: discard()})
 	s.c.policy.NewID = func() string { s.ids++; return strconv.Itoa(s.ids) }
 	s.c.SetTopics(s.topics)
+	s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
 	s.t.Cleanup(s.c.Close)
 	<-s.c.Lead(s.part)
 }
@@ -200,13 +204,15 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		<-s.c.Lead(p)
 	case "describe":
 	default:
-		t.Fatalf("unknown command %q", d.Cmd)
+		if !s.streamsCommand(t, d) {
+			t.Fatalf("unknown command %q", d.Cmd)
+		}
 	}
 	synctest.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.printRecords(&s.out)
-	s.printState(&s.out, d.Cmd == "describe")
+	s.printState(&s.out, d.Cmd == "describe" || d.Cmd == "streams-describe")
 	out := s.out.String()
 	s.out.Reset()
 	return out
@@ -628,6 +634,8 @@ func (s *script) formatRecord(b *strings.Builder, r *record, tombstone bool) {
 			}
 			b.WriteByte('\n')
 		}
+	case recordStreams:
+		s.formatStreamsRecord(b, &r.sr)
 	default:
 		b.WriteString("other record\n")
 	}
@@ -670,6 +678,10 @@ func (s *script) printState(b *strings.Builder, members bool) {
 		return
 	}
 	g := e.g
+	if g.streams != nil {
+		s.printStreamsState(b, g, members)
+		return
+	}
 	if cg := g.consumer; cg != nil {
 		fmt.Fprintf(b, "state: %s epoch=%d assignment-epoch=%d\n", g.State(), cg.epoch, cg.assignmentEpoch)
 		if members {

@@ -75,8 +75,11 @@ func (s *shard) settleLocked(e *entry, now int64) []func() {
 	if g.consumer != nil {
 		s.expireConsumerLocked(e, now)
 	}
+	if g.streams != nil {
+		s.expireStreamsLocked(e, now)
+	}
 	for range 64 {
-		if g.consumer != nil {
+		if g.consumer != nil || g.streams != nil {
 			break // no classic members, nothing classic to store
 		}
 		stores := g.takeStores()
@@ -229,6 +232,9 @@ func (s *shard) Load() shards.Install {
 			if g.consumer != nil {
 				g.consumer.restartTimers(now, &s.c.policy)
 			}
+			if g.streams != nil {
+				g.streams.restartTimers(now, &s.c.policy.Streams)
+			}
 			e := &entry{g: g}
 			s.mu.groups[id] = e
 			for pid := range g.txnOffsets {
@@ -276,6 +282,7 @@ func (s *shard) read(ld *loader) error {
 type loader struct {
 	meta     map[string]*kmsg.GroupMetadataValue
 	consumer map[string]*consumerGroup
+	streams  map[string]*streamsGroup
 	offsets  map[string]map[TopicPartition]Offset
 	// txns: offsets of open transactions, by producer id, group and
 	// partition.
@@ -288,6 +295,7 @@ func newLoader() *loader {
 	return &loader{
 		meta:     map[string]*kmsg.GroupMetadataValue{},
 		consumer: map[string]*consumerGroup{},
+		streams:  map[string]*streamsGroup{},
 		offsets:  map[string]map[TopicPartition]Offset{},
 		txns:     map[int64]map[string]map[TopicPartition]Offset{},
 	}
@@ -336,6 +344,7 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 		}
 		ld.meta[r.group] = r.meta
 		delete(ld.consumer, r.group) // back to the classic protocol
+		delete(ld.streams, r.group)
 	case recordConsumer:
 		cg := ld.consumer[r.group]
 		switch {
@@ -348,8 +357,24 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 			cg = newConsumerGroup()
 			ld.consumer[r.group] = cg
 			delete(ld.meta, r.group) // converted from the classic protocol
+			delete(ld.streams, r.group)
 		}
 		cg.replay(&r.cr)
+	case recordStreams:
+		sg := ld.streams[r.group]
+		switch {
+		case r.sr.typ == streamsEpochType && r.sr.tombstone:
+			delete(ld.streams, r.group)
+			return
+		case sg == nil && r.sr.tombstone:
+			return
+		case sg == nil:
+			sg = newStreamsGroup()
+			ld.streams[r.group] = sg
+			delete(ld.meta, r.group) // converted from another protocol
+			delete(ld.consumer, r.group)
+		}
+		sg.replay(&r.sr)
 	}
 }
 
@@ -398,6 +423,11 @@ func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
 	for id, cg := range ld.consumer {
 		g := newGroup(id, policy, now)
 		g.consumer = cg
+		out[id] = g
+	}
+	for id, sg := range ld.streams {
+		g := newGroup(id, policy, now)
+		g.streams = sg
 		out[id] = g
 	}
 	get := func(id string) *Group {

@@ -25,9 +25,12 @@ const (
 	// Reconciling (consumer groups): some member has not reached its
 	// target assignment yet.
 	Reconciling
+	// NotReady (streams groups): the topology's topics are missing or
+	// wrongly partitioned, so no tasks are assigned.
+	NotReady
 )
 
-var stateNames = [...]string{"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Assigning", "Reconciling"}
+var stateNames = [...]string{"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Assigning", "Reconciling", "NotReady"}
 
 // String is the state's name in ListGroups and DescribeGroups.
 func (s State) String() string {

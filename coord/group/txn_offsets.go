@@ -147,6 +147,12 @@ func (g *Group) validateTxnCommit(r *TxnCommitRequest) int16 {
 		}
 		return g.consumer.validateCommit(r.MemberID, r.Generation, true, true)
 	}
+	if g.streams != nil {
+		if r.Generation == -1 && r.MemberID == "" && r.InstanceID == "" {
+			return 0 // no member named (before v3)
+		}
+		return g.streams.validateCommit(r.MemberID, r.Generation, true)
+	}
 	if r.Generation < 0 && g.state == Empty {
 		return 0
 	}

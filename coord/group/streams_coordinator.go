@@ -1,0 +1,415 @@
+package group
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// StreamsType is a streams group's type in ListGroups (KIP-1071).
+const StreamsType = "streams"
+
+// streamsProtocolType is the protocol type ListGroups shows for streams
+// groups.
+const streamsProtocolType = "streams"
+
+// StreamsGroupHeartbeat handles a StreamsGroupHeartbeat (KIP-1071): a
+// member joins (epoch 0, with the topology), heartbeats, or leaves (-1).
+// The records of the change are written to the group's partition before
+// the response, and applied once written. A join creates the group; an
+// empty classic group (one holding only offsets, say) becomes a streams
+// group, keeping its offsets; any other group, a consumer group among
+// them, gets GROUP_ID_NOT_FOUND, as Kafka converts no other. (The other
+// way, a classic JoinGroup converts an empty streams group.)
+func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) StreamsHeartbeatResult {
+	if code, msg := validateStreamsHeartbeat(r); code != 0 {
+		return streamsFail(code, msg)
+	}
+	s, code := c.lock(r.Group)
+	if code != 0 {
+		return streamsFail(code, "")
+	}
+	now := c.now()
+	e := s.mu.groups[r.Group]
+	notFound := func(msg string) StreamsHeartbeatResult {
+		s.Unlock()
+		return streamsFail(kerr.GroupIDNotFound.Code, fmt.Sprintf(msg, r.Group))
+	}
+	if r.MemberEpoch < 0 {
+		switch {
+		case e == nil:
+			return notFound("Streams group %s not found.")
+		case e.g.streams == nil:
+			return notFound("Group %s is not a streams group.")
+		}
+		return s.finishStreamsLocked(e, now, e.g.streams, e.g.streams.leave(r), nil, false)
+	}
+	var sg *streamsGroup
+	var convert []streamsConversion
+	created := false
+	switch {
+	case e == nil:
+		if r.MemberEpoch != streamsJoinEpoch {
+			return notFound("Streams group %s not found.")
+		}
+		e, created = s.addLocked(r.Group, now), true
+		sg = newStreamsGroup()
+	case e.g.streams != nil:
+		sg = e.g.streams
+	case r.MemberEpoch == streamsJoinEpoch && e.g.classicEmpty():
+		sg, convert = newStreamsGroup(), []streamsConversion{convertClassic}
+	default:
+		return notFound("Group %s is not a streams group.")
+	}
+	env := streamsEnv{now: now, policy: &c.policy.Streams, topics: c.env(now).topics,
+		clientID: clientID, clientHost: clientHost, shutdownBy: s.streamsShutdownLocked(e.g.id)}
+	out := sg.heartbeat(&env, r)
+	if e.g.streams == nil && out.res.Response.ErrorCode == 0 {
+		convert = append(convert, convertNew)
+	}
+	return s.finishStreamsLocked(e, now, sg, out, convert, created)
+}
+
+// streamsConversion is what a heartbeat that creates a streams group
+// does to the group it replaces.
+type streamsConversion int8
+
+const (
+	convertNew     streamsConversion = iota // the streams group is installed
+	convertClassic                          // an empty classic group's metadata is tombstoned
+)
+
+// finishStreamsLocked writes a heartbeat's records (after the tombstones
+// of the group it replaces), applies them, unlocks the shard and returns
+// the response.
+func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out streamsOutcome, convert []streamsConversion, created bool) StreamsHeartbeatResult {
+	res := out.res
+	if res.Response.ErrorCode == 0 && len(out.recs) > 0 {
+		var pre []kv
+		s.mu.scratch = s.mu.scratch[:0]
+		if slices.Contains(convert, convertClassic) {
+			r := kv{k0: len(s.mu.scratch)}
+			s.mu.scratch = appendGroupKey(s.mu.scratch, e.g.id)
+			r.k1, r.v1 = len(s.mu.scratch), -1
+			pre = append(pre, r)
+		}
+		if err := s.writeStreamsLocked(e.g.id, pre, out.recs); err != nil {
+			s.c.logger.Warn("cannot store streams group records", "group", e.g.id, "partition", s.Partition, "err", err)
+			res = streamsFail(storeCode(err), "")
+		} else {
+			if slices.Contains(convert, convertNew) {
+				e.g.streams = sg
+			}
+			s.replayStreamsLocked(e.g, out.recs)
+		}
+	}
+	if res.Response.ErrorCode != 0 && created {
+		delete(s.mu.groups, e.g.id) // the group never was
+		s.Unlock()
+		return res
+	}
+	if res.Response.ErrorCode == 0 && e.g.streams != nil {
+		e.g.streams.apply(&out)
+		if out.shutdown {
+			s.setStreamsShutdownLocked(e.g.id, out.member)
+		}
+	}
+	s.finishLocked(e, now)
+	return res
+}
+
+// dropStreamsLocked ends an empty streams group's streams state (a
+// classic JoinGroup converts it), keeping its offsets; on a failed write
+// it answers the join, unlocks and returns false.
+func (s *shard) dropStreamsLocked(e *entry, now int64, done func(JoinResult), memberID string) bool {
+	recs := e.g.streams.deleteRecords()
+	s.mu.scratch = s.mu.scratch[:0]
+	if err := s.writeStreamsLocked(e.g.id, nil, recs); err != nil {
+		s.c.logger.Warn("cannot convert streams group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
+		s.finishLocked(e, now)
+		done(joinError(storeCode(err), memberID))
+		return false
+	}
+	s.replayStreamsLocked(e.g, recs)
+	return true
+}
+
+// writeStreamsLocked writes pre (records whose bytes are in scratch
+// already) and a streams group's records as one batch.
+func (s *shard) writeStreamsLocked(group string, pre []kv, recs []streamsRecord) error {
+	kvs := append(make([]kv, 0, len(pre)+len(recs)), pre...)
+	for i := range recs {
+		rec := &recs[i]
+		r := kv{k0: len(s.mu.scratch)}
+		s.mu.scratch = appendStreamsKey(s.mu.scratch, rec.typ, group, rec.member)
+		r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
+		if !rec.tombstone {
+			s.mu.scratch = appendStreamsValue(s.mu.scratch, rec)
+			r.v1 = len(s.mu.scratch)
+		}
+		kvs = append(kvs, r)
+	}
+	if len(kvs) == 0 {
+		return nil
+	}
+	_, err := s.appendLocked(kvs)
+	return err
+}
+
+// replayStreamsLocked applies written records to g: the group epoch's
+// tombstone ends its streams state.
+func (s *shard) replayStreamsLocked(g *Group, recs []streamsRecord) {
+	for i := range recs {
+		r := &recs[i]
+		if r.typ == streamsEpochType && r.tombstone {
+			g.streams = nil
+			continue
+		}
+		if g.streams == nil {
+			g.streams = newStreamsGroup()
+		}
+		g.streams.replay(r)
+	}
+}
+
+// expireStreamsLocked fences the members of the group whose session or
+// revocation expired: one batch, one group epoch bump.
+func (s *shard) expireStreamsLocked(e *entry, now int64) {
+	g := e.g
+	for range 8 {
+		if g.streams == nil {
+			return
+		}
+		if sg := g.streams; sg.delayUntil != 0 && now >= sg.delayUntil {
+			sg.delayUntil = 0
+			recs := sg.delayedAssignment(s.c.env(now).topics)
+			s.mu.scratch = s.mu.scratch[:0]
+			if err := s.writeStreamsLocked(g.id, nil, recs); err != nil {
+				// The next heartbeat assigns instead.
+				s.c.logger.Warn("cannot store a streams group's delayed assignment", "group", g.id, "partition", s.Partition, "err", err)
+			} else {
+				s.replayStreamsLocked(g, recs)
+			}
+			continue
+		}
+		gone := g.streams.expired(now)
+		if len(gone) == 0 {
+			return
+		}
+		recs := g.streams.fenceRecords(gone...)
+		s.mu.scratch = s.mu.scratch[:0]
+		if err := s.writeStreamsLocked(g.id, nil, recs); err != nil {
+			s.c.logger.Warn("cannot remove expired streams group members", "group", g.id, "partition", s.Partition, "err", err)
+			for _, m := range gone {
+				m.sessionDeadline, m.revokeDeadline = now+1000, 0 // try again later
+			}
+			return
+		}
+		for _, m := range gone {
+			s.c.logger.Info("streams group member expired", "group", g.id, "member", m.id)
+		}
+		s.replayStreamsLocked(g, recs)
+	}
+}
+
+// streamsShutdownLocked is the member that asked group's application to
+// shut down (SHUTDOWN_APPLICATION), as Kafka keeps it: in memory, the
+// first to ask, until the group is empty.
+func (s *shard) streamsShutdownLocked(group string) string {
+	if e := s.mu.groups[group]; e != nil && e.g.streams != nil {
+		return e.g.streams.shutdownBy
+	}
+	return ""
+}
+
+func (s *shard) setStreamsShutdownLocked(group, member string) {
+	if e := s.mu.groups[group]; e != nil && e.g.streams != nil && e.g.streams.shutdownBy == "" {
+		e.g.streams.shutdownBy = member
+	}
+}
+
+// validateCommit checks an OffsetCommit (or TxnOffsetCommit, txn) of a
+// member of a streams group, as Kafka's StreamsGroup does: a commit with
+// no member (epoch -1) while the group has no members; else the member
+// must exist (UNKNOWN_MEMBER_ID) and commit with its epoch, or an older
+// one for partitions it held since (checked per partition by
+// staleCommits); a later epoch gets STALE_MEMBER_EPOCH. A TxnOffsetCommit
+// must carry the member's epoch (ILLEGAL_GENERATION).
+func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) int16 {
+	if epoch < 0 && len(sg.members) == 0 {
+		return 0
+	}
+	m := sg.members[memberID]
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case epoch != m.current.epoch && txn:
+		return kerr.IllegalGeneration.Code
+	case epoch > m.current.epoch || epoch < 0:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
+// staleCommits marks STALE_MEMBER_EPOCH the offsets of a commit made with
+// a member epoch below the member's that are not of a partition the
+// member has held since that epoch: a partition of an active task's
+// source topics, the task got at that epoch or before (Kafka's
+// assignment epochs), so a commit racing a heartbeat that moved the
+// member on is not refused for the tasks it kept.
+func (sg *streamsGroup) staleCommits(r *CommitRequest, codes []int16) {
+	m := sg.members[r.MemberID]
+	if m == nil || r.Generation < 0 || r.Generation >= m.current.epoch || sg.topology == nil {
+		return
+	}
+	c := &m.current
+	for i, o := range r.Offsets {
+		held := false
+		for _, st := range sg.topology.subtopologies {
+			if !slices.Contains(st.sourceTopics, o.Topic) && !slices.ContainsFunc(st.repartitionSources, func(t internalTopic) bool { return t.name == o.Topic }) {
+				continue
+			}
+			if (c.assigned.active.has(st.id, o.Partition) || c.revoking.active.has(st.id, o.Partition)) && c.epochOf(st.id, o.Partition) <= r.Generation {
+				held = true
+			}
+		}
+		if !held {
+			codes[i] = kerr.StaleMemberEpoch.Code
+		}
+	}
+}
+
+// validateFetch checks an OffsetFetch v9+ naming a member of the group;
+// a request naming none (an admin client) is not checked.
+func (sg *streamsGroup) validateFetch(memberID string, epoch int32) int16 {
+	if memberID == "" && epoch < 0 {
+		return 0
+	}
+	m := sg.members[memberID]
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case epoch != m.current.epoch:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
+// DescribeStreamsGroup describes a streams group (StreamsGroupDescribe):
+// GROUP_ID_NOT_FOUND for a group that does not exist or is of another
+// type.
+func (c *Coordinator) DescribeStreamsGroup(group string) kmsg.StreamsGroupDescribeResponseGroup {
+	d := kmsg.NewStreamsGroupDescribeResponseGroup()
+	d.Group, d.State = group, Dead.String()
+	fail := func(code int16, msg string) kmsg.StreamsGroupDescribeResponseGroup {
+		d.ErrorCode = code
+		if msg != "" {
+			d.ErrorMessage = &msg
+		}
+		return d
+	}
+	if group == "" {
+		return fail(kerr.InvalidGroupID.Code, "")
+	}
+	s, code := c.lock(group)
+	if code != 0 {
+		return fail(code, "")
+	}
+	defer s.Unlock()
+	e := s.mu.groups[group]
+	switch {
+	case e == nil:
+		return fail(kerr.GroupIDNotFound.Code, fmt.Sprintf("Group %s not found.", group))
+	case e.g.streams == nil:
+		return fail(kerr.GroupIDNotFound.Code, fmt.Sprintf("Group %s is not a streams group.", group))
+	}
+	sg := e.g.streams
+	d.State, d.Epoch, d.AssignmentEpoch = e.g.State().String(), sg.epoch, sg.assignmentEpoch
+	if t := sg.topology; t != nil {
+		// As configured against the topics when ready: the internal
+		// topics with the partition counts the topology implies.
+		cfg := sg.configure(c.env(c.now()).topics)
+		dt := kmsg.NewStreamsGroupDescribeResponseGroupTopology()
+		dt.Epoch = t.epoch
+		subs := slices.Clone(t.subtopologies)
+		slices.SortFunc(subs, func(a, b subtopology) int { return cmpString(a.id, b.id) })
+		for _, st := range subs {
+			ds := kmsg.NewStreamsGroupDescribeResponseGroupTopologySubtopology()
+			ds.SubtopologyID = st.id
+			ds.SourceTopics = slices.Clone(st.sourceTopics)
+			ds.RepartitionSinkTopics = slices.Clone(st.repartitionSinks)
+			ds.StateChangelogTopics = describedTopics(st.changelogs, cfg.internal)
+			ds.RepartitionSourceTopics = describedTopics(st.repartitionSources, cfg.internal)
+			dt.Subtopologies = append(dt.Subtopologies, ds)
+		}
+		d.Topology = &dt
+	}
+	for _, m := range sg.sortedMembers() {
+		dm := kmsg.NewStreamsGroupDescribeResponseGroupMember()
+		dm.MemberID, dm.MemberEpoch = m.id, m.current.epoch
+		dm.InstanceID, dm.RackID = optionalString(m.instanceID), optionalString(m.rackID)
+		dm.ClientID, dm.ClientHost = m.clientID, m.clientHost
+		dm.TopologyEpoch, dm.ProcessID = m.topologyEpoch, m.processID
+		if m.endpoint != nil {
+			ep := kmsg.NewStreamsGroupDescribeResponseGroupMemberUserEndpoint()
+			ep.Host, ep.Port = m.endpoint.host, m.endpoint.port
+			dm.UserEndpoint = &ep
+		}
+		for _, t := range m.clientTags {
+			ct := kmsg.NewStreamsGroupDescribeResponseGroupMemberClientTag()
+			ct.Key, ct.Value = t.key, t.value
+			dm.ClientTags = append(dm.ClientTags, ct)
+		}
+		dm.TaskOffsets, dm.TaskEndOffsets = []kmsg.TaskOffset{}, []kmsg.TaskOffset{}
+		dm.Assignment = describedTasks(m.current.assigned)
+		dm.TargetAssignment = describedTasks(sg.target[m.id])
+		d.Members = append(d.Members, dm)
+	}
+	if d.Members == nil {
+		d.Members = []kmsg.StreamsGroupDescribeResponseGroupMember{}
+	}
+	return d
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func optionalString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func describedTopics(ts []internalTopic, configured map[string]int32) []kmsg.TopicInfo {
+	out := make([]kmsg.TopicInfo, len(ts))
+	for i, t := range ts {
+		ti := kmsg.NewTopicInfo()
+		ti.Topic, ti.NumPartitions, ti.ReplicationFactor = t.name, t.partitions, t.replicationFactor
+		if n, ok := configured[t.name]; ok {
+			ti.NumPartitions = n
+		}
+		for _, c := range t.configs {
+			cfg := kmsg.NewTopicInfoConfig()
+			cfg.Key, cfg.Value = c.key, c.value
+			ti.Configs = append(ti.Configs, cfg)
+		}
+		out[i] = ti
+	}
+	return out
+}
+
+func describedTasks(a taskAssignment) kmsg.StreamsAssignment {
+	out := kmsg.NewStreamsAssignment()
+	out.ActiveTasks, out.StandbyTasks, out.WarmupTasks = taskIDs(a.active), taskIDs(a.standby), taskIDs(a.warmup)
+	return out
+}
