@@ -35,9 +35,13 @@ func FuzzParseWorkload(f *testing.F) {
 func FuzzProcFiles(f *testing.F) {
 	f.Add([]byte("4242 (kz (er) o) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0\n"))
 	f.Add([]byte("Name:\tkzero\nVmHWM:\t    2048 kB\n"))
+	f.Add([]byte("cpu  2024109 31161 1361131 3344526 62053 0 159781 75552 0 0\nprocs_running 3\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		parseStatCPU(data)
 		parseStatusHWM(data)
+		if s, err := parseProcStat(data); err == nil && (s.idle > s.total || s.steal > s.total) {
+			t.Fatalf("%+v: idle or steal above the total", s)
+		}
 	})
 }
 

@@ -52,6 +52,11 @@ type page struct {
 	Limits    [][]string // limit, what, chunk, median, range, reps
 	Results   [][]string // workload, metric, subject, peer, ratio, subject %, peer %
 	Goals     [][]string // workload, metric, goal, measured, met
+	// Load is each latency run with the machine's load over it, and
+	// LoadVerdicts whether the pairs agree on the lower tail.
+	Load         [][]string
+	LoadVerdicts []string
+	CPUs         int
 	Plots     []plot
 	Profiles  []profileSection
 	Gaps      []string
@@ -117,6 +122,12 @@ func (a *analysis) renderPerformance(ctx context.Context, w io.Writer, source, p
 	p.Headlines = a.headlineRows()
 	p.Limits = a.limitRows()
 	p.Results = a.resultRows()
+	if p.Load = a.loadRows(); len(p.Load) > 0 {
+		p.LoadVerdicts = a.loadVerdicts()
+		if m := a.f.Machine(); m != nil {
+			p.CPUs = m.CPUs
+		}
+	}
 	checks := a.checkGoals(goals)
 	for _, c := range checks {
 		met := "**no**"

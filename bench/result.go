@@ -26,6 +26,8 @@ type Result struct {
 	// phase, per GiB moved as the broker's is: what the load generator
 	// costs, which shares the machine with the broker.
 	Client *Usage `json:"client,omitempty"`
+	// Load is the whole machine's load over the measured phase.
+	Load *MachineLoad `json:"load,omitempty"`
 	// PageCache is the state of the machine's memory the run began in:
 	// "warm" when the suite recycled page-cache pages just before it
 	// (Options.Warm), empty when it took the machine as it found it.
@@ -118,10 +120,10 @@ func ReadJSONLines(r io.Reader) ([]Result, error) {
 // a dash is a figure the run does not measure.
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\ttarget\trep\tprod MiB/s\tprod rec/s\tcons MiB/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tCPU s/GiB\tpeak RSS MiB\tclient CPU s/GiB\t")
+	fmt.Fprintln(tw, "workload\ttarget\trep\tprod MiB/s\tprod rec/s\tcons MiB/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tCPU s/GiB\tpeak RSS MiB\tclient CPU s/GiB\tsteal %\trun queue\t")
 	for _, r := range results {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%d\terror: %s\t\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Target, r.Rep, r.Error)
+			fmt.Fprintf(tw, "%s\t%s\t%d\terror: %s\t\t\t\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Target, r.Rep, r.Error)
 			continue
 		}
 		row := []string{r.Workload, r.Target, strconv.Itoa(r.Rep)}
@@ -150,6 +152,8 @@ func WriteTable(w io.Writer, results []Result) error {
 		} else {
 			row = append(row, "-")
 		}
+		steal, runq := describeLoad(r.Load)
+		row = append(row, steal, runq)
 		for _, c := range row {
 			fmt.Fprint(tw, c, "\t")
 		}

@@ -91,9 +91,12 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 	}
 	var before, selfBefore Sample
 	self := NewProcess(os.Getpid()) // the clients: this process
+	var load *loadSampler
+	defer func() { load.end() }() // a phase that failed: stop sampling
 	// sample begins the measured phase, expected to last expect.
 	sample := func(expect time.Duration) error {
 		m.measuredFrom.Store(time.Now().UnixNano())
+		load = startLoad("/proc/stat")
 		if measuring != nil {
 			measured = measuring(expect)
 		}
@@ -141,6 +144,7 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 			res.Latency = &p
 		}
 	}
+	res.Load, load = load.end(), nil
 	if err != nil {
 		return res, err
 	}
