@@ -57,9 +57,9 @@ type page struct {
 	Load         [][]string
 	LoadVerdicts []string
 	CPUs         int
-	Plots     []plot
-	Profiles  []profileSection
-	Gaps      []string
+	Plots        []plot
+	Profiles     []profileSection
+	Gaps         []string
 }
 
 // profileSection is what the CPU profiles of one workload show.
