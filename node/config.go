@@ -10,6 +10,7 @@ import (
 	"kzero/log"
 	"kzero/net/api"
 	"kzero/net/quota"
+	"kzero/net/sasl"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -127,6 +128,11 @@ type Listener struct {
 	// TLS is an SSL or SASL_SSL listener's TLS (nil: none); its Reload
 	// serves new certificates to new connections.
 	TLS *server.TLS
+	// JWKS, when set, is where OAUTHBEARER's signed tokens' keys come
+	// from (Kafka's OAuthBearerValidatorCallbackHandler): Start opens the
+	// key set (a set that cannot be read stops the start, as in Kafka)
+	// and hands it to the validator as OAuth.Keys; Stop closes it.
+	JWKS *sasl.JWKSConfig
 }
 
 func (c *Config) setDefaults() {

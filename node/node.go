@@ -23,6 +23,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
+	"kzero/net/sasl"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -45,6 +46,7 @@ type Node struct {
 	admin    *http.Server
 	adminLn  net.Listener
 	nodeID   int32
+	keySets  []*sasl.JWKS // OAUTHBEARER's key sets, closed by Stop
 }
 
 // readyHandler answers nothing until the broker is wired: the listener
@@ -84,6 +86,11 @@ func Start(cfg Config) (_ *Node, err error) {
 	n.logs.Start()
 
 	broker := cfg.Role != coord.ControllerOnly
+	if broker {
+		if err = n.openKeySets(); err != nil {
+			return nil, err
+		}
+	}
 	ready := &readyHandler{}
 	var registered []metadata.Listener
 	if broker {
@@ -487,7 +494,36 @@ func (n *Node) Stop(ctx context.Context) error {
 	if n.logs != nil {
 		errs = append(errs, n.logs.Close())
 	}
+	for _, k := range n.keySets {
+		k.Close()
+	}
 	return errors.Join(errs...)
+}
+
+// openKeySets opens the OAUTHBEARER key sets of the listeners that
+// validate signed tokens; n.cfg.Listeners is a copy of the caller's
+// slice, so the keys are set on the node's own listeners.
+func (n *Node) openKeySets() error {
+	n.cfg.Listeners = slices.Clone(n.cfg.Listeners)
+	for i := range n.cfg.Listeners {
+		l := &n.cfg.Listeners[i]
+		if l.JWKS == nil {
+			continue
+		}
+		jc := *l.JWKS
+		if jc.Logger == nil {
+			jc.Logger = n.logger
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), jc.RetryBackoffMax+time.Minute)
+		keys, err := sasl.OpenJWKS(ctx, jc)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("listener %s: sasl.oauthbearer.jwks.endpoint.url: %w", l.Name, err)
+		}
+		n.keySets = append(n.keySets, keys)
+		l.OAuth.Keys = keys
+	}
+	return nil
 }
 
 func (n *Node) startAdmin() error {

@@ -169,6 +169,17 @@ var keys = func() map[string]key {
 	l("connections.max.reauth.ms", "0", 0)
 	i("connection.failed.authentication.delay.ms", "100", 0)
 	i("sasl.server.max.receive.size", "524288", 1)
+	// OAUTHBEARER's signed-token validator (KIP-768; security.go reads
+	// them per listener).
+	s("sasl.oauthbearer.jwks.endpoint.url", "")
+	l("sasl.oauthbearer.jwks.endpoint.refresh.ms", "3600000", 1)
+	l("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "100", 0)
+	l("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "10000", 0)
+	add(key{name: "sasl.oauthbearer.expected.audience", kind: kList})
+	s("sasl.oauthbearer.expected.issuer", "")
+	s("sasl.oauthbearer.scope.claim.name", "scope")
+	s("sasl.oauthbearer.sub.claim.name", "sub")
+	i("sasl.oauthbearer.clock.skew.seconds", "30", 0)
 	// Delegation tokens (KIP-48): the secret turns them on.
 	// delegation.token.master.key is its pre-3.0 name; the expiry check
 	// runs on every tick of the active controller, so its interval is
