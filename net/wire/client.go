@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -24,16 +23,6 @@ type Client struct {
 	maxFrame int
 	wbuf     []byte
 	rbuf     []byte
-}
-
-// Dial connects to a broker. maxFrame bounds a response's size.
-func Dial(ctx context.Context, addr, clientID string, maxFrame int) (*Client, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{conn: conn, clientID: []byte(clientID), maxFrame: maxFrame}, nil
 }
 
 // Close closes the connection.
