@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"kzero/net/quota"
 	"kzero/net/sasl"
 	"kzero/net/server"
+	"kzero/net/wire"
 	"kzero/replica"
 )
 
@@ -31,9 +33,13 @@ type Config struct {
 	// of the listener they connected through.
 	Listeners []Listener
 	// InterBrokerListener is inter.broker.listener.name: the listener
-	// other brokers reach this one through. It must be a listener without
-	// SASL or TLS for now (inter-broker clients do not authenticate yet).
+	// other brokers reach this one through; InterBroker is how this
+	// node's clients of the others (replica fetchers, peer requests)
+	// connect to it: its TLS (SSL, SASL_SSL: the listener's truststore
+	// and keystore) and SASL (sasl.mechanism.inter.broker.protocol); nil:
+	// PLAINTEXT.
 	InterBrokerListener string
+	InterBroker         *wire.Dialer
 	// ReauthAfter is connections.max.reauth.ms (0: authentications never
 	// expire); FailedAuthenticationDelay is
 	// connection.failed.authentication.delay.ms.
@@ -71,6 +77,12 @@ type Config struct {
 	// other voters and for broker-only nodes.
 	Voters         map[int32]string
 	ControllerAddr string
+	// ControllerTLS is the controller listener's TLS when its protocol is
+	// SSL (served to the other voters and to learners);
+	// ControllerClientTLS is what this node dials controllers with. nil:
+	// plain TCP.
+	ControllerTLS       *server.TLS
+	ControllerClientTLS *tls.Config
 	// BootstrapServers are controller.quorum.bootstrap.servers: the
 	// host:port of controllers a broker-only node dials first (it learns
 	// the voters from them); empty: the addresses of Voters.

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -263,10 +264,16 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], cluster
 				c.ReceiveQuorum(from, payload)
 			}
 		},
-		Logger: n.logger,
+		ClientTLS: cfg.ControllerClientTLS,
+		Logger:    n.logger,
+	}
+	if t := cfg.ControllerTLS; t != nil {
+		// Each handshake takes the listener's current certificates, so a
+		// reload (SIGHUP) reaches new controller connections too.
+		rcfg.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return t.Config(), nil }}
 	}
 	if learner {
-		rcfg.ListenAddr, rcfg.Peers = "", nil
+		rcfg.ListenAddr, rcfg.Peers, rcfg.TLS = "", nil, nil
 	}
 	n.raft = raftnet.New(rcfg)
 	if err := n.raft.Start(); err != nil {
@@ -292,6 +299,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	replCfg := cfg.Replication
 	replCfg.Logger = n.logger
 	replCfg.BrokerAddr = n.brokerAddr
+	replCfg.Dialer = cfg.InterBroker
 	replCfg.BrokerRack = func(id int32) (string, bool) {
 		b, ok := n.ctrl.Image().Broker(id)
 		if !ok {
@@ -383,8 +391,9 @@ func advertised(bound net.Addr, configured string) (string, int32, error) {
 }
 
 // brokerAddr is another broker's address for this node's fetchers and
-// peer requests: its inter-broker listener (inter.broker.listener.name),
-// else its first PLAINTEXT one (kzero's own clients do not authenticate).
+// peer requests: its inter-broker listener (inter.broker.listener.name,
+// reached with Config.InterBroker's TLS and SASL), else its first
+// PLAINTEXT one.
 func (n *Node) brokerAddr(id int32) (string, bool) {
 	b, ok := n.ctrl.Image().Broker(id)
 	if !ok {
