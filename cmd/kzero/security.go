@@ -69,7 +69,7 @@ var servedMechanisms = []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512, 
 // refuses a SASL listener with a mechanism kzero does not serve (GSSAPI,
 // Kafka's default), PLAIN without a JAAS config naming users, an SSL
 // listener whose keystore does not load (ssl.go), and an inter-broker
-// listener that is not PLAINTEXT.
+// listener kzero's own clients cannot reach (interbroker.go).
 func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
 	adv, err := c.advertisedListeners(client)
 	if err != nil {
@@ -94,12 +94,11 @@ func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
 		return nil, err
 	}
 	if ib := c.str("inter.broker.listener.name"); ib != "" {
-		i := slices.IndexFunc(out, func(l node.Listener) bool { return l.Name == ib })
-		switch {
-		case i < 0:
+		if !slices.ContainsFunc(out, func(l node.Listener) bool { return l.Name == ib }) {
 			return nil, fmt.Errorf("inter.broker.listener.name=%s is not a client listener of listeners", ib)
-		case out[i].SecurityProtocol != api.ProtocolPlaintext:
-			return nil, fmt.Errorf("inter.broker.listener.name=%s: kzero's inter-broker clients speak neither TLS nor SASL yet; name a PLAINTEXT listener", ib)
+		}
+		if _, err := c.interBroker(out); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
