@@ -13,8 +13,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"kzero/net/wire"
 	"kzero/node"
 )
 
@@ -110,5 +112,38 @@ func TestSecureInterBrokerCluster(t *testing.T) {
 		if isr := slices.Sorted(slices.Values(p.ISR)); !slices.Equal(isr, []int32{1, 2, 3}) {
 			t.Errorf("partition %d ISR %v", p.Partition, p.ISR)
 		}
+	}
+}
+
+// TestInterBrokerClientReauthenticates (KIP-368): kzero's inter-broker
+// client, logged in with PLAIN on a listener with
+// connections.max.reauth.ms, logs in again on the same connection before
+// its session ends, so the broker keeps serving it; a client that did
+// not would be closed at its first request after the session's end.
+func TestInterBrokerClientReauthenticates(t *testing.T) {
+	props := append(saslProps(),
+		"sasl.enabled.mechanisms", "PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-pw" user_alice="alice-pw";`,
+		"sasl.mechanism.inter.broker.protocol", "PLAIN",
+		"connections.max.reauth.ms", "300")
+	b := startTestBroker(t, t.TempDir(), props...)
+	defer stopBroker(t, b)
+	d := &wire.Dialer{SASL: franzMechanism{plain.Auth{User: "alice", Pass: "alice-pw"}.AsMechanism()}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := d.Dial(ctx, saslAddr(b), "reauth-test", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	for i := 0; time.Since(start) < 4*300*time.Millisecond; i++ {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		if err := c.Do(req, kmsg.NewPtrMetadataResponse(), time.Now().Add(10*time.Second)); err != nil {
+			t.Fatalf("request %d, %s after the login: %v", i, time.Since(start), err)
+		}
+		// The session's end is a time: wait past it between requests.
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -23,6 +24,12 @@ type Client struct {
 	maxFrame int
 	wbuf     []byte
 	rbuf     []byte
+
+	// The SASL login, kept to re-authenticate (KIP-368) before the
+	// session the broker granted ends; reauthAt zero: never.
+	sasl     Mechanism
+	host     string
+	reauthAt time.Time
 }
 
 // Close closes the connection.
@@ -31,6 +38,16 @@ func (c *Client) Close() error { return c.conn.Close() }
 // Do sends req and reads its answer into resp (of req's key; its version
 // is set to req's). The exchange must finish before deadline.
 func (c *Client) Do(req kmsg.Request, resp kmsg.Response, deadline time.Time) error {
+	if c.sasl != nil && !c.reauthAt.IsZero() && time.Now().After(c.reauthAt) {
+		c.reauthAt = time.Time{} // authenticate's own requests pass
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := c.authenticate(ctx, c.sasl, c.host)
+		cancel()
+		if err != nil {
+			c.conn.Close()
+			return fmt.Errorf("SASL re-authentication: %w", err)
+		}
+	}
 	if err := c.do(req, resp, deadline); err != nil {
 		c.conn.Close()
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(req.Key()), req.GetVersion(), err)

@@ -83,7 +83,8 @@ func (d *Dialer) Dial(ctx context.Context, addr, clientID string, maxFrame int) 
 
 // authenticate runs Kafka's SASL exchange (KIP-152): SaslHandshake v1
 // naming the mechanism, then SaslAuthenticate requests carrying the
-// tokens until the mechanism is done.
+// tokens until the mechanism is done. The same runs again on the open
+// connection when the session the broker granted is near its end.
 func (c *Client) authenticate(ctx context.Context, m Mechanism, host string) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -123,6 +124,12 @@ func (c *Client) authenticate(ctx context.Context, m Mechanism, host string) err
 			return err
 		}
 		if done {
+			// Re-authenticate at 85% of the session (Kafka's clients pick
+			// 85-95%), before the broker would close the connection.
+			c.sasl, c.host, c.reauthAt = m, host, time.Time{}
+			if ms := resp.SessionLifetimeMillis; ms > 0 {
+				c.reauthAt = time.Now().Add(time.Duration(ms) * time.Millisecond * 85 / 100)
+			}
 			return nil
 		}
 		token = next
