@@ -185,6 +185,9 @@ func (h *Handler) step(s *session, token []byte) (resp []byte, done bool, msg st
 	resp, done, err = s.exchange.Step(token)
 	if err != nil {
 		s.state = stateFailed
+		// As Kafka's "Failed authentication with ..." line: the cause is
+		// the operator's (a token's failed check), not the client's.
+		h.logger.Info("failed authentication", "host", s.host, "listener", s.listener.Name, "mechanism", s.mechanism, "err", err)
 		return nil, false, sasl.FailureMessage(s.mechanism, err), err
 	}
 	if !done {

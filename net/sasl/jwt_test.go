@@ -217,8 +217,8 @@ func TestSignedOAuthBearerExchange(t *testing.T) {
 		t.Fatalf("expired: %q %v %v", resp, done, err)
 	}
 	var ae *AuthError
-	if _, _, err := x.Step([]byte{1}); !errors.As(err, &ae) {
-		t.Fatalf("after the ack: %v", err)
+	if _, _, err := x.Step([]byte{1}); !errors.As(err, &ae) || ae.Msg != `{"status":"invalid_token"}` || ae.Err == nil || !strings.Contains(ae.Err.Error(), "expired") {
+		t.Fatalf("after the ack: %v (the client sees Kafka's JSON, the log says why)", err)
 	}
 }
 

@@ -194,6 +194,7 @@ type oauthExchange struct {
 	cfg      OAuthConfig
 	state    int // 0 want initial response, 1 sent an error, 2 done, 3 failed
 	errorMsg string
+	cause    error // why the token was refused
 	user     string
 	expires  time.Time // the token's exp: the session's lifetime (KIP-368)
 }
@@ -217,7 +218,7 @@ func (x *oauthExchange) Step(token []byte) ([]byte, bool, error) {
 	switch x.state {
 	case 1:
 		x.state = 3
-		return nil, false, &AuthError{x.errorMsg}
+		return nil, false, &AuthError{Msg: x.errorMsg, Err: x.cause}
 	case 0:
 	default:
 		return nil, false, errState
@@ -235,12 +236,12 @@ func (x *oauthExchange) Step(token []byte) ([]byte, bool, error) {
 			x.errorMsg += `, "scope":"` + scope + `"`
 		}
 		x.errorMsg += "}"
-		x.state = 1
+		x.state, x.cause = 1, err
 		return []byte(x.errorMsg), false, nil
 	}
 	if m.AuthzID != "" && m.AuthzID != principal {
 		x.state = 3
-		return nil, false, &AuthError{fmt.Sprintf("Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)", m.AuthzID, principal)}
+		return nil, false, &AuthError{Msg: fmt.Sprintf("Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)", m.AuthzID, principal)}
 	}
 	x.user, x.expires, x.state = principal, expires, 2
 	return []byte{}, true, nil
