@@ -164,6 +164,7 @@ var keys = func() map[string]key {
 	i("leader.imbalance.per.broker.percentage", "10", 0)
 	// Listeners and SASL (listener.name.<listener>.* keys: security.go).
 	s("inter.broker.listener.name", "")
+	s("security.inter.broker.protocol", "") // Kafka's default PLAINTEXT: kzero's is the first PLAINTEXT listener
 	s("sasl.mechanism.inter.broker.protocol", "GSSAPI")
 	add(key{name: "sasl.enabled.mechanisms", def: "GSSAPI", kind: kList})
 	s("sasl.jaas.config", "")

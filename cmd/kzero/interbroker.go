@@ -19,6 +19,18 @@ import (
 	"kzero/node"
 )
 
+// interBrokerListener is the listener other brokers reach this one
+// through: inter.broker.listener.name, or the listener named after
+// security.inter.broker.protocol (Kafka's older key: a listener called
+// SSL for SSL, ...); "" leaves it to the first PLAINTEXT listener.
+// security() refuses both at once, as Kafka does.
+func (c *brokerConfig) interBrokerListener() string {
+	if n := c.str("inter.broker.listener.name"); n != "" {
+		return n
+	}
+	return c.str("security.inter.broker.protocol")
+}
+
 // interBroker is how this node's clients of other brokers (replica
 // fetchers, peer requests) connect through inter.broker.listener.name:
 // TLS with the listener's own ssl.* settings (its truststore verifies the
@@ -28,7 +40,7 @@ import (
 // SCRAM-SHA-512) with the username and password of the listener's JAAS
 // entry for it, as Kafka's inter-broker client reads them. nil: PLAINTEXT.
 func (c *brokerConfig) interBroker(listeners []node.Listener) (*wire.Dialer, error) {
-	name := c.str("inter.broker.listener.name")
+	name := c.interBrokerListener()
 	i := slices.IndexFunc(listeners, func(l node.Listener) bool { return l.Name == name })
 	if name == "" || i < 0 {
 		return nil, nil // security() checked the name; the default is a PLAINTEXT listener

@@ -147,3 +147,42 @@ func TestInterBrokerClientReauthenticates(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestInterBrokerConfig: security.inter.broker.protocol names the
+// inter-broker listener as Kafka's older key did; an SSL one gets a TLS
+// client trusting the listener's truststore, presenting its keystore;
+// a PLAINTEXT one none.
+func TestInterBrokerConfig(t *testing.T) {
+	certs := newTestCerts(t)
+	logger := slog.New(slog.DiscardHandler)
+	for _, tc := range []struct {
+		over    map[string]string
+		name    string
+		withTLS bool
+	}{
+		{map[string]string{"security.inter.broker.protocol": "SSL"}, "SSL", true},
+		{map[string]string{"inter.broker.listener.name": "SSL", "ssl.endpoint.identification.algorithm": ""}, "SSL", true},
+		{map[string]string{}, "", false},
+	} {
+		over := map[string]string{"log.dirs": t.TempDir(), "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+			"ssl.keystore.location": certs.brokerK, "ssl.truststore.location": certs.caFile}
+		for k, v := range tc.over {
+			over[k] = v
+		}
+		cfg, err := loadConfig(nil, over, logger)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.over, err)
+		}
+		ncfg, err := cfg.nodeConfig(logger)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.over, err)
+		}
+		if ncfg.InterBrokerListener != tc.name || (ncfg.InterBroker != nil) != tc.withTLS {
+			t.Errorf("%v: listener %q, dialer %+v", tc.over, ncfg.InterBrokerListener, ncfg.InterBroker)
+			continue
+		}
+		if tc.withTLS && (ncfg.InterBroker.TLS.RootCAs == nil || len(ncfg.InterBroker.TLS.Certificates) != 1) {
+			t.Errorf("%v: client TLS without the truststore or the keystore", tc.over)
+		}
+	}
+}

@@ -77,7 +77,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		ControllerAddr:               ctrlAddr,
 		Rack:                         c.str("broker.rack"),
 		Listeners:                    listeners,
-		InterBrokerListener:          c.str("inter.broker.listener.name"),
+		InterBrokerListener:          c.interBrokerListener(),
 		InterBroker:                  interBroker,
 		ControllerTLS:                ctrlTLS,
 		ControllerClientTLS:          ctrlClientTLS,

@@ -93,7 +93,10 @@ func (c *brokerConfig) security(client []listener) ([]node.Listener, error) {
 	if err := c.controllerProtocols(); err != nil {
 		return nil, err
 	}
-	if ib := c.str("inter.broker.listener.name"); ib != "" {
+	if c.has("inter.broker.listener.name") && c.has("security.inter.broker.protocol") {
+		return nil, fmt.Errorf("only one of inter.broker.listener.name and security.inter.broker.protocol should be set")
+	}
+	if ib := c.interBrokerListener(); ib != "" {
 		if !slices.ContainsFunc(out, func(l node.Listener) bool { return l.Name == ib }) {
 			return nil, fmt.Errorf("inter.broker.listener.name=%s is not a client listener of listeners", ib)
 		}

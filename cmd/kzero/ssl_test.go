@@ -495,6 +495,7 @@ func TestSSLConfigRefused(t *testing.T) {
 		{map[string]string{"ssl.keystore.location": filepath.Join(c.dir, "missing.pem")}, "missing.pem"},
 		{map[string]string{"ssl.client.auth": "always"}, "ssl.client.auth"},
 		{map[string]string{"inter.broker.listener.name": "SSL", "ssl.endpoint.identification.algorithm": "dns"}, "ssl.endpoint.identification.algorithm=dns"},
+		{map[string]string{"inter.broker.listener.name": "SSL", "security.inter.broker.protocol": "SSL"}, "only one of"},
 		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
 			"sasl.jaas.config":           `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a";`,
 			"inter.broker.listener.name": "SASL_PLAINTEXT"}, "sasl.mechanism.inter.broker.protocol=GSSAPI"},
