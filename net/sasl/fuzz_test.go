@@ -94,7 +94,7 @@ func FuzzParseJWKS(f *testing.F) {
 	f.Add(jwksOf(newTestKey(f, "rs", "RS256"), newTestKey(f, "es", "ES256")))
 	f.Add([]byte(`{"keys":[{"kty":"EC","crv":"P-384","x":"AA","y":"AA"},{"kty":"oct","k":"AA"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		keys, err := ParseJWKS(b)
+		keys, _, err := ParseJWKS(b)
 		if err != nil {
 			return
 		}

@@ -38,30 +38,27 @@ func (k *JWK) fits(alg string, a algorithm) bool {
 
 // ParseJWKS reads a JSON Web Key Set ({"keys":[...]}). Keys kzero cannot
 // verify with (symmetric keys, other key types and curves, RSA keys
-// below 2048 bits, private keys' extra members aside) are skipped, as
-// jose4j skips keys it does not know; a key it knows but that is
-// malformed is an error.
-func ParseJWKS(b []byte) ([]JWK, error) {
+// below 2048 bits) and malformed keys are skipped and counted in skipped,
+// as jose4j ignores a JWK it cannot process rather than the whole set; a
+// document that is not a key set is an error.
+func ParseJWKS(b []byte) (keys []JWK, skipped int, err error) {
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(b, &set); err != nil {
-		return nil, fmt.Errorf("JWKS: %w", err)
+		return nil, 0, fmt.Errorf("JWKS: %w", err)
 	}
 	if set.Keys == nil {
-		return nil, errors.New(`JWKS: no "keys" array`)
+		return nil, 0, errors.New(`JWKS: no "keys" array`)
 	}
-	var out []JWK
-	for i, raw := range set.Keys {
-		k, ok, err := parseJWK(raw)
-		if err != nil {
-			return nil, fmt.Errorf("JWKS key %d: %w", i, err)
-		}
-		if ok {
-			out = append(out, k)
+	for _, raw := range set.Keys {
+		if k, ok, err := parseJWK(raw); ok && err == nil {
+			keys = append(keys, k)
+		} else {
+			skipped++
 		}
 	}
-	return out, nil
+	return keys, skipped, nil
 }
 
 // maxRSABits bounds the work one signature check costs.

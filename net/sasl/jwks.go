@@ -236,7 +236,19 @@ func (k *JWKS) fetch(ctx context.Context) ([]JWK, error) {
 	if len(b) > maxJWKSBytes {
 		return nil, fmt.Errorf("the key set is larger than %d bytes", maxJWKSBytes)
 	}
-	return ParseJWKS(b)
+	return k.parse(b)
+}
+
+// parse reads a fetched or read set, logging keys it skipped.
+func (k *JWKS) parse(b []byte) ([]JWK, error) {
+	keys, skipped, err := ParseJWKS(b)
+	if err != nil {
+		return nil, err
+	}
+	if skipped > 0 {
+		k.cfg.Logger.Info("JWKS keys skipped: not RSA (2048 bits or more) or EC (P-256, P-384, P-521), or malformed", "url", k.cfg.URL, "skipped", skipped, "kept", len(keys))
+	}
+	return keys, nil
 }
 
 func (k *JWKS) readFile(path string) error {
@@ -251,7 +263,7 @@ func (k *JWKS) readFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("JWKS file: %w", err)
 	}
-	keys, err := ParseJWKS(b)
+	keys, err := k.parse(b)
 	if err != nil {
 		return fmt.Errorf("JWKS file %s: %w", path, err)
 	}

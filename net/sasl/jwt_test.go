@@ -345,7 +345,7 @@ func TestOpenJWKSRefused(t *testing.T) {
 	srv.fail = 1 << 30
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}`), 0o600)
+	os.WriteFile(bad, []byte(`{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}`), 0o600)
 	for _, u := range []string{
 		"ftp://idp/jwks",
 		"file://" + filepath.Join(dir, "missing.json"),
@@ -359,17 +359,20 @@ func TestOpenJWKSRefused(t *testing.T) {
 	}
 }
 
-// TestParseJWKS: keys kzero cannot use are skipped, malformed ones refused.
+// TestParseJWKS: keys kzero cannot use and malformed ones are skipped
+// (counted), as jose4j skips them; a document that is no key set is
+// refused.
 func TestParseJWKS(t *testing.T) {
 	es := newTestKey(t, "es", "ES256").jwk()
 	esJSON, _ := json.Marshal(es)
-	keys, err := ParseJWKS(fmt.Appendf(nil, `{"keys":[{"kty":"oct","k":"c2VjcmV0"},{"kty":"OKP","crv":"Ed25519","x":"AA"},{"kty":"RSA","n":"AQAB","e":"AQAB"},%s]}`, esJSON))
-	if err != nil || len(keys) != 1 || keys[0].ID != "es" {
-		t.Fatalf("%+v %v", keys, err)
+	keys, skipped, err := ParseJWKS(fmt.Appendf(nil, `{"keys":[{"kty":"oct","k":"c2VjcmV0"},{"kty":"OKP","crv":"Ed25519","x":"AA"},`+
+		`{"kty":"RSA","n":"AQAB","e":"AQAB"},{"kty":"RSA","n":"!","e":"AQAB"},{"kty":"RSA","n":"AQAB","e":"AA"},`+
+		`{"kty":"EC","crv":"P-256","x":"AQAB","y":"AQAB"},"junk",%s]}`, esJSON))
+	if err != nil || len(keys) != 1 || keys[0].ID != "es" || skipped != 7 {
+		t.Fatalf("%+v, %d skipped, %v", keys, skipped, err)
 	}
-	for _, b := range []string{`[]`, `{}`, `{"keys":[{"kty":"RSA","n":"!","e":"AQAB"}]}`, `{"keys":[{"kty":"RSA","n":"AQAB","e":"AA"}]}`,
-		`{"keys":[{"kty":"EC","crv":"P-256","x":"AQAB","y":"AQAB"}]}`} {
-		if _, err := ParseJWKS([]byte(b)); err == nil {
+	for _, b := range []string{`[]`, `{}`, `{"keys":{}}`, `nope`} {
+		if _, _, err := ParseJWKS([]byte(b)); err == nil {
 			t.Errorf("%s: parsed", b)
 		}
 	}
