@@ -72,7 +72,12 @@ func TestTLS(t *testing.T) {
 		srv, cl := ca.configs(t, cn)
 		return func(c *Config) { c.TLS, c.ClientTLS = srv, cl }
 	}
-	a, b := startNode(t, 1, withTLS(ca, "a")), startNode(t, 2, withTLS(ca, "b"))
+	learned := make(chan int32, 4)
+	a := startNode(t, 1, func(c *Config) {
+		withTLS(ca, "a")(c)
+		c.OnLearner = func(id int32) { offer(learned, id) }
+	})
+	b := startNode(t, 2, withTLS(ca, "b"))
 	connect(a, b)
 	a.Send([]*pb.Message{msg(pb.MsgApp, 1, 2, 7)})
 	if m := recv(t, b.got, "message over TLS"); m.GetIndex() != 7 || m.GetFrom() != RaftID(1) {
@@ -82,6 +87,19 @@ func TestTLS(t *testing.T) {
 	if m := recv(t, a.got, "answer over TLS"); m.GetIndex() != 8 {
 		t.Fatalf("got %v", m)
 	}
+
+	// A learner (a broker-only node) dials the controller over TLS; the
+	// link carries messages both ways.
+	_, lcl := ca.configs(t, "learner")
+	l := startNode(t, 5, func(c *Config) { c.Learner, c.Bootstrap, c.ClientTLS = true, []string{a.addr()}, lcl })
+	if id := recv(t, learned, "learner over TLS"); id != 5 {
+		t.Fatalf("learner %d", id)
+	}
+	a.Send([]*pb.Message{msg(pb.MsgApp, 1, 5, 12)})
+	if m := recv(t, l.got, "message to the learner over TLS"); m.GetIndex() != 12 {
+		t.Fatalf("learner got %v", m)
+	}
+	l.Close()
 
 	// A node of another CA: both sides refuse the handshake.
 	x := startNode(t, 3, withTLS(other, "x"))
