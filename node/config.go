@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 	"kzero/log"
 	"kzero/net/api"
 	"kzero/net/quota"
+	"kzero/net/sasl"
 	"kzero/net/server"
+	"kzero/net/wire"
 	"kzero/replica"
 )
 
@@ -30,9 +33,13 @@ type Config struct {
 	// of the listener they connected through.
 	Listeners []Listener
 	// InterBrokerListener is inter.broker.listener.name: the listener
-	// other brokers reach this one through. It must be a listener without
-	// SASL or TLS for now (inter-broker clients do not authenticate yet).
+	// other brokers reach this one through; InterBroker is how this
+	// node's clients of the others (replica fetchers, peer requests)
+	// connect to it: its TLS (SSL, SASL_SSL: the listener's truststore
+	// and keystore) and SASL (sasl.mechanism.inter.broker.protocol); nil:
+	// PLAINTEXT.
 	InterBrokerListener string
+	InterBroker         *wire.Dialer
 	// ReauthAfter is connections.max.reauth.ms (0: authentications never
 	// expire); FailedAuthenticationDelay is
 	// connection.failed.authentication.delay.ms.
@@ -70,6 +77,12 @@ type Config struct {
 	// other voters and for broker-only nodes.
 	Voters         map[int32]string
 	ControllerAddr string
+	// ControllerTLS is the controller listener's TLS when its protocol is
+	// SSL (served to the other voters and to learners);
+	// ControllerClientTLS is what this node dials controllers with. nil:
+	// plain TCP.
+	ControllerTLS       *server.TLS
+	ControllerClientTLS *tls.Config
 	// BootstrapServers are controller.quorum.bootstrap.servers: the
 	// host:port of controllers a broker-only node dials first (it learns
 	// the voters from them); empty: the addresses of Voters.
@@ -127,6 +140,11 @@ type Listener struct {
 	// TLS is an SSL or SASL_SSL listener's TLS (nil: none); its Reload
 	// serves new certificates to new connections.
 	TLS *server.TLS
+	// JWKS, when set, is where OAUTHBEARER's signed tokens' keys come
+	// from (Kafka's OAuthBearerValidatorCallbackHandler): Start opens the
+	// key set (a set that cannot be read stops the start, as in Kafka)
+	// and hands it to the validator as OAuth.Keys; Stop closes it.
+	JWKS *sasl.JWKSConfig
 }
 
 func (c *Config) setDefaults() {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
+	"kzero/net/sasl"
 	"kzero/net/server"
 	"kzero/replica"
 )
@@ -45,6 +47,7 @@ type Node struct {
 	admin    *http.Server
 	adminLn  net.Listener
 	nodeID   int32
+	keySets  []*sasl.JWKS // OAUTHBEARER's key sets, closed by Stop
 }
 
 // readyHandler answers nothing until the broker is wired: the listener
@@ -84,6 +87,11 @@ func Start(cfg Config) (_ *Node, err error) {
 	n.logs.Start()
 
 	broker := cfg.Role != coord.ControllerOnly
+	if broker {
+		if err = n.openKeySets(); err != nil {
+			return nil, err
+		}
+	}
 	ready := &readyHandler{}
 	var registered []metadata.Listener
 	if broker {
@@ -256,10 +264,16 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], cluster
 				c.ReceiveQuorum(from, payload)
 			}
 		},
-		Logger: n.logger,
+		ClientTLS: cfg.ControllerClientTLS,
+		Logger:    n.logger,
+	}
+	if t := cfg.ControllerTLS; t != nil {
+		// Each handshake takes the listener's current certificates, so a
+		// reload (SIGHUP) reaches new controller connections too.
+		rcfg.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return t.Config(), nil }}
 	}
 	if learner {
-		rcfg.ListenAddr, rcfg.Peers = "", nil
+		rcfg.ListenAddr, rcfg.Peers, rcfg.TLS = "", nil, nil
 	}
 	n.raft = raftnet.New(rcfg)
 	if err := n.raft.Start(); err != nil {
@@ -285,6 +299,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	replCfg := cfg.Replication
 	replCfg.Logger = n.logger
 	replCfg.BrokerAddr = n.brokerAddr
+	replCfg.Dialer = cfg.InterBroker
 	replCfg.BrokerRack = func(id int32) (string, bool) {
 		b, ok := n.ctrl.Image().Broker(id)
 		if !ok {
@@ -376,8 +391,9 @@ func advertised(bound net.Addr, configured string) (string, int32, error) {
 }
 
 // brokerAddr is another broker's address for this node's fetchers and
-// peer requests: its inter-broker listener (inter.broker.listener.name),
-// else its first PLAINTEXT one (kzero's own clients do not authenticate).
+// peer requests: its inter-broker listener (inter.broker.listener.name,
+// reached with Config.InterBroker's TLS and SASL), else its first
+// PLAINTEXT one.
 func (n *Node) brokerAddr(id int32) (string, bool) {
 	b, ok := n.ctrl.Image().Broker(id)
 	if !ok {
@@ -487,7 +503,36 @@ func (n *Node) Stop(ctx context.Context) error {
 	if n.logs != nil {
 		errs = append(errs, n.logs.Close())
 	}
+	for _, k := range n.keySets {
+		k.Close()
+	}
 	return errors.Join(errs...)
+}
+
+// openKeySets opens the OAUTHBEARER key sets of the listeners that
+// validate signed tokens; n.cfg.Listeners is a copy of the caller's
+// slice, so the keys are set on the node's own listeners.
+func (n *Node) openKeySets() error {
+	n.cfg.Listeners = slices.Clone(n.cfg.Listeners)
+	for i := range n.cfg.Listeners {
+		l := &n.cfg.Listeners[i]
+		if l.JWKS == nil {
+			continue
+		}
+		jc := *l.JWKS
+		if jc.Logger == nil {
+			jc.Logger = n.logger
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), jc.RetryBackoffMax+time.Minute)
+		keys, err := sasl.OpenJWKS(ctx, jc)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("listener %s: sasl.oauthbearer.jwks.endpoint.url: %w", l.Name, err)
+		}
+		n.keySets = append(n.keySets, keys)
+		l.OAuth.Keys = keys
+	}
+	return nil
 }
 
 func (n *Node) startAdmin() error {

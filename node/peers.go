@@ -46,7 +46,7 @@ func (ps *peerClients) do(broker int32, req kmsg.Request, resp kmsg.Response) er
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		var err error
-		c, err = wire.Dial(ctx, addr, "kzero-broker-"+strconv.Itoa(int(ps.n.nodeID)), 16<<20)
+		c, err = ps.n.cfg.InterBroker.Dial(ctx, addr, "kzero-broker-"+strconv.Itoa(int(ps.n.nodeID)), 16<<20)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("broker %d: %w", broker, err)

@@ -251,7 +251,7 @@ func (f *fetcher) client() (*wire.Client, error) {
 	// The response may exceed replica.fetch.response.max.bytes: the first
 	// batch comes whole however large (KIP-74), up to the topic's
 	// max.message.bytes.
-	c, err := wire.Dial(ctx, addr, "kzero-replica-fetcher-"+strconv.Itoa(int(f.m.nodeID)), maxFetchFrame)
+	c, err := f.m.cfg.Dialer.Dial(ctx, addr, "kzero-replica-fetcher-"+strconv.Itoa(int(f.m.nodeID)), maxFetchFrame)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/log"
+	"kzero/net/wire"
 )
 
 // Manager holds this broker's partition replicas.
@@ -39,6 +40,9 @@ type Config struct {
 	NumFetchers    int           // num.replica.fetchers: fetchers per leader broker (default 1)
 	// BrokerAddr resolves a broker's inter-broker address.
 	BrokerAddr func(id int32) (string, bool)
+	// Dialer connects the fetchers to leaders with the inter-broker
+	// listener's TLS and SASL; nil: PLAINTEXT.
+	Dialer *wire.Dialer
 	// BrokerRack resolves a broker's broker.rack (rack-aware reads).
 	BrokerRack func(id int32) (string, bool)
 	// AlterPartition asks the controller for a partition's new ISR and

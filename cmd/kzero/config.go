@@ -175,11 +175,24 @@ var keys = func() map[string]key {
 	i("leader.imbalance.per.broker.percentage", "10", 0)
 	// Listeners and SASL (listener.name.<listener>.* keys: security.go).
 	s("inter.broker.listener.name", "")
+	s("security.inter.broker.protocol", "") // Kafka's default PLAINTEXT: kzero's is the first PLAINTEXT listener
+	s("sasl.mechanism.inter.broker.protocol", "GSSAPI")
 	add(key{name: "sasl.enabled.mechanisms", def: "GSSAPI", kind: kList})
 	s("sasl.jaas.config", "")
 	l("connections.max.reauth.ms", "0", 0)
 	i("connection.failed.authentication.delay.ms", "100", 0)
 	i("sasl.server.max.receive.size", "524288", 1)
+	// OAUTHBEARER's signed-token validator (KIP-768; security.go reads
+	// them per listener).
+	s("sasl.oauthbearer.jwks.endpoint.url", "")
+	l("sasl.oauthbearer.jwks.endpoint.refresh.ms", "3600000", 1)
+	l("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "100", 0)
+	l("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "10000", 0)
+	add(key{name: "sasl.oauthbearer.expected.audience", kind: kList})
+	s("sasl.oauthbearer.expected.issuer", "")
+	s("sasl.oauthbearer.scope.claim.name", "scope")
+	s("sasl.oauthbearer.sub.claim.name", "sub")
+	i("sasl.oauthbearer.clock.skew.seconds", "30", 0)
 	// Delegation tokens (KIP-48): the secret turns them on.
 	// delegation.token.master.key is its pre-3.0 name; the expiry check
 	// runs on every tick of the active controller, so its interval is

@@ -31,7 +31,7 @@ func (c *brokerConfig) connLimits(client []listener) (server.ConnLimits, error) 
 	}
 	// The inter-broker listener: inter.broker.listener.name, or the
 	// first PLAINTEXT one (Kafka's security.inter.broker.protocol default).
-	lim.InterBroker = c.str("inter.broker.listener.name")
+	lim.InterBroker = c.interBrokerListener()
 	for _, l := range client {
 		if lim.InterBroker == "" && l.protocol == "PLAINTEXT" {
 			lim.InterBroker = l.name

@@ -14,10 +14,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"kzero/net/api"
 	"kzero/node"
 )
 
@@ -87,7 +89,13 @@ func run(args []string) error {
 	s := <-sig
 	for s == syscall.SIGHUP {
 		// SIGHUP: TLS listeners read their certificates again (ssl.go).
-		reloadTLS(ncfg.Listeners, logger)
+		// The controller listener's too; the inter-broker and controller
+		// clients keep the certificates they started with.
+		reload := ncfg.Listeners
+		if ncfg.ControllerTLS != nil {
+			reload = append(slices.Clip(reload), node.Listener{Listener: api.Listener{Name: "controller listener"}, TLS: ncfg.ControllerTLS})
+		}
+		reloadTLS(reload, logger)
 		s = <-sig
 	}
 	logger.Info("shutting down", "signal", s.String())

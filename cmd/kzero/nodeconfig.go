@@ -60,6 +60,14 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, err
 	}
+	interBroker, err := c.interBroker(listeners)
+	if err != nil {
+		return node.Config{}, err
+	}
+	ctrlTLS, ctrlClientTLS, err := c.controllerTLS()
+	if err != nil {
+		return node.Config{}, err
+	}
 	return node.Config{
 		NodeID:                       int32(c.int("node.id")),
 		Role:                         role,
@@ -69,7 +77,10 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		ControllerAddr:               ctrlAddr,
 		Rack:                         c.str("broker.rack"),
 		Listeners:                    listeners,
-		InterBrokerListener:          c.str("inter.broker.listener.name"),
+		InterBrokerListener:          c.interBrokerListener(),
+		InterBroker:                  interBroker,
+		ControllerTLS:                ctrlTLS,
+		ControllerClientTLS:          ctrlClientTLS,
 		Authorizer:                   authz,
 		Quota:                        quota.Config{Samples: c.int("quota.window.num"), Window: time.Duration(c.int("quota.window.size.seconds")) * time.Second},
 		SaslMaxReceiveBytes:          c.int("sasl.server.max.receive.size"),

@@ -481,8 +481,15 @@ func (s *saramaSCRAM) Done() bool { return s.done }
 // the SaslAuthenticate response.
 func (c *saslConn) authenticate(user, pass string) *kmsg.SASLAuthenticateResponse {
 	c.t.Helper()
+	return c.authenticateMech("PLAIN", []byte("\x00"+user+"\x00"+pass))
+}
+
+// authenticateMech runs a handshake for mech and one SaslAuthenticate
+// with token.
+func (c *saslConn) authenticateMech(mech string, token []byte) *kmsg.SASLAuthenticateResponse {
+	c.t.Helper()
 	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.Version, hs.Mechanism = 1, "PLAIN"
+	hs.Version, hs.Mechanism = 1, mech
 	c.send(hs)
 	hsr := kmsg.NewPtrSASLHandshakeResponse()
 	hsr.Version = 1
@@ -490,7 +497,7 @@ func (c *saslConn) authenticate(user, pass string) *kmsg.SASLAuthenticateRespons
 		c.t.Fatalf("handshake: %v, code %d", err, hsr.ErrorCode)
 	}
 	sa := kmsg.NewPtrSASLAuthenticateRequest()
-	sa.Version, sa.SASLAuthBytes = 2, []byte("\x00"+user+"\x00"+pass)
+	sa.Version, sa.SASLAuthBytes = 2, token
 	c.send(sa)
 	sar := kmsg.NewPtrSASLAuthenticateResponse()
 	sar.Version = 2

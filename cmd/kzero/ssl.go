@@ -30,7 +30,7 @@ var sslKeys = []key{
 	{name: "ssl.protocol", def: "TLSv1.3", kind: kString}, // Java's SSLContext protocol; ssl.enabled.protocols decides
 	{name: "ssl.cipher.suites", kind: kList},
 	{name: "ssl.principal.mapping.rules", def: "DEFAULT", kind: kString},
-	{name: "ssl.endpoint.identification.algorithm", def: "https", kind: kString}, // for clients; kzero's inter-broker clients use PLAINTEXT
+	{name: "ssl.endpoint.identification.algorithm", def: "https", kind: kString}, // kzero's inter-broker and controller clients: https checks the host name
 	// kzero: hand TLS records to the kernel (kTLS) so fetches keep
 	// sendfile; false serves every connection through user-space TLS.
 	{name: "ssl.kernel.offload.enable", def: "true", kind: kBool},
@@ -112,17 +112,20 @@ func reloadTLS(listeners []node.Listener, logger *slog.Logger) {
 	}
 }
 
-// controllerProtocols refuses a controller listener that is not PLAINTEXT:
-// the raft transport speaks plaintext only.
+// controllerProtocols refuses a controller listener that is neither
+// PLAINTEXT nor SSL: the raft transport speaks kzero's own protocol, over
+// TCP or TLS, and has no SASL (sasl.mechanism.controller.protocol). An
+// SSL one must load (controllerTLS).
 func (c *brokerConfig) controllerProtocols() error {
 	ls, err := c.listeners()
 	if err != nil {
 		return err
 	}
 	for _, l := range ls {
-		if slices.Contains(c.controllerListenerNames(), l.name) && l.protocol != "PLAINTEXT" {
-			return fmt.Errorf("controller listener %s is %s: kzero's raft transport speaks PLAINTEXT only", l.name, l.protocol)
+		if slices.Contains(c.controllerListenerNames(), l.name) && l.protocol != "PLAINTEXT" && l.protocol != "SSL" {
+			return fmt.Errorf("controller listener %s is %s: kzero's raft transport speaks PLAINTEXT and SSL only", l.name, l.protocol)
 		}
 	}
-	return nil
+	_, _, err = c.controllerTLS()
+	return err
 }

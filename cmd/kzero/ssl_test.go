@@ -494,10 +494,20 @@ func TestSSLConfigRefused(t *testing.T) {
 		{map[string]string{"ssl.keystore.location": ""}, "no keystore"},
 		{map[string]string{"ssl.keystore.location": filepath.Join(c.dir, "missing.pem")}, "missing.pem"},
 		{map[string]string{"ssl.client.auth": "always"}, "ssl.client.auth"},
-		{map[string]string{"inter.broker.listener.name": "SSL"}, "inter.broker.listener.name=SSL"},
-		{map[string]string{"listener.name.ssl.ssl.kernel.offload.enable": "maybe"}, "ssl.kernel.offload.enable"},
+		{map[string]string{"inter.broker.listener.name": "SSL", "ssl.endpoint.identification.algorithm": "dns"}, "ssl.endpoint.identification.algorithm=dns"},
+		{map[string]string{"inter.broker.listener.name": "SSL", "security.inter.broker.protocol": "SSL"}, "only one of"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
+			"sasl.jaas.config":           `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a";`,
+			"inter.broker.listener.name": "SASL_PLAINTEXT"}, "sasl.mechanism.inter.broker.protocol=GSSAPI"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
+			"sasl.jaas.config":           `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a";`,
+			"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol": "PLAIN"}, "names no username"},
 		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
-			"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "CONTROLLER:SSL"}, "raft transport"},
+			"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "raft transport"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+			"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "CONTROLLER:SSL",
+			"listener.name.controller.ssl.keystore.location": filepath.Join(c.dir, "none.pem")}, "none.pem"},
+		{map[string]string{"listener.name.ssl.ssl.kernel.offload.enable": "maybe"}, "ssl.kernel.offload.enable"},
 	} {
 		over := map[string]string{}
 		for k, v := range base {

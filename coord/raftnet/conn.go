@@ -2,6 +2,7 @@ package raftnet
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,28 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
+
+// dialConn connects to a controller at addr, with TLS when ClientTLS is
+// set (the handshake bounded by DialTimeout).
+func (t *Transport) dialConn(ctx context.Context, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: t.cfg.DialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || t.cfg.ClientTLS == nil {
+		return conn, err
+	}
+	cfg := t.cfg.ClientTLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(conn, cfg)
+	hctx, cancel := context.WithTimeout(ctx, t.cfg.DialTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
+}
 
 // accept runs the listener: one goroutine per inbound connection.
 func (t *Transport) accept(ln net.Listener) {

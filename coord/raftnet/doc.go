@@ -27,6 +27,13 @@
 //   - Close cancels one context that every dial, connection and Deliver
 //     watches, closes the listener and waits for all of the above.
 //
+// With Config.TLS the controller listener serves TLS (its protocol is SSL
+// in listener.security.protocol.map) and the hello and every frame go
+// inside it; Config.ClientTLS is the side that dials voters and
+// controllers, the host dialed checked against the certificate. With
+// client certificates required, only nodes the truststore trusts take
+// part; there is no SASL, the transport being kzero's own protocol.
+//
 // Each ordered pair of controllers uses its own connection, dialed by the
 // sender: between two voters there are two, one each way, and messages
 // flow only from dialer to acceptor after the handshake. A learner's

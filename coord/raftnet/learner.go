@@ -236,8 +236,7 @@ func (t *Transport) runLink(addr string) {
 // it returns the connection, its frame reader (which may hold what
 // followed the hello) and the controller's node id.
 func (t *Transport) dialController(addr string) (_ net.Conn, _ *frameReader, _ int32, err error) {
-	d := net.Dialer{Timeout: t.cfg.DialTimeout}
-	conn, err := d.DialContext(t.ctx, "tcp", addr)
+	conn, err := t.dialConn(t.ctx, addr)
 	if err != nil {
 		return nil, nil, 0, err
 	}

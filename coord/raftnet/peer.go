@@ -140,8 +140,7 @@ func (p *peer) take(batch []outbound, done <-chan struct{}) ([]outbound, bool) {
 // dial connects to the peer and exchanges hellos.
 func (p *peer) dial() (_ net.Conn, err error) {
 	t := p.t
-	d := net.Dialer{Timeout: t.cfg.DialTimeout}
-	conn, err := d.DialContext(p.ctx, "tcp", p.addr)
+	conn, err := t.dialConn(p.ctx, p.addr)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package raftnet
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -84,6 +85,13 @@ type Config struct {
 	// Either may be nil.
 	OnUnreachable    func(peer int32)
 	OnSnapshotFailed func(peer int32)
+
+	// TLS, when set, is the controller listener's TLS (its protocol is
+	// SSL): the listener serves it and the raft frames go inside.
+	// ClientTLS is the side this node dials controllers with (a voter
+	// dialing the other voters, a learner its controllers); ServerName is
+	// set per dial to the host dialed. Either nil: plain TCP.
+	TLS, ClientTLS *tls.Config
 
 	MaxMessageBytes int           // largest encoded raft message sent or accepted; default 64 MiB
 	QueueSize       int           // messages waiting per peer; default 1024
@@ -217,6 +225,11 @@ func (t *Transport) Start() error {
 	ln, err := net.Listen("tcp", t.cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("raftnet: listen: %w", err)
+	}
+	if t.cfg.TLS != nil {
+		// The handshake runs on the connection's first read, in serve,
+		// under the hello's deadline.
+		ln = tls.NewListener(ln, t.cfg.TLS)
 	}
 	t.mu.ln = ln
 	t.mu.started = true

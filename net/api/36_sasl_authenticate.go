@@ -41,7 +41,7 @@ func (h *Handler) saslAuthenticate(req *server.Request) error {
 		req.Conn().LiftFrameLimit()
 	}
 	if done && !s.expires.IsZero() {
-		resp.SessionLifetimeMillis = h.cfg.ReauthAfter.Milliseconds()
+		resp.SessionLifetimeMillis = s.lifetime.Milliseconds()
 	}
 	respond(req, resp)
 	return nil

@@ -74,7 +74,10 @@ type session struct {
 	// expires is when the authentication expires (KIP-368,
 	// connections.max.reauth.ms); zero: never.
 	expires time.Time
-	reauth  bool // a re-authentication is in progress
+	// lifetime is the session lifetime told to the client (SaslAuthenticate
+	// v1+): expires less the end of the authentication.
+	lifetime time.Duration
+	reauth   bool // a re-authentication is in progress
 	// tokenAuth: authenticated with a delegation token, which may not
 	// create, renew, expire or describe tokens (KIP-48).
 	tokenAuth bool
@@ -182,6 +185,9 @@ func (h *Handler) step(s *session, token []byte) (resp []byte, done bool, msg st
 	resp, done, err = s.exchange.Step(token)
 	if err != nil {
 		s.state = stateFailed
+		// As Kafka's "Failed authentication with ..." line: the cause is
+		// the operator's (a token's failed check), not the client's.
+		h.logger.Info("failed authentication", "host", s.host, "listener", s.listener.Name, "mechanism", s.mechanism, "err", err)
 		return nil, false, sasl.FailureMessage(s.mechanism, err), err
 	}
 	if !done {
@@ -196,10 +202,20 @@ func (h *Handler) step(s *session, token []byte) (resp []byte, done bool, msg st
 		msg := fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", s.principal, principal)
 		return nil, false, msg, fmt.Errorf("%s", msg)
 	}
-	s.principal, s.state, s.exchange, s.reauth, s.tokenAuth = principal, stateDone, nil, false, tokenAuth
+	// The session ends at connections.max.reauth.ms, or when the
+	// credential expires if that is sooner (an OAUTHBEARER token's exp),
+	// as Kafka's SaslServerAuthenticator reckons it.
+	now := time.Now()
+	s.expires, s.lifetime = time.Time{}, 0
 	if h.cfg.ReauthAfter > 0 {
-		s.expires = time.Now().Add(h.cfg.ReauthAfter)
+		s.expires, s.lifetime = now.Add(h.cfg.ReauthAfter), h.cfg.ReauthAfter
 	}
+	if e, ok := s.exchange.(interface{ Expiry() time.Time }); ok {
+		if exp := e.Expiry(); !exp.IsZero() && (s.expires.IsZero() || exp.Before(s.expires)) {
+			s.expires, s.lifetime = exp, max(exp.Sub(now), 0)
+		}
+	}
+	s.principal, s.state, s.exchange, s.reauth, s.tokenAuth = principal, stateDone, nil, false, tokenAuth
 	return resp, true, "", nil
 }
 

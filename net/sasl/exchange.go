@@ -23,10 +23,22 @@ type Exchange interface {
 
 // AuthError is a failed authentication whose message Kafka shows the
 // client as it is (Kafka's SaslAuthenticationException). Any other error
-// from Step is reported with the generic message of FailureMessage.
-type AuthError struct{ Msg string }
+// from Step is reported with the generic message of FailureMessage. Err,
+// when set, is the cause the broker logs but does not tell the client
+// (why a token failed validation).
+type AuthError struct {
+	Msg string
+	Err error
+}
 
-func (e *AuthError) Error() string { return e.Msg }
+func (e *AuthError) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+func (e *AuthError) Unwrap() error { return e.Err }
 
 // FailureMessage is the SASL_AUTHENTICATION_FAILED message Kafka sends for
 // err: an AuthError's own text, else Kafka's generic one for mechanism.

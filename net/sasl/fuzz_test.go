@@ -1,7 +1,9 @@
 package sasl
 
 import (
+	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParsePlain: any bytes are refused or split into three fields that
@@ -82,6 +84,61 @@ func FuzzParseJAAS(f *testing.F) {
 			if m.Class == "" || m.Flag == "" {
 				t.Fatalf("%q: %+v", s, m)
 			}
+		}
+	})
+}
+
+// FuzzParseJWKS: any bytes are refused or give keys each of which has a
+// public key that suits one of the algorithms kzero verifies.
+func FuzzParseJWKS(f *testing.F) {
+	f.Add(jwksOf(newTestKey(f, "rs", "RS256"), newTestKey(f, "es", "ES256")))
+	f.Add([]byte(`{"keys":[{"kty":"EC","crv":"P-384","x":"AA","y":"AA"},{"kty":"oct","k":"AA"}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, _, err := ParseJWKS(b)
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			fits := false
+			for name, a := range algorithms {
+				fits = fits || (&JWK{Public: k.Public}).fits(name, a)
+			}
+			if !fits {
+				t.Fatalf("%q: key %+v suits no algorithm", b, k)
+			}
+		}
+	})
+}
+
+// FuzzSignedJWT: any token is refused or accepted with a principal; one
+// that is accepted verifies with a key of the set. The seeds are good
+// tokens of each key type, so the fuzzer mutates real signatures.
+func FuzzSignedJWT(f *testing.F) {
+	now := time.Unix(1_700_000_000, 0)
+	rs, es := newTestKey(f, "rs", "RS256"), newTestKey(f, "es", "ES256")
+	cfg := OAuthConfig{PrincipalClaim: "sub", ScopeClaim: "scope", Keys: fileJWKS(f, rs, es), Audience: []string{"kafka"}}
+	claims := map[string]any{"sub": "alice", "aud": "kafka", "iat": now.Unix(), "exp": now.Unix() + 60, "scope": []string{"x"}}
+	f.Add(rs.sign(f, claims))
+	f.Add(es.sign(f, claims))
+	f.Add(unsecuredJWS(`{"sub":"a"}`))
+	f.Fuzz(func(t *testing.T, token string) {
+		tok, err := cfg.validateSigned(token, now)
+		if err != nil {
+			return
+		}
+		if strings.TrimSpace(tok.Principal) == "" {
+			t.Fatalf("%q accepted without a principal", token)
+		}
+		j, err := parseJWS(token)
+		if err != nil {
+			t.Fatalf("%q accepted but does not parse: %v", token, err)
+		}
+		verified := false
+		for _, k := range cfg.Keys.lookup(j.kid) {
+			verified = verified || j.verify(&k) == nil
+		}
+		if !verified {
+			t.Fatalf("%q accepted but verifies with no key", token)
 		}
 	})
 }

@@ -14,17 +14,29 @@ import (
 // OAuthBearer is the OAUTHBEARER mechanism name (RFC 7628, KIP-255).
 const OAuthBearer = "OAUTHBEARER"
 
-// OAuthConfig configures OAUTHBEARER with Kafka's unsecured validator
+// OAuthConfig configures OAUTHBEARER's token validation. Without Keys it
+// is Kafka's unsecured validator
 // (OAuthBearerUnsecuredValidatorCallbackHandler): tokens are unsigned JWS
 // (alg "none"), for tests and development, checked for expiry, issue time
-// and scope, never for a signature. The field names follow the JAAS
-// options (unsecuredValidatorPrincipalClaimName, ...).
+// and scope, never for a signature; the fields follow its JAAS options
+// (unsecuredValidatorPrincipalClaimName, ...). With Keys it is Kafka's
+// broker validator (OAuthBearerValidatorCallbackHandler, KIP-768): signed
+// JWTs verified with the key set, and the sasl.oauthbearer.* keys.
 type OAuthConfig struct {
-	PrincipalClaim string        // default "sub"
-	ScopeClaim     string        // default "scope"
-	RequiredScope  []string      // scopes the token must carry
-	ClockSkew      time.Duration // allowed clock skew for exp and iat
+	PrincipalClaim string        // default "sub" (sasl.oauthbearer.sub.claim.name)
+	ScopeClaim     string        // default "scope" (sasl.oauthbearer.scope.claim.name)
+	RequiredScope  []string      // unsecured only: scopes the token must carry
+	ClockSkew      time.Duration // allowed clock skew (sasl.oauthbearer.clock.skew.seconds)
 	Now            func() time.Time
+
+	// Keys verify signed tokens (sasl.oauthbearer.jwks.endpoint.url); nil:
+	// the unsecured validator.
+	Keys *JWKS
+	// Audience is sasl.oauthbearer.expected.audience, Issuer
+	// sasl.oauthbearer.expected.issuer; empty: not checked (but see
+	// checkAudience).
+	Audience []string
+	Issuer   string
 }
 
 // OAuthClientFirst is a client's OAUTHBEARER initial response:
@@ -182,7 +194,9 @@ type oauthExchange struct {
 	cfg      OAuthConfig
 	state    int // 0 want initial response, 1 sent an error, 2 done, 3 failed
 	errorMsg string
+	cause    error // why the token was refused
 	user     string
+	expires  time.Time // the token's exp: the session's lifetime (KIP-368)
 }
 
 // NewOAuthBearer starts an OAUTHBEARER exchange with the unsecured
@@ -204,7 +218,7 @@ func (x *oauthExchange) Step(token []byte) ([]byte, bool, error) {
 	switch x.state {
 	case 1:
 		x.state = 3
-		return nil, false, &AuthError{x.errorMsg}
+		return nil, false, &AuthError{Msg: x.errorMsg, Err: x.cause}
 	case 0:
 	default:
 		return nil, false, errState
@@ -214,11 +228,7 @@ func (x *oauthExchange) Step(token []byte) ([]byte, bool, error) {
 		x.state = 3
 		return nil, false, err
 	}
-	t, err := ParseUnsecuredJWS(m.Token, x.cfg.PrincipalClaim, x.cfg.ScopeClaim)
-	scope := ""
-	if err == nil {
-		scope, err = x.cfg.validate(t, x.cfg.Now())
-	}
+	principal, expires, scope, err := x.validate(m.Token)
 	if err != nil {
 		// Kafka's jsonErrorResponse for the validator's invalid_token.
 		x.errorMsg = `{"status":"invalid_token"`
@@ -226,15 +236,40 @@ func (x *oauthExchange) Step(token []byte) ([]byte, bool, error) {
 			x.errorMsg += `, "scope":"` + scope + `"`
 		}
 		x.errorMsg += "}"
-		x.state = 1
+		x.state, x.cause = 1, err
 		return []byte(x.errorMsg), false, nil
 	}
-	if m.AuthzID != "" && m.AuthzID != t.Principal {
+	if m.AuthzID != "" && m.AuthzID != principal {
 		x.state = 3
-		return nil, false, &AuthError{fmt.Sprintf("Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)", m.AuthzID, t.Principal)}
+		return nil, false, &AuthError{Msg: fmt.Sprintf("Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)", m.AuthzID, principal)}
 	}
-	x.user, x.state = t.Principal, 2
+	x.user, x.expires, x.state = principal, expires, 2
 	return []byte{}, true, nil
+}
+
+// validate checks a token with the configured validator. scope is the
+// scope to name in the error answer, if any.
+func (x *oauthExchange) validate(token string) (principal string, expires time.Time, scope string, err error) {
+	now := x.cfg.Now()
+	if x.cfg.Keys != nil {
+		t, err := x.cfg.validateSigned(token, now)
+		return t.Principal, t.Expires, "", err
+	}
+	t, err := ParseUnsecuredJWS(token, x.cfg.PrincipalClaim, x.cfg.ScopeClaim)
+	if err != nil {
+		return "", time.Time{}, "", err
+	}
+	scope, err = x.cfg.validate(t, now)
+	return t.Principal, t.Expires, scope, err
+}
+
+// Expiry is when the authenticated token expires: the session ends then
+// (KIP-368), sooner if connections.max.reauth.ms says so.
+func (x *oauthExchange) Expiry() time.Time {
+	if x.state != 2 {
+		return time.Time{}
+	}
+	return x.expires
 }
 
 func (x *oauthExchange) User() string {

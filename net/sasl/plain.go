@@ -22,7 +22,7 @@ type PlainMessage struct {
 func ParsePlain(b []byte) (PlainMessage, error) {
 	parts := bytes.SplitN(b, []byte{0}, 4)
 	if len(parts) != 3 {
-		return PlainMessage{}, &AuthError{fmt.Sprintf("Invalid SASL/PLAIN response: expected 3 tokens, got %d", min(len(parts), 4))}
+		return PlainMessage{}, &AuthError{Msg: fmt.Sprintf("Invalid SASL/PLAIN response: expected 3 tokens, got %d", min(len(parts), 4))}
 	}
 	return PlainMessage{AuthzID: string(parts[0]), User: string(parts[1]), Password: string(parts[2])}, nil
 }
@@ -49,13 +49,13 @@ func (x *plainExchange) Step(token []byte) ([]byte, bool, error) {
 	}
 	switch {
 	case m.User == "":
-		return nil, false, &AuthError{"Authentication failed: username not specified"}
+		return nil, false, &AuthError{Msg: "Authentication failed: username not specified"}
 	case m.Password == "":
-		return nil, false, &AuthError{"Authentication failed: password not specified"}
+		return nil, false, &AuthError{Msg: "Authentication failed: password not specified"}
 	case x.check == nil || !x.check(m.User, m.Password):
-		return nil, false, &AuthError{"Authentication failed: Invalid username or password"}
+		return nil, false, &AuthError{Msg: "Authentication failed: Invalid username or password"}
 	case m.AuthzID != "" && m.AuthzID != m.User:
-		return nil, false, &AuthError{"Authentication failed: Client requested an authorization id that is different from username"}
+		return nil, false, &AuthError{Msg: "Authentication failed: Client requested an authorization id that is different from username"}
 	}
 	x.user, x.done = m.User, true
 	return []byte{}, true, nil

@@ -185,7 +185,7 @@ func (x *scramExchange) first(token []byte) ([]byte, error) {
 		}
 	}
 	if cf.AuthzID != "" && cf.AuthzID != cf.User {
-		return nil, &AuthError{"Authentication failed: Client requested an authorization id that is different from username"}
+		return nil, &AuthError{Msg: "Authentication failed: Client requested an authorization id that is different from username"}
 	}
 	if cred.Iterations < MinIterations {
 		return nil, fmt.Errorf("Iterations %d is less than the minimum %d for %s: %w", cred.Iterations, MinIterations, x.m.Name, errBadCredentials)

@@ -133,6 +133,36 @@ func (s *TLSSettings) load() (*tls.Config, error) {
 	return cfg, nil
 }
 
+// ClientConfig is the crypto/tls configuration of a client that dials
+// another node with these settings, as Kafka's inter-broker and
+// controller clients use the listener's own ssl.* settings: the
+// truststore verifies the server (none: the system's CAs), the keystore,
+// when there is one, is the client's certificate, and the protocols and
+// cipher suites are the listener's. The caller sets ServerName to the
+// host it dials (ssl.endpoint.identification.algorithm=https, Kafka's
+// default, checks it).
+func (s TLSSettings) ClientConfig() (*tls.Config, error) {
+	cfg := &tls.Config{}
+	if s.KeystoreLocation != "" || s.KeystoreChain != "" {
+		cert, err := s.keyPair()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	var err error
+	if cfg.RootCAs, err = s.truststore(); err != nil {
+		return nil, err
+	}
+	if cfg.MinVersion, cfg.MaxVersion, err = protocolRange(s.Protocols); err != nil {
+		return nil, fmt.Errorf("ssl.enabled.protocols: %w", err)
+	}
+	if cfg.CipherSuites, err = cipherSuites(s.CipherSuites); err != nil {
+		return nil, fmt.Errorf("ssl.cipher.suites: %w", err)
+	}
+	return cfg, nil
+}
+
 // keyPair reads the keystore: the chain and the key from one PEM file or
 // from the inline values.
 func (s *TLSSettings) keyPair() (tls.Certificate, error) {

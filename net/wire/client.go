@@ -24,16 +24,12 @@ type Client struct {
 	maxFrame int
 	wbuf     []byte
 	rbuf     []byte
-}
 
-// Dial connects to a broker. maxFrame bounds a response's size.
-func Dial(ctx context.Context, addr, clientID string, maxFrame int) (*Client, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{conn: conn, clientID: []byte(clientID), maxFrame: maxFrame}, nil
+	// The SASL login, kept to re-authenticate (KIP-368) before the
+	// session the broker granted ends; reauthAt zero: never.
+	sasl     Mechanism
+	host     string
+	reauthAt time.Time
 }
 
 // Close closes the connection.
@@ -42,6 +38,16 @@ func (c *Client) Close() error { return c.conn.Close() }
 // Do sends req and reads its answer into resp (of req's key; its version
 // is set to req's). The exchange must finish before deadline.
 func (c *Client) Do(req kmsg.Request, resp kmsg.Response, deadline time.Time) error {
+	if c.sasl != nil && !c.reauthAt.IsZero() && time.Now().After(c.reauthAt) {
+		c.reauthAt = time.Time{} // authenticate's own requests pass
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := c.authenticate(ctx, c.sasl, c.host)
+		cancel()
+		if err != nil {
+			c.conn.Close()
+			return fmt.Errorf("SASL re-authentication: %w", err)
+		}
+	}
 	if err := c.do(req, resp, deadline); err != nil {
 		c.conn.Close()
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(req.Key()), req.GetVersion(), err)

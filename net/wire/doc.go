@@ -49,6 +49,17 @@
 // connection died. A Response is used by one goroutine at a time; handing
 // it to the server hands it over.
 //
+// # Inter-broker clients
+//
+// A Client is one connection to another broker, made by a Dialer as the
+// inter-broker listener's security protocol says: TCP, TLS on SSL and
+// SASL_SSL (the listener's client side of crypto/tls), and on
+// SASL_PLAINTEXT and SASL_SSL a SASL login (SaslHandshake v1, then
+// SaslAuthenticate until the Mechanism is done; Mechanism has the shape of
+// franz-go's sasl.Mechanism, which cmd/kzero adapts, so this package keeps
+// to kmsg). When the broker grants a session lifetime (KIP-368), the
+// Client logs in again on the same connection before it ends.
+//
 // ParseRequestHeader and the Response methods allocate nothing in steady
 // state. A RequestHeader's ClientID aliases the frame it was parsed from.
 package wire
