@@ -255,7 +255,7 @@ func (m *Manager) replaceWithFutureLocked(tp TopicPartition) (*Log, error) {
 	cur, ok := m.mu.logs[tp]
 	f, fok := m.mu.futures[tp]
 	if !ok || !fok {
-		return nil, fmt.Errorf("replace %s with its future log: no current or future log: %w", tp, kerr.KafkaStorageError)
+		return nil, fmt.Errorf("replace %s with its future log: current log %v, future log %v: %w", tp, ok, fok, kerr.KafkaStorageError)
 	}
 	if cur.LogEndOffset() != f.log.LogEndOffset() {
 		return nil, fmt.Errorf("replace %s with its future log: the future log ends at %d, the current one at %d", tp, f.log.LogEndOffset(), cur.LogEndOffset())

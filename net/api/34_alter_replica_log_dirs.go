@@ -17,6 +17,7 @@ package api
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -43,12 +44,15 @@ func (h *Handler) alterReplicaLogDirs(req *server.Request) error {
 	dirOf := map[log.TopicPartition]string{}
 	for _, d := range r.Dirs {
 		for _, t := range d.Topics {
+			// The request's strings alias its pooled frame; the log
+			// manager keeps partitions as map keys.
+			topic := strings.Clone(t.Topic)
 			for _, p := range t.Partitions {
-				tp := log.TopicPartition{Topic: t.Topic, Partition: p}
+				tp := log.TopicPartition{Topic: topic, Partition: p}
 				if _, ok := dirOf[tp]; !ok {
 					order = append(order, tp)
 				}
-				dirOf[tp] = d.Dir
+				dirOf[tp] = strings.Clone(d.Dir)
 			}
 		}
 	}
