@@ -20,12 +20,12 @@ import (
 // with appends held, replaces the current log with it
 // (ReplaceWithFuture):
 //
-//  1. the future log is closed (fsynced, producer state snapshotted);
+//  1. both logs are closed (fsynced, producer state snapshotted);
 //  2. the current log's folder is renamed <topic>-<partition>.<n>-delete;
 //  3. the future log's folder is renamed <topic>-<partition>;
 //  4. the future log is opened again at its new path and becomes the
-//     partition's log; the old one is deleted, its files staying open for
-//     the reads that hold them.
+//     partition's log; the old folder is removed, its files staying open
+//     for the reads that hold a range of them.
 //
 // A crash leaves one of three states, each found at the next start
 // (resolveFutures): before 2, a current log and a future log, and the
@@ -233,9 +233,9 @@ func deleteRenamed(l *Log) error {
 // current log's high watermark carries over. It returns the new log.
 //
 // Reads of the old log that hold a FileRange keep it: the files stay
-// open until released. A read that starts on the old log after the swap
-// fails with KAFKA_STORAGE_ERROR (the log is closed); the caller reads
-// again from the new one.
+// open until released. A read that starts on the old log once it closed
+// fails with KAFKA_STORAGE_ERROR; the caller reads again from the new
+// log, or, while the swap runs, answers with nothing for the moment.
 func (m *Manager) ReplaceWithFuture(tp TopicPartition) (*Log, error) {
 	m.mu.Lock()
 	l, err := m.replaceWithFutureLocked(tp)
@@ -265,20 +265,29 @@ func (m *Manager) replaceWithFutureLocked(tp TopicPartition) (*Log, error) {
 		return nil, m.reopenFutureLocked(tp, f, fmt.Errorf("close future log %s: %w", tp, err))
 	}
 	end := f.log.LogEndOffset()
+	// The current log closes where its files are, so nothing of it is
+	// written after its folder is renamed. Its segments are not marked
+	// deleted: a read's last release closes a file and removes nothing,
+	// since the path it was opened by may name another log's file by
+	// then (a move back to this dir). The future log holds every byte:
+	// a failure to close the current one (an fsync) loses nothing.
+	if err := cur.Close(); err != nil {
+		m.logger.Warn("closing a moved replica's old log failed; its future log holds all of it", "partition", tp, "err", err)
+	}
+	cur.forgetOffline()
 	final := filepath.Join(f.dir, tp.String())
 	gone := fmt.Sprintf("%s.%d-delete", cur.dir, time.Now().UnixNano())
 	if err := os.Rename(cur.dir, gone); err != nil {
-		return nil, m.reopenFutureLocked(tp, f, fmt.Errorf("rename current log %s: %w", tp, err))
+		// The current log is closed: a restart settles it (the future
+		// log is resumed).
+		return nil, fmt.Errorf("rename current log %s: %w: %w", tp, err, kerr.KafkaStorageError)
 	}
 	if err := syncDir(filepath.Dir(cur.dir)); err != nil {
 		m.logger.Warn("fsync of a log dir after renaming a moved log failed", "dir", filepath.Dir(cur.dir), "err", err)
 	}
 	if err := os.Rename(f.log.dir, final); err != nil {
-		if rerr := os.Rename(gone, cur.dir); rerr != nil {
-			// Neither name can be undone: a restart promotes the future log.
-			return nil, fmt.Errorf("rename future log %s: %w; and restoring the current log: %v: %w", tp, err, rerr, kerr.KafkaStorageError)
-		}
-		return nil, m.reopenFutureLocked(tp, f, fmt.Errorf("rename future log %s: %w", tp, err))
+		// A restart promotes the future log.
+		return nil, fmt.Errorf("rename future log %s: %w: %w", tp, err, kerr.KafkaStorageError)
 	}
 	if err := syncDir(f.dir); err != nil {
 		m.logger.Warn("fsync of a log dir after renaming a moved log failed", "dir", f.dir, "err", err)
@@ -299,9 +308,7 @@ func (m *Manager) replaceWithFutureLocked(tp TopicPartition) (*Log, error) {
 	delete(m.mu.futures, tp)
 	m.mu.logs[tp] = l
 	m.mu.dirOf[tp] = f.dir
-	cur.forgetOffline()
-	cur.dir = gone
-	if err := cur.Delete(); err != nil {
+	if err := os.RemoveAll(gone); err != nil {
 		m.logger.Warn("deleting a moved replica's old log failed; the next start removes it", "path", gone, "err", err)
 	}
 	return l, nil

@@ -24,6 +24,9 @@ import (
 // less has caught up, and the last step follows.
 const moveChunk = 1 << 20
 
+// errSwap marks a failure of the log manager's swap.
+var errSwap = errors.New("swap the moved log in")
+
 // move is one partition's move to the log dir dir.
 type move struct {
 	p   *Partition
@@ -239,9 +242,11 @@ func (mv *move) finish() (bool, error) {
 	if _, err := mv.copyLocked(); err != nil { // the log start, and nothing else to copy
 		return false, err
 	}
+	p.swapping.Store(true)
+	defer p.swapping.Store(false) // after the new log is published
 	nl, err := p.m.logs.ReplaceWithFuture(p.TP)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("%w: %w", errSwap, err)
 	}
 	nl.SetConfig(cur.Config())
 	p.cur.Store(nl)
@@ -260,8 +265,14 @@ func (mv *move) abandon(err error) {
 	if mv.stopped() {
 		return
 	}
-	p.m.cfg.Logger.Error("replica move to another log dir abandoned", "partition", p.TP.String(), "dir", mv.dir, "err", err)
 	p.move.CompareAndSwap(mv, nil)
+	if errors.Is(err, errSwap) {
+		// The current log may be closed by now and the future one the
+		// only copy: both stay for a restart to settle (log/future.go).
+		p.m.cfg.Logger.Error("replica move to another log dir failed in its last step; the replica needs a restart", "partition", p.TP.String(), "dir", mv.dir, "err", err)
+		return
+	}
+	p.m.cfg.Logger.Error("replica move to another log dir abandoned", "partition", p.TP.String(), "dir", mv.dir, "err", err)
 	if err := p.m.logs.DeleteFuture(p.TP); err != nil && !errors.Is(err, kerr.KafkaStorageError) {
 		p.m.cfg.Logger.Warn("cannot delete an abandoned future log", "partition", p.TP.String(), "err", err)
 	}

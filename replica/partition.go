@@ -42,6 +42,9 @@ type Partition struct {
 	writeMu sync.RWMutex
 	// move is the partition's move to another log dir in progress.
 	move atomic.Pointer[move]
+	// swapping: a move's last step closes the log and publishes the new
+	// one; a read that finds the old one closed meanwhile reads nothing.
+	swapping atomic.Bool
 
 	role        atomic.Int32
 	leaderEpoch atomic.Int32
@@ -488,14 +491,19 @@ func (p *Partition) wakeReaders(grown int64) {
 	fire(ready)
 }
 
-// readLog reads the partition's log; a read that found the log closed
-// because a move replaced it reads again from the new one.
+// readLog reads the partition's log. A read that found the log closed
+// because a move replaced it reads again from the new one; one that found
+// it closed while the move swaps it reads nothing (a fetch waits, or
+// comes back), rather than failing.
 func (p *Partition) readLog(offset int64, maxBytes int, bound int64, minOneBatch bool) (log.FileRange, error) {
 	l := p.Log()
 	r, err := l.Read(offset, maxBytes, bound, minOneBatch)
 	if err != nil && errors.Is(err, kerr.KafkaStorageError) {
 		if nl := p.Log(); nl != l {
 			return nl.Read(offset, maxBytes, bound, minOneBatch)
+		}
+		if p.swapping.Load() {
+			return log.FileRange{}, nil
 		}
 	}
 	return r, err
