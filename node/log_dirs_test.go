@@ -158,28 +158,39 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 		other = dirs[1]
 	}
 
-	// The producer writes acks=1, one record at a time in order, and
-	// keeps the offset each was acknowledged at.
-	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0))
+	// The producer writes acks=1, many records in flight in one request
+	// at a time (so in order), and keeps the offset each was
+	// acknowledged at.
+	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.MaxProduceRequestsInflightPerBroker(1), kgo.ProducerBatchMaxBytes(64<<10))
 	pad := strings.Repeat(".", 1000)
 	var mu sync.Mutex
-	var acked []int64
+	acked := map[int64]int64{} // sequence number -> offset
+	var next int64             // the producer's next sequence number
 	produce := func(n int) {
 		for range n {
-			mu.Lock()
-			seq := len(acked)
-			mu.Unlock()
-			r, err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + pad)}).First()
-			if err != nil {
-				t.Errorf("produce %d: %v", seq, err)
-				return
-			}
-			mu.Lock()
-			acked = append(acked, r.Offset)
-			mu.Unlock()
+			seq := next
+			next++
+			pcl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + pad)}, func(r *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce %d: %v", seq, err)
+					return
+				}
+				mu.Lock()
+				acked[seq] = r.Offset
+				mu.Unlock()
+			})
 		}
 	}
+	ackedCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
 	produce(4000) // ~4 MB over several segments before the first move
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -189,7 +200,7 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 				return
 			default:
 			}
-			produce(50)
+			produce(100)
 			if t.Failed() {
 				return
 			}
@@ -200,13 +211,11 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	readDone := make(chan struct{})
 	wg.Go(func() {
 		defer close(readDone)
-		during = readAll(t, ctx, c, topic, 6000)
+		during = readAll(t, ctx, c, topic, 20000)
 	})
 
 	for i, to := range []string{other, first, other} {
-		mu.Lock()
-		before := len(acked)
-		mu.Unlock()
+		before := ackedCount()
 		if code := alterLogDir(t, ctx, cl, topic, to); code != 0 {
 			t.Fatalf("move %d: %v", i, kerr.ErrorForCode(code))
 		}
@@ -220,19 +229,25 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		mu.Lock()
-		t.Logf("move %d to %s: %d records produced during it", i, to, len(acked)-before)
-		mu.Unlock()
+		t.Logf("move %d to %s: %d records acknowledged during it", i, to, ackedCount()-before)
 	}
 	<-readDone
 	close(stop)
 	wg.Wait()
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if t.Failed() {
 		return
 	}
-	mu.Lock()
-	final := slices.Clone(acked)
-	mu.Unlock()
+	final := make([]int64, next)
+	for seq := range next {
+		off, ok := acked[seq]
+		if !ok {
+			t.Fatalf("record %d never acknowledged", seq)
+		}
+		final[seq] = off
+	}
 	checkRead(t, during, final[:len(during)])
 	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
 	got := describeLogDirs(t, ctx, cl, topic)
