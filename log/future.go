@@ -212,7 +212,16 @@ func (m *Manager) DeleteFuture(tp TopicPartition) error {
 	if !ok {
 		return nil
 	}
-	return deleteRenamed(f.log)
+	// Closed first, so nothing is written after the rename; not marked
+	// deleted, so a read's late release removes nothing by a path another
+	// log may have reused (see replaceWithFutureLocked). Its dir field
+	// stays: readers (DescribeLogDirs) may hold the log.
+	f.log.Close()
+	gone := fmt.Sprintf("%s.%d-delete", f.log.dir, time.Now().UnixNano())
+	if err := os.Rename(f.log.dir, gone); err != nil {
+		return fmt.Errorf("rename deleted future log: %w", err)
+	}
+	return os.RemoveAll(gone)
 }
 
 // deleteRenamed renames a log's folder with a -delete suffix (so a crash

@@ -31,18 +31,24 @@ type describedReplica struct {
 	isFuture bool
 }
 
-// describeLogDirs asks node i where topic's partition 0 is.
+// describeLogDirs asks broker 1 where topic's partition 0 is.
 func describeLogDirs(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) []describedReplica {
+	return describeLogDirsOn(t, ctx, cl, 1, topic)
+}
+
+// describeLogDirsOn asks broker where topic's partition 0 is.
+func describeLogDirsOn(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, topic string) []describedReplica {
 	t.Helper()
 	req := kmsg.NewPtrDescribeLogDirsRequest()
 	req.Version = 4
 	rt := kmsg.NewDescribeLogDirsRequestTopic()
 	rt.Topic, rt.Partitions = topic, []int32{0}
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
+	kresp, err := cl.Broker(broker).Request(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	resp := kresp.(*kmsg.DescribeLogDirsResponse)
 	var out []describedReplica
 	for _, d := range resp.Dirs {
 		if d.ErrorCode != 0 {
@@ -59,9 +65,15 @@ func describeLogDirs(t *testing.T, ctx context.Context, cl *kgo.Client, topic st
 	return out
 }
 
-// alterLogDir asks for topic's partition 0 to move to dir and returns the
-// partition's error code.
+// alterLogDir asks broker 1 to move topic's partition 0 to dir and
+// returns the partition's error code.
 func alterLogDir(t *testing.T, ctx context.Context, cl *kgo.Client, topic, dir string) int16 {
+	return alterLogDirOn(t, ctx, cl, 1, topic, dir)
+}
+
+// alterLogDirOn asks broker to move its replica of topic's partition 0 to
+// dir and returns the partition's error code.
+func alterLogDirOn(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, topic, dir string) int16 {
 	t.Helper()
 	req := kmsg.NewPtrAlterReplicaLogDirsRequest()
 	req.Version = 2
@@ -73,7 +85,7 @@ func alterLogDir(t *testing.T, ctx context.Context, cl *kgo.Client, topic, dir s
 	req.Dirs = append(req.Dirs, rd)
 	// To the broker itself: the client would answer for a partition its
 	// metadata does not know without asking.
-	kresp, err := cl.Broker(1).Request(ctx, req)
+	kresp, err := cl.Broker(broker).Request(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,5 +353,127 @@ func TestAlterReplicaLogDirsErrors(t *testing.T) {
 	}
 	if err := c.nodes[0].Logs().DeleteFuture(tp); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAlterReplicaLogDirsFollowerAndLeader moves a follower's replica and
+// then the leader's between their log dirs while an acks=all producer
+// writes: the follower's fetcher appends through the move, the ISR stays
+// whole, and every acknowledged record is read back once, in order.
+func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) {
+		cfg.Logs.Dirs = append(cfg.Logs.Dirs, cfg.Logs.Dirs[0]+"-b")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic = "spread-moving"
+	cl, adm := c.client(0)
+	if res, err := adm.CreateTopic(ctx, 1, 3, nil, topic); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	tp := log.TopicPartition{Topic: topic, Partition: 0}
+	leader := -1
+	for leader < 0 {
+		for i, n := range c.nodes {
+			if p, ok := n.Replicas().Partition(tp); ok && p.IsLeader() && len(p.ISR()) == 3 {
+				leader = i
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no leader with a whole ISR")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	follower := (leader + 1) % 3
+
+	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
+	var mu sync.Mutex
+	acked := map[int64]int64{}
+	var next int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			seq := next
+			next++
+			pcl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + strings.Repeat(".", 200))}, func(r *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce %d: %v", seq, err)
+					return
+				}
+				mu.Lock()
+				acked[seq] = r.Offset
+				mu.Unlock()
+			})
+		}
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	for count() < 2000 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, i := range []int{follower, leader} {
+		n := c.nodes[i]
+		cur, _ := n.Logs().DirOf(tp)
+		to := n.Logs().Dirs()[0]
+		if to == cur {
+			to = n.Logs().Dirs()[1]
+		}
+		before := count()
+		if code := alterLogDirOn(t, ctx, cl, i+1, topic, to); code != 0 {
+			t.Fatalf("move on node %d: %v", i+1, kerr.ErrorForCode(code))
+		}
+		for {
+			got := describeLogDirsOn(t, ctx, cl, i+1, topic)
+			if len(got) == 1 && got[0].dir == to && !got[0].isFuture {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("move on node %d never finished: %+v", i+1, got)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Logf("node %d moved its replica: %d records acknowledged meanwhile", i+1, count()-before)
+	}
+	close(stop)
+	wg.Wait()
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		return
+	}
+	final := make([]int64, next)
+	for seq := range next {
+		off, ok := acked[seq]
+		if !ok {
+			t.Fatalf("record %d never acknowledged", seq)
+		}
+		final[seq] = off
+	}
+	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
+	// Every replica holds the same log, and the ISR is whole.
+	for {
+		p, _ := c.nodes[leader].Replicas().Partition(tp)
+		same := len(p.ISR()) == 3
+		for _, n := range c.nodes {
+			q, _ := n.Replicas().Partition(tp)
+			same = same && q.LogEndOffset() == p.LogEndOffset()
+		}
+		if same {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("replicas never agreed after the moves")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
