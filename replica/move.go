@@ -20,8 +20,7 @@ import (
 // waiters (purgatories) are on the Partition and stay; a read that holds
 // a range of the old log keeps it.
 
-// moveChunk is how much the copier copies at a time; a pass that copies
-// less has caught up, and the last step follows.
+// moveChunk is how much the copier copies at a time (at most).
 const moveChunk = 1 << 20
 
 // errSwap marks a failure of the log manager's swap.
@@ -135,13 +134,13 @@ func (mv *move) run() {
 	}
 	for !mv.stopped() {
 		mv.mu.Lock()
-		n, err := mv.copyLocked()
+		n, caughtUp, err := mv.copyLocked()
 		mv.mu.Unlock()
 		if err != nil {
 			mv.abandon(err)
 			return
 		}
-		if n >= moveChunk {
+		if n > 0 && !caughtUp {
 			continue
 		}
 		done, err := mv.finish()
@@ -190,13 +189,22 @@ func (mv *move) reconcile() error {
 }
 
 // copyLocked copies a chunk of the current log into the future log, after
-// following the current log's start. Caller holds mv.mu.
-func (mv *move) copyLocked() (int64, error) {
+// following the current log's start, and reports whether the future log
+// reached the log end seen before the copy: what the last step then
+// copies with the writes held is only what was appended meanwhile. (A
+// chunk ends early at a segment's end, so its size says nothing.) Caller
+// holds mv.mu.
+func (mv *move) copyLocked() (int64, bool, error) {
+	end := mv.p.Log().LogEndOffset()
+	n, err := mv.copyChunkLocked(end)
+	return n, mv.fut.LogEndOffset() >= end, err
+}
+
+func (mv *move) copyChunkLocked(end int64) (int64, error) {
 	if mv.failed != nil {
 		return 0, mv.failed
 	}
 	cur, fut := mv.p.Log(), mv.fut
-	end := cur.LogEndOffset()
 	switch start := cur.LogStartOffset(); {
 	case fut.LogEndOffset() < start:
 		if err := fut.TruncateFullyAndStartAt(start); err != nil {
@@ -214,6 +222,7 @@ func (mv *move) copyLocked() (int64, error) {
 	}
 	n, buf, err := fut.CopyFrom(cur, end, moveChunk, mv.buf)
 	mv.buf = buf
+	mv.p.m.stats.movedBytes.Add(n)
 	return n, err
 }
 
@@ -231,15 +240,16 @@ func (mv *move) finish() (bool, error) {
 	defer mv.mu.Unlock()
 	cur := p.Log()
 	for mv.fut.LogEndOffset() < cur.LogEndOffset() {
-		n, err := mv.copyLocked()
+		n, _, err := mv.copyLocked()
 		if err != nil {
 			return false, err
 		}
+		p.m.stats.moveHeldBytes.Add(n)
 		if n == 0 {
 			return false, fmt.Errorf("the future log of %s stops at %d, the log ends at %d", p.TP, mv.fut.LogEndOffset(), cur.LogEndOffset())
 		}
 	}
-	if _, err := mv.copyLocked(); err != nil { // the log start, and nothing else to copy
+	if _, _, err := mv.copyLocked(); err != nil { // the log start, and nothing else to copy
 		return false, err
 	}
 	p.swapping.Store(true)
