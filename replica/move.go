@@ -143,6 +143,16 @@ func (mv *move) run() {
 		if n > 0 && !caughtUp {
 			continue
 		}
+		// The fsyncs of the swap, done before the writes are held, so
+		// that the swap's own have little left to write.
+		if err := mv.fut.Flush(); err != nil {
+			mv.abandon(err)
+			return
+		}
+		if err := p.Log().Flush(); err != nil {
+			mv.abandon(err)
+			return
+		}
 		done, err := mv.finish()
 		if err != nil {
 			mv.abandon(err)
