@@ -295,3 +295,21 @@ func TestPreferredLogDir(t *testing.T) {
 		t.Fatal("an unknown log dir found")
 	}
 }
+
+// FuzzParseFutureName: any folder name parses or not without panicking,
+// and what parses names its partition and ends as a future log's folder.
+func FuzzParseFutureName(f *testing.F) {
+	f.Add("orders-3.0123456789abcdef0123456789abcdef-future")
+	f.Add("a.b-c-0.x-future")
+	f.Add("-future")
+	f.Add("orders-3-future")
+	f.Fuzz(func(t *testing.T, name string) {
+		tp, ok := parseFutureName(name)
+		if !ok {
+			return
+		}
+		if !strings.HasPrefix(name, tp.String()+".") || !strings.HasSuffix(name, futureSuffix) {
+			t.Fatalf("%q parsed as %s", name, tp)
+		}
+	})
+}

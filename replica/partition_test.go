@@ -317,3 +317,111 @@ func TestMoveCopiesBeforeHoldingWrites(t *testing.T) {
 		t.Fatalf("append after the move: %+v %v", info, err)
 	}
 }
+
+// logBytes reads a log whole.
+func logBytes(t *testing.T, l *log.Log) []byte {
+	t.Helper()
+	var out []byte
+	if err := l.Scan(l.LogStartOffset(), l.LogEndOffset(), func(b record.Batch) error {
+		out = append(out, b...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMoveFollowsTruncation: the future log of a move follows what happens
+// to the log under it: a truncation (a follower cutting a diverged tail),
+// a raised log start, a log started over. Driven step by step, without
+// the copier goroutine.
+func TestMoveFollowsTruncation(t *testing.T) {
+	lcfg := log.DefaultManagerConfig(t.TempDir(), t.TempDir())
+	lcfg.Defaults.SegmentIndexBytes = 1 << 16
+	logs, err := log.OpenManager(lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	m := NewManager(1, logs)
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	cfg.SegmentBytes = 1 << 10
+	tp := log.TopicPartition{Topic: "t"}
+	p, err := m.MakeLeader(LeaderSpec{TP: tp, ISR: []int32{1}, MinInsyncReplicas: 1, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		if _, err := p.Append(batch(t, 5), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from, _ := logs.DirOf(tp)
+	to := logs.Dirs()[0]
+	if to == from {
+		to = logs.Dirs()[1]
+	}
+	fut, err := logs.CreateFuture(tp, to, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv := &move{p: p, dir: to, fut: fut, stop: make(chan struct{}), done: make(chan struct{})}
+	p.move.Store(mv)
+	copyAll := func() {
+		t.Helper()
+		mv.mu.Lock()
+		defer mv.mu.Unlock()
+		for {
+			n, caughtUp, err := mv.copyLocked()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if caughtUp || n == 0 {
+				break
+			}
+		}
+		if got, want := logBytes(t, fut), logBytes(t, p.Log()); string(got) != string(want) ||
+			fut.LogStartOffset() != p.Log().LogStartOffset() || fut.LogEndOffset() != p.LogEndOffset() {
+			t.Fatalf("future log [%d, %d) %d bytes, log [%d, %d) %d bytes", fut.LogStartOffset(), fut.LogEndOffset(), len(got),
+				p.Log().LogStartOffset(), p.LogEndOffset(), len(want))
+		}
+	}
+	copyAll()
+
+	// A truncation, then other batches at the same offsets.
+	p.writeMu.RLock()
+	if err := p.Log().TruncateTo(150); err != nil {
+		t.Fatal(err)
+	}
+	p.truncateFuture(150, false)
+	p.writeMu.RUnlock()
+	if fut.LogEndOffset() != 150 {
+		t.Fatalf("future log ends at %d after the truncation", fut.LogEndOffset())
+	}
+	for range 5 {
+		if _, err := p.Append(batch(t, 3), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyAll()
+
+	// A raised log start.
+	if _, err := p.DeleteRecordsBefore(100); err != nil {
+		t.Fatal(err)
+	}
+	copyAll()
+
+	// The log starts over further on.
+	p.writeMu.RLock()
+	if err := p.Log().TruncateFullyAndStartAt(1000); err != nil {
+		t.Fatal(err)
+	}
+	p.truncateFuture(1000, true)
+	p.writeMu.RUnlock()
+	if _, err := p.Append(batch(t, 2), 1); err != nil {
+		t.Fatal(err)
+	}
+	copyAll()
+	close(mv.done)
+}
