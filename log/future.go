@@ -36,9 +36,6 @@ import (
 // futureSuffix ends the folder of a future log.
 const futureSuffix = "-future"
 
-// ErrLogDirNotFound: a log dir not in log.dirs (LOG_DIR_NOT_FOUND).
-var ErrLogDirNotFound = kerr.LogDirNotFound
-
 // futureLog is a partition's future log and the log dir it is in.
 type futureLog struct {
 	log *Log
