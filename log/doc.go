@@ -139,7 +139,9 @@
 // replication-offset-checkpoint, cleaner-offset-checkpoint),
 // .kafka_cleanshutdown after a clean Close, and a folder per partition,
 // <topic>-<partition> (a deleted one renamed ...-delete, one set aside
-// ...-stray; __cluster_metadata-0 is the metadata quorum's and left alone). A
+// ...-stray, the copy of a replica moving to this dir
+// <topic>-<partition>.<id>-future: future.go; __cluster_metadata-0 is the
+// metadata quorum's and left alone). A
 // partition folder holds, per segment, <base offset>.log, .index, .timeindex
 // and, once a transaction aborted in it, .txnindex (20-digit base offsets, as
 // Kafka names them), plus <offset>.snapshot producer snapshots,

@@ -77,11 +77,18 @@ type Manager struct {
 
 	mu struct {
 		sync.RWMutex
-		logs  map[TopicPartition]*Log
-		dirOf map[TopicPartition]string
+		logs    map[TopicPartition]*Log
+		dirOf   map[TopicPartition]string
+		futures map[TopicPartition]futureLog // replicas moving to another log dir (future.go)
+		// preferred: the log dir AlterReplicaLogDirs named for a partition
+		// not created yet; GetOrCreate places it there.
+		preferred map[TopicPartition]string
 	}
-	stop chan struct{}
-	wg   sync.WaitGroup
+	// checkpointMu makes one Checkpoint at a time: they share the files'
+	// temporary names (a replica move checkpoints outside the schedule).
+	checkpointMu sync.Mutex
+	stop         chan struct{}
+	wg           sync.WaitGroup
 }
 
 // OpenManager locks each log dir, reads its checkpoints and opens every
@@ -105,12 +112,22 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		files: NewFileCache(cfg.MaxSegmentFiles)}
 	m.mu.logs = map[TopicPartition]*Log{}
 	m.mu.dirOf = map[TopicPartition]string{}
+	m.mu.futures = map[TopicPartition]futureLog{}
+	m.mu.preferred = map[TopicPartition]string{}
+	var futures []pendingFuture
 	for _, dir := range cfg.Dirs {
-		if err := m.openDir(dir); err != nil {
+		found, err := m.openDir(dir)
+		futures = append(futures, found...)
+		if err != nil {
 			m.closeLogs()
 			m.unlock()
 			return nil, err
 		}
+	}
+	if err := m.resolveFutures(futures); err != nil {
+		m.closeLogs()
+		m.unlock()
+		return nil, err
 	}
 	return m, nil
 }
@@ -121,22 +138,24 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 // the broker as an eligible leader (KIP-966).
 func (m *Manager) ClosedCleanly() bool { return m.uncleanDirs == 0 }
 
-func (m *Manager) openDir(dir string) error {
+// openDir opens the logs in dir; it returns the future logs' folders
+// found, for resolveFutures.
+func (m *Manager) openDir(dir string) ([]pendingFuture, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
+		return nil, fmt.Errorf("create log dir: %w", err)
 	}
 	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return fmt.Errorf("open log dir lock: %w", err)
+		return nil, fmt.Errorf("open log dir lock: %w", err)
 	}
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		lock.Close()
-		return fmt.Errorf("log dir %s is in use by another process: %w", dir, err)
+		return nil, fmt.Errorf("log dir %s is in use by another process: %w", dir, err)
 	}
 	m.locks = append(m.locks, lock)
 	mp, ok, err := ReadMetaProperties(dir)
 	if err != nil {
-		return fmt.Errorf("log dir %s: unreadable identity, refusing to start: %w", dir, err)
+		return nil, fmt.Errorf("log dir %s: unreadable identity, refusing to start: %w", dir, err)
 	}
 	if ok {
 		m.props[dir] = mp
@@ -168,9 +187,10 @@ func (m *Manager) openDir(dir string) error {
 		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
 		dirty = map[TopicPartition]int64{}
 	}
+	var futures []pendingFuture
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("read log dir: %w", err)
+		return nil, fmt.Errorf("read log dir: %w", err)
 	}
 	for _, e := range ents {
 		if !e.IsDir() {
@@ -181,6 +201,18 @@ func (m *Manager) openDir(dir string) error {
 		}
 		if strings.HasSuffix(e.Name(), "-delete") {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
+			continue
+		}
+		if tp, ok := parseFutureName(e.Name()); ok {
+			futures = append(futures, pendingFuture{tp: tp, dir: dir, path: filepath.Join(dir, e.Name()), opts: OpenOptions{
+				RecoveryPoint:  recovery[tp],
+				LogStartOffset: starts[tp],
+				HighWatermark:  hws[tp],
+				CleanShutdown:  clean,
+				Logger:         m.logger,
+				Files:          m.files,
+				Offline:        &m.offline,
+			}})
 			continue
 		}
 		if strings.HasSuffix(e.Name(), straySuffix) {
@@ -201,7 +233,7 @@ func (m *Manager) openDir(dir string) error {
 			Offline:        &m.offline,
 		})
 		if err != nil {
-			return fmt.Errorf("open log %s: %w", tp, err)
+			return nil, fmt.Errorf("open log %s: %w", tp, err)
 		}
 		if off, ok := dirty[tp]; ok {
 			l.SetFirstDirtyOffset(off)
@@ -211,9 +243,9 @@ func (m *Manager) openDir(dir string) error {
 	}
 	// A crash from here on must not be taken for a clean shutdown.
 	if err := os.Remove(marker); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("remove clean shutdown marker: %w", err)
+		return nil, fmt.Errorf("remove clean shutdown marker: %w", err)
 	}
-	return nil
+	return futures, nil
 }
 
 // Identity checks the log dirs' meta.properties against each other and
@@ -250,6 +282,10 @@ const straySuffix = "-stray"
 // operator to inspect. The manager no longer holds it. It returns the new
 // path.
 func (m *Manager) SetAside(tp TopicPartition) (string, error) {
+	// A future log is a copy of this one, being made: it goes.
+	if err := m.DeleteFuture(tp); err != nil {
+		return "", fmt.Errorf("set aside %s: %w", tp, err)
+	}
 	m.mu.Lock()
 	l, ok := m.mu.logs[tp]
 	dir := m.mu.dirOf[tp]
@@ -317,14 +353,17 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 	if l, ok := m.mu.logs[tp]; ok {
 		return l, nil
 	}
-	count := map[string]int{}
-	for _, d := range m.mu.dirOf {
-		count[d]++
-	}
-	dir := m.cfg.Dirs[0]
-	for _, d := range m.cfg.Dirs[1:] {
-		if count[d] < count[dir] {
-			dir = d
+	dir, ok := m.mu.preferred[tp]
+	if !ok {
+		count := map[string]int{}
+		for _, d := range m.mu.dirOf {
+			count[d]++
+		}
+		dir = m.cfg.Dirs[0]
+		for _, d := range m.cfg.Dirs[1:] {
+			if count[d] < count[dir] {
+				dir = d
+			}
 		}
 	}
 	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files, Offline: &m.offline})
@@ -333,6 +372,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 	}
 	m.mu.logs[tp] = l
 	m.mu.dirOf[tp] = dir
+	delete(m.mu.preferred, tp)
 	return l, nil
 }
 
@@ -341,26 +381,27 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 // while no log is offline.
 func (m *Manager) OfflineLogs() int { return int(m.offline.Load()) }
 
-// Delete removes a partition's log: its folder is renamed with a -delete
-// suffix (so a crash finishes the job at the next start) and removed.
+// Delete removes a partition's log, and its future log if it was moving:
+// its folder is renamed with a -delete suffix (so a crash finishes the job
+// at the next start) and removed.
 func (m *Manager) Delete(tp TopicPartition) error {
+	ferr := m.DeleteFuture(tp)
 	m.mu.Lock()
 	l, ok := m.mu.logs[tp]
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
+	delete(m.mu.preferred, tp)
 	if ok {
 		l.forgetOffline()
 	}
 	m.mu.Unlock()
 	if !ok {
-		return nil
+		return ferr
 	}
-	gone := fmt.Sprintf("%s.%d-delete", l.dir, time.Now().UnixNano())
-	if err := os.Rename(l.dir, gone); err != nil {
-		return fmt.Errorf("rename deleted log: %w", err)
+	if err := deleteRenamed(l); err != nil {
+		return err
 	}
-	l.dir = gone
-	return l.Delete()
+	return ferr
 }
 
 // Start runs the background work until Close.
@@ -462,6 +503,8 @@ func (m *Manager) flushDue() {
 // Checkpoint writes each log dir's recovery point and log start offset
 // checkpoint files.
 func (m *Manager) Checkpoint() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
 	m.mu.RLock()
 	files := map[string]func(*Log) (int64, bool){
 		RecoveryPointCheckpoint:  func(l *Log) (int64, bool) { return l.RecoveryPoint(), true },
@@ -480,6 +523,13 @@ func (m *Manager) Checkpoint() error {
 		for tp, l := range m.mu.logs {
 			if off, ok := get(l); ok {
 				out[name][m.mu.dirOf[tp]][tp] = off
+			}
+		}
+		// A future log is in another dir than its partition's current
+		// log, so the two never share an entry.
+		for tp, f := range m.mu.futures {
+			if off, ok := get(f.log); ok {
+				out[name][f.dir][tp] = off
 			}
 		}
 	}
@@ -527,6 +577,11 @@ func (m *Manager) closeLogs() error {
 	for tp, l := range m.Logs() {
 		if err := l.Close(); err != nil && first == nil {
 			first = fmt.Errorf("close log %s: %w", tp, err)
+		}
+	}
+	for tp, l := range m.Futures() {
+		if err := l.Close(); err != nil && first == nil {
+			first = fmt.Errorf("close future log %s: %w", tp, err)
 		}
 	}
 	return first

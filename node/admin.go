@@ -83,6 +83,9 @@ func (n *Node) metricsHandler() http.Handler {
 	repl("replica_fetched_bytes_total", "Record bytes this broker's fetchers copied from leaders.", func(s replica.Stats) float64 { return float64(s.FetchedBytes) })
 	repl("isr_shrinks_total", "ISR shrinks asked of the controller.", func(s replica.Stats) float64 { return float64(s.ISRShrinks) })
 	repl("isr_expands_total", "ISR expansions asked of the controller.", func(s replica.Stats) float64 { return float64(s.ISRExpands) })
+	repl("replica_moved_bytes_total", "Record bytes replica moves between log dirs copied (AlterReplicaLogDirs).", func(s replica.Stats) float64 { return float64(s.MovedBytes) })
+	repl("replica_move_held_bytes_total", "Record bytes replica moves copied with the partition's writes held (their last step).",
+		func(s replica.Stats) float64 { return float64(s.MoveHeldBytes) })
 	replGauge("under_replicated_partitions", "Partitions led here whose ISR is smaller than their replicas.", func(s replica.Stats) float64 { return float64(s.UnderReplicated) })
 	replGauge("leader_partitions", "Partitions led here.", func(s replica.Stats) float64 { return float64(s.Leaders) })
 	replGauge("follower_partitions", "Partitions followed here.", func(s replica.Stats) float64 { return float64(s.Followers) })

@@ -47,11 +47,22 @@
 // Appends and reads run on their callers' goroutines. The Manager runs one
 // fetcher goroutine per leader broker this broker follows, a tick loop
 // (every replica.lag.time.max.ms / 2: each leader's ISR shrink and HW
-// checks), and one goroutine per AlterPartition request it sends. Waits
+// checks), one goroutine per AlterPartition request it sends, and one per
+// replica moving between log dirs. Waits
 // time out on timers (time.AfterFunc). A fetch Waiter is fired on a
 // goroutine of its own, never on the appender's; a write's commit waiter
 // completes on the goroutine that moved the HW (a follower's fetch) or on
 // its timer.
+//
+// # Moving between log dirs
+//
+// AlterLogDir moves a replica to another of the broker's log dirs while it
+// serves (move.go): a copier goroutine per move fills a future log there
+// as a follower fills its log, then holds the partition's writes
+// (writeMu: appends, truncations and log start changes take it shared),
+// copies the rest and has the log manager swap the future log in. The
+// Partition's log is therefore loaded through an atomic pointer (Log);
+// its waiters, roles and ISR stay on the Partition.
 //
 // This package depends on log, record and net/wire (the fetchers'
 // client); net/api calls it, and the node's publisher tells it which

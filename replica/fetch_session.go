@@ -64,7 +64,7 @@ func (s *fetchSession) build(req *kmsg.FetchRequest, items []fetchItem, partMaxB
 	for _, it := range items {
 		p := it.p
 		now[p] = true
-		pos := fetchPosition{offset: p.log.LogEndOffset(), logStart: p.log.LogStartOffset(), hw: p.HighWatermark(), epoch: it.s.epoch}
+		pos := fetchPosition{offset: p.Log().LogEndOffset(), logStart: p.Log().LogStartOffset(), hw: p.HighWatermark(), epoch: it.s.epoch}
 		if last, ok := s.sent[p]; ok && last == pos && !full {
 			continue
 		}

@@ -304,7 +304,7 @@ func (f *fetcher) truncate(c *wire.Client, items []fetchItem) error {
 	req.ReplicaID = f.m.nodeID
 	local := map[log.TopicPartition]int32{}
 	for _, it := range items {
-		epochs := it.p.log.LeaderEpochs()
+		epochs := it.p.Log().LeaderEpochs()
 		if len(epochs) == 0 {
 			// No epoch (an empty log, or one from before epochs): the
 			// HW is what the log can keep.
@@ -353,7 +353,7 @@ func (f *fetcher) truncate(c *wire.Client, items []fetchItem) error {
 				// smaller of the two ends.
 				offset = rp.EndOffset
 				if rp.LeaderEpoch < local[tp] {
-					if e, end := it.p.log.EndOffsetForEpoch(rp.LeaderEpoch); e == rp.LeaderEpoch {
+					if e, end := it.p.Log().EndOffsetForEpoch(rp.LeaderEpoch); e == rp.LeaderEpoch {
 						offset = min(offset, end)
 					}
 				}
@@ -369,16 +369,20 @@ func (f *fetcher) truncate(c *wire.Client, items []fetchItem) error {
 func (f *fetcher) cut(it fetchItem, offset int64, why string) {
 	p := it.p
 	p.roleMu.Lock()
+	p.writeMu.RLock()
 	ok := p.Role() == Follower && p.LeaderEpoch() == it.s.epoch
 	var err error
-	if ok && offset < p.log.LogEndOffset() {
+	if ok && offset < p.Log().LogEndOffset() {
 		if hw := p.HighWatermark(); offset < hw {
 			f.m.cfg.Logger.Warn("follower truncates below its high watermark", "partition", p.TP.String(), "offset", offset, "hw", hw)
-			p.log.OnHighWatermark(offset)
+			p.Log().OnHighWatermark(offset)
 		}
-		f.m.cfg.Logger.Info("follower truncates its log", "partition", p.TP.String(), "from", p.log.LogEndOffset(), "to", offset, "why", why)
-		err = p.log.TruncateTo(offset)
+		f.m.cfg.Logger.Info("follower truncates its log", "partition", p.TP.String(), "from", p.Log().LogEndOffset(), "to", offset, "why", why)
+		if err = p.Log().TruncateTo(offset); err == nil {
+			p.truncateFuture(offset, false)
+		}
 	}
+	p.writeMu.RUnlock()
 	p.roleMu.Unlock()
 	if err != nil {
 		f.m.cfg.Logger.Error("follower cannot truncate its log", "partition", p.TP.String(), "err", err)
@@ -412,11 +416,15 @@ func (f *fetcher) startAtLeaderLogStart(c *wire.Client, it fetchItem) error {
 	start := resp.Topics[0].Partitions[0].Offset
 	p := it.p
 	p.roleMu.Lock()
+	p.writeMu.RLock()
 	var err error
-	if p.Role() == Follower && p.LeaderEpoch() == it.s.epoch && p.log.LogEndOffset() < start {
+	if p.Role() == Follower && p.LeaderEpoch() == it.s.epoch && p.Log().LogEndOffset() < start {
 		f.m.cfg.Logger.Info("follower starts over at the leader's log start", "partition", p.TP.String(), "offset", start)
-		err = p.log.TruncateFullyAndStartAt(start)
+		if err = p.Log().TruncateFullyAndStartAt(start); err == nil {
+			p.truncateFuture(start, true)
+		}
 	}
+	p.writeMu.RUnlock()
 	p.roleMu.Unlock()
 	if err != nil {
 		f.m.cfg.Logger.Error("follower cannot restart its log", "partition", p.TP.String(), "err", err)
@@ -506,23 +514,26 @@ func (f *fetcher) apply(it fetchItem, rp *kmsg.FetchResponseTopicPartition) {
 	if p.Role() != Follower || p.LeaderEpoch() != it.s.epoch {
 		return
 	}
+	p.writeMu.RLock()
 	if len(records) > 0 {
 		f.m.stats.fetchedBytes.Add(int64(len(records)))
-		if _, err := p.log.Append(records, log.OriginReplication, it.s.epoch); err != nil {
+		if _, err := p.Log().Append(records, log.OriginReplication, it.s.epoch); err != nil {
+			p.writeMu.RUnlock()
 			f.m.cfg.Logger.Error("follower cannot append the leader's batches", "partition", p.TP.String(), "err", err)
 			f.update(p, it.s.epoch, func(s *fetchState) { s.truncate = true })
 			f.backoff(p, it.s.epoch)
 			return
 		}
 	}
-	leo := p.log.LogEndOffset()
-	if start := min(rp.LogStartOffset, leo); start > p.log.LogStartOffset() {
-		if _, err := p.log.DeleteRecordsBefore(start); err != nil {
+	leo := p.Log().LogEndOffset()
+	if start := min(rp.LogStartOffset, leo); start > p.Log().LogStartOffset() {
+		if _, err := p.Log().DeleteRecordsBefore(start); err != nil {
 			f.m.cfg.Logger.Warn("follower cannot raise its log start offset", "partition", p.TP.String(), "err", err)
 		}
 	}
+	p.writeMu.RUnlock()
 	if hw := min(rp.HighWatermark, leo); hw > p.HighWatermark() {
-		p.log.OnHighWatermark(hw)
+		p.setHW(hw)
 		p.wakeReaders(int64(len(records))) // consumers reading from this follower (KIP-392)
 	}
 }

@@ -13,37 +13,37 @@ import (
 // coordinators ask these, never the log itself.
 
 // LogStartOffset is the first offset the log holds.
-func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
+func (p *Partition) LogStartOffset() int64 { return p.Log().LogStartOffset() }
 
 // LogEndOffset is the offset the next append gets.
-func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
+func (p *Partition) LogEndOffset() int64 { return p.Log().LogEndOffset() }
 
 // OffsetForTimestamp finds the first record at or after ts (ListOffsets).
 func (p *Partition) OffsetForTimestamp(ts int64) (log.RecordPosition, bool, error) {
-	return p.log.OffsetForTimestamp(ts)
+	return p.Log().OffsetForTimestamp(ts)
 }
 
 // MaxTimestamp finds the record with the largest timestamp (ListOffsets -3).
-func (p *Partition) MaxTimestamp() (log.RecordPosition, bool, error) { return p.log.MaxTimestamp() }
+func (p *Partition) MaxTimestamp() (log.RecordPosition, bool, error) { return p.Log().MaxTimestamp() }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch from the leader epoch cache.
 func (p *Partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
-	return p.log.EndOffsetForEpoch(epoch)
+	return p.Log().EndOffsetForEpoch(epoch)
 }
 
 // InTransaction reports whether the producer at epoch has a transaction
 // open in this partition.
 func (p *Partition) InTransaction(producerID int64, epoch int16) bool {
-	return p.log.InTransaction(producerID, epoch)
+	return p.Log().InTransaction(producerID, epoch)
 }
 
 // Producers lists the partition's producer states (DescribeProducers).
-func (p *Partition) Producers() []log.ProducerSnapshotEntry { return p.log.Producers() }
+func (p *Partition) Producers() []log.ProducerSnapshotEntry { return p.Log().Producers() }
 
 // ScanAll calls fn with every batch from the log start to its end, open
 // transactions included: a coordinator loading its state.
 func (p *Partition) ScanAll(fn func(record.Batch) error) error {
-	return p.log.Scan(p.log.LogStartOffset(), p.log.LogEndOffset(), fn)
+	return p.Log().Scan(p.Log().LogStartOffset(), p.Log().LogEndOffset(), fn)
 }
 
 // SegmentStart is where a segment starts and when its file last changed.
@@ -56,7 +56,7 @@ type SegmentStart struct{ Offset, ModifiedMs int64 }
 // then the log end offset stamped now when the active segment holds
 // anything.
 func (p *Partition) SegmentStarts() []SegmentStart {
-	l := p.log
+	l := p.Log()
 	segs := l.Segments()
 	if len(segs) == 0 {
 		return nil

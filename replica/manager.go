@@ -110,6 +110,18 @@ func (m *Manager) Close() {
 	close(m.stop)
 	m.fetchers.closeAll()
 	m.done.Wait()
+	// Moves stop; their future logs stay, for the next start to resume.
+	m.mu.RLock()
+	var moves []*move
+	for _, p := range m.parts {
+		if mv := p.move.Load(); mv != nil {
+			moves = append(moves, mv)
+		}
+	}
+	m.mu.RUnlock()
+	for _, mv := range moves {
+		mv.cancel()
+	}
 }
 
 // tickLoop checks the ISRs every half replica.lag.time.max.ms, as Kafka
@@ -150,7 +162,7 @@ func (m *Manager) reportOffline() {
 	m.mu.RLock()
 	var gone []*Partition
 	for _, p := range m.parts {
-		if p.log.Offline() && !p.offlineReported.Load() {
+		if p.Log().Offline() && !p.offlineReported.Load() {
 			gone = append(gone, p)
 		}
 	}
@@ -207,7 +219,7 @@ func (m *Manager) Get(tp log.TopicPartition) (*Partition, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if p, ok := m.parts[tp]; ok {
-		if p.log.Offline() {
+		if p.Log().Offline() {
 			return nil, fmt.Errorf("partition %s went offline after an I/O error: %w", tp, kerr.KafkaStorageError)
 		}
 		return p, nil
@@ -226,7 +238,7 @@ func (m *Manager) Get(tp log.TopicPartition) (*Partition, error) {
 func (m *Manager) Offline(tp log.TopicPartition) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if p, ok := m.parts[tp]; ok && p.log.Offline() {
+	if p, ok := m.parts[tp]; ok && p.Log().Offline() {
 		return errLogOffline
 	}
 	return m.offline[tp]
@@ -314,7 +326,7 @@ func (m *Manager) MakeFollower(s FollowerSpec) (*Partition, error) {
 	}
 	m.fetchers.remove(p)
 	p.makeFollower(s.Leader, s.LeaderEpoch)
-	if s.Leader >= 0 && !p.log.Offline() { // an offline log takes no appends
+	if s.Leader >= 0 && !p.Log().Offline() { // an offline log takes no appends
 
 		m.fetchers.add(p, s.Leader, s.LeaderEpoch)
 	}
@@ -344,10 +356,15 @@ func (m *Manager) openLocked(tp log.TopicPartition, topicID [16]byte, cfg log.Co
 		}
 		p = newPartition(m, tp, topicID, l)
 		m.parts[tp] = p
+		// A move a restart interrupted goes on.
+		if fut, dir, ok := m.logs.Future(tp); ok {
+			fut.SetConfig(cfg)
+			m.startMove(p, fut, dir)
+		}
 	}
-	p.log.SetConfig(cfg)
+	p.Log().SetConfig(cfg)
 	if topicID != ([16]byte{}) {
-		if err := p.log.SetTopicID(topicID); err != nil {
+		if err := p.Log().SetTopicID(topicID); err != nil {
 			return p, err
 		}
 	}
@@ -365,6 +382,9 @@ func (m *Manager) Remove(tp log.TopicPartition, deleteLog bool) error {
 		return nil
 	}
 	m.fetchers.remove(p)
+	if mv := p.move.Load(); mv != nil {
+		mv.cancel()
+	}
 	p.stop()
 	if deleteLog {
 		return m.logs.Delete(tp)

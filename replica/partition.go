@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -29,9 +30,21 @@ const (
 type Partition struct {
 	TP      log.TopicPartition
 	TopicID [16]byte
-	log     *log.Log
-	nodeID  int32
-	m       *Manager
+	// cur is the partition's log; a move to another log dir replaces it
+	// (move.go), so every use loads it (Log) and a read that finds it
+	// closed reads again from the new one.
+	cur    atomic.Pointer[log.Log]
+	nodeID int32
+	m      *Manager
+	// writeMu holds the log still for a move's last step: every append,
+	// truncation and log start change takes it shared, the swap to the
+	// moved log exclusively.
+	writeMu sync.RWMutex
+	// move is the partition's move to another log dir in progress.
+	move atomic.Pointer[move]
+	// swapping: a move's last step closes the log and publishes the new
+	// one; a read that finds the old one closed meanwhile reads nothing.
+	swapping atomic.Bool
 
 	role        atomic.Int32
 	leaderEpoch atomic.Int32
@@ -62,7 +75,8 @@ type Partition struct {
 type appendMark struct{ end, bytes int64 }
 
 func newPartition(m *Manager, tp log.TopicPartition, id [16]byte, l *log.Log) *Partition {
-	p := &Partition{TP: tp, TopicID: id, log: l, nodeID: m.nodeID, m: m}
+	p := &Partition{TP: tp, TopicID: id, nodeID: m.nodeID, m: m}
+	p.cur.Store(l)
 	p.mu.watchers = map[*Waiter]struct{}{}
 	p.mu.followerWatchers = map[*Waiter]int64{}
 	p.mu.minInsyncReplicas = 1
@@ -72,8 +86,8 @@ func newPartition(m *Manager, tp log.TopicPartition, id [16]byte, l *log.Log) *P
 
 // Log is the partition's log, for tests that look at what is on disk:
 // serving code reads through the Partition (lookup.go), which knows the
-// role and the high watermark.
-func (p *Partition) Log() *log.Log { return p.log }
+// role and the high watermark. A move to another log dir replaces it.
+func (p *Partition) Log() *log.Log { return p.cur.Load() }
 
 // Role is this broker's role for the partition.
 func (p *Partition) Role() Role { return Role(p.role.Load()) }
@@ -87,13 +101,13 @@ func (p *Partition) IsLeader() bool { return p.Role() == Leader }
 // HighWatermark is the offset below which records are committed. It lives
 // in the log (log.Log.HighWatermark), which persists it in
 // replication-offset-checkpoint.
-func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
+func (p *Partition) HighWatermark() int64 { return p.Log().HighWatermark() }
 
 // LastStableOffset is the high watermark, or the first offset of the
 // oldest transaction not yet decided below it.
 func (p *Partition) LastStableOffset() int64 {
 	hw := p.HighWatermark()
-	if o, ok := p.log.FirstUnstableOffset(); ok && o < hw {
+	if o, ok := p.Log().FirstUnstableOffset(); ok && o < hw {
 		return o
 	}
 	return hw
@@ -126,7 +140,7 @@ func (p *Partition) makeLeader(s LeaderSpec) {
 	}
 	var moved bool
 	if p.mu.isr == nil || p.Role() != Leader || p.leaderEpoch.Load() != s.LeaderEpoch {
-		p.mu.isr = newISRState(p.nodeID, replicas, s.ISR, s.Ineligible, s.PartitionEpoch, p.mu.minInsyncReplicas, p.log.LogEndOffset(), p.log.HighWatermark(), now, p.m.cfg.LagTimeMax.Milliseconds())
+		p.mu.isr = newISRState(p.nodeID, replicas, s.ISR, s.Ineligible, s.PartitionEpoch, p.mu.minInsyncReplicas, p.Log().LogEndOffset(), p.Log().HighWatermark(), now, p.m.cfg.LagTimeMax.Milliseconds())
 		p.mu.appended, p.mu.hwBytes, p.mu.nmarks = 0, 0, 0
 		moved = true
 	} else {
@@ -203,7 +217,9 @@ func (p *Partition) Append(records []byte, acks int16) (log.AppendInfo, error) {
 			return log.AppendInfo{}, fmt.Errorf("isr %d below min.insync.replicas %d: %w", n, min, kerr.NotEnoughReplicas)
 		}
 	}
-	info, err := p.log.Append(records, log.OriginClient, p.leaderEpoch.Load())
+	p.writeMu.RLock()
+	info, err := p.Log().Append(records, log.OriginClient, p.leaderEpoch.Load())
+	p.writeMu.RUnlock()
 	if err != nil {
 		return info, err
 	}
@@ -219,7 +235,9 @@ func (p *Partition) AppendCoordinator(records []byte) (log.AppendInfo, error) {
 	if p.Role() != Leader {
 		return log.AppendInfo{}, kerr.NotLeaderForPartition
 	}
-	info, err := p.log.Append(records, log.OriginCoordinator, p.leaderEpoch.Load())
+	p.writeMu.RLock()
+	info, err := p.Log().Append(records, log.OriginCoordinator, p.leaderEpoch.Load())
+	p.writeMu.RUnlock()
 	if err == nil {
 		p.afterAppend(info)
 	}
@@ -232,7 +250,7 @@ func (p *Partition) afterAppend(info log.AppendInfo) {
 	if info.Duplicate || info.Bytes == 0 {
 		return
 	}
-	leo := p.log.LogEndOffset()
+	leo := p.Log().LogEndOffset()
 	p.mu.Lock()
 	p.mu.appended += info.Bytes
 	p.mu.marks[p.mu.nmarks%uint64(len(p.mu.marks))] = appendMark{end: info.LastOffset + 1, bytes: p.mu.appended}
@@ -253,7 +271,7 @@ func (p *Partition) afterAppend(info log.AppendInfo) {
 // checkpoint), consumer fetches are credited with the bytes it made
 // visible, writes it committed complete.
 func (p *Partition) onHW(hw int64) {
-	p.log.OnHighWatermark(hw)
+	p.setHW(hw)
 	p.mu.Lock()
 	credited := p.mu.appended
 	for i := uint64(0); i < min(p.mu.nmarks, uint64(len(p.mu.marks))); i++ {
@@ -312,13 +330,13 @@ func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch 
 	if err := p.CheckLeaderEpoch(currentEpoch); err != nil {
 		return ReadResult{}, err
 	}
-	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.log.LogStartOffset()}
+	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.Log().LogStartOffset()}
 	bound := res.HighWatermark
 	if readCommitted {
 		bound = res.LastStableOffset
 	}
 	res.End = bound
-	r, err := p.log.Read(offset, maxBytes, bound, minOneBatch)
+	r, err := p.readLog(offset, maxBytes, bound, minOneBatch)
 	if err != nil {
 		return res, err
 	}
@@ -327,7 +345,7 @@ func (p *Partition) Read(offset int64, maxBytes int, readCommitted, minOneBatch 
 		p.m.stats.followerServedBytes.Add(r.Len)
 	}
 	if readCommitted && !r.Empty() {
-		res.Aborted, err = p.log.AbortedTxns(aborted[:0], offset, bound)
+		res.Aborted, err = p.Log().AbortedTxns(aborted[:0], offset, bound)
 	}
 	return res, err
 }
@@ -342,7 +360,7 @@ func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, m
 	if err := p.CheckLeaderEpoch(currentEpoch); err != nil {
 		return ReadResult{}, err
 	}
-	leo := p.log.LogEndOffset()
+	leo := p.Log().LogEndOffset()
 	if offset > leo {
 		return ReadResult{}, fmt.Errorf("follower %d fetches at %d past the log end %d: %w", replica, offset, leo, kerr.OffsetOutOfRange)
 	}
@@ -364,8 +382,8 @@ func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, m
 	if alter != nil {
 		p.m.alterISR(p, p.leaderEpoch.Load(), partitionEpoch, alter)
 	}
-	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.log.LogStartOffset(), End: leo}
-	r, err := p.log.Read(offset, maxBytes, leo, minOneBatch)
+	res := ReadResult{HighWatermark: p.HighWatermark(), LastStableOffset: p.LastStableOffset(), LogStartOffset: p.Log().LogStartOffset(), End: leo}
+	r, err := p.readLog(offset, maxBytes, leo, minOneBatch)
 	if err != nil {
 		return res, err
 	}
@@ -379,7 +397,7 @@ func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, m
 func (p *Partition) ReadBound(follower, committed bool) int64 {
 	switch {
 	case follower:
-		return p.log.LogEndOffset()
+		return p.Log().LogEndOffset()
 	case committed:
 		return p.LastStableOffset()
 	}
@@ -427,7 +445,9 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	if offset < 0 || offset > hw {
 		return -1, fmt.Errorf("offset %d above the high watermark %d: %w", offset, hw, kerr.OffsetOutOfRange)
 	}
-	return p.log.DeleteRecordsBefore(offset)
+	p.writeMu.RLock()
+	defer p.writeMu.RUnlock()
+	return p.Log().DeleteRecordsBefore(offset)
 }
 
 // PreferredReadReplica is the replica a consumer in clientRack should
@@ -469,4 +489,34 @@ func (p *Partition) wakeReaders(grown int64) {
 	ready := readyLocked(p.mu.watchers, max(grown, 1))
 	p.mu.Unlock()
 	fire(ready)
+}
+
+// readLog reads the partition's log. A read that found the log closed
+// because a move replaced it reads again from the new one; one that found
+// it closed while the move swaps it reads nothing (a fetch waits, or
+// comes back), rather than failing.
+func (p *Partition) readLog(offset int64, maxBytes int, bound int64, minOneBatch bool) (log.FileRange, error) {
+	l := p.Log()
+	r, err := l.Read(offset, maxBytes, bound, minOneBatch)
+	if err != nil && errors.Is(err, kerr.KafkaStorageError) {
+		if nl := p.Log(); nl != l {
+			return nl.Read(offset, maxBytes, bound, minOneBatch)
+		}
+		if p.swapping.Load() {
+			return log.FileRange{}, nil
+		}
+	}
+	return r, err
+}
+
+// setHW gives the log the partition's high watermark. A move's swap
+// carries the old log's over after publishing the new log, and this looks
+// at the log again after setting it: whichever runs second sees the
+// other's, so a move loses no HW step.
+func (p *Partition) setHW(hw int64) {
+	l := p.Log()
+	l.OnHighWatermark(hw)
+	if nl := p.Log(); nl != l {
+		nl.OnHighWatermark(hw)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"golang.org/x/sys/unix"
 
 	"kzero/log"
 	"kzero/record"
@@ -227,4 +228,200 @@ func testFollowerWaiterWokenByHighWatermark(t *testing.T) {
 		t.Fatalf("a follower that said nothing was woken by the HW: %s", <-fired)
 	}
 	silent.Cancel()
+}
+
+// waitMove waits for the partition's move to end.
+func waitMove(p *Partition) {
+	if mv := p.move.Load(); mv != nil {
+		<-mv.done
+	}
+}
+
+// TestMoveCopiesBeforeHoldingWrites: a log of many small segments moves to
+// the other log dir with everything copied before the writes are held
+// (a chunk that ends at a segment's end is not taken for the log's end),
+// and the moved log reads as the old one did.
+func TestMoveCopiesBeforeHoldingWrites(t *testing.T) {
+	lcfg := log.DefaultManagerConfig(t.TempDir(), t.TempDir())
+	lcfg.Defaults.SegmentIndexBytes = 1 << 16
+	logs, err := log.OpenManager(lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	m := NewManager(1, logs)
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	cfg.SegmentBytes = 2 << 10
+	tp := log.TopicPartition{Topic: "t"}
+	p, err := m.MakeLeader(LeaderSpec{TP: tp, ISR: []int32{1}, MinInsyncReplicas: 1, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 300 {
+		if _, err := p.Append(batch(t, 10), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := p.Log()
+	if len(old.Segments()) < 20 {
+		t.Fatalf("%d segments", len(old.Segments()))
+	}
+	res, err := p.Read(0, 1<<20, false, true, -1, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := res.Range
+	from, _ := logs.DirOf(tp)
+	to := logs.Dirs()[0]
+	if to == from {
+		to = logs.Dirs()[1]
+	}
+	if err := m.AlterLogDir(tp, "/elsewhere"); !errors.Is(err, kerr.LogDirNotFound) {
+		t.Fatalf("unknown dir: %v", err)
+	}
+	if err := m.AlterLogDir(tp, to); err != nil {
+		t.Fatal(err)
+	}
+	waitMove(p)
+	if d, _ := logs.DirOf(tp); d != to || p.Log() == old {
+		t.Fatalf("after the move the log is in %s", d)
+	}
+	st := m.Stats()
+	if st.MovedBytes != old.Size() || st.MoveHeldBytes != 0 {
+		t.Fatalf("moved %d bytes of %d, %d with the writes held", st.MovedBytes, old.Size(), st.MoveHeldBytes)
+	}
+	if p.LogEndOffset() != 3000 || p.HighWatermark() != 3000 {
+		t.Fatalf("moved log ends at %d, hw %d", p.LogEndOffset(), p.HighWatermark())
+	}
+	// The read made before the move still holds its bytes; one now reads
+	// the same bytes from the moved log.
+	res, err = p.Read(0, 1<<20, false, true, -1, false, nil)
+	again := res.Range
+	if err != nil || again.Len != held.Len {
+		t.Fatalf("read after the move: %+v %v", again, err)
+	}
+	a, b := make([]byte, held.Len), make([]byte, again.Len)
+	if _, err := unix.Pread(held.Segment.Fd(), a, held.Pos); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.Pread(again.Segment.Fd(), b, again.Pos); err != nil {
+		t.Fatal(err)
+	}
+	held.Release()
+	again.Release()
+	if string(a) != string(b) {
+		t.Fatal("the moved log reads otherwise")
+	}
+	if info, err := p.Append(batch(t, 1), 1); err != nil || info.FirstOffset != 3000 {
+		t.Fatalf("append after the move: %+v %v", info, err)
+	}
+}
+
+// logBytes reads a log whole.
+func logBytes(t *testing.T, l *log.Log) []byte {
+	t.Helper()
+	var out []byte
+	if err := l.Scan(l.LogStartOffset(), l.LogEndOffset(), func(b record.Batch) error {
+		out = append(out, b...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMoveFollowsTruncation: the future log of a move follows what happens
+// to the log under it: a truncation (a follower cutting a diverged tail),
+// a raised log start, a log started over. Driven step by step, without
+// the copier goroutine.
+func TestMoveFollowsTruncation(t *testing.T) {
+	lcfg := log.DefaultManagerConfig(t.TempDir(), t.TempDir())
+	lcfg.Defaults.SegmentIndexBytes = 1 << 16
+	logs, err := log.OpenManager(lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	m := NewManager(1, logs)
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	cfg.SegmentBytes = 1 << 10
+	tp := log.TopicPartition{Topic: "t"}
+	p, err := m.MakeLeader(LeaderSpec{TP: tp, ISR: []int32{1}, MinInsyncReplicas: 1, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		if _, err := p.Append(batch(t, 5), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from, _ := logs.DirOf(tp)
+	to := logs.Dirs()[0]
+	if to == from {
+		to = logs.Dirs()[1]
+	}
+	fut, err := logs.CreateFuture(tp, to, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv := &move{p: p, dir: to, fut: fut, stop: make(chan struct{}), done: make(chan struct{})}
+	p.move.Store(mv)
+	copyAll := func() {
+		t.Helper()
+		mv.mu.Lock()
+		defer mv.mu.Unlock()
+		for {
+			n, caughtUp, err := mv.copyLocked()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if caughtUp || n == 0 {
+				break
+			}
+		}
+		if got, want := logBytes(t, fut), logBytes(t, p.Log()); string(got) != string(want) ||
+			fut.LogStartOffset() != p.Log().LogStartOffset() || fut.LogEndOffset() != p.LogEndOffset() {
+			t.Fatalf("future log [%d, %d) %d bytes, log [%d, %d) %d bytes", fut.LogStartOffset(), fut.LogEndOffset(), len(got),
+				p.Log().LogStartOffset(), p.LogEndOffset(), len(want))
+		}
+	}
+	copyAll()
+
+	// A truncation, then other batches at the same offsets.
+	p.writeMu.RLock()
+	if err := p.Log().TruncateTo(150); err != nil {
+		t.Fatal(err)
+	}
+	p.truncateFuture(150, false)
+	p.writeMu.RUnlock()
+	if fut.LogEndOffset() != 150 {
+		t.Fatalf("future log ends at %d after the truncation", fut.LogEndOffset())
+	}
+	for range 5 {
+		if _, err := p.Append(batch(t, 3), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyAll()
+
+	// A raised log start.
+	if _, err := p.DeleteRecordsBefore(100); err != nil {
+		t.Fatal(err)
+	}
+	copyAll()
+
+	// The log starts over further on.
+	p.writeMu.RLock()
+	if err := p.Log().TruncateFullyAndStartAt(1000); err != nil {
+		t.Fatal(err)
+	}
+	p.truncateFuture(1000, true)
+	p.writeMu.RUnlock()
+	if _, err := p.Append(batch(t, 2), 1); err != nil {
+		t.Fatal(err)
+	}
+	copyAll()
+	close(mv.done)
 }

@@ -9,6 +9,8 @@ type Stats struct {
 	ServedAsFollower  int64 // record bytes consumers read from this broker as a follower (KIP-392)
 	ISRShrinks        int64 // ISR changes asked for that drop a follower
 	ISRExpands        int64 // ISR changes asked for that add one
+	MovedBytes        int64 // record bytes replica moves copied between log dirs (AlterReplicaLogDirs)
+	MoveHeldBytes     int64 // of those, the bytes copied in a move's last step, with the partition's writes held
 	UnderReplicated   int   // partitions led here whose ISR is smaller than their replicas
 	Leaders           int   // partitions led here
 	Followers         int   // partitions followed here
@@ -21,6 +23,8 @@ type stats struct {
 	followerServedBytes atomic.Int64
 	isrShrinks          atomic.Int64
 	isrExpands          atomic.Int64
+	movedBytes          atomic.Int64
+	moveHeldBytes       atomic.Int64
 }
 
 // Stats returns the counters and the partitions' replication state now.
@@ -31,6 +35,8 @@ func (m *Manager) Stats() Stats {
 		ServedAsFollower:  m.stats.followerServedBytes.Load(),
 		ISRShrinks:        m.stats.isrShrinks.Load(),
 		ISRExpands:        m.stats.isrExpands.Load(),
+		MovedBytes:        m.stats.movedBytes.Load(),
+		MoveHeldBytes:     m.stats.moveHeldBytes.Load(),
 	}
 	m.fetchers.mu.Lock()
 	s.Fetchers = len(m.fetchers.by)

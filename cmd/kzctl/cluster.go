@@ -11,7 +11,7 @@ import (
 func (c *cli) clusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Show the cluster, elect leaders, reassign partitions",
+		Short: "Show the cluster, elect leaders, reassign partitions, move replicas between log dirs",
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "info",
@@ -27,6 +27,22 @@ func (c *cli) clusterCmd() *cobra.Command {
 		Args:  noArgs,
 		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, _ []string) error {
 			return tools.ClusterQuorum(ctx, env)
+		}),
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:     "log-dirs [TOPIC[:PARTITION,...]...]",
+		Short:   "List each broker's log dirs with the replicas in them, and the replicas moving between dirs",
+		Example: "  kzctl cluster log-dirs orders",
+		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, topics []string) error {
+			return tools.ClusterLogDirs(ctx, env, topics)
+		}),
+	}, &cobra.Command{
+		Use:     "move-replica-dir BROKER DIR TOPIC:PARTITION,...",
+		Short:   "Move a broker's replicas to another of its log dirs, while they serve",
+		Example: "  kzctl cluster move-replica-dir 1 /var/lib/kzero/disk2 orders:0,1",
+		Args:    cobra.MinimumNArgs(3),
+		RunE: c.withEnv(func(ctx context.Context, env *tools.Env, args []string) error {
+			return tools.ClusterMoveReplicaDir(ctx, env, args[0], args[1], args[2:])
 		}),
 	})
 	cmd.AddCommand(c.clusterElectLeaders(), c.clusterReassign(), &cobra.Command{

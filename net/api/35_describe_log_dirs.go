@@ -6,7 +6,9 @@ package api
 // partitions placed in it; kzero has no cordoning, so never). A null topic
 // list means every partition. v0 (KIP-896 removed it from Kafka 4.0) is
 // v1 without the promise to send the response before throttling; kzero
-// throttles nothing, so they answer the same.
+// throttles nothing, so they answer the same. A replica moving to another
+// log dir (AlterReplicaLogDirs) is listed in both, the future log with
+// IsFuture and its OffsetLag behind the current one.
 
 import (
 	"path/filepath"
@@ -57,6 +59,22 @@ func (h *Handler) describeLogDirs(req *server.Request) error {
 		p := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 		p.Partition, p.Size = tp.Partition, l.Size()
 		if m, ok := byDir[dir]; ok {
+			m[tp.Topic] = append(m[tp.Topic], p)
+		}
+	}
+	// A replica moving to another dir is in both: its future log there
+	// is behind the current one by OffsetLag offsets.
+	current := logs.Logs()
+	for tp, l := range logs.Futures() {
+		if !want(tp) {
+			continue
+		}
+		p := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+		p.Partition, p.Size, p.IsFuture = tp.Partition, l.Size(), true
+		if cur, ok := current[tp]; ok {
+			p.OffsetLag = max(cur.LogEndOffset()-l.LogEndOffset(), 0)
+		}
+		if m, ok := byDir[filepath.Dir(l.Dir())]; ok {
 			m[tp.Topic] = append(m[tp.Topic], p)
 		}
 	}

@@ -1,0 +1,479 @@
+package node
+
+// A replica moving between log dirs (AlterReplicaLogDirs) while a
+// producer writes to it and a consumer reads it, on one node with two
+// log dirs.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/log"
+)
+
+// describedReplica is one partition of a DescribeLogDirs answer.
+type describedReplica struct {
+	dir      string
+	size     int64
+	lag      int64
+	isFuture bool
+}
+
+// describeLogDirs asks broker 1 where topic's partition 0 is.
+func describeLogDirs(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) []describedReplica {
+	return describeLogDirsOn(t, ctx, cl, 1, topic)
+}
+
+// describeLogDirsOn asks broker where topic's partition 0 is.
+func describeLogDirsOn(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, topic string) []describedReplica {
+	t.Helper()
+	req := kmsg.NewPtrDescribeLogDirsRequest()
+	req.Version = 4
+	rt := kmsg.NewDescribeLogDirsRequestTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0}
+	req.Topics = append(req.Topics, rt)
+	kresp, err := cl.Broker(broker).Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kresp.(*kmsg.DescribeLogDirsResponse)
+	var out []describedReplica
+	for _, d := range resp.Dirs {
+		if d.ErrorCode != 0 {
+			t.Fatalf("dir %s: %v", d.Dir, kerr.ErrorForCode(d.ErrorCode))
+		}
+		for _, dt := range d.Topics {
+			for _, p := range dt.Partitions {
+				if dt.Topic == topic && p.Partition == 0 {
+					out = append(out, describedReplica{dir: d.Dir, size: p.Size, lag: p.OffsetLag, isFuture: p.IsFuture})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// alterLogDir asks broker 1 to move topic's partition 0 to dir and
+// returns the partition's error code.
+func alterLogDir(t *testing.T, ctx context.Context, cl *kgo.Client, topic, dir string) int16 {
+	return alterLogDirOn(t, ctx, cl, 1, topic, dir)
+}
+
+// alterLogDirOn asks broker to move its replica of topic's partition 0 to
+// dir and returns the partition's error code.
+func alterLogDirOn(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, topic, dir string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+	req.Version = 2
+	rd := kmsg.NewAlterReplicaLogDirsRequestDir()
+	rd.Dir = dir
+	rt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0}
+	rd.Topics = append(rd.Topics, rt)
+	req.Dirs = append(req.Dirs, rd)
+	// To the broker itself: the client would answer for a partition its
+	// metadata does not know without asking.
+	kresp, err := cl.Broker(broker).Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kresp.(*kmsg.AlterReplicaLogDirsResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Topic != topic {
+		t.Fatalf("answer %+v", resp.Topics)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// consumed is a record read back: its offset and the producer's sequence
+// number in its value.
+type consumed struct{ offset, seq int64 }
+
+// readAll consumes topic's partition 0 from the start until it has n
+// records.
+func readAll(t *testing.T, ctx context.Context, c *testCluster, topic string, n int) []consumed {
+	t.Helper()
+	cl, _ := c.client(0, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	var out []consumed
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d records of %d", len(out), n)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Logf("fetch: %v", err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			seq, err := strconv.ParseInt(strings.TrimRight(string(r.Value), "."), 10, 64)
+			if err != nil {
+				t.Fatalf("value %q", r.Value)
+			}
+			out = append(out, consumed{r.Offset, seq})
+		})
+	}
+	return out
+}
+
+// checkRead checks what a consumer read against what the producer was
+// told: every record once, in order, at its acknowledged offset.
+func checkRead(t *testing.T, got []consumed, acked []int64) {
+	t.Helper()
+	if len(got) != len(acked) {
+		t.Fatalf("read %d records, %d acknowledged", len(got), len(acked))
+	}
+	for i, r := range got {
+		if r.seq != int64(i) || r.offset != acked[i] {
+			t.Fatalf("record %d: sequence %d at offset %d, acknowledged at %d", i, r.seq, r.offset, acked[i])
+		}
+	}
+}
+
+func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
+	second := t.TempDir()
+	c := startClusterWith(t, 1, func(cfg *Config) {
+		cfg.Logs.Dirs = append(cfg.Logs.Dirs, second)
+		if os.Getenv("KZ_DEBUG") != "" {
+			cfg.Logger = slog.Default()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const topic = "moving"
+	cl, adm := c.client(0)
+	segment := "1048576" // Kafka's least
+	if res, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"segment.bytes": &segment}, topic); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	tp := log.TopicPartition{Topic: topic, Partition: 0}
+	for {
+		if p, ok := c.nodes[0].Replicas().Partition(tp); ok && p.IsLeader() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the partition never got a leader")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	dirs := c.nodes[0].Logs().Dirs()
+	first, _ := c.nodes[0].Logs().DirOf(tp)
+	other := dirs[0]
+	if other == first {
+		other = dirs[1]
+	}
+
+	// The producer writes acks=1, many records in flight in one request
+	// at a time (so in order), and keeps the offset each was
+	// acknowledged at.
+	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.MaxProduceRequestsInflightPerBroker(1), kgo.ProducerBatchMaxBytes(64<<10))
+	pad := strings.Repeat(".", 1000)
+	var mu sync.Mutex
+	acked := map[int64]int64{} // sequence number -> offset
+	var next int64             // the producer's next sequence number
+	produce := func(n int) {
+		for range n {
+			seq := next
+			next++
+			pcl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + pad)}, func(r *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce %d: %v", seq, err)
+					return
+				}
+				mu.Lock()
+				acked[seq] = r.Offset
+				mu.Unlock()
+			})
+		}
+	}
+	ackedCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	produce(4000) // ~4 MB over several segments before the first move
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			produce(100)
+			if t.Failed() {
+				return
+			}
+		}
+	})
+	// A consumer reads along while the replica moves.
+	var during []consumed
+	readDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(readDone)
+		during = readAll(t, ctx, c, topic, 20000)
+	})
+
+	for i, to := range []string{other, first, other} {
+		before := ackedCount()
+		if code := alterLogDir(t, ctx, cl, topic, to); code != 0 {
+			t.Fatalf("move %d: %v", i, kerr.ErrorForCode(code))
+		}
+		for {
+			got := describeLogDirs(t, ctx, cl, topic)
+			if len(got) == 1 && got[0].dir == to && !got[0].isFuture {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("move %d never finished: %+v", i, got)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Logf("move %d to %s: %d records acknowledged during it", i, to, ackedCount()-before)
+	}
+	<-readDone
+	close(stop)
+	wg.Wait()
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		return
+	}
+	final := make([]int64, next)
+	for seq := range next {
+		off, ok := acked[seq]
+		if !ok {
+			t.Fatalf("record %d never acknowledged", seq)
+		}
+		final[seq] = off
+	}
+	checkRead(t, during, final[:len(during)])
+	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
+	got := describeLogDirs(t, ctx, cl, topic)
+	if len(got) != 1 || got[0].dir != other || got[0].size == 0 {
+		t.Fatalf("after the moves: %+v", got)
+	}
+
+	// A restart finds the partition in its new dir, with every record.
+	c.stop(0)
+	c.restart(0)
+	if d, _ := c.nodes[0].Logs().DirOf(tp); d != other {
+		t.Fatalf("after restart the log is in %s", d)
+	}
+	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
+}
+
+func TestAlterReplicaLogDirsErrors(t *testing.T) {
+	second := t.TempDir()
+	c := startClusterWith(t, 1, func(cfg *Config) { cfg.Logs.Dirs = append(cfg.Logs.Dirs, second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, adm := c.client(0)
+	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "here"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	tp := log.TopicPartition{Topic: "here", Partition: 0}
+	for {
+		if p, ok := c.nodes[0].Replicas().Partition(tp); ok && p.IsLeader() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no replica")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code := alterLogDir(t, ctx, cl, "here", "/no/such/dir"); code != kerr.LogDirNotFound.Code {
+		t.Fatalf("unknown dir: %v", kerr.ErrorForCode(code))
+	}
+	// A partition not here: the dir is remembered for when it comes.
+	if code := alterLogDir(t, ctx, cl, "later", second); code != kerr.ReplicaNotAvailable.Code {
+		t.Fatalf("unknown partition: %v", kerr.ErrorForCode(code))
+	}
+	// Where it is already: nothing to do.
+	cur, _ := c.nodes[0].Logs().DirOf(tp)
+	if code := alterLogDir(t, ctx, cl, "here", cur); code != 0 {
+		t.Fatalf("same dir: %v", kerr.ErrorForCode(code))
+	}
+	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "later"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	for {
+		if d, ok := c.nodes[0].Logs().DirOf(log.TopicPartition{Topic: "later"}); ok {
+			if d != second {
+				t.Fatalf("later created in %s, not the dir asked for", d)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no replica of later")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// A future log shows in DescribeLogDirs with IsFuture and its lag.
+	pcl, _ := c.client(0, kgo.DefaultProduceTopic("here"), kgo.ProducerLinger(0))
+	for i := range 10 {
+		if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := second
+	if cur == second {
+		other = c.nodes[0].Logs().Dirs()[0]
+	}
+	l, _ := c.nodes[0].Logs().Get(tp)
+	if _, err := c.nodes[0].Logs().CreateFuture(tp, other, l.Config()); err != nil {
+		t.Fatal(err)
+	}
+	got := describeLogDirs(t, ctx, cl, "here")
+	slices.SortFunc(got, func(a, b describedReplica) int { return strings.Compare(a.dir, b.dir) })
+	var future, current *describedReplica
+	for i := range got {
+		if got[i].isFuture {
+			future = &got[i]
+		} else {
+			current = &got[i]
+		}
+	}
+	if len(got) != 2 || future == nil || current == nil || future.dir != other || current.dir != cur || future.lag != 10 || current.size == 0 {
+		t.Fatalf("described %+v", got)
+	}
+	if err := c.nodes[0].Logs().DeleteFuture(tp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAlterReplicaLogDirsFollowerAndLeader moves a follower's replica and
+// then the leader's between their log dirs while an acks=all producer
+// writes: the follower's fetcher appends through the move, the ISR stays
+// whole, and every acknowledged record is read back once, in order.
+func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) {
+		cfg.Logs.Dirs = append(cfg.Logs.Dirs, cfg.Logs.Dirs[0]+"-b")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic = "spread-moving"
+	cl, adm := c.client(0)
+	if res, err := adm.CreateTopic(ctx, 1, 3, nil, topic); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	tp := log.TopicPartition{Topic: topic, Partition: 0}
+	leader := -1
+	for leader < 0 {
+		for i, n := range c.nodes {
+			if p, ok := n.Replicas().Partition(tp); ok && p.IsLeader() && len(p.ISR()) == 3 {
+				leader = i
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no leader with a whole ISR")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	follower := (leader + 1) % 3
+
+	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
+	var mu sync.Mutex
+	acked := map[int64]int64{}
+	var next int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			seq := next
+			next++
+			pcl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + strings.Repeat(".", 200))}, func(r *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce %d: %v", seq, err)
+					return
+				}
+				mu.Lock()
+				acked[seq] = r.Offset
+				mu.Unlock()
+			})
+		}
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	for count() < 2000 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, i := range []int{follower, leader} {
+		n := c.nodes[i]
+		cur, _ := n.Logs().DirOf(tp)
+		to := n.Logs().Dirs()[0]
+		if to == cur {
+			to = n.Logs().Dirs()[1]
+		}
+		before := count()
+		if code := alterLogDirOn(t, ctx, cl, i+1, topic, to); code != 0 {
+			t.Fatalf("move on node %d: %v", i+1, kerr.ErrorForCode(code))
+		}
+		for {
+			got := describeLogDirsOn(t, ctx, cl, i+1, topic)
+			if len(got) == 1 && got[0].dir == to && !got[0].isFuture {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("move on node %d never finished: %+v", i+1, got)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Logf("node %d moved its replica: %d records acknowledged meanwhile", i+1, count()-before)
+	}
+	close(stop)
+	wg.Wait()
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		return
+	}
+	final := make([]int64, next)
+	for seq := range next {
+		off, ok := acked[seq]
+		if !ok {
+			t.Fatalf("record %d never acknowledged", seq)
+		}
+		final[seq] = off
+	}
+	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
+	// Every replica holds the same log, and the ISR is whole.
+	for {
+		p, _ := c.nodes[leader].Replicas().Partition(tp)
+		same := len(p.ISR()) == 3
+		for _, n := range c.nodes {
+			q, _ := n.Replicas().Partition(tp)
+			same = same && q.LogEndOffset() == p.LogEndOffset()
+		}
+		if same {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("replicas never agreed after the moves")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
