@@ -182,7 +182,8 @@ func TestOffsetCommitV0V1(t *testing.T) {
 // versions below them need the old message formats: ListOffsets v0,
 // OffsetCommit v0-1, OffsetFetch v0, CreateTopics v0-1, DeleteTopics v0,
 // OffsetForLeaderEpoch v0-1, WriteTxnMarkers v0, DescribeConfigs v0,
-// DescribeLogDirs v0. Kafka 3.9 served all of them from v0.
+// DescribeLogDirs v0, AlterReplicaLogDirs v0, and the ACL and delegation
+// token APIs v0. Kafka 3.9 served all of them from v0.
 var kafka4Minimums = map[int16]int16{
 	kmsg.ListOffsets.Int16(): 1, kmsg.OffsetCommit.Int16(): 2, kmsg.OffsetFetch.Int16(): 1,
 	kmsg.CreateTopics.Int16(): 2, kmsg.DeleteTopics.Int16(): 1, kmsg.OffsetForLeaderEpoch.Int16(): 2,
@@ -190,6 +191,7 @@ var kafka4Minimums = map[int16]int16{
 	kmsg.DescribeACLs.Int16(): 1, kmsg.CreateACLs.Int16(): 1, kmsg.DeleteACLs.Int16(): 1,
 	kmsg.CreateDelegationToken.Int16(): 1, kmsg.RenewDelegationToken.Int16(): 1,
 	kmsg.ExpireDelegationToken.Int16(): 1, kmsg.DescribeDelegationToken.Int16(): 1,
+	kmsg.AlterReplicaLogDirs.Int16(): 1,
 }
 
 // listedMinimums asks a broker for ApiVersions and returns each key's
