@@ -125,6 +125,14 @@ var keys = func() map[string]key {
 	i("group.consumer.max.size", strconv.Itoa(math.MaxInt32), 1)
 	add(key{name: "group.consumer.assignors", def: "uniform,range", kind: kList})
 	s("group.consumer.migration.policy", "bidirectional")
+	// KIP-932 share groups.
+	i("group.share.session.timeout.ms", "45000", 1)
+	i("group.share.min.session.timeout.ms", "45000", 1)
+	i("group.share.max.session.timeout.ms", "60000", 1)
+	i("group.share.heartbeat.interval.ms", "5000", 1)
+	i("group.share.min.heartbeat.interval.ms", "5000", 1)
+	i("group.share.max.heartbeat.interval.ms", "15000", 1)
+	i("group.share.max.size", "200", 1)
 
 	// The transaction coordinator (coord/txn).
 	i("transaction.state.log.num.partitions", "50", 1)

@@ -163,6 +163,15 @@ func (c *brokerConfig) groupConfig() group.Config {
 		ConsumerMaxSize:              c.int("group.consumer.max.size"),
 		ConsumerAssignors:            splitList(c.str("group.consumer.assignors")),
 		ConsumerMigrationPolicy:      strings.ToLower(strings.TrimSpace(c.str("group.consumer.migration.policy"))),
+		Share: group.ShareConfig{
+			SessionTimeout:       msDuration(c.long("group.share.session.timeout.ms")),
+			MinSessionTimeout:    msDuration(c.long("group.share.min.session.timeout.ms")),
+			MaxSessionTimeout:    msDuration(c.long("group.share.max.session.timeout.ms")),
+			HeartbeatInterval:    msDuration(c.long("group.share.heartbeat.interval.ms")),
+			MinHeartbeatInterval: msDuration(c.long("group.share.min.heartbeat.interval.ms")),
+			MaxHeartbeatInterval: msDuration(c.long("group.share.max.heartbeat.interval.ms")),
+			MaxSize:              c.int("group.share.max.size"),
+		},
 	}
 }
 

@@ -47,6 +47,8 @@ type Config struct {
 	ConsumerAssignors            []string
 	ConsumerMigrationPolicy      string
 
+	Share ShareConfig // KIP-932 share groups, group.share.*
+
 	Logger *slog.Logger
 }
 
@@ -107,6 +109,7 @@ func (c *Config) setDefaults() {
 	if c.ConsumerMigrationPolicy == "" {
 		c.ConsumerMigrationPolicy = "bidirectional"
 	}
+	c.Share.setDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -156,6 +159,7 @@ func New(cfg Config) *Coordinator {
 			ConsumerAssignors:         cfg.ConsumerAssignors,
 			UpgradeAllowed:            cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
 			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
+			Share:                     cfg.Share.policy(),
 		},
 	}
 	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout},
@@ -280,6 +284,11 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
+	if e != nil && e.g.share != nil {
+		s.finishLocked(e, now)
+		done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+		return
+	}
 	if e != nil && e.g.consumer != nil {
 		if len(e.g.consumer.members) > 0 {
 			if c.policy.classicMembersAllowed() {
@@ -589,7 +598,14 @@ func (s *shard) appendTombstonesLocked(g *Group, tps []TopicPartition, groupToo 
 		r.k1, r.v1 = len(s.mu.scratch), -1
 		recs = append(recs, r)
 	}
-	if groupToo && g.consumer != nil {
+	if groupToo && g.share != nil {
+		for _, sr := range g.share.deleteRecords() {
+			r := kv{k0: len(s.mu.scratch)}
+			s.mu.scratch = appendShareKey(s.mu.scratch, sr.typ, g.id, sr.member)
+			r.k1, r.v1 = len(s.mu.scratch), -1
+			recs = append(recs, r)
+		}
+	} else if groupToo && g.consumer != nil {
 		for _, cr := range g.consumer.deleteRecords() {
 			r := kv{k0: len(s.mu.scratch)}
 			s.mu.scratch = appendConsumerKey(s.mu.scratch, cr.typ, g.id, cr.member)
@@ -675,6 +691,9 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, co
 	e := s.mu.groups[group]
 	if e == nil {
 		return Description{State: Dead}, false, 0
+	}
+	if e.g.share != nil {
+		return Description{State: Dead}, false, 0 // not a classic group
 	}
 	if e.g.consumer != nil {
 		return e.g.consumer.describeClassic(e.g.State(), &c.policy, c.env(c.now()).topics), true, 0

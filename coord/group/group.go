@@ -30,6 +30,8 @@ type Policy struct {
 	// lets non-empty groups convert between the protocols (empty groups
 	// always may).
 	UpgradeAllowed, DowngradeAllowed bool
+
+	Share SharePolicy // KIP-932 share groups
 }
 
 // Group is one classic group: Kafka's state machine, with no I/O and no
@@ -76,6 +78,9 @@ type Group struct {
 	// protocol; then the classic fields above are those of an empty
 	// group, and the classic requests find no member.
 	consumer *consumerGroup
+	// share is the group's KIP-932 share group state; nil unless it is a
+	// share group (share_group.go).
+	share *shareGroup
 
 	stores []store
 	ready  []func()
@@ -130,6 +135,9 @@ func (g *Group) State() State {
 	if g.consumer != nil && g.state != Dead {
 		return g.consumer.stateOf()
 	}
+	if g.share != nil && g.state != Dead {
+		return g.share.stateOf()
+	}
 	return g.state
 }
 
@@ -151,6 +159,9 @@ func (g *Group) Size() int { return len(g.members) }
 
 // Listing is the group as ListGroups shows it.
 func (g *Group) Listing() Listing {
+	if g.share != nil {
+		return Listing{Group: g.id, ProtocolType: ShareType, State: g.State(), Type: ShareType}
+	}
 	if g.consumer != nil {
 		return Listing{Group: g.id, ProtocolType: consumerProtocolType, State: g.State(), Type: ConsumerType}
 	}
@@ -878,6 +889,9 @@ func (g *Group) removeMember(now int64, m *member) {
 func (g *Group) NextDeadline() int64 {
 	if g.consumer != nil {
 		return g.consumer.nextDeadline()
+	}
+	if g.share != nil {
+		return g.share.nextDeadline()
 	}
 	var next int64
 	at := func(t int64) {

@@ -17,7 +17,8 @@ import (
 //	      0, 1  OffsetCommitKey      group string, topic string, partition int32
 //	      2     GroupMetadataKey     group string
 //	      3-8   KIP-848 consumer group records (consumer_records.go)
-//	      other share and streams group records: not ours, skipped
+//	      10-14 KIP-932 share group records (share_records.go)
+//	      other streams group records: not ours, skipped
 //	value null: a tombstone (the offset or the group is deleted), else
 //	      OffsetCommitValue v3 (v1 when the offset has an expiry time) or
 //	      GroupMetadataValue v3.
@@ -40,6 +41,7 @@ const (
 	recordOffset                     // a committed offset, or its tombstone
 	recordGroup                      // a group's metadata, or its tombstone
 	recordConsumer                   // a record of a KIP-848 consumer group
+	recordShare                      // a record of a KIP-932 share group
 )
 
 // record is one decoded record. Its strings and bytes are copies.
@@ -50,6 +52,7 @@ type record struct {
 	offset Offset                   // recordOffset, unless a tombstone
 	meta   *kmsg.GroupMetadataValue // recordGroup, nil for a tombstone
 	cr     consumerRecord           // recordConsumer
+	sr     shareRecord              // recordShare
 }
 
 var errShortKey = errors.New("__consumer_offsets record key shorter than its version")
@@ -97,6 +100,12 @@ func decodeRecord(key, value []byte) (record, error) {
 			return record{}, err
 		}
 		return record{kind: recordConsumer, group: group, cr: cr}, nil
+	case shareMemberType, shareEpochType, shareTargetEpochType, shareTargetMemberType, shareCurrentType:
+		group, sr, err := decodeShareRecord(v, key, value)
+		if err != nil {
+			return record{}, err
+		}
+		return record{kind: recordShare, group: group, sr: sr}, nil
 	default:
 		return record{kind: recordOther}, nil
 	}

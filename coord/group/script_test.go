@@ -66,6 +66,8 @@ func TestClassicScripts(t *testing.T) { runScripts(t, "testdata/classic") }
 
 func TestConsumerScripts(t *testing.T) { runScripts(t, "testdata/consumer") }
 
+func TestShareScripts(t *testing.T) { runScripts(t, "testdata/share") }
+
 func runScripts(t *testing.T, dir string) {
 	datadriven.Walk(t, dir, func(t *testing.T, path string) {
 		synctest.Test(t, func(t *testing.T) {
@@ -173,6 +175,8 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		}
 	case "consumer-leave":
 		s.consumerLeave(t, d)
+	case "share-heartbeat", "share-leave", "delete-group":
+		s.runShare(t, d)
 	case "tick":
 		if len(d.CmdArgs) != 1 {
 			t.Fatalf("tick: want a duration")
@@ -628,6 +632,8 @@ func (s *script) formatRecord(b *strings.Builder, r *record, tombstone bool) {
 			}
 			b.WriteByte('\n')
 		}
+	case recordShare:
+		s.formatShareRecord(b, &r.sr)
 	default:
 		b.WriteString("other record\n")
 	}
@@ -670,6 +676,10 @@ func (s *script) printState(b *strings.Builder, members bool) {
 		return
 	}
 	g := e.g
+	if g.share != nil {
+		s.printShareState(b, g, members)
+		return
+	}
 	if cg := g.consumer; cg != nil {
 		fmt.Fprintf(b, "state: %s epoch=%d assignment-epoch=%d\n", g.State(), cg.epoch, cg.assignmentEpoch)
 		if members {

@@ -75,8 +75,11 @@ func (s *shard) settleLocked(e *entry, now int64) []func() {
 	if g.consumer != nil {
 		s.expireConsumerLocked(e, now)
 	}
+	if g.share != nil {
+		s.expireShareLocked(e, now)
+	}
 	for range 64 {
-		if g.consumer != nil {
+		if g.consumer != nil || g.share != nil {
 			break // no classic members, nothing classic to store
 		}
 		stores := g.takeStores()
@@ -229,6 +232,9 @@ func (s *shard) Load() shards.Install {
 			if g.consumer != nil {
 				g.consumer.restartTimers(now, &s.c.policy)
 			}
+			if g.share != nil {
+				g.share.restartTimers(now, &s.c.policy)
+			}
 			e := &entry{g: g}
 			s.mu.groups[id] = e
 			for pid := range g.txnOffsets {
@@ -276,6 +282,7 @@ func (s *shard) read(ld *loader) error {
 type loader struct {
 	meta     map[string]*kmsg.GroupMetadataValue
 	consumer map[string]*consumerGroup
+	share    map[string]*shareGroup
 	offsets  map[string]map[TopicPartition]Offset
 	// txns: offsets of open transactions, by producer id, group and
 	// partition.
@@ -288,6 +295,7 @@ func newLoader() *loader {
 	return &loader{
 		meta:     map[string]*kmsg.GroupMetadataValue{},
 		consumer: map[string]*consumerGroup{},
+		share:    map[string]*shareGroup{},
 		offsets:  map[string]map[TopicPartition]Offset{},
 		txns:     map[int64]map[string]map[TopicPartition]Offset{},
 	}
@@ -350,6 +358,8 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 			delete(ld.meta, r.group) // converted from the classic protocol
 		}
 		cg.replay(&r.cr)
+	case recordShare:
+		ld.applyShare(r.group, &r.sr)
 	}
 }
 
@@ -398,6 +408,11 @@ func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
 	for id, cg := range ld.consumer {
 		g := newGroup(id, policy, now)
 		g.consumer = cg
+		out[id] = g
+	}
+	for id, sg := range ld.share {
+		g := newGroup(id, policy, now)
+		g.share = sg
 		out[id] = g
 	}
 	get := func(id string) *Group {
