@@ -6,6 +6,7 @@ import (
 
 	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
@@ -98,6 +99,7 @@ type Config struct {
 	Logs   log.ManagerConfig // log.dirs and the log.* settings
 	Server server.Config     // the listener's settings; Addr, Inline and Logger are the node's
 	Groups group.Config      // the group coordinator; Logger is the node's
+	Shares share.Config      // share partitions and share sessions (KIP-932)
 	Txns   txn.Config        // the transaction coordinator; producer ids, markers and Logger are the node's
 	// Replication is the replica.* settings; the hooks and Logger are the node's.
 	Replication replica.Config

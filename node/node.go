@@ -20,6 +20,7 @@ import (
 	"kzero/coord/group"
 	"kzero/coord/metadata"
 	"kzero/coord/raftnet"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
@@ -347,6 +348,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		ProducerIDs: pids,
 		Markers:     markers,
 		TxnRouter:   txnRouter{n},
+		Shares:      share.NewManager(cfg.Shares),
 	})
 	ready.h.Store(n.api)
 

@@ -133,6 +133,10 @@ var keys = func() map[string]key {
 	i("group.share.min.heartbeat.interval.ms", "5000", 1)
 	i("group.share.max.heartbeat.interval.ms", "15000", 1)
 	i("group.share.max.size", "200", 1)
+	l("group.share.record.lock.duration.ms", "30000", 1000)
+	i("group.share.delivery.count.limit", "5", 2)
+	i("group.share.partition.max.record.locks", "2000", 100)
+	i("group.share.max.share.sessions", "2000", 1)
 
 	// The transaction coordinator (coord/txn).
 	i("transaction.state.log.num.partitions", "50", 1)

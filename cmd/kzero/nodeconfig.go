@@ -9,6 +9,7 @@ import (
 
 	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/net/quota"
 	"kzero/net/server"
@@ -103,7 +104,15 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			SocketSendBuffer:      max(c.int("socket.send.buffer.bytes"), 0),
 			SocketRecvBuffer:      max(c.int("socket.receive.buffer.bytes"), 0),
 		},
-		Groups:                   c.groupConfig(),
+		Groups: c.groupConfig(),
+		Shares: share.Config{
+			Limits: share.Limits{
+				LockDuration:  c.long("group.share.record.lock.duration.ms"),
+				DeliveryLimit: c.int("group.share.delivery.count.limit"),
+				MaxInFlight:   c.int("group.share.partition.max.record.locks"),
+			},
+			MaxSessions: c.int("group.share.max.share.sessions"),
+		},
 		Txns:                     c.txnConfig(),
 		AutoCreateTopics:         c.bool("auto.create.topics.enable"),
 		NumPartitions:            int32(c.int("num.partitions")),

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/node"
+)
+
+// KIP-932 share consumption end to end: franz-go's share consumer
+// (kgo.ShareGroup) against a real broker.
+
+// shareTopic creates a topic for share tests and initializes the share
+// partitions of group on it before anything is produced: a share
+// partition starts where share.auto.offset.reset (latest) puts it when
+// first fetched, so an initial ShareFetch (its session closed at once)
+// makes every record produced afterwards the group's.
+func shareTopic(t *testing.T, ctx context.Context, b *node.Node, group, topic string, partitions int32) *kgo.Client {
+	t.Helper()
+	cl := newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	var id [16]byte
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
+			id = td.ID
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fetch := func(epoch int32) *kmsg.ShareFetchResponse {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.Version = 2
+		req.GroupID, req.MemberID = kmsg.StringPtr(group), kmsg.StringPtr("share-test-init")
+		req.ShareSessionEpoch, req.MaxRecords, req.BatchSize = epoch, 1, 1
+		if epoch == 0 {
+			rt := kmsg.NewShareFetchRequestTopic()
+			rt.TopicID = id
+			for p := range partitions {
+				rp := kmsg.NewShareFetchRequestTopicPartition()
+				rp.Partition = p
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("share fetch: %v", err)
+		}
+		if resp.ErrorCode != 0 {
+			t.Fatalf("share fetch: %v", kerr.ErrorForCode(resp.ErrorCode))
+		}
+		return resp
+	}
+	for _, tr := range fetch(0).Topics {
+		for _, p := range tr.Partitions {
+			if p.ErrorCode != 0 || len(p.AcquiredRecords) > 0 {
+				t.Fatalf("initial share fetch: partition %d: %v, %d acquired", p.Partition, kerr.ErrorForCode(p.ErrorCode), len(p.AcquiredRecords))
+			}
+		}
+	}
+	fetch(-1)
+	return cl
+}
+
+// produceBatches writes n records as batches of size records each, values
+// "0".."n-1".
+func produceBatches(t *testing.T, ctx context.Context, cl *kgo.Client, from, n, size int) {
+	t.Helper()
+	for i := from; i < from+n; i += size {
+		var rs []*kgo.Record
+		for j := i; j < min(i+size, from+n); j++ {
+			rs = append(rs, &kgo.Record{Value: fmt.Appendf(nil, "%d", j)})
+		}
+		if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func shareClient(t *testing.T, b *node.Node, group, topic string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	return newClient(t, b, append([]kgo.Opt{kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(500 * time.Millisecond)}, opts...)...)
+}
+
+// pollShare polls until it gets records or ctx ends.
+func pollShare(t *testing.T, ctx context.Context, cl *kgo.Client) []*kgo.Record {
+	t.Helper()
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("no records: %v", ctx.Err())
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Logf("poll %s-%d: %v", topic, p, err) })
+		if rs := fs.Records(); len(rs) > 0 {
+			return rs
+		}
+	}
+}
+
+// Two share consumers on one partition split its records: what one holds
+// the other does not get; together they consume every record once.
+func TestShareConsumersSplitRecords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	prod := shareTopic(t, ctx, b, "split", "sq", 1)
+	const total = 200
+	produceBatches(t, ctx, prod, 0, total, 10)
+
+	a := shareClient(t, b, "split", "sq", kgo.ShareMaxRecords(10))
+	c := shareClient(t, b, "split", "sq", kgo.ShareMaxRecords(10))
+	seen := map[string]string{}
+	take := func(who string, rs []*kgo.Record) {
+		for _, r := range rs {
+			if prev, dup := seen[string(r.Value)]; dup {
+				t.Fatalf("record %s delivered to %s and %s", r.Value, prev, who)
+			}
+			seen[string(r.Value)] = who
+		}
+	}
+	// a holds its first records (unacknowledged until its next poll):
+	// c gets others.
+	ra := pollShare(t, ctx, a)
+	rc := pollShare(t, ctx, c)
+	take("a", ra)
+	take("c", rc)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, cl := range map[string]*kgo.Client{"a": a, "c": c} {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				done := len(seen) == total
+				mu.Unlock()
+				if done {
+					cl.FlushAcks(ctx)
+					return
+				}
+				pctx, pcancel := context.WithTimeout(ctx, time.Second)
+				rs := cl.PollFetches(pctx).Records()
+				pcancel()
+				mu.Lock()
+				take(name, rs)
+				mu.Unlock()
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != total {
+		t.Fatalf("consumed %d of %d records", len(seen), total)
+	}
+	by := map[string]int{}
+	for _, who := range seen {
+		by[who]++
+	}
+	t.Logf("records by consumer: %v", by)
+}
+
+// A released record comes back (delivery count 2); a rejected one never
+// does.
+func TestShareReleaseAndReject(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	prod := shareTopic(t, ctx, b, "rr", "sq", 1)
+	produceBatches(t, ctx, prod, 0, 4, 4)
+
+	cl := shareClient(t, b, "rr", "sq")
+	rs := pollShare(t, ctx, cl)
+	if len(rs) != 4 {
+		t.Fatalf("got %d records, want 4", len(rs))
+	}
+	for i, r := range rs {
+		if r.DeliveryCount() != 1 {
+			t.Fatalf("record %s: delivery count %d", r.Value, r.DeliveryCount())
+		}
+		if i < 2 {
+			r.Ack(kgo.AckRelease) // 0, 1
+		} else {
+			r.Ack(kgo.AckReject) // 2, 3
+		}
+	}
+	if err := cl.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	produceBatches(t, ctx, prod, 4, 1, 1)
+	got := map[string]int32{}
+	for len(got) < 3 {
+		for _, r := range pollShare(t, ctx, cl) {
+			got[string(r.Value)] = r.DeliveryCount()
+		}
+	}
+	want := map[string]int32{"0": 2, "1": 2, "4": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after release/reject got %v (value: delivery count), want %v", got, want)
+	}
+}
+
+// A consumer that holds records past group.share.record.lock.duration.ms
+// loses them to another member.
+func TestShareLockTimeoutRedelivers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir(), "group.share.record.lock.duration.ms", "1000")
+	defer stopBroker(t, b)
+	prod := shareTopic(t, ctx, b, "lock", "sq", 1)
+	produceBatches(t, ctx, prod, 0, 3, 3)
+
+	stuck := shareClient(t, b, "lock", "sq", kgo.FetchMaxWait(100*time.Millisecond))
+	held := pollShare(t, ctx, stuck)
+	if len(held) != 3 {
+		t.Fatalf("got %d records, want 3", len(held))
+	}
+	if d := time.Until(held[0].AcquisitionDeadline()); d > 2*time.Second {
+		t.Fatalf("acquisition deadline %v away, the lock is 1s", d)
+	}
+	// The stuck member fetches no more (else it would take the records
+	// back itself once their locks end), but stays in the group.
+	stuck.PauseFetchTopics("sq")
+	other := shareClient(t, b, "lock", "sq")
+	got := map[string]int32{}
+	for len(got) < 3 {
+		for _, r := range pollShare(t, ctx, other) {
+			got[string(r.Value)] = r.DeliveryCount()
+		}
+	}
+	for v, n := range got {
+		// 2 unless the stuck member's last fetch, in flight when it
+		// paused, came back after the locks ended (then 3).
+		if n < 2 {
+			t.Fatalf("record %s redelivered with delivery count %d, want 2", v, n)
+		}
+	}
+}
+
+// A record released on every delivery is archived at
+// group.share.delivery.count.limit: it stops coming back.
+func TestShareDeliveryLimitArchivesPoison(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir(), "group.share.delivery.count.limit", "3")
+	defer stopBroker(t, b)
+	prod := shareTopic(t, ctx, b, "poison", "sq", 1)
+	produceBatches(t, ctx, prod, 0, 1, 1)
+
+	cl := shareClient(t, b, "poison", "sq")
+	deliveries := 0
+	for deliveries < 3 {
+		for _, r := range pollShare(t, ctx, cl) {
+			if string(r.Value) != "0" {
+				t.Fatalf("unexpected record %s", r.Value)
+			}
+			deliveries++
+			if r.DeliveryCount() != int32(deliveries) {
+				t.Fatalf("delivery %d has count %d", deliveries, r.DeliveryCount())
+			}
+			r.Ack(kgo.AckRelease)
+		}
+		if err := cl.FlushAcks(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produceBatches(t, ctx, prod, 1, 1, 1)
+	for _, r := range pollShare(t, ctx, cl) {
+		if string(r.Value) != "1" {
+			t.Fatalf("after %d deliveries got %s (count %d) again, want it archived", deliveries, r.Value, r.DeliveryCount())
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package share
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Config is the broker's share partition and share session settings, with
+// Kafka's keys and defaults.
+type Config struct {
+	Limits
+	// MaxSessions is group.share.max.share.sessions (2000): the share
+	// sessions this broker keeps.
+	MaxSessions int
+}
+
+func (c *Config) setDefaults() {
+	if c.LockDuration <= 0 {
+		c.LockDuration = 30_000
+	}
+	if c.DeliveryLimit <= 0 {
+		c.DeliveryLimit = 5
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 2000
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 2000
+	}
+}
+
+// Key names a share partition: a share group's view of a topic partition.
+type Key struct {
+	Group     string
+	Topic     [16]byte
+	Partition int32
+}
+
+// Entry is one share partition with the lock that guards it and the
+// leader epoch of the replica it was built on.
+type Entry struct {
+	mu          sync.Mutex
+	leaderEpoch int32
+	p           *Partition
+}
+
+// Manager holds this broker's share partitions and share sessions. Its
+// methods are safe for concurrent use; a share partition's calls are
+// serialized by its entry's lock (Lock).
+type Manager struct {
+	cfg Config
+
+	mu       sync.Mutex
+	parts    map[Key]*Entry
+	sessions map[sessionKey]*Session
+}
+
+// NewManager returns a manager with no share partitions.
+func NewManager(cfg Config) *Manager {
+	cfg.setDefaults()
+	return &Manager{cfg: cfg, parts: map[Key]*Entry{}, sessions: map[sessionKey]*Session{}}
+}
+
+// LockDuration is the acquisition lock of every record (ms), which share
+// fetch responses tell members.
+func (m *Manager) LockDuration() int64 { return m.cfg.LockDuration }
+
+// Lock returns the share partition of k, locked, built on the replica's
+// current leader epoch: a share partition built under another epoch
+// (this broker lost and regained the leadership, another leader served
+// it meanwhile) starts again at start(), as does a new one. The caller
+// unlocks it (Entry.Unlock).
+func (m *Manager) Lock(k Key, leaderEpoch int32, start func() int64) (*Entry, *Partition) {
+	m.mu.Lock()
+	e := m.parts[k]
+	if e == nil {
+		k.Group = strings.Clone(k.Group)
+		e = &Entry{leaderEpoch: -1}
+		m.parts[k] = e
+	}
+	m.mu.Unlock()
+	e.mu.Lock()
+	if e.p == nil || e.leaderEpoch != leaderEpoch {
+		e.p, e.leaderEpoch = NewPartition(start(), m.cfg.Limits), leaderEpoch
+	}
+	return e, e.p
+}
+
+// Peek returns the share partition of k if this broker has one, locked;
+// nil otherwise.
+func (m *Manager) Peek(k Key) (*Entry, *Partition) {
+	m.mu.Lock()
+	e := m.parts[k]
+	m.mu.Unlock()
+	if e == nil {
+		return nil, nil
+	}
+	e.mu.Lock()
+	if e.p == nil {
+		e.mu.Unlock()
+		return nil, nil
+	}
+	return e, e.p
+}
+
+// Unlock releases the share partition.
+func (e *Entry) Unlock() { e.mu.Unlock() }
+
+// DeleteGroup drops every share partition of group (the group was
+// deleted).
+func (m *Manager) DeleteGroup(group string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.parts {
+		if k.Group == group {
+			delete(m.parts, k)
+		}
+	}
+}
+
+// GroupPartitions lists the share partitions of group this broker has.
+func (m *Manager) GroupPartitions(group string) []Key {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Key
+	for k := range m.parts {
+		if k.Group == group {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// releaseMember gives back what member holds in the share partitions
+// listed.
+func (m *Manager) releaseMember(group, member string, tps []TP) {
+	for _, tp := range tps {
+		if e, p := m.Peek(Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}); e != nil {
+			p.ReleaseMember(member)
+			e.Unlock()
+		}
+	}
+}
+
+// errSessionLimit: group.share.max.share.sessions sessions are open.
+var errSessionLimit = fmt.Errorf("the share session cache is full: %w", kerr.ShareSessionLimitReached)

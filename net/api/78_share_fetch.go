@@ -1,0 +1,428 @@
+package api
+
+// ShareFetch: v1-v2 (KIP-932; v2 adds the acquire mode of KIP-1206 and
+// RENEW acknowledgements of KIP-1222). A member of a share group fetches
+// from the leaders of the partitions it is assigned through a share
+// session (epoch 0 opens it, each request carries the next epoch, -1
+// closes it; SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
+// SHARE_SESSION_LIMIT_REACHED at group.share.max.share.sessions), may
+// acknowledge records it holds (AcknowledgeErrorCode per partition), and
+// gets records it now holds for group.share.record.lock.duration.ms: the
+// log's batches, sent with sendfile like Fetch's, and the acquired offset
+// ranges with their delivery counts. Records past the MaxRecords limit are
+// acquired up to the end of their batch (batch_optimized), or not
+// (record_limit). Control batches are archived, never delivered. A share
+// partition starts at share.auto.offset.reset (latest: the high watermark)
+// when first fetched; its state is kept in memory (coord/share).
+//
+// With nothing to acquire and MaxWaitMs > 0 the fetch waits in the replica
+// purgatory for new records, as Fetch does. Isolation level: records up
+// to the high watermark (read_uncommitted, share.isolation.level's
+// default; the group config is not supported).
+
+import (
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
+
+	"kzero/coord/share"
+	"kzero/log"
+	"kzero/net/server"
+	"kzero/replica"
+)
+
+func init() { register(kmsg.ShareFetch.Int16(), 1, 2, (*Handler).shareFetch) }
+
+type shareFetchOp struct {
+	h       *Handler
+	req     *server.Request
+	r       *kmsg.ShareFetchRequest
+	group   string
+	member  string
+	session []share.TP
+	acks    map[share.TP]int16 // the acknowledgements' results
+	topics  []shareFetchTopic
+	parts   []*replica.Partition // the partitions read, to wait on
+	seen    []int64              // for each, where its read stopped
+}
+
+func (h *Handler) shareFetch(req *server.Request) error {
+	r := kmsg.NewPtrShareFetchRequest()
+	if err := decode(req, r); err != nil {
+		return err
+	}
+	fail := func(code int16, msg string) error {
+		resp := req.NewResponse()
+		appendShareFetchResponse(resp, code, msg, int32(h.shares.LockDuration()), nil)
+		req.Respond(resp)
+		return nil
+	}
+	if r.GroupID == nil || *r.GroupID == "" || r.MemberID == nil || *r.MemberID == "" {
+		return fail(kerr.InvalidRequest.Code, "GroupId and MemberId must be set.")
+	}
+	if !h.authorized(req, opRead, resGroup, *r.GroupID) {
+		return fail(kerr.GroupAuthorizationFailed.Code, "")
+	}
+	f := &shareFetchOp{h: h, req: req, r: r, group: *r.GroupID, member: *r.MemberID, acks: map[share.TP]int16{}}
+	var listed, forgotten []share.TP
+	hasAcks := false
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			listed = append(listed, share.TP{Topic: t.TopicID, Partition: p.Partition})
+			hasAcks = hasAcks || len(p.AcknowledgementBatches) > 0
+		}
+	}
+	for _, t := range r.ForgottenTopicsData {
+		for _, p := range t.Partitions {
+			forgotten = append(forgotten, share.TP{Topic: t.TopicID, Partition: p})
+		}
+	}
+	switch r.ShareSessionEpoch {
+	case 0:
+		if hasAcks {
+			return fail(kerr.InvalidRequest.Code, "Acknowledge data present on initial fetch request")
+		}
+		if _, err := h.shares.OpenSession(f.group, f.member, listed); err != nil {
+			return fail(errCode(err), "")
+		}
+		f.session = listed
+	case -1:
+		if !h.shares.HasSession(f.group, f.member) {
+			return fail(kerr.ShareSessionNotFound.Code, "")
+		}
+		f.acknowledge()
+		_ = h.shares.CloseSession(f.group, f.member)
+		f.respondAcks()
+		return nil
+	default:
+		parts, err := h.shares.UpdateSession(f.group, f.member, r.ShareSessionEpoch, listed, forgotten)
+		if err != nil {
+			return fail(errCode(err), "")
+		}
+		f.session = parts
+		f.acknowledge()
+	}
+	if r.Version >= 2 && r.IsRenewAck {
+		f.respondAcks() // renewals only: nothing is fetched
+		return nil
+	}
+	if acquired := f.read(); acquired || r.MaxWaitMillis <= 0 || len(f.parts) == 0 {
+		f.respond()
+		return nil
+	}
+	f.release()
+	parts, seen := slices.Clone(f.parts), slices.Clone(f.seen)
+	again := func() {
+		f.read()
+		f.respond()
+	}
+	w := replica.Wait(parts, 1, time.Duration(r.MaxWaitMillis)*time.Millisecond, again)
+	for i, p := range parts {
+		if p.HighWatermark() > seen[i] {
+			w.Fire()
+			break
+		}
+	}
+	return nil
+}
+
+// acknowledge applies the request's acknowledgements.
+func (f *shareFetchOp) acknowledge() {
+	for _, t := range f.r.Topics {
+		for _, p := range t.Partitions {
+			if len(p.AcknowledgementBatches) == 0 {
+				continue
+			}
+			batches := make([]ackBatch, len(p.AcknowledgementBatches))
+			for i, b := range p.AcknowledgementBatches {
+				batches[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
+			}
+			tp := share.TP{Topic: t.TopicID, Partition: p.Partition}
+			f.acks[tp] = f.h.shareAcknowledge(f.req, f.group, f.member, tp, batches)
+		}
+	}
+}
+
+// ackBatch is one acknowledgement batch of a request.
+type ackBatch struct {
+	first, last int64
+	types       []int8
+}
+
+// shareAcknowledge applies a member's acknowledgements of one partition
+// and returns the partition's acknowledge error code. The batches apply
+// in order; the first that fails stops the rest (Kafka's
+// INVALID_RECORD_STATE for records the member does not hold).
+func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp share.TP, batches []ackBatch) int16 {
+	name, ok := h.topicName(tp.Topic)
+	if !ok {
+		return kerr.UnknownTopicID.Code
+	}
+	if !h.authorized(req, opRead, resTopic, name) {
+		return kerr.TopicAuthorizationFailed.Code
+	}
+	part, err := h.replicas.Get(log.TopicPartition{Topic: name, Partition: tp.Partition})
+	if err != nil {
+		return errCode(err)
+	}
+	if !part.IsLeader() {
+		return kerr.NotLeaderForPartition.Code
+	}
+	e, sp := h.shares.Peek(share.Key{Group: group, Topic: tp.Topic, Partition: tp.Partition})
+	if e == nil {
+		return kerr.InvalidRecordState.Code
+	}
+	defer e.Unlock()
+	now := time.Now().UnixMilli()
+	sp.Expire(now)
+	for i := 1; i < len(batches); i++ {
+		if batches[i].first <= batches[i-1].last {
+			return kerr.InvalidRequest.Code // batches must ascend without overlap
+		}
+	}
+	for _, b := range batches {
+		if err := sp.Acknowledge(now, member, b.first, b.last, b.types); err != nil {
+			return errCode(err)
+		}
+	}
+	return 0
+}
+
+// read acquires records of every partition of the session and fills
+// f.topics; it reports whether it acquired any.
+func (f *shareFetchOp) read() (acquired bool) {
+	remaining := int64(f.r.MaxBytes)
+	if remaining <= 0 {
+		remaining = 1<<31 - 1
+	}
+	maxRecords := int(f.r.MaxRecords)
+	if maxRecords <= 0 {
+		maxRecords = 500
+	}
+	strict := f.r.Version >= 2 && f.r.ShareAcquireMode == 1
+	partMax := map[share.TP]int32{}
+	for _, t := range f.r.Topics {
+		for _, p := range t.Partitions {
+			partMax[share.TP{Topic: t.TopicID, Partition: p.Partition}] = p.PartitionMaxBytes
+		}
+	}
+	f.topics, f.parts, f.seen = f.topics[:0], f.parts[:0], f.seen[:0]
+	inResponse := map[share.TP]bool{}
+	add := func(tp share.TP, p shareFetchPartition) {
+		inResponse[tp] = true
+		if n := len(f.topics); n == 0 || f.topics[n-1].id != tp.Topic {
+			f.topics = append(f.topics, shareFetchTopic{id: tp.Topic})
+		}
+		t := &f.topics[len(f.topics)-1]
+		p.partition, p.ackErr = tp.Partition, f.acks[tp]
+		t.parts = append(t.parts, p)
+	}
+	for _, tp := range f.session {
+		p := shareFetchPartition{leaderID: -1, leaderEpoch: -1}
+		name, ok := f.h.topicName(tp.Topic)
+		if !ok {
+			p.err = kerr.UnknownTopicID.Code
+			add(tp, p)
+			continue
+		}
+		if !f.h.authorized(f.req, opRead, resTopic, name) {
+			p.err = kerr.TopicAuthorizationFailed.Code
+			add(tp, p)
+			continue
+		}
+		part, err := f.h.replicas.Get(log.TopicPartition{Topic: name, Partition: tp.Partition})
+		if err == nil && !part.IsLeader() {
+			err = kerr.NotLeaderForPartition
+		}
+		if err != nil {
+			p.err = errCode(err)
+			add(tp, p)
+			continue
+		}
+		maxBytes := remaining
+		if m, ok := partMax[tp]; ok && m > 0 {
+			maxBytes = min(maxBytes, int64(m))
+		}
+		var end int64
+		p.records, p.acquired, end, err = f.acquire(part, tp, int(max(maxBytes, 0)), maxRecords, strict)
+		if err != nil {
+			p.err = errCode(err)
+			add(tp, p)
+			continue
+		}
+		f.parts, f.seen = append(f.parts, part), append(f.seen, end)
+		if len(p.acquired) > 0 {
+			acquired = true
+			remaining -= p.records.Len
+			maxRecords -= acquiredCount(p.acquired)
+			add(tp, p)
+			if maxRecords <= 0 {
+				break
+			}
+			continue
+		}
+		if _, ok := f.acks[tp]; ok {
+			add(tp, p)
+		}
+	}
+	// Acknowledged partitions no longer in the session still get their
+	// result.
+	for tp := range f.acks {
+		if !inResponse[tp] {
+			add(tp, shareFetchPartition{leaderID: -1, leaderEpoch: -1})
+		}
+	}
+	return acquired
+}
+
+func acquiredCount(as []share.Acquired) int {
+	n := 0
+	for _, a := range as {
+		n += int(a.Last - a.First + 1)
+	}
+	return n
+}
+
+// batchHeader is what a share fetch reads of a batch's header.
+type batchHeader struct {
+	base, next int64 // offsets [base, next)
+	pos, size  int64 // in the segment file
+	control    bool
+}
+
+// readHeaders lists the whole batches of a file range, reading their
+// headers from the segment file (the record bytes themselves are sent
+// with sendfile, never read).
+func readHeaders(r log.FileRange, out []batchHeader) ([]batchHeader, error) {
+	var h [27]byte
+	pos, end := r.Pos, r.Pos+r.Len
+	for end-pos >= int64(len(h)) {
+		n, err := unix.Pread(r.Segment.Fd(), h[:], pos)
+		if err != nil {
+			return out, err
+		}
+		if n < len(h) {
+			break
+		}
+		size := 12 + int64(int32(binary.BigEndian.Uint32(h[8:12])))
+		if size < int64(len(h)) || pos+size > end {
+			break // a partial batch at the end of the range
+		}
+		base := int64(binary.BigEndian.Uint64(h[0:8]))
+		attrs := binary.BigEndian.Uint16(h[21:23])
+		last := base + int64(int32(binary.BigEndian.Uint32(h[23:27])))
+		out = append(out, batchHeader{base: base, next: last + 1, pos: pos, size: size, control: attrs&0x20 != 0})
+		pos += size
+	}
+	return out, nil
+}
+
+// acquire reads a partition from its share partition's fetch offset and
+// acquires records of the whole batches read for the member. It returns
+// the batches holding the acquired records as a file range, the ranges
+// acquired, and where the read could go up to.
+func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, maxRecords int, strict bool) (log.FileRange, []share.Acquired, int64, error) {
+	e, sp := f.h.shares.Lock(share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}, part.LeaderEpoch(),
+		part.HighWatermark) // share.auto.offset.reset=latest
+	defer e.Unlock()
+	now := time.Now().UnixMilli()
+	sp.Expire(now)
+	if ls := part.LogStartOffset(); ls > sp.Start() {
+		sp.MoveStart(ls)
+	}
+	off, ok := sp.FetchOffset()
+	hw := part.HighWatermark()
+	if !ok || off >= hw {
+		return log.FileRange{}, nil, hw, nil
+	}
+	res, err := part.Read(off, maxBytes, false, true, -1, false, nil)
+	if err != nil {
+		return log.FileRange{}, nil, hw, err
+	}
+	if res.Range.Empty() {
+		return log.FileRange{}, nil, res.End, nil
+	}
+	batches, err := readHeaders(res.Range, nil)
+	if err != nil || len(batches) == 0 {
+		res.Range.Release()
+		return log.FileRange{}, nil, res.End, err
+	}
+	to := batches[len(batches)-1].next
+	find := func(o int64) *batchHeader {
+		i, _ := slices.BinarySearchFunc(batches, o, func(b batchHeader, o int64) int {
+			switch {
+			case b.next <= o:
+				return -1
+			case b.base > o:
+				return 1
+			}
+			return 0
+		})
+		if i < len(batches) && batches[i].base <= o && o < batches[i].next {
+			return &batches[i]
+		}
+		return nil
+	}
+	skip := func(o int64) bool {
+		b := find(o)
+		return b != nil && b.control
+	}
+	batchEnd := func(o int64) int64 {
+		if b := find(o); b != nil {
+			return b.next
+		}
+		return o + 1
+	}
+	got := sp.Acquire(now, f.member, off, to, maxRecords, strict, skip, batchEnd)
+	if len(got) == 0 {
+		res.Range.Release()
+		return log.FileRange{}, nil, res.End, nil
+	}
+	// Send only the batches from the first acquired record to the last.
+	first, last := find(got[0].First), find(got[len(got)-1].Last)
+	r := res.Range
+	if first != nil && last != nil {
+		r.Pos, r.Len = first.pos, last.pos+last.size-first.pos
+	}
+	return r, got, res.End, nil
+}
+
+// release drops the file ranges read and not sent.
+func (f *shareFetchOp) release() {
+	for i := range f.topics {
+		for j := range f.topics[i].parts {
+			f.topics[i].parts[j].records.Release()
+			f.topics[i].parts[j].records = log.FileRange{}
+		}
+	}
+}
+
+func (f *shareFetchOp) respond() {
+	resp := f.req.NewResponse()
+	appendShareFetchResponse(resp, 0, "", int32(f.h.shares.LockDuration()), f.topics)
+	f.req.Respond(resp)
+}
+
+// respondAcks answers with the acknowledgements' results only.
+func (f *shareFetchOp) respondAcks() {
+	f.topics = f.topics[:0]
+	for _, t := range f.r.Topics {
+		for _, p := range t.Partitions {
+			tp := share.TP{Topic: t.TopicID, Partition: p.Partition}
+			code, ok := f.acks[tp]
+			if !ok {
+				continue
+			}
+			if n := len(f.topics); n == 0 || f.topics[n-1].id != tp.Topic {
+				f.topics = append(f.topics, shareFetchTopic{id: tp.Topic})
+			}
+			t := &f.topics[len(f.topics)-1]
+			t.parts = append(t.parts, shareFetchPartition{partition: tp.Partition, ackErr: code, leaderID: -1, leaderEpoch: -1})
+		}
+	}
+	f.respond()
+}
