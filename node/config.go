@@ -100,7 +100,10 @@ type Config struct {
 	Server server.Config     // the listener's settings; Addr, Inline and Logger are the node's
 	Groups group.Config      // the group coordinator; Logger is the node's
 	Shares share.Config      // share partitions and share sessions (KIP-932)
-	Txns   txn.Config        // the transaction coordinator; producer ids, markers and Logger are the node's
+	// ShareState is the share coordinator (__share_group_state); Leader
+	// and Logger are the node's.
+	ShareState share.StateConfig
+	Txns       txn.Config // the transaction coordinator; producer ids, markers and Logger are the node's
 	// Replication is the replica.* settings; the hooks and Logger are the node's.
 	Replication replica.Config
 

@@ -38,14 +38,17 @@ type Node struct {
 	ctrl     *coord.Controller
 	replicas *replica.Manager
 	groups   *group.Coordinator
-	txns     *txn.Coordinator
-	srv      *server.Server
-	api      *api.Handler       // set before the admin listener starts
-	raft     *raftnet.Transport // the controller listener; nil for a single voter
-	peers    *peerClients       // connections to the other brokers
-	admin    *http.Server
-	adminLn  net.Listener
-	nodeID   int32
+	// shareState is the share coordinator: share partitions' state on
+	// __share_group_state.
+	shareState *share.Store
+	txns       *txn.Coordinator
+	srv        *server.Server
+	api        *api.Handler       // set before the admin listener starts
+	raft       *raftnet.Transport // the controller listener; nil for a single voter
+	peers      *peerClients       // connections to the other brokers
+	admin      *http.Server
+	adminLn    net.Listener
+	nodeID     int32
 }
 
 // readyHandler answers nothing until the broker is wired: the listener
@@ -319,6 +322,16 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	n.peers = &peerClients{n: n}
 	txnCfg.AllocateProducerID, txnCfg.Markers, txnCfg.Logger = pids.Next, clusterMarkers{n, markers}, n.logger
 	n.txns = txn.New(txnCfg)
+	stateCfg := cfg.ShareState
+	stateCfg.Logger = n.logger
+	stateCfg.Leader = func(p int32) (local, exists bool) {
+		t := n.ctrl.Image().Topic(share.StateTopic)
+		if t == nil || p < 0 || int(p) >= len(t.Partitions) {
+			return false, t != nil
+		}
+		return t.Partitions[p].Leader == n.nodeID, true
+	}
+	n.shareState = share.NewStore(stateCfg)
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
 	n.api = api.New(api.Config{
@@ -348,7 +361,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		ProducerIDs: pids,
 		Markers:     markers,
 		TxnRouter:   txnRouter{n},
-		Shares:      share.NewManager(cfg.Shares),
+		Shares:      share.NewManager(cfg.Shares, n.shareState),
 	})
 	ready.h.Store(n.api)
 
@@ -473,6 +486,9 @@ func (n *Node) Stop(ctx context.Context) error {
 	}
 	if n.groups != nil {
 		n.groups.Close()
+	}
+	if n.shareState != nil {
+		n.shareState.Close()
 	}
 	if n.replicas != nil {
 		n.replicas.Close() // the fetchers stop before the logs close

@@ -137,6 +137,11 @@ var keys = func() map[string]key {
 	i("group.share.delivery.count.limit", "5", 2)
 	i("group.share.partition.max.record.locks", "2000", 100)
 	i("group.share.max.share.sessions", "2000", 1)
+	// The share coordinator (coord/share): __share_group_state.
+	i("share.coordinator.state.topic.num.partitions", "50", 1)
+	i("share.coordinator.state.topic.replication.factor", "3", 1)
+	i("share.coordinator.state.topic.min.isr", "2", 1)
+	i("share.coordinator.state.topic.segment.bytes", "104857600", 1)
 
 	// The transaction coordinator (coord/txn).
 	i("transaction.state.log.num.partitions", "50", 1)

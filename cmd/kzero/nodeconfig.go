@@ -113,6 +113,12 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			},
 			MaxSessions: c.int("group.share.max.share.sessions"),
 		},
+		ShareState: share.StateConfig{
+			NumPartitions:     int32(c.int("share.coordinator.state.topic.num.partitions")),
+			ReplicationFactor: int16(c.int("share.coordinator.state.topic.replication.factor")),
+			MinISR:            c.int("share.coordinator.state.topic.min.isr"),
+			SegmentBytes:      int64(c.int("share.coordinator.state.topic.segment.bytes")),
+		},
 		Txns:                     c.txnConfig(),
 		AutoCreateTopics:         c.bool("auto.create.topics.enable"),
 		NumPartitions:            int32(c.int("num.partitions")),

@@ -107,7 +107,7 @@ func (b *Broker) Active() bool { return !b.Fenced && !b.InControlledShutdown }
 
 // Internal reports whether the topic is one of Kafka's internal topics.
 func (t *Topic) Internal() bool {
-	return t.Name == "__consumer_offsets" || t.Name == "__transaction_state"
+	return t.Name == "__consumer_offsets" || t.Name == "__transaction_state" || t.Name == "__share_group_state"
 }
 
 // ReplicationFactor is the replica count of partition 0.

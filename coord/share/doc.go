@@ -22,10 +22,18 @@
 // share group by topic partition, each behind its own mutex, and the share
 // sessions (Sessions) of the members.
 //
-// Durability: the share partitions' state is kept in memory on the
-// partition leader only. A new leader, or a restarted broker, starts each
-// share partition again where share.auto.offset.reset puts it (the
-// default, latest: the high watermark); Kafka persists it in
-// __share_group_state through its share coordinator, which kzero does
-// not do yet.
+// Durability: Store is the share coordinator. Each share partition's state
+// (SPSO and in-flight records as state batches) is saved in the internal
+// topic __share_group_state as a ShareSnapshot record (Kafka's format,
+// state_records.go) after every acknowledgement, through the coordinator
+// runtime of coord/shards (the partition abs(hash("group:topicId:part")) %
+// partitions, an acks=all write that returns once committed), and read
+// back when a share partition is built (a new leader, a restarted
+// broker); records acquired then are saved as available with their
+// delivery counts (their locks do not survive). The share partition
+// leader reaches the store in process: kzero serves neither the
+// inter-broker share state APIs (InitializeShareGroupState to
+// ReadShareGroupStateSummary) nor their client, so a share partition
+// whose state partition another broker leads is kept in memory only, and
+// starts again at share.auto.offset.reset (latest) on a new leader.
 package share

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -51,18 +52,23 @@ type Entry struct {
 // methods are safe for concurrent use; a share partition's calls are
 // serialized by its entry's lock (Lock).
 type Manager struct {
-	cfg Config
+	cfg   Config
+	store *Store // nil: share partition state is kept in memory only
 
 	mu       sync.Mutex
 	parts    map[Key]*Entry
 	sessions map[sessionKey]*Session
 }
 
-// NewManager returns a manager with no share partitions.
-func NewManager(cfg Config) *Manager {
+// NewManager returns a manager with no share partitions, saving their
+// state in store (nil: in memory only).
+func NewManager(cfg Config, store *Store) *Manager {
 	cfg.setDefaults()
-	return &Manager{cfg: cfg, parts: map[Key]*Entry{}, sessions: map[sessionKey]*Session{}}
+	return &Manager{cfg: cfg, store: store, parts: map[Key]*Entry{}, sessions: map[sessionKey]*Session{}}
 }
+
+// Store is where share partition state is saved; nil if nowhere.
+func (m *Manager) Store() *Store { return m.store }
 
 // LockDuration is the acquisition lock of every record (ms), which share
 // fetch responses tell members.
@@ -71,9 +77,11 @@ func (m *Manager) LockDuration() int64 { return m.cfg.LockDuration }
 // Lock returns the share partition of k, locked, built on the replica's
 // current leader epoch: a share partition built under another epoch
 // (this broker lost and regained the leadership, another leader served
-// it meanwhile) starts again at start(), as does a new one. The caller
-// unlocks it (Entry.Unlock).
-func (m *Manager) Lock(k Key, leaderEpoch int32, start func() int64) (*Entry, *Partition) {
+// it meanwhile), or a new one, is read from the store, else starts at
+// start() (share.auto.offset.reset). The caller unlocks it
+// (Entry.Unlock). An error (the state's coordinator is loading) leaves
+// nothing locked.
+func (m *Manager) Lock(k Key, leaderEpoch int32, start func() int64) (*Entry, *Partition, error) {
 	m.mu.Lock()
 	e := m.parts[k]
 	if e == nil {
@@ -84,9 +92,51 @@ func (m *Manager) Lock(k Key, leaderEpoch int32, start func() int64) (*Entry, *P
 	m.mu.Unlock()
 	e.mu.Lock()
 	if e.p == nil || e.leaderEpoch != leaderEpoch {
-		e.p, e.leaderEpoch = NewPartition(start(), m.cfg.Limits), leaderEpoch
+		p, err := m.load(k, start)
+		if err != nil {
+			e.mu.Unlock()
+			return nil, nil, err
+		}
+		e.p, e.leaderEpoch = p, leaderEpoch
 	}
-	return e, e.p
+	return e, e.p, nil
+}
+
+// load reads a share partition's saved state, or starts it afresh when it
+// has none (or its coordinator is another broker).
+func (m *Manager) load(k Key, start func() int64) (*Partition, error) {
+	if m.store != nil {
+		snap, found, err := m.store.Read(k)
+		switch {
+		case errors.Is(err, kerr.CoordinatorLoadInProgress):
+			return nil, err
+		case errors.Is(err, kerr.NotCoordinator) && m.store.cfg.Leader != nil:
+			// Led here but not served yet (the image that makes this
+			// broker its leader is being applied): wait for it rather
+			// than start afresh over saved state.
+			if local, exists := m.store.cfg.Leader(m.store.PartitionFor(k)); local && exists {
+				return nil, fmt.Errorf("share state of %s: %w", stateKey(k), kerr.CoordinatorLoadInProgress)
+			}
+		case err == nil && found:
+			return RestorePartition(snap.StartOffset, snap.Batches, m.cfg.Limits), nil // capped at max.record.locks
+		}
+	}
+	return NewPartition(start(), m.cfg.Limits), nil
+}
+
+// Save writes the share partition's state to the store (a no-op without
+// one, or when another broker coordinates it). The caller holds its
+// lock.
+func (m *Manager) Save(k Key, e *Entry) error {
+	if m.store == nil {
+		return nil
+	}
+	start, batches := e.p.State()
+	err := m.store.Write(k, Snapshot{StateEpoch: 1, LeaderEpoch: e.leaderEpoch, StartOffset: start, Batches: batches})
+	if errors.Is(err, kerr.NotCoordinator) {
+		return nil
+	}
+	return err
 }
 
 // Peek returns the share partition of k if this broker has one, locked;

@@ -323,3 +323,59 @@ func (p *Partition) Lag(end int64) int64 {
 	}
 	return n
 }
+
+// State is the partition's durable state: its SPSO and the in-flight
+// records as runs of one delivery state and count. An acquired record is
+// saved as available with its delivery count (its lock does not survive
+// the leader).
+func (p *Partition) State() (start int64, batches []StateBatch) {
+	for i, r := range p.window {
+		off := p.start + int64(i)
+		st := int8(stateAvailable)
+		switch r.state {
+		case acknowledged:
+			st = stateAcknowledged
+		case archived:
+			st = stateArchived
+		}
+		c := int16(r.count)
+		if k := len(batches) - 1; k >= 0 && batches[k].Last == off-1 && batches[k].State == st && batches[k].Count == c {
+			batches[k].Last = off
+			continue
+		}
+		batches = append(batches, StateBatch{First: off, Last: off, State: st, Count: c})
+	}
+	return p.start, batches
+}
+
+// RestorePartition rebuilds a share partition from its durable state.
+// Offsets between start and the last batch that no batch covers are
+// available, never delivered; batches below start are ignored, and the
+// window is capped at MaxInFlight records past start.
+func RestorePartition(start int64, batches []StateBatch, limits Limits) *Partition {
+	p := NewPartition(start, limits)
+	end := start
+	for _, b := range batches {
+		end = max(end, b.Last+1)
+	}
+	end = min(end, start+int64(max(limits.MaxInFlight, 0)))
+	if end > start {
+		p.window = make([]inflight, end-start)
+	}
+	for _, b := range batches {
+		for off := max(b.First, start); off <= b.Last && off < end; off++ {
+			r := &p.window[off-start]
+			r.count = uint16(max(b.Count, 0))
+			switch b.State {
+			case stateAcknowledged:
+				r.state = acknowledged
+			case stateArchived:
+				r.state = archived
+			default:
+				r.state = available
+			}
+		}
+	}
+	p.advance()
+	return p
+}

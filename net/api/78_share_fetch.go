@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
+	"kzero/coord/shards"
 	"kzero/coord/share"
 	"kzero/log"
 	"kzero/net/server"
@@ -85,6 +86,9 @@ func (h *Handler) shareFetch(req *server.Request) error {
 	case 0:
 		if hasAcks {
 			return fail(kerr.InvalidRequest.Code, "Acknowledge data present on initial fetch request")
+		}
+		if st := h.shares.Store(); st != nil {
+			h.internalTopic(share.StateTopic, st.TopicSpec) // where the state is saved: created on first use
 		}
 		if _, err := h.shares.OpenSession(f.group, f.member, listed); err != nil {
 			return fail(errCode(err), "")
@@ -172,7 +176,8 @@ func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp
 	if !part.IsLeader() {
 		return kerr.NotLeaderForPartition.Code
 	}
-	e, sp := h.shares.Peek(share.Key{Group: group, Topic: tp.Topic, Partition: tp.Partition})
+	key := share.Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}
+	e, sp := h.shares.Peek(key)
 	if e == nil {
 		return kerr.InvalidRecordState.Code
 	}
@@ -184,12 +189,21 @@ func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp
 			return kerr.InvalidRequest.Code // batches must ascend without overlap
 		}
 	}
+	var code int16
 	for _, b := range batches {
 		if err := sp.Acknowledge(now, member, b.first, b.last, b.types); err != nil {
-			return errCode(err)
+			code = errCode(err)
+			break
 		}
 	}
-	return 0
+	// What the batches before a failed one changed is saved too.
+	if err := h.shares.Save(key, e); err != nil {
+		h.logger.Warn("cannot save share partition state", "group", group, "partition", tp.Partition, "err", err)
+		if code == 0 {
+			code = errCode(shards.GroupError(err))
+		}
+	}
+	return code
 }
 
 // read acquires records of every partition of the session and fills
@@ -326,8 +340,11 @@ func readHeaders(r log.FileRange, out []batchHeader) ([]batchHeader, error) {
 // the batches holding the acquired records as a file range, the ranges
 // acquired, and where the read could go up to.
 func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, maxRecords int, strict bool) (log.FileRange, []share.Acquired, int64, error) {
-	e, sp := f.h.shares.Lock(share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}, part.LeaderEpoch(),
+	e, sp, err := f.h.shares.Lock(share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}, part.LeaderEpoch(),
 		part.HighWatermark) // share.auto.offset.reset=latest
+	if err != nil {
+		return log.FileRange{}, nil, part.HighWatermark(), err
+	}
 	defer e.Unlock()
 	now := time.Now().UnixMilli()
 	sp.Expire(now)

@@ -131,7 +131,7 @@ func New(cfg Config, svc Services) *Handler {
 		listeners: map[string]*Listener{}, shares: svc.Shares,
 	}
 	if h.shares == nil {
-		h.shares = share.NewManager(share.Config{})
+		h.shares = share.NewManager(share.Config{}, nil)
 	}
 	for i := range cfg.Listeners {
 		l := &cfg.Listeners[i]
