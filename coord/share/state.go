@@ -68,7 +68,9 @@ func NewStore(cfg StateConfig) *Store {
 	cfg.setDefaults()
 	s := &Store{cfg: cfg}
 	s.table = shards.NewTable(shards.Config{Topic: StateTopic, Partitions: cfg.NumPartitions, CommitTimeout: 5 * time.Second},
-		func(rt *shards.Shard) *stateShard { return &stateShard{Shard: rt, store: s, states: map[Key]*Snapshot{}} })
+		func(rt *shards.Shard) *stateShard {
+			return &stateShard{Shard: rt, store: s, states: map[Key]*Snapshot{}}
+		})
 	return s
 }
 
