@@ -241,3 +241,37 @@ func (ld *loader) applyShare(group string, r *shareRecord) {
 	}
 	sg.replay(r)
 }
+
+// ShareGroupStatus says whether group is a share group this broker
+// coordinates: 0 and whether it has no members; GROUP_ID_NOT_FOUND for a
+// group that does not exist or is of another type; the coordinator
+// errors. With create, a group that does not exist is created empty
+// (AlterShareGroupOffsets on a new group, as Kafka).
+func (c *Coordinator) ShareGroupStatus(group string, create bool) (code int16, empty bool) {
+	if group == "" {
+		return kerr.InvalidGroupID.Code, false
+	}
+	s, code := c.lock(group)
+	if code != 0 {
+		return code, false
+	}
+	now := c.now()
+	e := s.mu.groups[group]
+	switch {
+	case e == nil && create:
+		e = s.addLocked(group, now)
+		recs := []shareRecord{{typ: shareEpochType}}
+		if err := s.writeShareLocked(e.g.id, recs); err != nil {
+			delete(s.mu.groups, e.g.id)
+			s.Unlock()
+			return storeCode(err), false
+		}
+		s.replayShareLocked(e.g, recs)
+	case e == nil || e.g.share == nil:
+		s.Unlock()
+		return kerr.GroupIDNotFound.Code, false
+	}
+	empty = len(e.g.share.members) == 0
+	s.finishLocked(e, now)
+	return 0, empty
+}

@@ -159,6 +159,14 @@ func (m *Manager) Peek(k Key) (*Entry, *Partition) {
 // Unlock releases the share partition.
 func (e *Entry) Unlock() { e.mu.Unlock() }
 
+// Forget drops the share partition of k: the next use reads it from the
+// store again (its saved state was changed, or deleted).
+func (m *Manager) Forget(k Key) {
+	m.mu.Lock()
+	delete(m.parts, k)
+	m.mu.Unlock()
+}
+
 // DeleteGroup drops every share partition of group (the group was
 // deleted).
 func (m *Manager) DeleteGroup(group string) {

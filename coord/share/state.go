@@ -1,10 +1,14 @@
 package share
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/coord/metadata"
 	"kzero/coord/shards"
@@ -297,4 +301,37 @@ func stateOf(p *Partition) []StateBatch {
 func (sh *stateShard) Unload() func() {
 	sh.states = map[Key]*Snapshot{}
 	return nil
+}
+
+// Await waits until the store serves k's state partition, when this
+// broker leads it (a store that has just been created or is loading);
+// it returns at once with kerr.NotCoordinator when another broker
+// leads it, and with the last error when ctx ends.
+func (s *Store) Await(ctx context.Context, k Key) error {
+	p := s.PartitionFor(k)
+	for {
+		sh, err := s.table.Lock(p)
+		if err == nil {
+			sh.Unlock()
+			return nil
+		}
+		if errors.Is(err, kerr.NotCoordinator) {
+			if s.cfg.Leader == nil {
+				return err
+			}
+			if local, exists := s.cfg.Leader(p); exists && !local {
+				return err
+			}
+		}
+		var loaded <-chan struct{}
+		if sh, ok := s.table.Get(p); ok {
+			loaded = sh.Loaded()
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-loaded:
+		case <-time.After(20 * time.Millisecond): // the image making this broker its leader is on its way
+		}
+	}
 }
