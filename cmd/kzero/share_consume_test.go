@@ -351,3 +351,98 @@ func TestShareRestartKeepsAcknowledged(t *testing.T) {
 		}
 	}
 }
+
+// setGroupConfigs sets a group's dynamic configs (IncrementalAlterConfigs
+// on a GROUP resource) and checks DescribeConfigs shows them.
+func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group string, kvs ...string) {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	for i := 0; i+1 < len(kvs); i += 2 {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = kvs[i], kmsg.StringPtr(kvs[i+1])
+		res.Configs = append(res.Configs, c)
+	}
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("set group configs: %v %+v", err, resp)
+	}
+	dreq := kmsg.NewPtrDescribeConfigsRequest()
+	dres := kmsg.NewDescribeConfigsRequestResource()
+	dres.ResourceType, dres.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	dreq.Resources = append(dreq.Resources, dres)
+	dresp, err := dreq.RequestWith(ctx, cl)
+	if err != nil || dresp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("describe group configs: %v %+v", err, dresp)
+	}
+	got := map[string]string{}
+	for _, c := range dresp.Resources[0].Configs {
+		if c.Value != nil && c.Source == kmsg.ConfigSourceGroupConfig {
+			got[c.Name] = *c.Value
+		}
+	}
+	for i := 0; i+1 < len(kvs); i += 2 {
+		if got[kvs[i]] != kvs[i+1] {
+			t.Fatalf("described group configs %v, want %s=%s", got, kvs[i], kvs[i+1])
+		}
+	}
+}
+
+// share.auto.offset.reset=earliest starts a new share partition at the
+// log start; share.isolation.level=read_committed delivers committed
+// transactions only (aborted ones are archived unseen).
+func TestShareGroupConfigs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	adm := newClient(t, b)
+	if _, err := kadm.NewClient(adm).CreateTopic(ctx, 1, 1, nil, "sq"); err != nil {
+		t.Fatal(err)
+	}
+	bad := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "cfg"
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("sometimes")
+	res.Configs = append(res.Configs, c)
+	bad.Resources = append(bad.Resources, res)
+	if resp, err := bad.RequestWith(ctx, adm); err != nil || resp.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
+		t.Fatalf("a bad share.auto.offset.reset: %v %+v", err, resp)
+	}
+	setGroupConfigs(t, ctx, adm, "cfg", "share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed")
+
+	plain := newClient(t, b, kgo.DefaultProduceTopic("sq"), kgo.ProducerLinger(0))
+	produceBatches(t, ctx, plain, 0, 2, 1) // before the group ever fetches: earliest gets them
+	txn := func(id string, commit bool, vals ...string) {
+		cl := newClient(t, b, kgo.DefaultProduceTopic("sq"), kgo.TransactionalID(id))
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn("t1", false, "aborted-1", "aborted-2")
+	txn("t2", true, "committed-1")
+	produceBatches(t, ctx, plain, 2, 1, 1)
+
+	cl := shareClient(t, b, "cfg", "sq")
+	got := map[string]bool{}
+	for len(got) < 4 {
+		for _, r := range pollShare(t, ctx, cl) {
+			got[string(r.Value)] = true
+		}
+	}
+	want := map[string]bool{"0": true, "1": true, "committed-1": true, "2": true}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

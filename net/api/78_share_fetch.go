@@ -12,17 +12,23 @@ package api
 // ranges with their delivery counts. Records past the MaxRecords limit are
 // acquired up to the end of their batch (batch_optimized), or not
 // (record_limit). Control batches are archived, never delivered. A share
-// partition starts at share.auto.offset.reset (latest: the high watermark)
-// when first fetched; its state is kept in memory (coord/share).
+// partition starts where its saved state says (coord/share.Store), else
+// at the group config share.auto.offset.reset (latest, the default: the
+// high watermark; earliest; by_duration:<ISO-8601>) when first fetched.
+// share.isolation.level read_committed reads up to the last stable offset
+// and archives the batches of aborted transactions unseen;
+// read_uncommitted (the default) up to the high watermark.
 //
 // With nothing to acquire and MaxWaitMs > 0 the fetch waits in the replica
-// purgatory for new records, as Fetch does. Isolation level: records up
-// to the high watermark (read_uncommitted, share.isolation.level's
-// default; the group config is not supported).
+// purgatory for new records, as Fetch does (an acknowledgement or an
+// expired lock that makes records available again does not wake it).
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -303,16 +309,19 @@ func acquiredCount(as []share.Acquired) int {
 
 // batchHeader is what a share fetch reads of a batch's header.
 type batchHeader struct {
-	base, next int64 // offsets [base, next)
-	pos, size  int64 // in the segment file
-	control    bool
+	base, next    int64 // offsets [base, next)
+	pos, size     int64 // in the segment file
+	producerID    int64
+	control       bool
+	transactional bool
+	aborted       bool // read_committed: a batch of an aborted transaction
 }
 
 // readHeaders lists the whole batches of a file range, reading their
 // headers from the segment file (the record bytes themselves are sent
 // with sendfile, never read).
 func readHeaders(r log.FileRange, out []batchHeader) ([]batchHeader, error) {
-	var h [27]byte
+	var h [51]byte
 	pos, end := r.Pos, r.Pos+r.Len
 	for end-pos >= int64(len(h)) {
 		n, err := unix.Pread(r.Segment.Fd(), h[:], pos)
@@ -329,7 +338,8 @@ func readHeaders(r log.FileRange, out []batchHeader) ([]batchHeader, error) {
 		base := int64(binary.BigEndian.Uint64(h[0:8]))
 		attrs := binary.BigEndian.Uint16(h[21:23])
 		last := base + int64(int32(binary.BigEndian.Uint32(h[23:27])))
-		out = append(out, batchHeader{base: base, next: last + 1, pos: pos, size: size, control: attrs&0x20 != 0})
+		out = append(out, batchHeader{base: base, next: last + 1, pos: pos, size: size, producerID: int64(binary.BigEndian.Uint64(h[43:51])),
+			control: attrs&0x20 != 0, transactional: attrs&0x10 != 0})
 		pos += size
 	}
 	return out, nil
@@ -340,8 +350,10 @@ func readHeaders(r log.FileRange, out []batchHeader) ([]batchHeader, error) {
 // the batches holding the acquired records as a file range, the ranges
 // acquired, and where the read could go up to.
 func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, maxRecords int, strict bool) (log.FileRange, []share.Acquired, int64, error) {
+	cfg := f.h.cluster.Image().GroupConfigs(f.group)
+	committed := cfg["share.isolation.level"] == "read_committed"
 	e, sp, err := f.h.shares.Lock(share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}, part.LeaderEpoch(),
-		part.HighWatermark) // share.auto.offset.reset=latest
+		func() int64 { return shareResetOffset(part, cfg["share.auto.offset.reset"]) })
 	if err != nil {
 		return log.FileRange{}, nil, part.HighWatermark(), err
 	}
@@ -352,11 +364,11 @@ func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, m
 		sp.MoveStart(ls)
 	}
 	off, ok := sp.FetchOffset()
-	hw := part.HighWatermark()
+	hw := part.ReadBound(false, committed)
 	if !ok || off >= hw {
 		return log.FileRange{}, nil, hw, nil
 	}
-	res, err := part.Read(off, maxBytes, false, true, -1, false, nil)
+	res, err := part.Read(off, maxBytes, committed, true, -1, false, nil)
 	if err != nil {
 		return log.FileRange{}, nil, hw, err
 	}
@@ -367,6 +379,9 @@ func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, m
 	if err != nil || len(batches) == 0 {
 		res.Range.Release()
 		return log.FileRange{}, nil, res.End, err
+	}
+	if committed {
+		markAborted(batches, res.Aborted)
 	}
 	to := batches[len(batches)-1].next
 	find := func(o int64) *batchHeader {
@@ -386,7 +401,7 @@ func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, m
 	}
 	skip := func(o int64) bool {
 		b := find(o)
-		return b != nil && b.control
+		return b != nil && (b.control || b.aborted)
 	}
 	batchEnd := func(o int64) int64 {
 		if b := find(o); b != nil {
@@ -442,4 +457,84 @@ func (f *shareFetchOp) respondAcks() {
 		}
 	}
 	f.respond()
+}
+
+// markAborted marks the data batches of aborted transactions (a
+// read_committed share group archives them, never delivered), as a
+// read_committed consumer skips them: a producer's batches are aborted
+// from the first offset of its aborted transaction to its marker.
+func markAborted(batches []batchHeader, aborted []log.AbortedTxn) {
+	if len(aborted) == 0 {
+		return
+	}
+	aborted = slices.Clone(aborted)
+	slices.SortFunc(aborted, func(a, b log.AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	open := map[int64]bool{}
+	next := 0
+	for i := range batches {
+		b := &batches[i]
+		for next < len(aborted) && aborted[next].FirstOffset < b.next {
+			open[aborted[next].ProducerID] = true
+			next++
+		}
+		switch {
+		case b.control:
+			delete(open, b.producerID) // its marker ends the transaction
+		case b.transactional && open[b.producerID]:
+			b.aborted = true
+		}
+	}
+}
+
+// shareResetOffset is where a new share partition starts, as
+// share.auto.offset.reset says: latest (the default: the high watermark),
+// earliest (the log start), or by_duration:<ISO-8601 duration> (the first
+// record at or after now minus the duration; the high watermark if none).
+func shareResetOffset(part *replica.Partition, reset string) int64 {
+	switch {
+	case reset == "earliest":
+		return part.LogStartOffset()
+	case strings.HasPrefix(reset, "by_duration:"):
+		d, ok := parseISODuration(strings.TrimPrefix(reset, "by_duration:"))
+		if !ok {
+			break
+		}
+		pos, found, err := part.OffsetForTimestamp(time.Now().Add(-d).UnixMilli())
+		if err == nil && found {
+			return min(pos.Offset, part.HighWatermark())
+		}
+	}
+	return part.HighWatermark()
+}
+
+// parseISODuration reads the ISO-8601 durations Java's Duration.parse
+// takes: PnDTnHnMn.nS.
+func parseISODuration(s string) (time.Duration, bool) {
+	rest, ok := strings.CutPrefix(strings.ToUpper(s), "P")
+	if !ok || rest == "" {
+		return 0, false
+	}
+	var d time.Duration
+	inTime := false
+	for rest != "" {
+		if rest[0] == 'T' {
+			inTime, rest = true, rest[1:]
+			continue
+		}
+		i := strings.IndexAny(rest, "DHMS")
+		if i <= 0 {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(rest[:i], 64)
+		if err != nil || v < 0 {
+			return 0, false
+		}
+		unit := map[byte]time.Duration{'D': 24 * time.Hour, 'H': time.Hour, 'M': time.Minute, 'S': time.Second}[rest[i]]
+		if (rest[i] == 'D') == inTime {
+			return 0, false
+		}
+		d += time.Duration(v * float64(unit))
+		rest = rest[i+1:]
+	}
+	return d, true
 }
