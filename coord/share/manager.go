@@ -58,6 +58,7 @@ type Manager struct {
 	mu       sync.Mutex
 	parts    map[Key]*Entry
 	sessions map[sessionKey]*Session
+	waiters  map[*waiter]struct{} // parked share fetches (waiter.go)
 }
 
 // NewManager returns a manager with no share partitions, saving their
@@ -196,9 +197,11 @@ func (m *Manager) GroupPartitions(group string) []Key {
 // listed.
 func (m *Manager) releaseMember(group, member string, tps []TP) {
 	for _, tp := range tps {
-		if e, p := m.Peek(Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}); e != nil {
+		k := Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}
+		if e, p := m.Peek(k); e != nil {
 			p.ReleaseMember(member)
 			e.Unlock()
+			m.Notify(k)
 		}
 	}
 }

@@ -160,6 +160,7 @@ func (p *Partition) FetchOffset() (offset int64, ok bool) {
 // at most maxRecords, rounded up to the end of the batch holding the
 // last one unless strict (batchEnd gives the end of the batch holding an
 // offset; nil: records stand alone). It returns the ranges acquired.
+// member is kept on the records: it must not alias a reused buffer.
 func (p *Partition) Acquire(now int64, member string, from, to int64, maxRecords int, strict bool, skip func(offset int64) bool, batchEnd func(offset int64) int64) []Acquired {
 	var out []Acquired
 	n := 0

@@ -74,7 +74,9 @@ func (h *Handler) shareFetch(req *server.Request) error {
 	if !h.authorized(req, opRead, resGroup, *r.GroupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code, "")
 	}
-	f := &shareFetchOp{h: h, req: req, r: r, group: *r.GroupID, member: *r.MemberID, acks: map[share.TP]int16{}}
+	// Copies: the request's strings alias its frame buffer, and the
+	// member id is kept on the records it acquires.
+	f := &shareFetchOp{h: h, req: req, r: r, group: strings.Clone(*r.GroupID), member: strings.Clone(*r.MemberID), acks: map[share.TP]int16{}}
 	var listed, forgotten []share.TP
 	hasAcks := false
 	for _, t := range r.Topics {
@@ -126,11 +128,22 @@ func (h *Handler) shareFetch(req *server.Request) error {
 	}
 	f.release()
 	parts, seen := slices.Clone(f.parts), slices.Clone(f.seen)
+	keys := make([]share.Key, len(f.session))
+	for i, tp := range f.session {
+		keys[i] = share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}
+	}
+	var cancel func()
+	ready := make(chan struct{})
 	again := func() {
+		<-ready
+		cancel()
 		f.read()
 		f.respond()
 	}
 	w := replica.Wait(parts, 1, time.Duration(r.MaxWaitMillis)*time.Millisecond, again)
+	// Records released or room freed by an acknowledgement wake it too.
+	cancel = h.shares.Wait(keys, w.Fire)
+	close(ready)
 	for i, p := range parts {
 		if p.HighWatermark() > seen[i] {
 			w.Fire()
@@ -195,12 +208,20 @@ func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp
 			return kerr.InvalidRequest.Code // batches must ascend without overlap
 		}
 	}
+	_, roomBefore := sp.FetchOffset()
+	released := false
 	var code int16
 	for _, b := range batches {
+		released = released || slices.Contains(b.types, share.AckRelease)
 		if err := sp.Acknowledge(now, member, b.first, b.last, b.types); err != nil {
 			code = errCode(err)
 			break
 		}
+	}
+	// Released records, or room under max.record.locks, may serve a
+	// parked share fetch.
+	if _, room := sp.FetchOffset(); released || (room && !roomBefore) {
+		defer h.shares.Notify(key)
 	}
 	// What the batches before a failed one changed is saved too.
 	if err := h.shares.Save(key, e); err != nil {
