@@ -446,3 +446,56 @@ func TestShareGroupConfigs(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+// Two members' share sessions on one connection, through raw requests:
+// each acquires its own records, and the first acknowledges its records
+// after the second fetched (the broker keeps its own copy of the member
+// id that holds them, not the request's).
+func TestShareMembersOnOneConnection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	cl := shareTopic(t, ctx, b, "conn", "sq", 1)
+	produceBatches(t, ctx, cl, 0, 4, 1)
+	md, err := kadm.NewClient(cl).Metadata(ctx, "sq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := md.Topics["sq"].ID
+	fetch := func(member string, epoch int32, ack *kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) *kmsg.ShareFetchResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrShareFetchRequest()
+		req.Version = 2
+		req.GroupID, req.MemberID = kmsg.StringPtr("conn"), kmsg.StringPtr(member)
+		req.ShareSessionEpoch, req.MaxRecords, req.BatchSize = epoch, 2, 2
+		rt := kmsg.NewShareFetchRequestTopic()
+		rt.TopicID = id
+		rp := kmsg.NewShareFetchRequestTopicPartition()
+		if ack != nil {
+			rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, *ack)
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("share fetch of %s: %v %+v", member, err, resp)
+		}
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			return &kmsg.ShareFetchResponseTopicPartition{}
+		}
+		return &resp.Topics[0].Partitions[0]
+	}
+	a := fetch("member-a", 0, nil)
+	if len(a.AcquiredRecords) != 1 || a.AcquiredRecords[0].FirstOffset != 0 || a.AcquiredRecords[0].LastOffset != 1 {
+		t.Fatalf("member-a acquired %+v", a.AcquiredRecords)
+	}
+	if bp := fetch("member-b", 0, nil); len(bp.AcquiredRecords) != 1 || bp.AcquiredRecords[0].FirstOffset != 2 {
+		t.Fatalf("member-b acquired %+v", bp.AcquiredRecords)
+	}
+	ack := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+	ack.FirstOffset, ack.LastOffset, ack.AcknowledgeTypes = 0, 1, []int8{1}
+	if p := fetch("member-a", 1, &ack); p.AcknowledgeErrorCode != 0 {
+		t.Fatalf("member-a's acknowledgement: %v", kerr.ErrorForCode(p.AcknowledgeErrorCode))
+	}
+}
