@@ -178,3 +178,44 @@ func TestShareGroupMembership(t *testing.T) {
 	}
 	stopBroker(t, b)
 }
+
+// FindCoordinator with the SHARE key type (what brokers ask for a share
+// partition's state) names the leader of its __share_group_state
+// partition; a malformed key is INVALID_REQUEST.
+func TestFindShareCoordinator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir(), "share.coordinator.state.topic.num.partitions", "3")
+	defer stopBroker(t, b)
+	cl := newClient(t, b)
+	find := func(key string) kmsg.FindCoordinatorResponseCoordinator {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType, req.CoordinatorKeys = 6, 2, []string{key}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || len(resp.Coordinators) != 1 {
+			t.Fatalf("find coordinator: %v %+v", err, resp)
+		}
+		return resp.Coordinators[0]
+	}
+	if c := find("g:not-a-topic-id:0"); c.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("malformed key: %+v", c)
+	}
+	key := "g:" + "AAAAAAAAAAAAAAAAAAAAAQ" + ":3"
+	for {
+		c := find(key)
+		if c.ErrorCode == 0 {
+			if c.NodeID != 1 || c.Port <= 0 {
+				t.Fatalf("share coordinator %+v", c)
+			}
+			break
+		}
+		if c.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+			t.Fatalf("find share coordinator: %v", kerr.ErrorForCode(c.ErrorCode))
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("share coordinator never available")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

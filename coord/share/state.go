@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -113,6 +114,25 @@ func (s *Store) Close() { s.table.Close() }
 // "group:topicId:partition".
 func stateKey(k Key) string {
 	return k.Group + ":" + metadata.TopicIDString(k.Topic) + ":" + strconv.Itoa(int(k.Partition))
+}
+
+// ValidStateKey reports whether s is a share coordinator key as Kafka
+// forms it: "group:topicId:partition", a non-empty group, a topic id in
+// Kafka's text form and a partition number.
+func ValidStateKey(s string) bool {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return false
+	}
+	j := strings.LastIndexByte(s[:i], ':')
+	if j <= 0 {
+		return false
+	}
+	if _, ok := metadata.ParseTopicID(s[j+1 : i]); !ok {
+		return false
+	}
+	p, err := strconv.ParseInt(s[i+1:], 10, 32)
+	return err == nil && p >= 0
 }
 
 // PartitionFor is the __share_group_state partition of a share partition.
