@@ -22,12 +22,14 @@ type GroupConfig struct {
 	validate func(v string) error
 }
 
-func positiveInt(v string) error {
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("must be a positive int")
+func intIn(lo, hi int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be an int in [%d, %d]", lo, hi)
+		}
+		return nil
 	}
-	return nil
 }
 
 func oneOf(vals ...string) func(string) error {
@@ -39,15 +41,15 @@ func oneOf(vals ...string) func(string) error {
 	}
 }
 
-// GroupConfigs are the group configs kzero knows, with Kafka's defaults.
+// GroupConfigs are the group configs kzero knows and honours, with Kafka's
+// defaults (where Kafka's default is the broker's config of the same
+// name, the broker default). The session and heartbeat group configs of
+// consumer and share groups are not among them: the group coordinator
+// uses the broker's.
 var GroupConfigs = []GroupConfig{
-	{"consumer.session.timeout.ms", "45000", kmsg.ConfigTypeInt, positiveInt},
-	{"consumer.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, positiveInt},
-	{"share.session.timeout.ms", "45000", kmsg.ConfigTypeInt, positiveInt},
-	{"share.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, positiveInt},
-	{"share.record.lock.duration.ms", "30000", kmsg.ConfigTypeInt, positiveInt},
-	{"share.delivery.count.limit", "5", kmsg.ConfigTypeInt, positiveInt},
-	{"share.partition.max.record.locks", "2000", kmsg.ConfigTypeInt, positiveInt},
+	{"share.record.lock.duration.ms", "30000", kmsg.ConfigTypeInt, intIn(1000, 3600000)},
+	{"share.delivery.count.limit", "5", kmsg.ConfigTypeInt, intIn(2, 10)},
+	{"share.partition.max.record.locks", "2000", kmsg.ConfigTypeInt, intIn(100, 10000)},
 	{"share.auto.offset.reset", "latest", kmsg.ConfigTypeString, validShareReset},
 	{"share.isolation.level", "read_uncommitted", kmsg.ConfigTypeString, oneOf("read_committed", "read_uncommitted")},
 }

@@ -392,7 +392,8 @@ func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group st
 
 // share.auto.offset.reset=earliest starts a new share partition at the
 // log start; share.isolation.level=read_committed delivers committed
-// transactions only (aborted ones are archived unseen).
+// transactions only (aborted ones are archived unseen);
+// share.record.lock.duration.ms sets the group's acquisition lock.
 func TestShareGroupConfigs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -412,7 +413,8 @@ func TestShareGroupConfigs(t *testing.T) {
 	if resp, err := bad.RequestWith(ctx, adm); err != nil || resp.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
 		t.Fatalf("a bad share.auto.offset.reset: %v %+v", err, resp)
 	}
-	setGroupConfigs(t, ctx, adm, "cfg", "share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed")
+	setGroupConfigs(t, ctx, adm, "cfg", "share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed",
+		"share.record.lock.duration.ms", "15000")
 
 	plain := newClient(t, b, kgo.DefaultProduceTopic("sq"), kgo.ProducerLinger(0))
 	produceBatches(t, ctx, plain, 0, 2, 1) // before the group ever fetches: earliest gets them
@@ -439,6 +441,9 @@ func TestShareGroupConfigs(t *testing.T) {
 	for len(got) < 4 {
 		for _, r := range pollShare(t, ctx, cl) {
 			got[string(r.Value)] = true
+			if d := time.Until(r.AcquisitionDeadline()); d > 16*time.Second {
+				t.Fatalf("acquisition lock %v, the group's share.record.lock.duration.ms is 15s", d)
+			}
 		}
 	}
 	want := map[string]bool{"0": true, "1": true, "committed-1": true, "2": true}

@@ -71,9 +71,9 @@ func NewManager(cfg Config, store *Store) *Manager {
 // Store is where share partition state is saved; nil if nowhere.
 func (m *Manager) Store() *Store { return m.store }
 
-// LockDuration is the acquisition lock of every record (ms), which share
-// fetch responses tell members.
-func (m *Manager) LockDuration() int64 { return m.cfg.LockDuration }
+// Limits are the broker's share partition limits, which a group's configs
+// may override.
+func (m *Manager) Limits() Limits { return m.cfg.Limits }
 
 // Lock returns the share partition of k, locked, built on the replica's
 // current leader epoch: a share partition built under another epoch
@@ -82,7 +82,9 @@ func (m *Manager) LockDuration() int64 { return m.cfg.LockDuration }
 // start() (share.auto.offset.reset). The caller unlocks it
 // (Entry.Unlock). An error (the state's coordinator is loading) leaves
 // nothing locked.
-func (m *Manager) Lock(k Key, leaderEpoch int32, start func() int64) (*Entry, *Partition, error) {
+//
+// limits are the group's now (its configs may change them at any time).
+func (m *Manager) Lock(k Key, leaderEpoch int32, limits Limits, start func() int64) (*Entry, *Partition, error) {
 	m.mu.Lock()
 	e := m.parts[k]
 	if e == nil {
@@ -93,19 +95,20 @@ func (m *Manager) Lock(k Key, leaderEpoch int32, start func() int64) (*Entry, *P
 	m.mu.Unlock()
 	e.mu.Lock()
 	if e.p == nil || e.leaderEpoch != leaderEpoch {
-		p, err := m.load(k, start)
+		p, err := m.load(k, limits, start)
 		if err != nil {
 			e.mu.Unlock()
 			return nil, nil, err
 		}
 		e.p, e.leaderEpoch = p, leaderEpoch
 	}
+	e.p.limits = limits
 	return e, e.p, nil
 }
 
 // load reads a share partition's saved state, or starts it afresh when it
 // has none (or its coordinator is another broker).
-func (m *Manager) load(k Key, start func() int64) (*Partition, error) {
+func (m *Manager) load(k Key, limits Limits, start func() int64) (*Partition, error) {
 	if m.store != nil {
 		snap, found, err := m.store.Read(k)
 		switch {
@@ -119,10 +122,10 @@ func (m *Manager) load(k Key, start func() int64) (*Partition, error) {
 				return nil, fmt.Errorf("share state of %s: %w", stateKey(k), kerr.CoordinatorLoadInProgress)
 			}
 		case err == nil && found:
-			return RestorePartition(snap.StartOffset, snap.Batches, m.cfg.Limits), nil // capped at max.record.locks
+			return RestorePartition(snap.StartOffset, snap.Batches, limits), nil // capped at max.record.locks
 		}
 	}
-	return NewPartition(start(), m.cfg.Limits), nil
+	return NewPartition(start(), limits), nil
 }
 
 // Save writes the share partition's state to the store (a no-op without

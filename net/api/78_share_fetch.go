@@ -51,6 +51,8 @@ type shareFetchOp struct {
 	group   string
 	member  string
 	session []share.TP
+	cfg     map[string]string  // the group's configs
+	limits  share.Limits       // the broker's, as the group's configs override them
 	acks    map[share.TP]int16 // the acknowledgements' results
 	topics  []shareFetchTopic
 	parts   []*replica.Partition // the partitions read, to wait on
@@ -64,7 +66,7 @@ func (h *Handler) shareFetch(req *server.Request) error {
 	}
 	fail := func(code int16, msg string) error {
 		resp := req.NewResponse()
-		appendShareFetchResponse(resp, code, msg, int32(h.shares.LockDuration()), nil)
+		appendShareFetchResponse(resp, code, msg, int32(h.shares.Limits().LockDuration), nil)
 		req.Respond(resp)
 		return nil
 	}
@@ -77,6 +79,8 @@ func (h *Handler) shareFetch(req *server.Request) error {
 	// Copies: the request's strings alias its frame buffer, and the
 	// member id is kept on the records it acquires.
 	f := &shareFetchOp{h: h, req: req, r: r, group: strings.Clone(*r.GroupID), member: strings.Clone(*r.MemberID), acks: map[share.TP]int16{}}
+	f.cfg = h.cluster.Image().GroupConfigs(f.group)
+	f.limits = shareLimits(h.shares.Limits(), f.cfg)
 	var listed, forgotten []share.TP
 	hasAcks := false
 	for _, t := range r.Topics {
@@ -371,10 +375,9 @@ func readHeaders(r log.FileRange, out []batchHeader) ([]batchHeader, error) {
 // the batches holding the acquired records as a file range, the ranges
 // acquired, and where the read could go up to.
 func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, maxRecords int, strict bool) (log.FileRange, []share.Acquired, int64, error) {
-	cfg := f.h.cluster.Image().GroupConfigs(f.group)
-	committed := cfg["share.isolation.level"] == "read_committed"
-	e, sp, err := f.h.shares.Lock(share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}, part.LeaderEpoch(),
-		func() int64 { return shareResetOffset(part, cfg["share.auto.offset.reset"]) })
+	committed := f.cfg["share.isolation.level"] == "read_committed"
+	e, sp, err := f.h.shares.Lock(share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}, part.LeaderEpoch(), f.limits,
+		func() int64 { return shareResetOffset(part, f.cfg["share.auto.offset.reset"]) })
 	if err != nil {
 		return log.FileRange{}, nil, part.HighWatermark(), err
 	}
@@ -456,7 +459,7 @@ func (f *shareFetchOp) release() {
 
 func (f *shareFetchOp) respond() {
 	resp := f.req.NewResponse()
-	appendShareFetchResponse(resp, 0, "", int32(f.h.shares.LockDuration()), f.topics)
+	appendShareFetchResponse(resp, 0, "", int32(f.limits.LockDuration), f.topics)
 	f.req.Respond(resp)
 }
 
@@ -558,4 +561,19 @@ func parseISODuration(s string) (time.Duration, bool) {
 		rest = rest[i+1:]
 	}
 	return d, true
+}
+
+// shareLimits are a group's share partition limits: the broker's, as the
+// group configs share.record.lock.duration.ms, share.delivery.count.limit
+// and share.partition.max.record.locks override them.
+func shareLimits(l share.Limits, cfg map[string]string) share.Limits {
+	get := func(key string, into func(int64)) {
+		if v, err := strconv.ParseInt(cfg[key], 10, 64); err == nil && v > 0 {
+			into(v)
+		}
+	}
+	get("share.record.lock.duration.ms", func(v int64) { l.LockDuration = v })
+	get("share.delivery.count.limit", func(v int64) { l.DeliveryLimit = int(v) })
+	get("share.partition.max.record.locks", func(v int64) { l.MaxInFlight = int(v) })
+	return l
 }

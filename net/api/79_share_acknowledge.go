@@ -25,7 +25,9 @@ func (h *Handler) shareAcknowledgeReq(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrShareAcknowledgeResponse()
-	resp.AcquisitionLockTimeoutMillis = int32(h.shares.LockDuration())
+	if r.GroupID != nil {
+		resp.AcquisitionLockTimeoutMillis = int32(shareLimits(h.shares.Limits(), h.cluster.Image().GroupConfigs(*r.GroupID)).LockDuration)
+	}
 	fail := func(code int16) error {
 		resp.ErrorCode = code
 		respond(req, resp)
