@@ -77,6 +77,8 @@ func (c *Controller) AlterConfigs(ctx context.Context, alters []ConfigAlter, val
 			recs, rej = planTopicConfigs(img, a)
 		case metadata.ResourceBroker:
 			recs, rej = c.planBrokerConfigs(img, a)
+		case metadata.ResourceGroup:
+			recs, rej = planGroupConfigs(img, a)
 		default:
 			rej = metadata.Reject(kerr.InvalidRequest, "Unsupported resource type %d.", a.ResourceType)
 		}

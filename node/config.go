@@ -7,6 +7,7 @@ import (
 
 	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
@@ -111,7 +112,11 @@ type Config struct {
 	Logs   log.ManagerConfig // log.dirs and the log.* settings
 	Server server.Config     // the listener's settings; Addr, Inline and Logger are the node's
 	Groups group.Config      // the group coordinator; Logger is the node's
-	Txns   txn.Config        // the transaction coordinator; producer ids, markers and Logger are the node's
+	Shares share.Config      // share partitions and share sessions (KIP-932)
+	// ShareState is the share coordinator (__share_group_state); Leader
+	// and Logger are the node's.
+	ShareState share.StateConfig
+	Txns       txn.Config // the transaction coordinator; producer ids, markers and Logger are the node's
 	// Replication is the replica.* settings; the hooks and Logger are the node's.
 	Replication replica.Config
 

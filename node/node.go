@@ -21,6 +21,7 @@ import (
 	"kzero/coord/group"
 	"kzero/coord/metadata"
 	"kzero/coord/raftnet"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
@@ -39,15 +40,18 @@ type Node struct {
 	ctrl     *coord.Controller
 	replicas *replica.Manager
 	groups   *group.Coordinator
-	txns     *txn.Coordinator
-	srv      *server.Server
-	api      *api.Handler       // set before the admin listener starts
-	raft     *raftnet.Transport // the controller listener; nil for a single voter
-	peers    *peerClients       // connections to the other brokers
-	admin    *http.Server
-	adminLn  net.Listener
-	nodeID   int32
-	keySets  []*sasl.JWKS // OAUTHBEARER's key sets, closed by Stop
+	// shareState is the share coordinator: share partitions' state on
+	// __share_group_state.
+	shareState *share.Store
+	txns       *txn.Coordinator
+	srv        *server.Server
+	api        *api.Handler       // set before the admin listener starts
+	raft       *raftnet.Transport // the controller listener; nil for a single voter
+	peers      *peerClients       // connections to the other brokers
+	admin      *http.Server
+	adminLn    net.Listener
+	nodeID     int32
+	keySets    []*sasl.JWKS // OAUTHBEARER's key sets, closed by Stop
 }
 
 // readyHandler answers nothing until the broker is wired: the listener
@@ -333,6 +337,16 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	n.peers = &peerClients{n: n}
 	txnCfg.AllocateProducerID, txnCfg.Markers, txnCfg.Logger = pids.Next, clusterMarkers{n, markers}, n.logger
 	n.txns = txn.New(txnCfg)
+	stateCfg := cfg.ShareState
+	stateCfg.Logger = n.logger
+	stateCfg.Leader = func(p int32) (local, exists bool) {
+		t := n.ctrl.Image().Topic(share.StateTopic)
+		if t == nil || p < 0 || int(p) >= len(t.Partitions) {
+			return false, t != nil
+		}
+		return t.Partitions[p].Leader == n.nodeID, true
+	}
+	n.shareState = share.NewStore(stateCfg)
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
 	n.api = api.New(api.Config{
@@ -362,6 +376,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		ProducerIDs: pids,
 		Markers:     markers,
 		TxnRouter:   txnRouter{n},
+		Shares:      share.NewManager(cfg.Shares, n.shareState),
 	})
 	ready.h.Store(n.api)
 
@@ -487,6 +502,9 @@ func (n *Node) Stop(ctx context.Context) error {
 	}
 	if n.groups != nil {
 		n.groups.Close()
+	}
+	if n.shareState != nil {
+		n.shareState.Close()
 	}
 	if n.replicas != nil {
 		n.replicas.Close() // the fetchers stop before the logs close

@@ -6,6 +6,7 @@ import (
 
 	"kzero/coord/group"
 	"kzero/coord/metadata"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/replica"
@@ -27,6 +28,7 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 	// loads the __consumer_offsets partitions led here.
 	defer n.applyTxnImage(next)
 	defer n.applyGroupImage(next)
+	defer n.applyCoordinatorImage(n.shareState, share.StateTopic, next)
 	// A broker fenced, unfenced or shutting down changes who may join an ISR.
 	activeChanged := prev == nil || !sameActive(prev, next)
 	// A change of dynamic broker configs may change every topic's log config.

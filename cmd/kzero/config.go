@@ -136,6 +136,23 @@ var keys = func() map[string]key {
 	i("group.streams.max.size", strconv.Itoa(math.MaxInt32), 1)
 	i("group.streams.num.standby.replicas", "0", 0)
 	i("group.streams.max.standby.replicas", "2", 0)
+	// KIP-932 share groups.
+	i("group.share.session.timeout.ms", "45000", 1)
+	i("group.share.min.session.timeout.ms", "45000", 1)
+	i("group.share.max.session.timeout.ms", "60000", 1)
+	i("group.share.heartbeat.interval.ms", "5000", 1)
+	i("group.share.min.heartbeat.interval.ms", "5000", 1)
+	i("group.share.max.heartbeat.interval.ms", "15000", 1)
+	i("group.share.max.size", "200", 1)
+	l("group.share.record.lock.duration.ms", "30000", 1000)
+	i("group.share.delivery.count.limit", "5", 2)
+	i("group.share.partition.max.record.locks", "2000", 100)
+	i("group.share.max.share.sessions", "2000", 1)
+	// The share coordinator (coord/share): __share_group_state.
+	i("share.coordinator.state.topic.num.partitions", "50", 1)
+	i("share.coordinator.state.topic.replication.factor", "3", 1)
+	i("share.coordinator.state.topic.min.isr", "2", 1)
+	i("share.coordinator.state.topic.segment.bytes", "104857600", 1)
 
 	// The transaction coordinator (coord/txn).
 	i("transaction.state.log.num.partitions", "50", 1)

@@ -257,7 +257,7 @@ func TestUpdateFeatures(t *testing.T) {
 	}{
 		{"downgrade", feature("group.version", 0, 2), "Invalid update version 0 for feature group.version. Local controller 1 only supports versions 1"},
 		{"upgrade", feature("transaction.version", 3, 1), "Invalid update version 3 for feature transaction.version. Local controller 1 only supports versions 2"},
-		{"unknown feature", feature("share.version", 1, 1), "Invalid update version 1 for feature share.version. Local controller 1 does not support this feature."},
+		{"unknown feature", feature("test.feature.version", 1, 1), "Invalid update version 1 for feature test.feature.version. Local controller 1 does not support this feature."},
 		{"upgrade type", feature("group.version", 1, 9), "Invalid update version 1 for feature group.version. The controller does not support the given upgrade type."},
 		{"negative", feature("group.version", -1, 3), "Invalid update version -1 for feature group.version. A feature version cannot be less than 0."},
 	} {
@@ -269,7 +269,7 @@ func TestUpdateFeatures(t *testing.T) {
 		}
 	}
 	// An unknown feature to level 0 is already so: a no-op.
-	wantNoErr(t, "unknown feature to 0", update(2, false, feature("share.version", 0, 2)).ErrorCode)
+	wantNoErr(t, "unknown feature to 0", update(2, false, feature("test.feature.version", 0, 2)).ErrorCode)
 
 	// kadm reads the same and refuses the same.
 	adm := kadm.NewClient(newClient(t, b))

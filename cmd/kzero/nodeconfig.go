@@ -9,6 +9,7 @@ import (
 
 	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/net/quota"
 	"kzero/net/server"
@@ -114,7 +115,21 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 			SocketSendBuffer:      max(c.int("socket.send.buffer.bytes"), 0),
 			SocketRecvBuffer:      max(c.int("socket.receive.buffer.bytes"), 0),
 		},
-		Groups:                   c.groupConfig(),
+		Groups: c.groupConfig(),
+		Shares: share.Config{
+			Limits: share.Limits{
+				LockDuration:  c.long("group.share.record.lock.duration.ms"),
+				DeliveryLimit: c.int("group.share.delivery.count.limit"),
+				MaxInFlight:   c.int("group.share.partition.max.record.locks"),
+			},
+			MaxSessions: c.int("group.share.max.share.sessions"),
+		},
+		ShareState: share.StateConfig{
+			NumPartitions:     int32(c.int("share.coordinator.state.topic.num.partitions")),
+			ReplicationFactor: int16(c.int("share.coordinator.state.topic.replication.factor")),
+			MinISR:            c.int("share.coordinator.state.topic.min.isr"),
+			SegmentBytes:      int64(c.int("share.coordinator.state.topic.segment.bytes")),
+		},
 		Txns:                     c.txnConfig(),
 		AutoCreateTopics:         c.bool("auto.create.topics.enable"),
 		NumPartitions:            int32(c.int("num.partitions")),
@@ -185,6 +200,15 @@ func (c *brokerConfig) groupConfig() group.Config {
 		StreamsMaxSize:               c.int("group.streams.max.size"),
 		StreamsNumStandbyReplicas:    c.int("group.streams.num.standby.replicas"),
 		StreamsMaxStandbyReplicas:    c.int("group.streams.max.standby.replicas"),
+		Share: group.ShareConfig{
+			SessionTimeout:       msDuration(c.long("group.share.session.timeout.ms")),
+			MinSessionTimeout:    msDuration(c.long("group.share.min.session.timeout.ms")),
+			MaxSessionTimeout:    msDuration(c.long("group.share.max.session.timeout.ms")),
+			HeartbeatInterval:    msDuration(c.long("group.share.heartbeat.interval.ms")),
+			MinHeartbeatInterval: msDuration(c.long("group.share.min.heartbeat.interval.ms")),
+			MaxHeartbeatInterval: msDuration(c.long("group.share.max.heartbeat.interval.ms")),
+			MaxSize:              c.int("group.share.max.size"),
+		},
 	}
 }
 

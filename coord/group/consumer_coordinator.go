@@ -219,7 +219,7 @@ func newMemberID() string {
 // classicEmpty reports whether g is a classic group without members,
 // pending or not: one that may become a consumer group.
 func (g *Group) classicEmpty() bool {
-	return g.consumer == nil && g.streams == nil && g.state == Empty && len(g.members) == 0 && len(g.pending) == 0
+	return g.consumer == nil && g.streams == nil && g.share == nil && g.state == Empty && len(g.members) == 0 && len(g.pending) == 0
 }
 
 // validateCommit checks an OffsetCommit (or TxnOffsetCommit, txn) of a

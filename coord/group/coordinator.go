@@ -65,6 +65,8 @@ type Config struct {
 	StreamsNumStandbyReplicas    int
 	StreamsMaxStandbyReplicas    int
 
+	Share ShareConfig // KIP-932 share groups, group.share.*
+
 	Logger *slog.Logger
 }
 
@@ -126,6 +128,7 @@ func (c *Config) setDefaults() {
 	if c.ConsumerMigrationPolicy == "" {
 		c.ConsumerMigrationPolicy = "bidirectional"
 	}
+	c.Share.setDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -176,6 +179,7 @@ func New(cfg Config) *Coordinator {
 			UpgradeAllowed:            cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
 			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
 			Streams:                   cfg.streamsPolicy(),
+			Share:                     cfg.Share.policy(),
 		},
 	}
 	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout},
@@ -300,6 +304,11 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
+	if e != nil && e.g.share != nil {
+		s.finishLocked(e, now)
+		done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+		return
+	}
 	if e != nil && e.g.streams != nil {
 		if len(e.g.streams.members) > 0 {
 			s.finishLocked(e, now)
@@ -629,7 +638,14 @@ func (s *shard) appendTombstonesLocked(g *Group, tps []TopicPartition, groupToo 
 		r.k1, r.v1 = len(s.mu.scratch), -1
 		recs = append(recs, r)
 	}
-	if groupToo && g.streams != nil {
+	if groupToo && g.share != nil {
+		for _, sr := range g.share.deleteRecords() {
+			r := kv{k0: len(s.mu.scratch)}
+			s.mu.scratch = appendShareKey(s.mu.scratch, sr.typ, g.id, sr.member)
+			r.k1, r.v1 = len(s.mu.scratch), -1
+			recs = append(recs, r)
+		}
+	} else if groupToo && g.streams != nil {
 		for _, sr := range g.streams.deleteRecords() {
 			r := kv{k0: len(s.mu.scratch)}
 			s.mu.scratch = appendStreamsKey(s.mu.scratch, sr.typ, g.id, sr.member)
@@ -722,6 +738,9 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, co
 	e := s.mu.groups[group]
 	if e == nil {
 		return Description{State: Dead}, false, 0
+	}
+	if e.g.share != nil {
+		return Description{State: Dead}, false, 0 // not a classic group
 	}
 	if e.g.consumer != nil {
 		return e.g.consumer.describeClassic(e.g.State(), &c.policy, c.env(c.now()).topics), true, 0

@@ -2,7 +2,8 @@
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), for KIP-848's
 // consumer group protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe),
 // for KIP-1071's streams groups (StreamsGroupHeartbeat,
-// StreamsGroupDescribe) and for committed offsets (OffsetCommit, OffsetFetch, OffsetDelete,
+// StreamsGroupDescribe), for KIP-932's share groups (ShareGroupHeartbeat,
+// ShareGroupDescribe) and for committed offsets (OffsetCommit, OffsetFetch, OffsetDelete,
 // TxnOffsetCommit), kept in the internal compacted topic
 // __consumer_offsets.
 //
@@ -105,6 +106,23 @@
 // as partitions do in consumer groups; sessions and revocations time out
 // the same way. Static members and source topic regular expressions are
 // refused (Kafka 4.2's core feature set).
+//
+// # Share groups (KIP-932)
+//
+// A share group (share_group.go) keeps the same kind of state as a
+// consumer group, in the share group records of share_records.go: the
+// group epoch, each member's subscribed topic names, the target assignment
+// of the simple assignor, and each member's current assignment and epoch.
+// Members of a share group consume partitions together (each partition's
+// leader hands every record to one of them), so a partition may be
+// assigned to several members, nothing is revoked first, and a member
+// moves to its target as soon as it heartbeats: the group is Empty or
+// Stable. A member that does not heartbeat within
+// group.share.session.timeout.ms is fenced and the group epoch bumped.
+// Share groups commit no offsets (their progress is the share partitions'
+// state, kept by the partition leaders), are never expired, and are
+// refused to the classic and consumer protocols (INCONSISTENT_GROUP_PROTOCOL
+// for a JoinGroup, GROUP_ID_NOT_FOUND otherwise).
 //
 // # Deleted topics
 //

@@ -33,6 +33,7 @@ type Policy struct {
 
 	// KIP-1071 streams groups (streams_*.go).
 	Streams StreamsPolicy
+	Share   SharePolicy // KIP-932 share groups
 }
 
 // Group is one classic group: Kafka's state machine, with no I/O and no
@@ -83,6 +84,9 @@ type Group struct {
 	// protocol; then, as for consumer, the classic fields are an empty
 	// group's.
 	streams *streamsGroup
+	// share is the group's KIP-932 share group state; nil unless it is a
+	// share group (share_group.go).
+	share *shareGroup
 
 	stores []store
 	ready  []func()
@@ -137,6 +141,9 @@ func (g *Group) State() State {
 	if g.consumer != nil && g.state != Dead {
 		return g.consumer.stateOf()
 	}
+	if g.share != nil && g.state != Dead {
+		return g.share.stateOf()
+	}
 	if g.streams != nil && g.state != Dead {
 		return g.streams.stateOf()
 	}
@@ -161,6 +168,9 @@ func (g *Group) Size() int { return len(g.members) }
 
 // Listing is the group as ListGroups shows it.
 func (g *Group) Listing() Listing {
+	if g.share != nil {
+		return Listing{Group: g.id, ProtocolType: ShareType, State: g.State(), Type: ShareType}
+	}
 	if g.consumer != nil {
 		return Listing{Group: g.id, ProtocolType: consumerProtocolType, State: g.State(), Type: ConsumerType}
 	}
@@ -891,6 +901,9 @@ func (g *Group) removeMember(now int64, m *member) {
 func (g *Group) NextDeadline() int64 {
 	if g.consumer != nil {
 		return g.consumer.nextDeadline()
+	}
+	if g.share != nil {
+		return g.share.nextDeadline()
 	}
 	if g.streams != nil {
 		return g.streams.nextDeadline()

@@ -21,6 +21,9 @@ func (g *Group) validateCommit(r *CommitRequest) int16 {
 	if g.consumer != nil {
 		return g.consumer.validateCommit(r.MemberID, r.Generation, false, r.UnknownGroupIsNotFound)
 	}
+	if g.share != nil {
+		return kerr.GroupIDNotFound.Code // share groups commit no offsets
+	}
 	if g.streams != nil {
 		return g.streams.validateCommit(r.MemberID, r.Generation, false)
 	}
@@ -227,7 +230,9 @@ func (g *Group) validateDelete() int16 {
 // deletable reports whether the offsets expiry may delete the group: empty,
 // no offsets (committed or in an open transaction), nobody about to join.
 func (g *Group) deletable() bool {
-	return g.State() == Empty && len(g.offsets) == 0 && len(g.txnOffsets) == 0 && len(g.pending) == 0
+	// A share group's progress is not in its offsets (it is the share
+	// partitions' state): it lives until deleted, as in Kafka.
+	return g.share == nil && g.State() == Empty && len(g.offsets) == 0 && len(g.txnOffsets) == 0 && len(g.pending) == 0
 }
 
 // markDead ends the group: deleted, expired or unloaded. Waiting requests

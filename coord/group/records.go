@@ -17,8 +17,9 @@ import (
 //	      0, 1  OffsetCommitKey      group string, topic string, partition int32
 //	      2     GroupMetadataKey     group string
 //	      3-8   KIP-848 consumer group records (consumer_records.go)
+//	      10-14 KIP-932 share group records (share_records.go)
 //	      17, 19-23 KIP-1071 streams group records (streams_records.go)
-//	      other share and streams group records (18, 24...): skipped
+//	      other share and streams group records (15, 16, 18, 24...): skipped
 //	value null: a tombstone (the offset or the group is deleted), else
 //	      OffsetCommitValue v3 (v1 when the offset has an expiry time) or
 //	      GroupMetadataValue v3.
@@ -42,6 +43,7 @@ const (
 	recordGroup                      // a group's metadata, or its tombstone
 	recordConsumer                   // a record of a KIP-848 consumer group
 	recordStreams                    // a record of a KIP-1071 streams group
+	recordShare                      // a record of a KIP-932 share group
 )
 
 // record is one decoded record. Its strings and bytes are copies.
@@ -53,6 +55,7 @@ type record struct {
 	meta   *kmsg.GroupMetadataValue // recordGroup, nil for a tombstone
 	cr     consumerRecord           // recordConsumer
 	sr     streamsRecord            // recordStreams
+	shr    shareRecord              // recordShare
 }
 
 var errShortKey = errors.New("__consumer_offsets record key shorter than its version")
@@ -106,6 +109,12 @@ func decodeRecord(key, value []byte) (record, error) {
 			return record{}, err
 		}
 		return record{kind: recordStreams, group: group, sr: sr}, nil
+	case shareMemberType, shareEpochType, shareTargetEpochType, shareTargetMemberType, shareCurrentType:
+		group, sr, err := decodeShareRecord(v, key, value)
+		if err != nil {
+			return record{}, err
+		}
+		return record{kind: recordShare, group: group, shr: sr}, nil
 	default:
 		return record{kind: recordOther}, nil
 	}

@@ -67,6 +67,7 @@ func TestClassicScripts(t *testing.T) { runScripts(t, "testdata/classic") }
 func TestConsumerScripts(t *testing.T) { runScripts(t, "testdata/consumer") }
 
 func TestStreamsScripts(t *testing.T) { runScripts(t, "testdata/streams") }
+func TestShareScripts(t *testing.T)   { runScripts(t, "testdata/share") }
 
 func runScripts(t *testing.T, dir string) {
 	datadriven.Walk(t, dir, func(t *testing.T, path string) {
@@ -177,6 +178,8 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		}
 	case "consumer-leave":
 		s.consumerLeave(t, d)
+	case "share-heartbeat", "share-leave", "delete-group":
+		s.runShare(t, d)
 	case "tick":
 		if len(d.CmdArgs) != 1 {
 			t.Fatalf("tick: want a duration")
@@ -636,6 +639,8 @@ func (s *script) formatRecord(b *strings.Builder, r *record, tombstone bool) {
 		}
 	case recordStreams:
 		s.formatStreamsRecord(b, &r.sr)
+	case recordShare:
+		s.formatShareRecord(b, &r.shr)
 	default:
 		b.WriteString("other record\n")
 	}
@@ -680,6 +685,10 @@ func (s *script) printState(b *strings.Builder, members bool) {
 	g := e.g
 	if g.streams != nil {
 		s.printStreamsState(b, g, members)
+		return
+	}
+	if g.share != nil {
+		s.printShareState(b, g, members)
 		return
 	}
 	if cg := g.consumer; cg != nil {

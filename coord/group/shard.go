@@ -78,8 +78,11 @@ func (s *shard) settleLocked(e *entry, now int64) []func() {
 	if g.streams != nil {
 		s.expireStreamsLocked(e, now)
 	}
+	if g.share != nil {
+		s.expireShareLocked(e, now)
+	}
 	for range 64 {
-		if g.consumer != nil || g.streams != nil {
+		if g.consumer != nil || g.streams != nil || g.share != nil {
 			break // no classic members, nothing classic to store
 		}
 		stores := g.takeStores()
@@ -235,6 +238,9 @@ func (s *shard) Load() shards.Install {
 			if g.streams != nil {
 				g.streams.restartTimers(now, &s.c.policy.Streams)
 			}
+			if g.share != nil {
+				g.share.restartTimers(now, &s.c.policy)
+			}
 			e := &entry{g: g}
 			s.mu.groups[id] = e
 			for pid := range g.txnOffsets {
@@ -283,6 +289,7 @@ type loader struct {
 	meta     map[string]*kmsg.GroupMetadataValue
 	consumer map[string]*consumerGroup
 	streams  map[string]*streamsGroup
+	share    map[string]*shareGroup
 	offsets  map[string]map[TopicPartition]Offset
 	// txns: offsets of open transactions, by producer id, group and
 	// partition.
@@ -296,6 +303,7 @@ func newLoader() *loader {
 		meta:     map[string]*kmsg.GroupMetadataValue{},
 		consumer: map[string]*consumerGroup{},
 		streams:  map[string]*streamsGroup{},
+		share:    map[string]*shareGroup{},
 		offsets:  map[string]map[TopicPartition]Offset{},
 		txns:     map[int64]map[string]map[TopicPartition]Offset{},
 	}
@@ -375,6 +383,8 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 			delete(ld.consumer, r.group)
 		}
 		sg.replay(&r.sr)
+	case recordShare:
+		ld.applyShare(r.group, &r.shr)
 	}
 }
 
@@ -428,6 +438,11 @@ func (ld *loader) groups(policy *Policy, now int64) map[string]*Group {
 	for id, sg := range ld.streams {
 		g := newGroup(id, policy, now)
 		g.streams = sg
+		out[id] = g
+	}
+	for id, sg := range ld.share {
+		g := newGroup(id, policy, now)
+		g.share = sg
 		out[id] = g
 	}
 	get := func(id string) *Group {

@@ -22,15 +22,16 @@ import (
 type Builder struct {
 	img   *Image
 	owned struct {
-		features, brokers, topics, topicIDs, collisions, brokerConfigs, scram, acls, tokens, quotas bool
+		features, brokers, topics, topicIDs, collisions, brokerConfigs, groupConfigs, scram, acls, tokens, quotas bool
 	}
-	ownedTopics  map[*Topic]bool
-	ownedConfigs map[string]bool // broker config maps copied in this batch
+	ownedTopics       map[*Topic]bool
+	ownedConfigs      map[string]bool // broker config maps copied in this batch
+	ownedGroupConfigs map[string]bool // group config maps copied in this batch
 }
 
 // NewBuilder starts the image that follows base.
 func NewBuilder(base *Image) *Builder {
-	return &Builder{img: base.WithController(base.controllerID), ownedTopics: map[*Topic]bool{}, ownedConfigs: map[string]bool{}}
+	return &Builder{img: base.WithController(base.controllerID), ownedTopics: map[*Topic]bool{}, ownedConfigs: map[string]bool{}, ownedGroupConfigs: map[string]bool{}}
 }
 
 // ApplyProposal applies an entry's groups at offset (the entry's raft
@@ -225,6 +226,27 @@ func (b *Builder) Apply(rec Record, offset int64) error {
 				}
 			} else {
 				img.brokerConfigs[r.Name][r.Key] = r.Value
+			}
+		case ResourceGroup:
+			if r.Name == "" {
+				return fmt.Errorf("config of an unnamed group")
+			}
+			own(&b.owned.groupConfigs, &img.groupConfigs)
+			if !b.ownedGroupConfigs[r.Name] {
+				img.groupConfigs[r.Name] = maps.Clone(img.groupConfigs[r.Name])
+				if img.groupConfigs[r.Name] == nil {
+					img.groupConfigs[r.Name] = map[string]string{}
+				}
+				b.ownedGroupConfigs[r.Name] = true
+			}
+			if r.Delete {
+				delete(img.groupConfigs[r.Name], r.Key)
+				if len(img.groupConfigs[r.Name]) == 0 {
+					delete(img.groupConfigs, r.Name)
+					delete(b.ownedGroupConfigs, r.Name)
+				}
+			} else {
+				img.groupConfigs[r.Name][r.Key] = r.Value
 			}
 		default:
 			return fmt.Errorf("config resource type %d", r.ResourceType)
@@ -529,6 +551,10 @@ func (b *Builder) Check(group []Record) *Rejection {
 			case ResourceBroker:
 				if !ValidBrokerResource(r.Name) {
 					return Reject(kerr.InvalidRequest, "bad broker config resource %q", r.Name)
+				}
+			case ResourceGroup:
+				if r.Name == "" {
+					return Reject(kerr.InvalidRequest, "config of an unnamed group")
 				}
 			default:
 				return Reject(kerr.InvalidRequest, "config resource type %d", r.ResourceType)

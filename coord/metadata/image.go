@@ -22,6 +22,7 @@ type Image struct {
 	topicIDs       map[[16]byte]*Topic
 	collisions     map[string]string            // collisionKey(name) -> name
 	brokerConfigs  map[string]map[string]string // "" cluster default, "<id>" one broker
+	groupConfigs   map[string]map[string]string // by group id
 	nextProducerID int64
 	lastPIDBlock   ProducerIDBlock
 	scram          map[ScramKey]ScramCredential
@@ -107,7 +108,7 @@ func (b *Broker) Active() bool { return !b.Fenced && !b.InControlledShutdown }
 
 // Internal reports whether the topic is one of Kafka's internal topics.
 func (t *Topic) Internal() bool {
-	return t.Name == "__consumer_offsets" || t.Name == "__transaction_state"
+	return t.Name == "__consumer_offsets" || t.Name == "__transaction_state" || t.Name == "__share_group_state"
 }
 
 // ReplicationFactor is the replica count of partition 0.
@@ -191,6 +192,9 @@ func (img *Image) TopicCount() int { return len(img.topics) }
 // cluster-wide broker defaults (""), nil if none. Read only.
 func (img *Image) BrokerConfigs(name string) map[string]string { return img.brokerConfigs[name] }
 
+// GroupConfigs returns a group's dynamic configs, nil if none. Read only.
+func (img *Image) GroupConfigs(group string) map[string]string { return img.groupConfigs[group] }
+
 // NextProducerID is the first producer id not yet handed out.
 func (img *Image) NextProducerID() int64 { return img.nextProducerID }
 
@@ -236,7 +240,7 @@ func (img *Image) WithController(id int32) *Image {
 	c := &Image{
 		offset: img.offset, clusterID: img.clusterID, controllerID: id, features: img.features,
 		brokers: img.brokers, topics: img.topics, topicIDs: img.topicIDs, collisions: img.collisions,
-		brokerConfigs: img.brokerConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
+		brokerConfigs: img.brokerConfigs, groupConfigs: img.groupConfigs, nextProducerID: img.nextProducerID, lastPIDBlock: img.lastPIDBlock,
 		scram: img.scram, acls: img.acls, tokens: img.tokens, quotas: img.quotas,
 	}
 	return c

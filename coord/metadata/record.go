@@ -227,6 +227,7 @@ type RemoveTopic struct {
 const (
 	ResourceTopic  int8 = 2
 	ResourceBroker int8 = 4
+	ResourceGroup  int8 = 32 // a group's configs (KIP-848, KIP-932)
 )
 
 // ConfigRecord sets (or, with Delete, removes) one dynamic config of a topic

@@ -59,6 +59,12 @@ func EncodeImage(img *Image) []byte {
 			recs = append(recs, &ConfigRecord{ResourceType: ResourceBroker, Name: name, Key: k, Value: cfg[k]})
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(img.groupConfigs)) {
+		cfg := img.groupConfigs[name]
+		for _, k := range slices.Sorted(maps.Keys(cfg)) {
+			recs = append(recs, &ConfigRecord{ResourceType: ResourceGroup, Name: name, Key: k, Value: cfg[k]})
+		}
+	}
 	for _, k := range slices.SortedFunc(maps.Keys(img.scram), func(a, b ScramKey) int {
 		return cmp.Or(strings.Compare(a.User, b.User), cmp.Compare(a.Mechanism, b.Mechanism))
 	}) {

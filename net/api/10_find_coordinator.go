@@ -22,8 +22,11 @@ package api
 // Key type TRANSACTION (1): the broker leading the transactional id's
 // __transaction_state partition (the same hash), the topic created on first
 // use with transaction.state.log.num.partitions partitions. SHARE (2, v6,
-// KIP-932): no share groups, COORDINATOR_NOT_AVAILABLE. Other key types are
-// INVALID_REQUEST.
+// KIP-932; what brokers ask): the key is "group:topicId:partition", and
+// the coordinator the broker leading its __share_group_state partition
+// (the same hash of the whole key), the topic created on first use with
+// share.coordinator.state.topic.num.partitions partitions; a malformed key
+// is INVALID_REQUEST. Other key types are INVALID_REQUEST.
 
 import (
 	"context"
@@ -35,6 +38,7 @@ import (
 
 	"kzero/coord/group"
 	"kzero/coord/metadata"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/net/server"
 )
@@ -59,6 +63,12 @@ func (h *Handler) findCoordinator(req *server.Request) error {
 		keys = []string{r.CoordinatorKey}
 	}
 	for _, key := range keys {
+		if r.CoordinatorType == keyShare && !h.authorized(req, opClusterAct, resCluster, clusterName) {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Port, c.ErrorCode = key, -1, -1, kerr.ClusterAuthorizationFailed.Code
+			resp.Coordinators = append(resp.Coordinators, c)
+			continue
+		}
 		if typ := coordinatorResource(r.CoordinatorType); typ != 0 && !h.authorized(req, opDescribe, typ, key) {
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
 			c.Key, c.NodeID, c.Port = key, -1, -1
@@ -99,7 +109,14 @@ func (h *Handler) coordinatorFor(key string, keyType int8, listener string) kmsg
 	case keyTransaction:
 		name, leading = txn.TopicName, h.txns.Leading
 	case keyShare:
-		return fail(kerr.CoordinatorNotAvailable.Code, "kzero has no share group coordinator")
+		st := h.shares.Store()
+		if st == nil {
+			return fail(kerr.CoordinatorNotAvailable.Code, "no share coordinator")
+		}
+		if !share.ValidStateKey(key) {
+			return fail(kerr.InvalidRequest.Code, "Invalid coordinator key: "+key)
+		}
+		name, leading = share.StateTopic, st.Leading
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type")
 	}

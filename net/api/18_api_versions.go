@@ -33,6 +33,7 @@ var features = []struct {
 	{"metadata.version", metadata.MetadataVersion}, // 4.1-IV1
 	{"transaction.version", 2},                     // KIP-890 part 2: EndTxn v5, Produce v12, TxnOffsetCommit v5
 	{"group.version", 1},                           // KIP-848 consumer groups: ConsumerGroupHeartbeat, ConsumerGroupDescribe
+	{"share.version", 1},                           // KIP-932 share groups: ShareGroupHeartbeat, ShareFetch, ShareAcknowledge
 	{"streams.version", 1},                         // KIP-1071 streams groups: StreamsGroupHeartbeat, StreamsGroupDescribe
 	{"eligible.leader.replicas.version", 1},        // KIP-966: strict min ISR, ELR (coord/control/change.go)
 }

@@ -19,11 +19,13 @@ package api
 // The empty name lists the cluster-wide dynamic defaults only, as Kafka
 // does. Another broker id is INVALID_REQUEST. Only synonyms of topic
 // configs can change at runtime here, so only they are not read-only.
+// A GROUP resource lists the group configs (coord.GroupConfigs), set ones
+// with source GROUP_CONFIG, the others at their defaults.
 //
 // A resource type Kafka does not know fails the whole request with
-// INVALID_REQUEST (Kafka throws while authorizing); BROKER_LOGGER,
-// CLIENT_METRICS and GROUP, which kzero has no configs for, fail their
-// resource alone.
+// INVALID_REQUEST (Kafka throws while authorizing); BROKER_LOGGER and
+// CLIENT_METRICS, which kzero has no configs for, fail their resource
+// alone.
 
 import (
 	"fmt"
@@ -79,6 +81,8 @@ func (h *Handler) describeConfigs(req *server.Request) error {
 			configs, fail = describeTopicConfigs(img, broker, res.ResourceName)
 		case res.ResourceType == kmsg.ConfigResourceTypeBroker:
 			configs, fail = h.describeBrokerConfigs(broker, res.ResourceName)
+		case res.ResourceType == kmsg.ConfigResourceTypeGroupConfig:
+			configs = describeGroupConfigs(img, res.ResourceName)
 		default:
 			fail = coord.Result{Err: kerr.InvalidRequest, Message: fmt.Sprintf("Unsupported resource type: %d", res.ResourceType)}
 		}
@@ -271,4 +275,20 @@ func sensitiveBrokerConfig(name string) bool {
 	// (ssl.keystore.key, delegation.token.master.key).
 	return strings.Contains(name, "password") || strings.Contains(name, "secret") || strings.HasSuffix(name, "jaas.config") ||
 		strings.HasSuffix(name, ".key")
+}
+
+// describeGroupConfigs lists a group's configs: those set, and the
+// others at their defaults.
+func describeGroupConfigs(img *metadata.Image, group string) []describedConfig {
+	set := img.GroupConfigs(group)
+	out := make([]describedConfig, 0, len(coord.GroupConfigs))
+	for _, c := range coord.GroupConfigs {
+		e := topicconfig.Entry{Name: c.Key, Value: c.Default, Source: kmsg.ConfigSourceDefaultConfig, Type: c.Type}
+		if v, ok := set[c.Key]; ok {
+			e.Value, e.Source = v, kmsg.ConfigSourceGroupConfig
+		}
+		e.Synonyms = []topicconfig.SynonymValue{{Name: e.Name, Value: e.Value, Source: e.Source}}
+		out = append(out, describedConfig{Entry: e})
+	}
+	return out
 }

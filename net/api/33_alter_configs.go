@@ -138,6 +138,10 @@ func (h *Handler) configDenied(req *server.Request, typ int8, name string, op in
 		if !h.authorized(req, op, resCluster, clusterName) {
 			return kerr.ClusterAuthorizationFailed
 		}
+	case int8(kmsg.ConfigResourceTypeGroupConfig):
+		if !h.authorized(req, op, resGroup, name) {
+			return kerr.GroupAuthorizationFailed
+		}
 	}
 	return nil
 }

@@ -3,7 +3,8 @@ package api
 // DeleteGroups: v0-v2 (v0 restored by KAFKA-18352 for Sarama). Each group
 // is deleted with its committed offsets (tombstones in
 // __consumer_offsets) if it has no members; else NON_EMPTY_GROUP, and
-// GROUP_ID_NOT_FOUND for a group that does not exist.
+// GROUP_ID_NOT_FOUND for a group that does not exist. A share group's
+// share partition state kept here goes with it.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,6 +35,9 @@ func (h *Handler) deleteGroups(req *server.Request) error {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = allowed[i], code
 		resp.Groups = append(resp.Groups, rg)
+		if code == 0 {
+			h.deleteShareGroupState(allowed[i])
+		}
 	}
 	respond(req, resp)
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 )
 
@@ -69,6 +70,10 @@ func (h *Handler) createMissingTopic(ctx context.Context, name string) error {
 		return h.createInternalTopic(ctx, name, h.groups.TopicSpec)
 	case txn.TopicName:
 		return h.createInternalTopic(ctx, name, h.txns.TopicSpec)
+	case share.StateTopic:
+		if st := h.shares.Store(); st != nil {
+			return h.createInternalTopic(ctx, name, st.TopicSpec)
+		}
 	}
 	return h.cluster.AutoCreateTopic(ctx, name)
 }

@@ -11,6 +11,7 @@ import (
 	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/shards"
+	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/quota"
@@ -80,6 +81,9 @@ type Services struct {
 	// TxnRouter sends a transactional write's check to its coordinator
 	// on another broker; nil: every coordinator is this broker's.
 	TxnRouter TxnRouter
+	// Shares holds the share partitions and share sessions (KIP-932);
+	// nil: a manager with Kafka's defaults.
+	Shares *share.Manager
 }
 
 // TxnRouter checks a transactional write of a partition led here with the
@@ -106,6 +110,7 @@ type Handler struct {
 	markers     txn.MarkerWriter
 	txnRouter   TxnRouter
 	sessions    fetchSessions
+	shares      *share.Manager
 	creating    autoCreator
 	logger      *slog.Logger
 
@@ -123,7 +128,10 @@ func New(cfg Config, svc Services) *Handler {
 	h := &Handler{
 		cfg: cfg, cluster: svc.Cluster, replicas: svc.Replicas, groups: svc.Groups, txns: svc.Txns,
 		producerIDs: svc.ProducerIDs, markers: svc.Markers, txnRouter: svc.TxnRouter, logger: cfg.Logger,
-		listeners: map[string]*Listener{},
+		listeners: map[string]*Listener{}, shares: svc.Shares,
+	}
+	if h.shares == nil {
+		h.shares = share.NewManager(share.Config{}, nil)
 	}
 	for i := range cfg.Listeners {
 		l := &cfg.Listeners[i]

@@ -1,0 +1,102 @@
+package coord
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/metadata"
+)
+
+// GroupConfig is one dynamic group config (Kafka's GroupConfig): its key,
+// its default, and how a value is checked.
+type GroupConfig struct {
+	Key      string
+	Default  string
+	Type     kmsg.ConfigType
+	validate func(v string) error
+}
+
+func intIn(lo, hi int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be an int in [%d, %d]", lo, hi)
+		}
+		return nil
+	}
+}
+
+func oneOf(vals ...string) func(string) error {
+	return func(v string) error {
+		if !slices.Contains(vals, v) {
+			return fmt.Errorf("must be one of %s", strings.Join(vals, ", "))
+		}
+		return nil
+	}
+}
+
+// GroupConfigs are the group configs kzero knows and honours, with Kafka's
+// defaults (where Kafka's default is the broker's config of the same
+// name, the broker default). The session and heartbeat group configs of
+// consumer and share groups are not among them: the group coordinator
+// uses the broker's.
+var GroupConfigs = []GroupConfig{
+	{"share.record.lock.duration.ms", "30000", kmsg.ConfigTypeInt, intIn(1000, 3600000)},
+	{"share.delivery.count.limit", "5", kmsg.ConfigTypeInt, intIn(2, 10)},
+	{"share.partition.max.record.locks", "2000", kmsg.ConfigTypeInt, intIn(100, 10000)},
+	{"share.auto.offset.reset", "latest", kmsg.ConfigTypeString, validShareReset},
+	{"share.isolation.level", "read_uncommitted", kmsg.ConfigTypeString, oneOf("read_committed", "read_uncommitted")},
+}
+
+// validShareReset checks share.auto.offset.reset: latest, earliest, or
+// by_duration:<ISO-8601 duration>.
+func validShareReset(v string) error {
+	if v == "latest" || v == "earliest" {
+		return nil
+	}
+	if d, ok := strings.CutPrefix(v, "by_duration:"); ok && strings.HasPrefix(d, "P") && len(d) > 1 {
+		return nil
+	}
+	return fmt.Errorf("must be latest, earliest or by_duration:<ISO-8601 duration>")
+}
+
+// LookupGroupConfig finds a group config by key.
+func LookupGroupConfig(key string) (GroupConfig, bool) {
+	for _, c := range GroupConfigs {
+		if c.Key == key {
+			return c, true
+		}
+	}
+	return GroupConfig{}, false
+}
+
+// planGroupConfigs computes the records of a group's config change
+// (IncrementalAlterConfigs on a GROUP resource).
+func planGroupConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *metadata.Rejection) {
+	if a.Name == "" {
+		return nil, metadata.Reject(kerr.InvalidRequest, "Group name must not be empty.")
+	}
+	for _, ch := range a.Changes {
+		if _, ok := LookupGroupConfig(ch.Key); !ok && ch.Op != OpDelete {
+			return nil, metadata.Reject(kerr.InvalidConfig, "Unknown group config name: %s", ch.Key)
+		}
+	}
+	cur := img.GroupConfigs(a.Name)
+	next, rej := applyChanges(cur, a, func(string) bool { return false }, func(string) string { return "" })
+	if rej != nil {
+		return nil, rej
+	}
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		c, _ := LookupGroupConfig(k)
+		if err := c.validate(next[k]); err != nil {
+			return nil, metadata.Reject(kerr.InvalidConfig, "Invalid value %s for configuration %s: %v", next[k], k, err)
+		}
+	}
+	return configDiff(metadata.ResourceGroup, a.Name, cur, next), nil
+}

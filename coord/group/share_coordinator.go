@@ -1,0 +1,277 @@
+package group
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ShareConfig is the broker's configuration of KIP-932 share groups, with
+// Kafka's keys and defaults.
+type ShareConfig struct {
+	SessionTimeout       time.Duration // group.share.session.timeout.ms (45s)
+	MinSessionTimeout    time.Duration // group.share.min.session.timeout.ms (45s)
+	MaxSessionTimeout    time.Duration // group.share.max.session.timeout.ms (60s)
+	HeartbeatInterval    time.Duration // group.share.heartbeat.interval.ms (5s)
+	MinHeartbeatInterval time.Duration // group.share.min.heartbeat.interval.ms (5s)
+	MaxHeartbeatInterval time.Duration // group.share.max.heartbeat.interval.ms (15s)
+	MaxSize              int           // group.share.max.size (200)
+}
+
+func (c *ShareConfig) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.SessionTimeout, 45*time.Second)
+	def(&c.MinSessionTimeout, 45*time.Second)
+	def(&c.MaxSessionTimeout, 60*time.Second)
+	def(&c.HeartbeatInterval, 5*time.Second)
+	def(&c.MinHeartbeatInterval, 5*time.Second)
+	def(&c.MaxHeartbeatInterval, 15*time.Second)
+	c.SessionTimeout = min(max(c.SessionTimeout, c.MinSessionTimeout), c.MaxSessionTimeout)
+	c.HeartbeatInterval = min(max(c.HeartbeatInterval, c.MinHeartbeatInterval), c.MaxHeartbeatInterval)
+	if c.MaxSize <= 0 {
+		c.MaxSize = 200
+	}
+}
+
+func (c *ShareConfig) policy() SharePolicy {
+	ms := func(d time.Duration) int32 { return int32(min(d.Milliseconds(), math.MaxInt32)) }
+	return SharePolicy{SessionTimeout: ms(c.SessionTimeout), HeartbeatInterval: ms(c.HeartbeatInterval), MaxSize: c.MaxSize}
+}
+
+// SharePolicy is what the configuration says about every share group.
+type SharePolicy struct {
+	SessionTimeout    int32 // ms
+	HeartbeatInterval int32 // ms
+	MaxSize           int
+}
+
+// ShareType is the type ListGroups gives share groups, and their protocol
+// type.
+const ShareType = "share"
+
+// ShareGroupHeartbeat handles a ShareGroupHeartbeat (KIP-932): a member
+// joins (epoch 0), heartbeats, or leaves (-1). The records of the change
+// are written to the group's partition before the response, and applied
+// once written. A join creates a group that does not exist; a group of
+// another type gets GROUP_ID_NOT_FOUND.
+func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbeatResult {
+	if code, msg := validateShareHeartbeat(r); code != 0 {
+		return ShareHeartbeatResult{Err: code, ErrMessage: msg}
+	}
+	s, code := c.lock(r.Group)
+	if code != 0 {
+		return ShareHeartbeatResult{Err: code}
+	}
+	now := c.now()
+	env := c.env(now)
+	e := s.mu.groups[r.Group]
+	created := false
+	switch {
+	case e == nil && r.MemberEpoch != 0:
+		s.Unlock()
+		return ShareHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s not found.", r.Group)}
+	case e == nil:
+		e, created = s.addLocked(r.Group, now), true
+		e.g.share = newShareGroup()
+	case e.g.share == nil:
+		s.Unlock()
+		return ShareHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s is not a share group.", r.Group)}
+	}
+	sg := e.g.share
+	var out shareOutcome
+	if r.MemberEpoch == -1 {
+		out = sg.leave(&env, r)
+	} else {
+		out = sg.heartbeat(&env, r)
+	}
+	res := out.res
+	if res.Err == 0 && len(out.recs) > 0 {
+		if err := s.writeShareLocked(e.g.id, out.recs); err != nil {
+			s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)
+			res = ShareHeartbeatResult{Err: storeCode(err)}
+		} else {
+			s.replayShareLocked(e.g, out.recs)
+		}
+	}
+	if res.Err != 0 && created {
+		delete(s.mu.groups, e.g.id) // the group never was
+		s.Unlock()
+		return res
+	}
+	if res.Err == 0 && e.g.share != nil {
+		e.g.share.apply(&out)
+	}
+	s.finishLocked(e, now)
+	return res
+}
+
+// writeShareLocked writes a share group's records as one batch.
+func (s *shard) writeShareLocked(group string, recs []shareRecord) error {
+	s.mu.scratch = s.mu.scratch[:0]
+	kvs := make([]kv, 0, len(recs))
+	for i := range recs {
+		rec := &recs[i]
+		r := kv{k0: len(s.mu.scratch)}
+		s.mu.scratch = appendShareKey(s.mu.scratch, rec.typ, group, rec.member)
+		r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
+		if !rec.tombstone {
+			s.mu.scratch = appendShareValue(s.mu.scratch, rec)
+			r.v1 = len(s.mu.scratch)
+		}
+		kvs = append(kvs, r)
+	}
+	if len(kvs) == 0 {
+		return nil
+	}
+	_, err := s.appendLocked(kvs)
+	return err
+}
+
+// replayShareLocked applies written records to g: the group epoch's
+// tombstone ends its share group state.
+func (s *shard) replayShareLocked(g *Group, recs []shareRecord) {
+	for i := range recs {
+		r := &recs[i]
+		if r.typ == shareEpochType && r.tombstone {
+			g.share = nil
+			continue
+		}
+		if g.share == nil {
+			g.share = newShareGroup()
+		}
+		g.share.replay(r)
+	}
+}
+
+// expireShareLocked fences the members of the group whose session
+// expired: one batch, one group epoch bump.
+func (s *shard) expireShareLocked(e *entry, now int64) {
+	g := e.g
+	gone := g.share.expired(now)
+	if len(gone) == 0 {
+		return
+	}
+	env := s.c.env(now)
+	recs := g.share.fenceRecords(&env, gone...)
+	if err := s.writeShareLocked(g.id, recs); err != nil {
+		s.c.logger.Warn("cannot remove expired share group members", "group", g.id, "partition", s.Partition, "err", err)
+		for _, m := range gone {
+			m.sessionDeadline = now + 1000 // try again later
+		}
+		return
+	}
+	for _, m := range gone {
+		s.c.logger.Info("share group member expired", "group", g.id, "member", m.id)
+	}
+	s.replayShareLocked(g, recs)
+}
+
+// ShareGroupDescription is a share group as ShareGroupDescribe shows it.
+type ShareGroupDescription struct {
+	Err             int16
+	ErrMessage      string
+	State           State
+	Epoch           int32
+	AssignmentEpoch int32
+	AssignorName    string
+	Members         []ShareMemberDescription
+}
+
+// ShareMemberDescription is one member of a share group.
+type ShareMemberDescription struct {
+	MemberID, RackID     string
+	MemberEpoch          int32
+	ClientID, ClientHost string
+	SubscribedTopicNames []string
+	Assignment           []TopicPartitions // with topic names
+}
+
+// DescribeShareGroup describes a share group (ShareGroupDescribe):
+// GROUP_ID_NOT_FOUND for a group that does not exist or is of another
+// type.
+func (c *Coordinator) DescribeShareGroup(group string) ShareGroupDescription {
+	if group == "" {
+		return ShareGroupDescription{Err: kerr.InvalidGroupID.Code, State: Dead}
+	}
+	s, code := c.lock(group)
+	if code != 0 {
+		return ShareGroupDescription{Err: code, State: Dead}
+	}
+	defer s.Unlock()
+	e := s.mu.groups[group]
+	switch {
+	case e == nil:
+		return ShareGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
+	case e.g.share == nil:
+		return ShareGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s is not a share group.", group), State: Dead}
+	}
+	sg := e.g.share
+	topics := c.env(c.now()).topics
+	d := ShareGroupDescription{State: e.g.State(), Epoch: sg.epoch, AssignmentEpoch: sg.assignmentEpoch, AssignorName: "simple"}
+	for _, m := range sg.sortedMembers() {
+		d.Members = append(d.Members, ShareMemberDescription{
+			MemberID: m.id, RackID: m.rackID, MemberEpoch: m.current.epoch,
+			ClientID: m.clientID, ClientHost: m.clientHost,
+			SubscribedTopicNames: slices.Clone(m.topics),
+			Assignment:           named(m.current.assigned, topics),
+		})
+	}
+	return d
+}
+
+// applyShare replays one loaded share group record.
+func (ld *loader) applyShare(group string, r *shareRecord) {
+	sg := ld.share[group]
+	switch {
+	case r.typ == shareEpochType && r.tombstone:
+		delete(ld.share, group)
+		return
+	case sg == nil && r.tombstone:
+		return
+	case sg == nil:
+		sg = newShareGroup()
+		ld.share[group] = sg
+	}
+	sg.replay(r)
+}
+
+// ShareGroupStatus says whether group is a share group this broker
+// coordinates: 0 and whether it has no members; GROUP_ID_NOT_FOUND for a
+// group that does not exist or is of another type; the coordinator
+// errors. With create, a group that does not exist is created empty
+// (AlterShareGroupOffsets on a new group, as Kafka).
+func (c *Coordinator) ShareGroupStatus(group string, create bool) (code int16, empty bool) {
+	if group == "" {
+		return kerr.InvalidGroupID.Code, false
+	}
+	s, code := c.lock(group)
+	if code != 0 {
+		return code, false
+	}
+	now := c.now()
+	e := s.mu.groups[group]
+	switch {
+	case e == nil && create:
+		e = s.addLocked(group, now)
+		recs := []shareRecord{{typ: shareEpochType}}
+		if err := s.writeShareLocked(e.g.id, recs); err != nil {
+			delete(s.mu.groups, e.g.id)
+			s.Unlock()
+			return storeCode(err), false
+		}
+		s.replayShareLocked(e.g, recs)
+	case e == nil || e.g.share == nil:
+		s.Unlock()
+		return kerr.GroupIDNotFound.Code, false
+	}
+	empty = len(e.g.share.members) == 0
+	s.finishLocked(e, now)
+	return 0, empty
+}

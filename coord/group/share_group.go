@@ -1,0 +1,474 @@
+package group
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// shareGroup is the state of a KIP-932 share group: its epoch, members,
+// target assignment and the members' current assignments. Like
+// consumerGroup it changes only by replaying records (replay), live after
+// they are written and on load alike; the heartbeat logic reads it and
+// returns the records of a change, with no I/O and no clock.
+//
+// A share group differs from a consumer group in what its assignment
+// means: members of a share group consume a partition together (the
+// partition leader hands each record to one of them), so a partition may
+// be assigned to several members and is never revoked first. A member's
+// current assignment jumps to its target at once, and the group is Empty
+// or Stable.
+type shareGroup struct {
+	epoch           int32 // the group epoch
+	metaHash        int64 // hash of the subscribed topics' metadata at epoch
+	assignmentEpoch int32 // the epoch of the target assignment
+	members         map[string]*shareMember
+	target          map[string]tpSet // member id -> target assignment
+
+	// Not persisted: the subscriptions resolved against the topics of
+	// one metadata version.
+	resolved struct {
+		version int64 // Topics.Version; -1 none
+		topics  map[topicID]assignTopic
+		members map[string][]topicID
+	}
+}
+
+// shareMember is one member of a share group.
+type shareMember struct {
+	id string
+	shareMemberMeta
+	current shareCurrent
+	// sessionDeadline (ms, not persisted, restarted on load): the member
+	// is fenced unless it heartbeats by then.
+	sessionDeadline int64
+}
+
+func newShareGroup() *shareGroup {
+	sg := &shareGroup{members: map[string]*shareMember{}, target: map[string]tpSet{}}
+	sg.resolved.version = -1
+	return sg
+}
+
+// replay applies one record of the group. A group epoch tombstone is the
+// caller's to apply (the group is deleted).
+func (sg *shareGroup) replay(r *shareRecord) {
+	switch r.typ {
+	case shareEpochType:
+		sg.epoch, sg.metaHash = r.epoch, r.metaHash
+		sg.resolved.version = -1
+	case shareMemberType:
+		if r.tombstone {
+			delete(sg.members, r.member)
+			sg.resolved.version = -1
+			return
+		}
+		sg.member(r.member).shareMemberMeta = r.meta
+		sg.resolved.version = -1
+	case shareTargetEpochType:
+		sg.assignmentEpoch = r.epoch
+		if r.tombstone {
+			sg.assignmentEpoch = 0
+		}
+	case shareTargetMemberType:
+		if r.tombstone {
+			delete(sg.target, r.member)
+			return
+		}
+		sg.target[r.member] = r.target
+	case shareCurrentType:
+		if r.tombstone {
+			if m := sg.members[r.member]; m != nil {
+				m.current = shareCurrent{}
+			}
+			return
+		}
+		sg.member(r.member).current = r.current
+	}
+}
+
+// member returns the member id, created with no metadata if new.
+func (sg *shareGroup) member(id string) *shareMember {
+	m := sg.members[id]
+	if m == nil {
+		m = &shareMember{id: id}
+		sg.members[id] = m
+	}
+	return m
+}
+
+// stateOf is the group's state: Empty without members, else Stable.
+func (sg *shareGroup) stateOf() State {
+	if len(sg.members) == 0 {
+		return Empty
+	}
+	return Stable
+}
+
+// sortedMembers lists the members by id.
+func (sg *shareGroup) sortedMembers() []*shareMember {
+	return slices.SortedFunc(maps.Values(sg.members), func(a, b *shareMember) int { return cmp.Compare(a.id, b.id) })
+}
+
+// ShareHeartbeatRequest is a ShareGroupHeartbeat request (v1: members name
+// themselves). A nil field is unchanged since the last heartbeat.
+type ShareHeartbeatRequest struct {
+	Group                string
+	MemberID             string
+	MemberEpoch          int32 // 0 joins, -1 leaves
+	RackID               *string
+	SubscribedTopicNames []string
+	ClientID, ClientHost string
+}
+
+// ShareHeartbeatResult is a ShareGroupHeartbeat response.
+type ShareHeartbeatResult struct {
+	Err               int16
+	ErrMessage        string
+	MemberID          string
+	MemberEpoch       int32
+	HeartbeatInterval int32 // ms
+	// HasAssignment: Assignment is sent; else the response's assignment
+	// is null (unchanged).
+	HasAssignment bool
+	Assignment    []TopicPartitions
+}
+
+// shareOutcome is the outcome of a share heartbeat: the records to write,
+// the response, and the member's session deadline to apply once written.
+type shareOutcome struct {
+	recs            []shareRecord
+	res             ShareHeartbeatResult
+	member          string // "" when nothing is to be applied
+	sessionDeadline int64
+	resolved        bool
+	version         int64
+	subscribed      map[topicID]assignTopic
+	byMember        map[string][]topicID
+}
+
+func shareFail(code int16, msg string) shareOutcome {
+	return shareOutcome{res: ShareHeartbeatResult{Err: code, ErrMessage: msg}}
+}
+
+// validateShareHeartbeat checks a request as Kafka does before looking at
+// the group (INVALID_REQUEST).
+func validateShareHeartbeat(r *ShareHeartbeatRequest) (int16, string) {
+	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
+	switch {
+	case r.Group == "":
+		return invalid("GroupId can't be empty.")
+	case r.RackID != nil && *r.RackID == "":
+		return invalid("RackId can't be empty.")
+	case r.MemberID == "":
+		return invalid("MemberId can't be empty.")
+	}
+	switch {
+	case r.MemberEpoch > 0 || r.MemberEpoch == -1:
+	case r.MemberEpoch == 0:
+		if len(r.SubscribedTopicNames) == 0 {
+			return invalid("SubscribedTopicNames must be set in first request.")
+		}
+	default:
+		return invalid("MemberEpoch is invalid.")
+	}
+	return 0, ""
+}
+
+// apply applies a written heartbeat's outcome to the group.
+func (sg *shareGroup) apply(out *shareOutcome) {
+	if m := sg.members[out.member]; m != nil {
+		m.sessionDeadline = out.sessionDeadline
+	}
+	if out.resolved {
+		sg.resolved.version, sg.resolved.topics, sg.resolved.members = out.version, out.subscribed, out.byMember
+	}
+}
+
+// heartbeat handles a join or a heartbeat (epoch >= 0) of a validated
+// request.
+func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutcome {
+	old := sg.members[r.MemberID]
+	switch {
+	case old == nil && r.MemberEpoch != 0:
+		return shareFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", r.MemberID, r.Group))
+	case old != nil && r.MemberEpoch != 0 && r.MemberEpoch != old.current.epoch:
+		return shareFail(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The share group member has a member epoch (%d) different from the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.",
+			r.MemberEpoch, old.current.epoch))
+	case old == nil && len(sg.members) >= env.policy.Share.MaxSize:
+		return shareFail(kerr.GroupMaxSizeReached.Code, fmt.Sprintf("The share group has reached its maximum capacity of %d members.", env.policy.Share.MaxSize))
+	}
+	memberID := r.MemberID
+	if old != nil {
+		memberID = old.id
+	} else {
+		memberID = strings.Clone(memberID)
+	}
+
+	// 1. The member's metadata and the group epoch.
+	var meta shareMemberMeta
+	if old != nil {
+		meta = old.shareMemberMeta
+	}
+	if r.RackID != nil {
+		meta.rackID = *r.RackID
+	}
+	if r.SubscribedTopicNames != nil {
+		meta.topics = slices.Compact(slices.Sorted(slices.Values(r.SubscribedTopicNames)))
+	}
+	meta.clientID, meta.clientHost = r.ClientID, r.ClientHost
+
+	var recs []shareRecord
+	if old == nil || !meta.equal(&old.shareMemberMeta) {
+		recs = append(recs, shareRecord{typ: shareMemberType, member: memberID, meta: cloneShareMeta(meta)})
+	}
+	bump := sg.epoch == 0 || old == nil || !slices.Equal(meta.topics, old.topics)
+
+	byMember, subscribed, hash := sg.resolved.members, sg.resolved.topics, sg.metaHash
+	version := env.topics.Version()
+	resolved := bump || sg.resolved.version != version
+	if resolved {
+		byMember, subscribed, hash = sg.resolve(env.topics, memberID, &meta)
+		bump = bump || hash != sg.metaHash
+	}
+	epoch := sg.epoch
+	if bump {
+		epoch++
+		recs = append(recs, shareRecord{typ: shareEpochType, epoch: epoch, metaHash: hash})
+	}
+
+	// 2. The target assignment, computed for every member when the group
+	// epoch moved past it.
+	targetEpoch, target := sg.assignmentEpoch, sg.target[memberID]
+	if epoch > sg.assignmentEpoch {
+		ids := slices.Sorted(maps.Keys(byMember))
+		next := shareAssign(ids, byMember, subscribed, sg.target)
+		for _, id := range ids {
+			if !next[id].equal(sg.target[id]) {
+				recs = append(recs, shareRecord{typ: shareTargetMemberType, member: id, target: next[id]})
+			}
+		}
+		recs = append(recs, shareRecord{typ: shareTargetEpochType, epoch: epoch})
+		targetEpoch, target = epoch, next[memberID]
+	}
+
+	// 3. The member moves to its target at once: nobody else must let
+	// go of a shared partition first.
+	prevEpoch := int32(0)
+	if old != nil {
+		prevEpoch = old.current.epoch
+	}
+	cur := shareCurrent{epoch: targetEpoch, previousEpoch: prevEpoch, assigned: target}
+	changed := old == nil || old.current.epoch != cur.epoch || !old.current.assigned.equal(cur.assigned)
+	if changed {
+		recs = append(recs, shareRecord{typ: shareCurrentType, member: memberID, current: cur})
+	}
+	res := ShareHeartbeatResult{MemberID: memberID, MemberEpoch: cur.epoch, HeartbeatInterval: env.policy.Share.HeartbeatInterval}
+	if changed || r.MemberEpoch == 0 || r.SubscribedTopicNames != nil {
+		res.HasAssignment = true
+		res.Assignment = unnamed(cur.assigned)
+	}
+	return shareOutcome{
+		recs: recs, res: res, member: memberID,
+		sessionDeadline: env.now + int64(env.policy.Share.SessionTimeout),
+		resolved:        resolved, version: version, subscribed: subscribed, byMember: byMember,
+	}
+}
+
+// leave handles a member leaving (epoch -1).
+func (sg *shareGroup) leave(env *hbEnv, r *ShareHeartbeatRequest) shareOutcome {
+	m := sg.members[r.MemberID]
+	if m == nil {
+		return shareFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", r.MemberID, r.Group))
+	}
+	return shareOutcome{recs: sg.fenceRecords(env, m), res: ShareHeartbeatResult{MemberID: m.id, MemberEpoch: -1}}
+}
+
+// fenceRecords removes members: their assignment, target and metadata,
+// then one group epoch bump with the remaining members' metadata hash.
+func (sg *shareGroup) fenceRecords(env *hbEnv, gone ...*shareMember) []shareRecord {
+	var recs []shareRecord
+	skip := map[string]bool{}
+	for _, m := range gone {
+		skip[m.id] = true
+		recs = append(recs,
+			shareRecord{typ: shareCurrentType, member: m.id, tombstone: true},
+			shareRecord{typ: shareTargetMemberType, member: m.id, tombstone: true},
+			shareRecord{typ: shareMemberType, member: m.id, tombstone: true})
+	}
+	metas := map[string]*shareMemberMeta{}
+	for id, m := range sg.members {
+		if !skip[id] {
+			metas[id] = &m.shareMemberMeta
+		}
+	}
+	_, _, hash := resolveShare(env.topics, metas)
+	return append(recs, shareRecord{typ: shareEpochType, epoch: sg.epoch + 1, metaHash: hash})
+}
+
+// expired lists the members whose session ended by now.
+func (sg *shareGroup) expired(now int64) []*shareMember {
+	var out []*shareMember
+	for _, m := range sg.sortedMembers() {
+		if m.sessionDeadline != 0 && m.sessionDeadline <= now {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// nextDeadline is the earliest session deadline; 0 none.
+func (sg *shareGroup) nextDeadline() int64 {
+	var next int64
+	for _, m := range sg.members {
+		if d := m.sessionDeadline; d != 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	return next
+}
+
+// restartTimers starts every member's session at now: after a load, as if
+// each had just heartbeated.
+func (sg *shareGroup) restartTimers(now int64, p *Policy) {
+	for _, m := range sg.members {
+		m.sessionDeadline = now + int64(p.Share.SessionTimeout)
+	}
+}
+
+// deleteRecords are the tombstones that end a share group with no members.
+func (sg *shareGroup) deleteRecords() []shareRecord {
+	var recs []shareRecord
+	for _, id := range slices.Sorted(maps.Keys(sg.target)) {
+		recs = append(recs, shareRecord{typ: shareTargetMemberType, member: id, tombstone: true})
+	}
+	return append(recs,
+		shareRecord{typ: shareTargetEpochType, tombstone: true},
+		shareRecord{typ: shareEpochType, tombstone: true})
+}
+
+// resolve resolves the subscriptions of every member, the one heartbeating
+// with its updated metadata.
+func (sg *shareGroup) resolve(topics Topics, self string, meta *shareMemberMeta) (map[string][]topicID, map[topicID]assignTopic, int64) {
+	metas := make(map[string]*shareMemberMeta, len(sg.members)+1)
+	for id, m := range sg.members {
+		metas[id] = &m.shareMemberMeta
+	}
+	metas[self] = meta
+	return resolveShare(topics, metas)
+}
+
+// resolveShare maps each member's subscribed topic names that exist to
+// topic ids, with the subscribed topics and a hash of their metadata (as
+// consumer groups hash it).
+func resolveShare(topics Topics, metas map[string]*shareMemberMeta) (map[string][]topicID, map[topicID]assignTopic, int64) {
+	cm := make(map[string]*memberMeta, len(metas))
+	for id, m := range metas {
+		cm[id] = &memberMeta{topics: m.topics}
+	}
+	return (&consumerGroup{}).resolve(topics, cm)
+}
+
+// shareAssign is the simple assignor of share groups: every subscribed
+// partition goes to one of the members subscribed to its topic, the one
+// with the fewest partitions so far (the one that had it before on a tie,
+// then by id), so partitions spread evenly; then each member left without
+// a partition while others have some shares the subscribed partition with
+// the fewest members, so every member has work when members outnumber
+// partitions.
+func shareAssign(ids []string, byMember map[string][]topicID, topics map[topicID]assignTopic, prev map[string]tpSet) map[string]tpSet {
+	subscribers := map[topicID][]string{}
+	for _, id := range ids {
+		for _, t := range byMember[id] {
+			subscribers[t] = append(subscribers[t], id)
+		}
+	}
+	tids := slices.SortedFunc(maps.Keys(subscribers), compareIDs)
+	count := map[string]int{}
+	builders := map[string]tpBuilder{}
+	add := func(id string, t topicID, p int32) {
+		b := builders[id]
+		if b == nil {
+			b = tpBuilder{}
+			builders[id] = b
+		}
+		b.add(t, p)
+		count[id]++
+	}
+	holders := map[tp]int{}
+	for _, t := range tids {
+		cands := subscribers[t]
+		for p := range topics[t].partitions {
+			best := ""
+			for _, id := range cands {
+				switch {
+				case best == "":
+					best = id
+				case count[id] < count[best]:
+					best = id
+				case count[id] == count[best] && prev[id].has(t, p) && !prev[best].has(t, p):
+					best = id
+				}
+			}
+			add(best, t, p)
+			holders[tp{t, p}]++
+		}
+	}
+	for _, id := range ids {
+		if count[id] > 0 {
+			continue
+		}
+		var best tp
+		found := false
+		for _, t := range byMember[id] {
+			for p := range topics[t].partitions {
+				c := tp{t, p}
+				if !found || holders[c] < holders[best] {
+					best, found = c, true
+				}
+			}
+		}
+		if found {
+			add(id, best.id, best.p)
+			holders[best]++
+		}
+	}
+	out := make(map[string]tpSet, len(ids))
+	for _, id := range ids {
+		if b := builders[id]; b != nil {
+			out[id] = b.set()
+		} else {
+			out[id] = tpSet{}
+		}
+	}
+	return out
+}
+
+// unnamed lists s by topic id, topics in id order.
+func unnamed(s tpSet) []TopicPartitions {
+	out := make([]TopicPartitions, 0, len(s))
+	for _, id := range s.ids() {
+		out = append(out, TopicPartitions{TopicID: id, Partitions: slices.Clone(s[id])})
+	}
+	return out
+}
+
+// equal reports whether two share members' metadata are the same.
+func (a *shareMemberMeta) equal(b *shareMemberMeta) bool {
+	return a.rackID == b.rackID && a.clientID == b.clientID && a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics)
+}
+
+// cloneShareMeta copies m's strings out of a request's buffer.
+func cloneShareMeta(m shareMemberMeta) shareMemberMeta {
+	m.rackID, m.clientID, m.clientHost = strings.Clone(m.rackID), strings.Clone(m.clientID), strings.Clone(m.clientHost)
+	topics := make([]string, len(m.topics))
+	for i, t := range m.topics {
+		topics[i] = strings.Clone(t)
+	}
+	m.topics = topics
+	return m
+}

@@ -1,0 +1,39 @@
+// Package share holds the share partitions of KIP-932 share groups on the
+// leader of each topic partition, and the share sessions of the members
+// fetching from this broker.
+//
+// A share partition (Partition) is a share group's view of one topic
+// partition: the share-partition start offset (SPSO), below which every
+// record is done, and the in-flight records from it up to the
+// share-partition end offset (SPEO). Members acquire records with a
+// ShareFetch: each acquired record is locked to the member for
+// group.share.record.lock.duration.ms and its delivery count goes up. A
+// member acknowledges what it acquired: ACCEPT (done), RELEASE (available
+// again for any member), REJECT (archived, never delivered again), RENEW
+// (the lock starts again; KIP-1222) or GAP (an offset without a record).
+// A lock that ends, or a member whose share session ends, gives records
+// back; a record given back after group.share.delivery.count.limit
+// deliveries is archived instead (a poison record stops being retried).
+// The SPSO moves past acknowledged and archived records; at most
+// group.share.partition.max.record.locks records are in flight.
+//
+// Partition is a pure state machine (no I/O, no clock), tested with the
+// datadriven scripts in testdata. Manager holds the partitions of every
+// share group by topic partition, each behind its own mutex, and the share
+// sessions (Sessions) of the members.
+//
+// Durability: Store is the share coordinator. Each share partition's state
+// (SPSO and in-flight records as state batches) is saved in the internal
+// topic __share_group_state as a ShareSnapshot record (Kafka's format,
+// state_records.go) after every acknowledgement, through the coordinator
+// runtime of coord/shards (the partition abs(hash("group:topicId:part")) %
+// partitions, an acks=all write that returns once committed), and read
+// back when a share partition is built (a new leader, a restarted
+// broker); records acquired then are saved as available with their
+// delivery counts (their locks do not survive). The share partition
+// leader reaches the store in process: kzero serves neither the
+// inter-broker share state APIs (InitializeShareGroupState to
+// ReadShareGroupStateSummary) nor their client, so a share partition
+// whose state partition another broker leads is kept in memory only, and
+// starts again at share.auto.offset.reset (latest) on a new leader.
+package share

@@ -1,0 +1,213 @@
+package share
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Config is the broker's share partition and share session settings, with
+// Kafka's keys and defaults.
+type Config struct {
+	Limits
+	// MaxSessions is group.share.max.share.sessions (2000): the share
+	// sessions this broker keeps.
+	MaxSessions int
+}
+
+func (c *Config) setDefaults() {
+	if c.LockDuration <= 0 {
+		c.LockDuration = 30_000
+	}
+	if c.DeliveryLimit <= 0 {
+		c.DeliveryLimit = 5
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 2000
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 2000
+	}
+}
+
+// Key names a share partition: a share group's view of a topic partition.
+type Key struct {
+	Group     string
+	Topic     [16]byte
+	Partition int32
+}
+
+// Entry is one share partition with the lock that guards it and the
+// leader epoch of the replica it was built on.
+type Entry struct {
+	mu          sync.Mutex
+	leaderEpoch int32
+	p           *Partition
+}
+
+// Manager holds this broker's share partitions and share sessions. Its
+// methods are safe for concurrent use; a share partition's calls are
+// serialized by its entry's lock (Lock).
+type Manager struct {
+	cfg   Config
+	store *Store // nil: share partition state is kept in memory only
+
+	mu       sync.Mutex
+	parts    map[Key]*Entry
+	sessions map[sessionKey]*Session
+	waiters  map[*waiter]struct{} // parked share fetches (waiter.go)
+}
+
+// NewManager returns a manager with no share partitions, saving their
+// state in store (nil: in memory only).
+func NewManager(cfg Config, store *Store) *Manager {
+	cfg.setDefaults()
+	return &Manager{cfg: cfg, store: store, parts: map[Key]*Entry{}, sessions: map[sessionKey]*Session{}}
+}
+
+// Store is where share partition state is saved; nil if nowhere.
+func (m *Manager) Store() *Store { return m.store }
+
+// Limits are the broker's share partition limits, which a group's configs
+// may override.
+func (m *Manager) Limits() Limits { return m.cfg.Limits }
+
+// Lock returns the share partition of k, locked, built on the replica's
+// current leader epoch: a share partition built under another epoch
+// (this broker lost and regained the leadership, another leader served
+// it meanwhile), or a new one, is read from the store, else starts at
+// start() (share.auto.offset.reset). The caller unlocks it
+// (Entry.Unlock). An error (the state's coordinator is loading) leaves
+// nothing locked.
+//
+// limits are the group's now (its configs may change them at any time).
+func (m *Manager) Lock(k Key, leaderEpoch int32, limits Limits, start func() int64) (*Entry, *Partition, error) {
+	m.mu.Lock()
+	e := m.parts[k]
+	if e == nil {
+		k.Group = strings.Clone(k.Group)
+		e = &Entry{leaderEpoch: -1}
+		m.parts[k] = e
+	}
+	m.mu.Unlock()
+	e.mu.Lock()
+	if e.p == nil || e.leaderEpoch != leaderEpoch {
+		p, err := m.load(k, limits, start)
+		if err != nil {
+			e.mu.Unlock()
+			return nil, nil, err
+		}
+		e.p, e.leaderEpoch = p, leaderEpoch
+	}
+	e.p.limits = limits
+	return e, e.p, nil
+}
+
+// load reads a share partition's saved state, or starts it afresh when it
+// has none (or its coordinator is another broker).
+func (m *Manager) load(k Key, limits Limits, start func() int64) (*Partition, error) {
+	if m.store != nil {
+		snap, found, err := m.store.Read(k)
+		switch {
+		case errors.Is(err, kerr.CoordinatorLoadInProgress):
+			return nil, err
+		case errors.Is(err, kerr.NotCoordinator) && m.store.cfg.Leader != nil:
+			// Led here but not served yet (the image that makes this
+			// broker its leader is being applied): wait for it rather
+			// than start afresh over saved state.
+			if local, exists := m.store.cfg.Leader(m.store.PartitionFor(k)); local && exists {
+				return nil, fmt.Errorf("share state of %s: %w", stateKey(k), kerr.CoordinatorLoadInProgress)
+			}
+		case err == nil && found:
+			return RestorePartition(snap.StartOffset, snap.Batches, limits), nil // capped at max.record.locks
+		}
+	}
+	return NewPartition(start(), limits), nil
+}
+
+// Save writes the share partition's state to the store (a no-op without
+// one, or when another broker coordinates it). The caller holds its
+// lock.
+func (m *Manager) Save(k Key, e *Entry) error {
+	if m.store == nil {
+		return nil
+	}
+	start, batches := e.p.State()
+	err := m.store.Write(k, Snapshot{StateEpoch: 1, LeaderEpoch: e.leaderEpoch, StartOffset: start, Batches: batches})
+	if errors.Is(err, kerr.NotCoordinator) {
+		return nil
+	}
+	return err
+}
+
+// Peek returns the share partition of k if this broker has one, locked;
+// nil otherwise.
+func (m *Manager) Peek(k Key) (*Entry, *Partition) {
+	m.mu.Lock()
+	e := m.parts[k]
+	m.mu.Unlock()
+	if e == nil {
+		return nil, nil
+	}
+	e.mu.Lock()
+	if e.p == nil {
+		e.mu.Unlock()
+		return nil, nil
+	}
+	return e, e.p
+}
+
+// Unlock releases the share partition.
+func (e *Entry) Unlock() { e.mu.Unlock() }
+
+// Forget drops the share partition of k: the next use reads it from the
+// store again (its saved state was changed, or deleted).
+func (m *Manager) Forget(k Key) {
+	m.mu.Lock()
+	delete(m.parts, k)
+	m.mu.Unlock()
+}
+
+// DeleteGroup drops every share partition of group (the group was
+// deleted).
+func (m *Manager) DeleteGroup(group string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.parts {
+		if k.Group == group {
+			delete(m.parts, k)
+		}
+	}
+}
+
+// GroupPartitions lists the share partitions of group this broker has.
+func (m *Manager) GroupPartitions(group string) []Key {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Key
+	for k := range m.parts {
+		if k.Group == group {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// releaseMember gives back what member holds in the share partitions
+// listed.
+func (m *Manager) releaseMember(group, member string, tps []TP) {
+	for _, tp := range tps {
+		k := Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}
+		if e, p := m.Peek(k); e != nil {
+			p.ReleaseMember(member)
+			e.Unlock()
+			m.Notify(k)
+		}
+	}
+}
+
+// errSessionLimit: group.share.max.share.sessions sessions are open.
+var errSessionLimit = fmt.Errorf("the share session cache is full: %w", kerr.ShareSessionLimitReached)
