@@ -95,36 +95,27 @@ var (
 
 // UpdateSession takes the next request (epoch > 0) of member's session:
 // adds partitions tps, removes forgotten, and moves the epoch on. It
-// returns the session's partitions then.
+// returns the session's partitions then. A forgotten partition's records
+// the member holds stay acquired, as in Kafka's ShareSession.update: the
+// same request may carry their acknowledgements (a consumer forgets a
+// partition its heartbeat took away and acknowledges what it read of it
+// at once), and what is not acknowledged goes back when its lock expires.
 func (m *Manager) UpdateSession(group, member string, epoch int32, tps, forgotten []TP) ([]TP, error) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	s := m.sessions[sessionKey{group, member}]
 	switch {
 	case s == nil:
-		m.mu.Unlock()
 		return nil, errSessionNotFound
 	case s.epoch != epoch:
-		m.mu.Unlock()
 		return nil, errSessionEpoch
 	}
 	s.epoch, s.used = nextEpoch(s.epoch), time.Now().UnixMilli()
 	s.add(tps)
-	var dropped []TP
 	if len(forgotten) > 0 {
-		s.parts = slices.DeleteFunc(s.parts, func(tp TP) bool {
-			if slices.Contains(forgotten, tp) {
-				dropped = append(dropped, tp)
-				return true
-			}
-			return false
-		})
+		s.parts = slices.DeleteFunc(s.parts, func(tp TP) bool { return slices.Contains(forgotten, tp) })
 	}
-	parts := slices.Clone(s.parts)
-	m.mu.Unlock()
-	if len(dropped) > 0 {
-		m.releaseMember(group, member, dropped)
-	}
-	return parts, nil
+	return slices.Clone(s.parts), nil
 }
 
 // CloseSession ends member's share session (epoch -1): the records it
