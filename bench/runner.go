@@ -179,6 +179,19 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 		}
 		res.Broker = usage(before, after, res.Produce, res.Consume, w.RecordBytes)
 	}
+	if r.share != nil {
+		// Every record, once: the count that ended the phase could
+		// include offsets the topic does not hold.
+		lctx, cancel := context.WithTimeout(ctx, time.Minute)
+		ends, err := adm.ListEndOffsets(lctx, r.topic)
+		cancel()
+		if err == nil {
+			err = r.share.verify(ends, r.topic)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -191,4 +193,36 @@ func (s *shareReceipt) stats() *ShareStats {
 		st.FirstAckError = *e
 	}
 	return st
+}
+
+// verify checks that the consumers received every record the topic holds:
+// in a fresh topic written without transactions, the offsets below each
+// partition's end offset, and no other.
+func (s *shareReceipt) verify(ends kadm.ListedOffsets, topic string) error {
+	var errs []error
+	for p := range s.parts {
+		l, ok := ends.Lookup(topic, int32(p))
+		if !ok || l.Err != nil {
+			errs = append(errs, fmt.Errorf("partition %d: no end offset: %v", p, l.Err))
+			continue
+		}
+		seen := s.parts[p].seen
+		var got int64
+		for _, w := range seen {
+			got += int64(bits.OnesCount64(w))
+		}
+		var below int64 // received offsets under the end offset
+		for o := int64(0); o < l.Offset && o/64 < int64(len(seen)); o++ {
+			if seen[o/64]&(1<<(o%64)) != 0 {
+				below++
+			}
+		}
+		if below != l.Offset || got != l.Offset {
+			errs = append(errs, fmt.Errorf("partition %d: received %d of offsets 0..%d and %d past them", p, below, l.Offset-1, got-below))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("share group: not every record received once: %w", err)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -43,6 +44,27 @@ func TestShareReceipt(t *testing.T) {
 		if err := s.receive(bad.p, recs(bad.o), first); err == nil {
 			t.Errorf("partition %d offset %d taken", bad.p, bad.o)
 		}
+	}
+	// Partition 0 holds offsets 0..3, all received; partition 1 holds
+	// 0..200 and lacks 1..199.
+	ends := kadm.ListedOffsets{"t": {0: {Topic: "t", Partition: 0, Offset: 4}, 1: {Topic: "t", Partition: 1, Offset: 201}}}
+	if err := s.verify(ends, "t"); err == nil || strings.Contains(err.Error(), "partition 0") || !strings.Contains(err.Error(), "partition 1: received 2 of offsets 0..200") {
+		t.Errorf("verify = %v, want partition 1's gap", err)
+	}
+	for o := int64(1); o < 200; o++ {
+		s.receive(1, recs(o), first)
+	}
+	if err := s.verify(ends, "t"); err != nil {
+		t.Errorf("verify of a complete receipt: %v", err)
+	}
+	// An offset past the end is not a record of the topic.
+	ends["t"][0] = kadm.ListedOffset{Topic: "t", Partition: 0, Offset: 3}
+	if err := s.verify(ends, "t"); err == nil || !strings.Contains(err.Error(), "1 past them") {
+		t.Errorf("verify = %v, want an offset past the end", err)
+	}
+	delete(ends["t"], 1)
+	if err := s.verify(ends, "t"); err == nil || !strings.Contains(err.Error(), "partition 1: no end offset") {
+		t.Errorf("verify = %v, want partition 1 missing", err)
 	}
 	s.acked(nil, kgo.ShareAckResults{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 0, Err: context.DeadlineExceeded}})
 	if got := s.stats(); got.AckErrors != 1 || !strings.Contains(got.FirstAckError, "t[0]") {
