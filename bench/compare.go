@@ -21,6 +21,9 @@ var Metrics = []Metric{
 	{"consume MiB/s", "higher", func(r Result) (float64, bool) {
 		return field(r.Consume != nil, func() float64 { return r.Consume.MiBps })
 	}},
+	{"consume records/s", "higher", func(r Result) (float64, bool) {
+		return field(r.Consume != nil, func() float64 { return r.Consume.RecordsPerSec })
+	}},
 	{"p50 ms", "lower", func(r Result) (float64, bool) {
 		return field(r.Latency != nil, func() float64 { return r.Latency.P50 })
 	}},

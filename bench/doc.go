@@ -25,10 +25,14 @@
 //
 // A Workload is a JSON file (workloads/ holds the shipped ones): produce,
 // consume from earliest, end-to-end latency at a fixed rate, or mixed
-// produce and consume. Run executes each workload against one or more
-// Targets; a target is a broker address, or a broker the suite starts
-// itself on loopback (kzero as a child process, kfake in process). With two
-// targets the runs alternate A B A B for the repetitions asked, so a noisy
+// produce and consume. Consumers are given partitions, join a consumer
+// group, or join a share group (KIP-932, share.go) that reads from
+// earliest and accepts every record: a share-group run counts each record
+// once by offset, checks that every offset written was received, and
+// reports redeliveries and refused acknowledgements. Run executes each
+// workload against one or more Targets; a target is a broker address, or a
+// broker the suite starts itself on loopback (kzero as a child process,
+// kfake in process). With two targets the runs alternate A B A B for the repetitions asked, so a noisy
 // machine biases neither, and the comparison reports medians and the
 // median of the per-pair ratios. On a terminal a progress bar shows the
 // run in progress; into a file or a pipe only a line per finished run is

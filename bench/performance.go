@@ -215,6 +215,9 @@ func workloadShape(w Workload) string {
 		if w.Group {
 			c += " in a group"
 		}
+		if w.ShareGroup {
+			c += " in a share group"
+		}
 		parts = append(parts, c)
 	}
 	parts = append(parts, "acks="+w.Acks)

@@ -22,6 +22,7 @@ type Result struct {
 	Consume  *Throughput  `json:"consume,omitempty"`
 	Latency  *Percentiles `json:"latency,omitempty"`
 	Broker   *Usage       `json:"broker,omitempty"` // for a broker the suite started as a process
+	Share    *ShareStats  `json:"share,omitempty"`  // for a share_group workload
 	// Client is the CPU of the clients (this process) over the measured
 	// phase, per GiB moved as the broker's is: what the load generator
 	// costs, which shares the machine with the broker.
@@ -120,10 +121,10 @@ func ReadJSONLines(r io.Reader) ([]Result, error) {
 // a dash is a figure the run does not measure.
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\ttarget\trep\tprod MiB/s\tprod rec/s\tcons MiB/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tCPU s/GiB\tpeak RSS MiB\tclient CPU s/GiB\tsteal %\trun queue\t")
+	fmt.Fprintln(tw, "workload\ttarget\trep\tprod MiB/s\tprod rec/s\tcons MiB/s\tcons rec/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tCPU s/GiB\tpeak RSS MiB\tclient CPU s/GiB\tsteal %\trun queue\t")
 	for _, r := range results {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%d\terror: %s\t\t\t\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Target, r.Rep, r.Error)
+			fmt.Fprintf(tw, "%s\t%s\t%d\terror: %s\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Target, r.Rep, r.Error)
 			continue
 		}
 		row := []string{r.Workload, r.Target, strconv.Itoa(r.Rep)}
@@ -133,9 +134,9 @@ func WriteTable(w io.Writer, results []Result) error {
 			row = append(row, "-", "-")
 		}
 		if r.Consume != nil {
-			row = append(row, num(r.Consume.MiBps, 1))
+			row = append(row, num(r.Consume.MiBps, 1), num(r.Consume.RecordsPerSec, 0))
 		} else {
-			row = append(row, "-")
+			row = append(row, "-", "-")
 		}
 		if l := r.Latency; l != nil {
 			row = append(row, num(l.P50, 2), num(l.P99, 2), num(l.P999, 2), num(l.Max, 2))
@@ -159,7 +160,30 @@ func WriteTable(w io.Writer, results []Result) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeShareNotes(w, results)
+}
+
+// writeShareNotes follows the table with what each share-group run saw of
+// at-least-once delivery.
+func writeShareNotes(w io.Writer, results []Result) error {
+	for _, r := range results {
+		s := r.Share
+		if s == nil || r.Error != "" {
+			continue
+		}
+		line := fmt.Sprintf("%s on %s, rep %d: share group: %d redelivered (max delivery count %d), %d ack errors",
+			r.Workload, r.Target, r.Rep, s.Redelivered, s.MaxDeliveryCount, s.AckErrors)
+		if s.FirstAckError != "" {
+			line += ", first: " + s.FirstAckError
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }

@@ -61,6 +61,13 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 	adm := kadm.NewClient(admCl)
 	r.adm = adm
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	if w.ShareGroup {
+		if err := checkShareGroups(cctx, admCl); err != nil {
+			cancel()
+			return res, err
+		}
+		r.share = newShareReceipt(w.Partitions)
+	}
 	rf := int16(-1) // the broker's default.replication.factor
 	if w.Replication > 0 {
 		rf = int16(w.Replication)
@@ -78,6 +85,20 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 		defer cancel()
 		adm.DeleteTopics(dctx, r.topic) // best effort: a broker that cannot delete keeps the topic
 	}()
+	if w.ShareGroup {
+		// The share group is named after the topic, and goes before it.
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			adm.DeleteGroup(dctx, r.topic) // best effort, as the topic's deletion
+		}()
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := setShareEarliest(sctx, admCl, r.topic)
+		cancel()
+		if err != nil {
+			return res, err
+		}
+	}
 	var measured func()
 	defer func() {
 		if measured != nil {
@@ -148,6 +169,9 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 	if err != nil {
 		return res, err
 	}
+	if r.share != nil {
+		res.Share = r.share.stats()
+	}
 	if selfAfter, err := self.Sample(); err == nil {
 		res.Client = usage(selfBefore, selfAfter, res.Produce, res.Consume, w.RecordBytes)
 		res.Client.PeakRSSBytes, res.Client.PeakRSSMiBPerGiB = 0, 0 // this process's lifetime peak: not the phase's
@@ -158,6 +182,19 @@ func runWorkload(ctx context.Context, w Workload, addr string, proc *Process, m 
 			return res, err
 		}
 		res.Broker = usage(before, after, res.Produce, res.Consume, w.RecordBytes)
+	}
+	if r.share != nil {
+		// Every record, once: the count that ended the phase could
+		// include offsets the topic does not hold.
+		lctx, cancel := context.WithTimeout(ctx, time.Minute)
+		ends, err := adm.ListEndOffsets(lctx, r.topic)
+		cancel()
+		if err == nil {
+			err = r.share.verify(ends, r.topic)
+		}
+		if err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
@@ -194,6 +231,7 @@ type run struct {
 	payload []byte // record values are windows onto it
 	meter   *meter
 	adm     *kadm.Client
+	share   *shareReceipt // for a share_group workload: what was delivered
 
 	// Tests of the raw consumer: every batch it receives (called by each
 	// connection's fetcher on its own goroutine), and how often it checks
@@ -405,10 +443,15 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 	defer closeAll(clients)
 	for i := range clients {
 		opts := []kgo.Opt{kgo.SeedBrokers(seeds(r.addr)...), kgo.ClientID("kzctl-bench"), kgo.FetchMaxWait(500 * time.Millisecond)}
-		if w.Group {
+		switch {
+		case w.ShareGroup:
+			// The group reads from earliest (setShareEarliest); the
+			// share consumer's other settings are kgo's defaults.
+			opts = append(opts, kgo.ShareGroup(r.topic), kgo.ConsumeTopics(r.topic), kgo.ShareAckCallback(r.share.acked))
+		case w.Group:
 			opts = append(opts, kgo.ConsumerGroup(r.topic), kgo.ConsumeTopics(r.topic),
 				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-		} else {
+		default:
 			parts := map[int32]kgo.Offset{}
 			for p := i; p < w.Partitions; p += w.Consumers {
 				parts[int32(p)] = kgo.NewOffset().AtStart()
@@ -426,6 +469,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 		records, bytes atomic.Int64
 		want           atomic.Int64
 		lastAt         atomic.Int64 // UnixNano of the last record received
+		flushErr       atomic.Pointer[error]
 		finish         sync.Once
 		finished       = make(chan struct{})
 	)
@@ -447,7 +491,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 				fs := cl.PollFetches(cctx)
 				now := time.Now().UnixNano()
 				var n, b int64
-				fs.EachRecord(func(rec *kgo.Record) {
+				got := func(rec *kgo.Record) {
 					n++
 					b += int64(len(rec.Value))
 					if stamp && len(rec.Value) >= stampBytes {
@@ -455,7 +499,19 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 							lats[i] = append(lats[i], time.Duration(now-sent))
 						}
 					}
-				})
+				}
+				if r.share == nil {
+					fs.EachRecord(got)
+				} else {
+					// Each record counts once, by its offset; every
+					// delivery is accepted.
+					fs.EachPartition(func(p kgo.FetchTopicPartition) {
+						if err := r.share.receive(p.Partition, p.Records, got); err != nil {
+							cancel(err)
+						}
+					})
+					cl.MarkAcks(kgo.AckAccept)
+				}
 				if n > 0 {
 					lastAt.Store(now)
 					bytes.Add(b)
@@ -470,10 +526,25 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 					}
 				})
 			}
+			if r.share != nil {
+				// A share consumer has consumed a record once the
+				// broker has its acknowledgement: the phase ends
+				// when every member has flushed its acks.
+				fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				if err := cl.FlushAcks(fctx); err != nil {
+					err = fmt.Errorf("consume: flush share acknowledgements: %w", err)
+					flushErr.CompareAndSwap(nil, &err)
+				}
+				fcancel()
+			}
 		})
 	}
 
 	// The watchdog ends a consume phase that stopped making progress.
+	stall := stallTimeout
+	if r.share != nil {
+		stall = shareStallTimeout
+	}
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
@@ -486,8 +557,8 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 			}
 			if n := records.Load(); n != seen {
 				seen, since = n, time.Now()
-			} else if time.Since(since) > stallTimeout {
-				cancel(fmt.Errorf("consume: stalled at %d records for %v", n, stallTimeout))
+			} else if time.Since(since) > stall {
+				cancel(fmt.Errorf("consume: stalled at %d records for %v", n, stall))
 				return
 			}
 		}
@@ -510,11 +581,18 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 		}
 		return nil, nil, fmt.Errorf("consume: stopped at %d records", records.Load())
 	}
+	if err := flushErr.Load(); err != nil {
+		return nil, nil, *err
+	}
 	var all []time.Duration
 	for _, l := range lats {
 		all = append(all, l...)
 	}
-	t := newThroughput(records.Load(), bytes.Load(), time.Unix(0, lastAt.Load()).Sub(start))
+	end := time.Unix(0, lastAt.Load())
+	if r.share != nil {
+		end = time.Now() // the acknowledgements flushed
+	}
+	t := newThroughput(records.Load(), bytes.Load(), end.Sub(start))
 	t.Timeline = tl
 	return t, all, nil
 }

@@ -68,6 +68,9 @@ func TestSmokeShippedWorkloads(t *testing.T) {
 				t.Errorf("%s: consumed %d records, %d bytes; want %d records", w.Name, c.Records, c.Bytes, want)
 			}
 		}
+		if (r.Share != nil) != w.ShareGroup {
+			t.Errorf("%s: share stats %+v for share_group %v", w.Name, r.Share, w.ShareGroup)
+		}
 		if l := r.Latency; l != nil && (l.Count == 0 || l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.P999 || l.P999 > l.Max || len(l.CDF) != len(cdfPoints)) {
 			t.Errorf("%s: latency %+v", w.Name, l)
 		}
@@ -176,7 +179,7 @@ func TestSmokeStartKzero(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds kzero")
 	}
-	ws, err := ResolveWorkloads([]string{"produce-1k-max", "consume-1gib-catchup"})
+	ws, err := ResolveWorkloads([]string{"produce-1k-max", "consume-1gib-catchup", "share-consume-4"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +191,17 @@ func TestSmokeStartKzero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both reading workloads fill 1 GiB of 1 KiB records.
+	filled := ws[1].Scaled(smokeScale).Records
 	for _, r := range results {
 		b := r.Broker
 		if b == nil || b.PeakRSSBytes <= 0 || b.CPUSeconds < 0 || b.GiBMoved <= 0 {
 			t.Errorf("%s: broker usage %+v", r.Workload, b)
+		}
+		// The share-group run read every record (Run fails it
+		// otherwise) and says what it saw of redelivery.
+		if (r.Share != nil) != (r.Workload == "share-consume-4") || r.Consume != nil && r.Consume.Records != filled {
+			t.Errorf("%s: share %+v consume %+v", r.Workload, r.Share, r.Consume)
 		}
 		// A CPU profile of the measured phase, and the allocations.
 		want := []string{r.Workload + ".kzero.rep1.cpu.pprof", r.Workload + ".kzero.rep1.allocs.pprof"}

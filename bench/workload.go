@@ -42,6 +42,7 @@ type Workload struct {
 	Producers   int       `json:"producers"`              // producer clients; default 1
 	Consumers   int       `json:"consumers"`              // consumer clients; default 1 (not for produce)
 	Group       bool      `json:"group,omitempty"`        // consumers join a group instead of assigning partitions
+	ShareGroup  bool      `json:"share_group,omitempty"`  // consumers join a share group (KIP-932) reading from earliest and accept every record (share.go)
 	Acks        string    `json:"acks"`                   // "all", "1" or "0"; default "1"
 	Linger      *Duration `json:"linger,omitempty"`       // kgo ProducerLinger; absent is the client default (10ms)
 	BatchBytes  int       `json:"batch_bytes,omitempty"`  // kgo ProducerBatchMaxBytes; 0 is the client default
@@ -207,11 +208,17 @@ func (w *Workload) Validate() error {
 	if w.Consumers < 0 || w.Consumers > 10000 {
 		bad("consumers %d: want 0..10000", w.Consumers)
 	}
-	if !w.Group && w.Kind != KindProduce && w.Consumers > w.Partitions {
+	if !w.Group && !w.ShareGroup && w.Kind != KindProduce && w.Consumers > w.Partitions {
 		bad("consumers %d > partitions %d: a direct consumer needs a partition of its own", w.Consumers, w.Partitions)
 	}
 	if w.Kind != KindProduce && w.Consumers == 0 {
 		bad("consumers 0: a %s workload reads", w.Kind)
+	}
+	if w.ShareGroup && w.Group {
+		bad("group and share_group: consumers join one kind of group")
+	}
+	if w.ShareGroup && w.Kind == KindProduce {
+		bad("share_group: a produce workload has no consumers")
 	}
 	switch w.Acks {
 	case "all", "1", "0":
@@ -240,8 +247,8 @@ func (w *Workload) Validate() error {
 			bad("in_flight is for the raw client")
 		}
 	case ClientRaw:
-		if w.Compression != "none" || w.Linger != nil || w.MaxBuffered != 0 || w.Group {
-			bad("the raw client sends uncompressed batches of batch_bytes to partitions it assigns: no compression, linger, max_buffered or group")
+		if w.Compression != "none" || w.Linger != nil || w.MaxBuffered != 0 || w.Group || w.ShareGroup {
+			bad("the raw client sends uncompressed batches of batch_bytes to partitions it assigns: no compression, linger, max_buffered, group or share_group")
 		}
 		if w.Producers > w.Partitions {
 			bad("producers %d > partitions %d: a raw producer connection needs a partition of its own", w.Producers, w.Partitions)

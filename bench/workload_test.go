@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,11 @@ func TestShippedWorkloads(t *testing.T) {
 		return w.Kind == KindConsume && w.total()*int64(w.RecordBytes) == 1<<30
 	})
 	has("mixed", func(w Workload) bool { return w.Kind == KindMixed })
+	for _, n := range []int{1, 4, 16} {
+		has(fmt.Sprintf("share-group consume, %d consumers on 8 partitions", n), func(w Workload) bool {
+			return w.Kind == KindConsume && w.ShareGroup && w.Consumers == n && w.Partitions == 8 && w.total()*int64(w.RecordBytes) == 1<<30
+		})
+	}
 }
 
 func TestParseWorkloadDefaults(t *testing.T) {
@@ -102,6 +108,10 @@ func TestParseWorkloadRejects(t *testing.T) {
 		{`{"name":"x","kind":"produce","record_bytes":1,"records":1,"max_buffered":-1}`, "max_buffered"},
 		{`{"name":"x","kind":"produce","record_bytes":1,"records":9,"warmup":"1s"}`, "warmup"},
 		{`{"name":"x","kind":"consume","record_bytes":1,"records":9,"warmup":"1s"}`, "warmup"},
+		{`{"name":"x","kind":"consume","record_bytes":8,"records":1,"share_group":true,"group":true}`, "group and share_group"},
+		{`{"name":"x","kind":"produce","record_bytes":8,"records":1,"share_group":true}`, "share_group: a produce workload"},
+		{`{"name":"x","kind":"consume","record_bytes":8,"records":1,"share_group":true,"client":"raw"}`, "share_group"},
+		{`{"name":"x","kind":"consume","record_bytes":8,"records":1,"share_group":"yes"}`, "share_group"},
 	} {
 		_, err := ParseWorkload([]byte(c.json))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -111,6 +121,10 @@ func TestParseWorkloadRejects(t *testing.T) {
 	// Group consumers may outnumber partitions: the extra ones idle.
 	if _, err := ParseWorkload([]byte(`{"name":"x","kind":"consume","record_bytes":8,"records":1,"partitions":2,"consumers":3,"group":true}`)); err != nil {
 		t.Error(err)
+	}
+	// So may share-group consumers: they share partitions.
+	if w, err := ParseWorkload([]byte(`{"name":"x","kind":"consume","record_bytes":8,"records":1,"partitions":2,"consumers":3,"share_group":true}`)); err != nil || !w.ShareGroup {
+		t.Errorf("share_group workload: %+v, %v", w, err)
 	}
 }
 
