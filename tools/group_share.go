@@ -118,3 +118,45 @@ func printShareGroup(env *Env, d groupDescription, view GroupView) error {
 	}
 	return t.flush()
 }
+
+// shareGroupState is a share group's state and member count; found is
+// false when group is no share group.
+func shareGroupState(ctx context.Context, adm *kadm.Client, group string) (state string, members int, found bool, err error) {
+	described, err := adm.DescribeShareGroups(ctx, group)
+	if err != nil {
+		return "", 0, false, deadline(ctx, "describe share group "+group, err)
+	}
+	g, ok := described[group]
+	switch {
+	case !ok:
+		return "", 0, false, fmt.Errorf("describe share group %s: no answer from its coordinator", group)
+	case errors.Is(g.Err, kerr.GroupIDNotFound):
+		return "", 0, false, nil
+	case g.Err != nil:
+		return "", 0, false, fmt.Errorf("describe share group %s: %w", group, g.Err)
+	}
+	return g.GroupState, len(g.Members), true, nil
+}
+
+// shareStartOffsets are a share group's share-partition start offsets,
+// what `group reset-offsets` moves for a share group.
+func shareStartOffsets(ctx context.Context, adm *kadm.Client, group, what string) (map[kadm.Partition]int64, error) {
+	described, err := adm.DescribeShareGroupOffsets(ctx, group)
+	if err != nil {
+		return nil, deadline(ctx, what+": describe share group offsets", err)
+	}
+	d, ok := described[group]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%s: no answer from its coordinator", what)
+	case d.Err != nil:
+		return nil, fmt.Errorf("%s: %w", what, d.Err)
+	}
+	starts := map[kadm.Partition]int64{}
+	for _, o := range d.Offsets.Sorted() {
+		if o.Err == nil && o.StartOffset >= 0 {
+			starts[kadm.Partition{Topic: o.Topic, Partition: o.Partition}] = o.StartOffset
+		}
+	}
+	return starts, nil
+}

@@ -16,7 +16,8 @@ import (
 // TestGroupShare lists and describes a share group whose consumer has
 // acknowledged the first 10 records of its partition and not yet seen the
 // 5 after: its type, its member, and the share partition's start offset
-// 10 and lag 5; then deletes it once its consumer has left.
+// 10 and lag 5. Its start offsets cannot be reset while it has a member;
+// once its consumer has left they can, and then it can be deleted.
 func TestGroupShare(t *testing.T) {
 	ctx := testCtx(t)
 	env, out := testEnv(t, Text)
@@ -105,12 +106,32 @@ func TestGroupShare(t *testing.T) {
 		t.Fatalf("json: %s", jout)
 	}
 
+	reset := ResetOptions{Group: group, AllTopics: true, To: ResetTarget{Kind: ResetToEarliest}, Execute: true}
+	if err := GroupResetOffsets(ctx, env, reset); err == nil || !strings.Contains(err.Error(), "NON_EMPTY_GROUP") {
+		t.Fatalf("reset-offsets of a share group with a member: %v", err)
+	}
+
 	cons.Close() // leaves the group
 	closed = true
 	out.Reset()
 	must(t, GroupDescribe(ctx, env, []string{group}, GroupStateView))
 	if !regexp.MustCompile(`(?m)^` + group + ` .* Empty +\d+ +\d+ +0$`).MatchString(out.String()) {
 		t.Fatalf("describe --state after leaving:\n%s", out)
+	}
+	out.Reset()
+	must(t, GroupResetOffsets(ctx, env, ResetOptions{Group: group, Topics: []string{topic}, To: ResetTarget{Kind: ResetShiftBy, Offset: -3}}))
+	if !regexp.MustCompile(`(?m)^` + group + ` +` + topic + ` +0 +10 +7$`).MatchString(out.String()) {
+		t.Fatalf("reset-offsets --shift-by -3 (dry run):\n%s", out)
+	}
+	out.Reset()
+	must(t, GroupResetOffsets(ctx, env, reset))
+	if !regexp.MustCompile(`(?m)^` + group + ` +` + topic + ` +0 +10 +0$`).MatchString(out.String()) {
+		t.Fatalf("reset-offsets --to-earliest:\n%s", out)
+	}
+	out.Reset()
+	must(t, GroupDescribe(ctx, env, []string{group}, GroupOffsets))
+	if !regexp.MustCompile(`(?m)^` + group + ` +` + topic + ` +0 +\S+ +0 +15 +15$`).MatchString(out.String()) {
+		t.Fatalf("describe after reset:\n%s", out)
 	}
 	out.Reset()
 	must(t, GroupDelete(ctx, env, []string{group}))
