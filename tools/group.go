@@ -474,7 +474,8 @@ type partitionResult struct {
 // GroupDeleteOffsets deletes a group's committed offsets for the
 // partitions of topics, each "T" (every partition) or "T:0,2" (those). A
 // group whose members subscribe to a topic keeps its offsets
-// (GROUP_SUBSCRIBED_TO_TOPIC).
+// (GROUP_SUBSCRIBED_TO_TOPIC). A share group's offsets go per topic
+// (DeleteShareGroupOffsets), and only while it has no members.
 func GroupDeleteOffsets(ctx context.Context, env *Env, group string, topics []string) error {
 	if group == "" {
 		return usagef("group delete-offsets: no group name")
@@ -491,6 +492,11 @@ func GroupDeleteOffsets(ctx context.Context, env *Env, group string, topics []st
 		return err
 	}
 	defer done()
+	if _, _, share, err := shareGroupState(ctx, adm, group); err != nil {
+		return fmt.Errorf("delete offsets of group %s: %w", group, err)
+	} else if share {
+		return shareDeleteOffsets(ctx, env, adm, group, specs)
+	}
 	ends, err := adm.ListEndOffsets(ctx, specs.names()...)
 	if err != nil {
 		return deadline(ctx, "list partitions", err)

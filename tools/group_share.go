@@ -160,3 +160,53 @@ func shareStartOffsets(ctx context.Context, adm *kadm.Client, group, what string
 	}
 	return starts, nil
 }
+
+// shareDeleteOffsets deletes the share-partition state of a share group's
+// partitions of the topics in specs: their next fetch starts them where
+// share.auto.offset.reset says. DeleteShareGroupOffsets names whole
+// topics, so a partition list is refused, as kafka-share-groups.sh takes
+// topics only; -o json is a topicResult per topic.
+func shareDeleteOffsets(ctx context.Context, env *Env, adm *kadm.Client, group string, specs topicSpecs) error {
+	for name, ps := range specs {
+		if ps != nil {
+			return usagef("group delete-offsets: %s is a share group, whose offsets are deleted per topic: give --topic %s", group, name)
+		}
+	}
+	what := "delete offsets of share group " + group
+	resps, err := adm.DeleteShareGroupOffsets(ctx, group, specs.names()...)
+	if err != nil {
+		return deadline(ctx, what, err)
+	}
+	var errs []error
+	var results []topicResult
+	for _, name := range specs.names() {
+		res := topicResult{Topic: name}
+		terr, ok := resps.Lookup(name)
+		if !ok {
+			terr = errors.New("no answer from the group's coordinator")
+		}
+		if terr != nil {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", what, name, terr))
+			res.Error = oneLine(terr.Error())
+		}
+		results = append(results, res)
+	}
+	if env.Format == JSON {
+		if err := writeJSON(env.Out, results); err != nil {
+			return err
+		}
+		return errors.Join(errs...)
+	}
+	t := newTable(env.Out, "TOPIC", "STATUS")
+	for _, r := range results {
+		status := "Successful"
+		if r.Error != "" {
+			status, _, _ = strings.Cut(r.Error, ":")
+		}
+		t.row(r.Topic, status)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // acknowledged the first 10 records of its partition and not yet seen the
 // 5 after: its type, its member, and the share partition's start offset
 // 10 and lag 5. Its start offsets cannot be reset while it has a member;
-// once its consumer has left they can, and then it can be deleted.
+// once its consumer has left they can, and be deleted, and then the group.
 func TestGroupShare(t *testing.T) {
 	ctx := testCtx(t)
 	env, out := testEnv(t, Text)
@@ -132,6 +133,19 @@ func TestGroupShare(t *testing.T) {
 	must(t, GroupDescribe(ctx, env, []string{group}, GroupOffsets))
 	if !regexp.MustCompile(`(?m)^` + group + ` +` + topic + ` +0 +\S+ +0 +15 +15$`).MatchString(out.String()) {
 		t.Fatalf("describe after reset:\n%s", out)
+	}
+	out.Reset()
+	if err := GroupDeleteOffsets(ctx, env, group, []string{topic + ":0"}); !errors.Is(err, ErrUsage) {
+		t.Fatalf("delete-offsets of a share group's partition: %v", err)
+	}
+	must(t, GroupDeleteOffsets(ctx, env, group, []string{topic}))
+	if !regexp.MustCompile(`(?m)^` + topic + ` +Successful$`).MatchString(out.String()) {
+		t.Fatalf("delete-offsets:\n%s", out)
+	}
+	out.Reset()
+	must(t, GroupDescribe(ctx, env, []string{group}, GroupOffsets))
+	if strings.Contains(out.String(), topic) {
+		t.Fatalf("describe after delete-offsets:\n%s", out)
 	}
 	out.Reset()
 	must(t, GroupDelete(ctx, env, []string{group}))

@@ -22,7 +22,8 @@ described with StreamsGroupDescribe: --members shows each member's process
 and tasks, the offsets view the partitions of its active tasks. Share groups
 (KIP-932) are described with ShareGroupDescribe and DescribeShareGroupOffsets:
 the offsets view shows each share partition's start offset, leader epoch and
-lag; reset-offsets moves the start offsets (AlterShareGroupOffsets).`,
+lag; reset-offsets moves the start offsets (AlterShareGroupOffsets) and
+delete-offsets deletes a topic's share-partition state (DeleteShareGroupOffsets).`,
 	}
 	cmd.AddCommand(c.groupList(), c.groupDescribe(), c.groupDelete(), c.groupDeleteOffsets(), c.groupResetOffsets())
 	return cmd
