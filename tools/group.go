@@ -15,7 +15,9 @@ import (
 
 // The group commands follow kafka-consumer-groups.sh: list, describe (the
 // offsets view with lag, --members, --state), delete, delete-offsets and
-// reset-offsets (group_reset.go), over the classic group APIs through kadm.
+// reset-offsets (group_reset.go), over the classic group APIs through kadm;
+// describe also knows streams groups (group_streams.go) and share groups
+// (group_share.go).
 
 // groupStates are the group states ListGroups filters on (KIP-518), in
 // Kafka's spelling: classic groups, then KIP-848 consumer groups.
@@ -105,14 +107,17 @@ const (
 
 // groupDescription is one group in `group describe -o json`.
 type groupDescription struct {
-	Group        string            `json:"group"`
-	State        string            `json:"state"`
-	ProtocolType string            `json:"protocol_type"`
-	Protocol     string            `json:"protocol"` // the assignment strategy of a consumer group
-	Coordinator  *groupCoordinator `json:"coordinator"`
-	Members      []groupMember     `json:"members"`
-	Offsets      []groupOffset     `json:"offsets"`
-	Error        string            `json:"error,omitempty"`
+	Group        string `json:"group"`
+	State        string `json:"state"`
+	ProtocolType string `json:"protocol_type"`
+	Protocol     string `json:"protocol"` // the assignment strategy of a consumer group, a share group's assignor
+	// A share group's epochs (group_share.go).
+	GroupEpoch      *int32            `json:"group_epoch,omitempty"`
+	AssignmentEpoch *int32            `json:"assignment_epoch,omitempty"`
+	Coordinator     *groupCoordinator `json:"coordinator"`
+	Members         []groupMember     `json:"members"`
+	Offsets         []groupOffset     `json:"offsets"`
+	Error           string            `json:"error,omitempty"`
 }
 
 type groupCoordinator struct {
@@ -129,6 +134,7 @@ type groupMember struct {
 	Assignment []topicPartitions `json:"assignment"`
 	// A streams group's member (group_streams.go): its process, epoch
 	// and tasks; its assignment is the partitions of its active tasks.
+	// A share group's member has its epoch too.
 	ProcessID    string         `json:"process_id,omitempty"`
 	Epoch        *int32         `json:"member_epoch,omitempty"`
 	ActiveTasks  []streamsTasks `json:"active_tasks,omitempty"`
@@ -144,13 +150,17 @@ type topicPartitions struct {
 // groupOffset is one partition the group has committed an offset for or
 // has assigned to a member. Offsets and lag are null where unknown (no
 // commit yet, a topic since deleted); the member fields are empty for a
-// partition no member holds.
+// partition no member holds. A share group's partition has a start offset
+// and leader epoch instead of a committed offset, and the lag its broker
+// counts.
 type groupOffset struct {
 	Topic         string `json:"topic"`
 	Partition     int32  `json:"partition"`
 	CurrentOffset *int64 `json:"current_offset"`
 	LogEndOffset  *int64 `json:"log_end_offset"`
 	Lag           *int64 `json:"lag"`
+	StartOffset   *int64 `json:"start_offset,omitempty"`
+	LeaderEpoch   *int32 `json:"leader_epoch,omitempty"`
 	MemberID      string `json:"member_id,omitempty"`
 	ClientID      string `json:"client_id,omitempty"`
 	Host          string `json:"host,omitempty"`
@@ -258,8 +268,15 @@ func describeOne(ctx context.Context, adm *kadm.Client, cl *kgo.Client, describe
 	g, ok := described[name]
 	switch {
 	case ok && (errors.Is(g.Err, kerr.GroupIDNotFound) || g.Err == nil && g.State == "Dead"):
-		// Maybe a streams group, which DescribeGroups does not describe.
+		// Maybe a streams or share group, which DescribeGroups does not
+		// describe.
 		sg, found, err := describeStreamsGroup(ctx, adm, cl, name)
+		if err == nil && !found {
+			var sd groupDescription
+			if sd, found, err = describeShareGroup(ctx, adm, name); found {
+				return sd, err
+			}
+		}
 		switch {
 		case err != nil:
 			return d, err
@@ -350,9 +367,15 @@ func fetchGroupOffsets(ctx context.Context, adm *kadm.Client, d groupDescription
 // printGroup writes one group's table for the view.
 func printGroup(env *Env, d groupDescription, view GroupView) error {
 	if view != GroupStateView && len(d.Members) == 0 {
-		fmt.Fprintf(env.Out, "Consumer group '%s' has no active members.\n\n", d.Group)
+		kind := "Consumer"
+		if d.ProtocolType == "share" {
+			kind = "Share"
+		}
+		fmt.Fprintf(env.Out, "%s group '%s' has no active members.\n\n", kind, d.Group)
 	}
 	switch {
+	case d.ProtocolType == "share":
+		return printShareGroup(env, d, view)
 	case view == GroupMembers && d.ProtocolType == "streams":
 		return printStreamsMembers(env, d)
 	case view == GroupMembers:
@@ -451,7 +474,8 @@ type partitionResult struct {
 // GroupDeleteOffsets deletes a group's committed offsets for the
 // partitions of topics, each "T" (every partition) or "T:0,2" (those). A
 // group whose members subscribe to a topic keeps its offsets
-// (GROUP_SUBSCRIBED_TO_TOPIC).
+// (GROUP_SUBSCRIBED_TO_TOPIC). A share group's offsets go per topic
+// (DeleteShareGroupOffsets), and only while it has no members.
 func GroupDeleteOffsets(ctx context.Context, env *Env, group string, topics []string) error {
 	if group == "" {
 		return usagef("group delete-offsets: no group name")
@@ -468,6 +492,11 @@ func GroupDeleteOffsets(ctx context.Context, env *Env, group string, topics []st
 		return err
 	}
 	defer done()
+	if _, _, share, err := shareGroupState(ctx, adm, group); err != nil {
+		return fmt.Errorf("delete offsets of group %s: %w", group, err)
+	} else if share {
+		return shareDeleteOffsets(ctx, env, adm, group, specs)
+	}
 	ends, err := adm.ListEndOffsets(ctx, specs.names()...)
 	if err != nil {
 		return deadline(ctx, "list partitions", err)

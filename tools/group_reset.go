@@ -76,6 +76,8 @@ const resetChunk = 500
 // not: offsets can only be reset while the group's consumers are stopped.
 // If the new offset of any partition cannot be worked out (--shift-by with
 // no committed offset, a topic that does not exist), nothing is committed.
+// A share group's offsets are its share-partition start offsets, read with
+// DescribeShareGroupOffsets and set with AlterShareGroupOffsets.
 func GroupResetOffsets(ctx context.Context, env *Env, opts ResetOptions) error {
 	if err := opts.check(); err != nil {
 		return err
@@ -91,19 +93,19 @@ func GroupResetOffsets(ctx context.Context, env *Env, opts ResetOptions) error {
 	defer done()
 	what := "reset offsets of group " + opts.Group
 
-	if err := checkInactive(ctx, adm, opts.Group, what); err != nil {
+	share, err := checkInactive(ctx, adm, opts.Group, what)
+	if err != nil {
 		return err
 	}
-	fetched, err := adm.FetchOffsets(ctx, opts.Group)
-	if err != nil {
-		return deadline(ctx, what+": fetch offsets", err)
+	var committed map[kadm.Partition]int64
+	if share {
+		committed, err = shareStartOffsets(ctx, adm, opts.Group, what)
+	} else {
+		committed, err = committedOffsets(ctx, adm, opts.Group, what)
 	}
-	committed := map[kadm.Partition]int64{}
-	fetched.Each(func(o kadm.OffsetResponse) {
-		if o.Err == nil && o.At >= 0 {
-			committed[kadm.Partition{Topic: o.Topic, Partition: o.Partition}] = o.At
-		}
-	})
+	if err != nil {
+		return err
+	}
 
 	set := kadm.TopicsSet{}
 	if opts.AllTopics {
@@ -125,7 +127,7 @@ func GroupResetOffsets(ctx context.Context, env *Env, opts ResetOptions) error {
 		return err
 	}
 	if opts.Execute {
-		if err := commitReset(ctx, env, adm, opts.Group, rows, what); err != nil {
+		if err := commitReset(ctx, env, adm, opts.Group, share, rows, what); err != nil {
 			return err
 		}
 	}
@@ -150,25 +152,50 @@ func (o *ResetOptions) check() error {
 
 // checkInactive fails unless the group is Empty or does not exist yet: a
 // commit for a group with members would be refused (or, worse, race their
-// own commits).
-func checkInactive(ctx context.Context, adm *kadm.Client, group, what string) error {
+// own commits). share says it is a share group.
+func checkInactive(ctx context.Context, adm *kadm.Client, group, what string) (share bool, err error) {
 	described, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
-		return deadline(ctx, what+": describe group", err)
+		return false, deadline(ctx, what+": describe group", err)
 	}
 	g, ok := described[group]
 	switch {
 	case !ok:
-		return fmt.Errorf("%s: no answer from its coordinator", what)
+		return false, fmt.Errorf("%s: no answer from its coordinator", what)
 	case errors.Is(g.Err, kerr.GroupIDNotFound):
-		return nil // the commit creates it
+		// Not a classic or consumer group: maybe a share group; else
+		// the commit creates it.
+		state, members, found, err := shareGroupState(ctx, adm, group)
+		switch {
+		case err != nil:
+			return false, fmt.Errorf("%s: %w", what, err)
+		case !found || state == "Empty":
+			return found, nil
+		}
+		g.State, g.Members = state, make([]kadm.DescribedGroupMember, members)
+		share = true
 	case g.Err != nil:
-		return fmt.Errorf("%s: %w", what, kafkaErr(g.Err, g.ErrMessage))
+		return false, fmt.Errorf("%s: %w", what, kafkaErr(g.Err, g.ErrMessage))
 	case g.State == "Empty" || g.State == "Dead":
-		return nil
+		return false, nil
 	}
-	return fmt.Errorf("%s: %w", what, kafkaErr(kerr.NonEmptyGroup,
+	return share, fmt.Errorf("%s: %w", what, kafkaErr(kerr.NonEmptyGroup,
 		fmt.Sprintf("the group is %s with %d members; offsets can only be reset while it is inactive", g.State, len(g.Members))))
+}
+
+// committedOffsets are a group's committed offsets.
+func committedOffsets(ctx context.Context, adm *kadm.Client, group, what string) (map[kadm.Partition]int64, error) {
+	fetched, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, deadline(ctx, what+": fetch offsets", err)
+	}
+	committed := map[kadm.Partition]int64{}
+	fetched.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			committed[kadm.Partition{Topic: o.Topic, Partition: o.Partition}] = o.At
+		}
+	})
+	return committed, nil
 }
 
 // planReset works out the new offset of each partition in set.
@@ -260,7 +287,7 @@ func listedAt(l kadm.ListedOffsets, tp kadm.Partition) (int64, error) {
 
 // commitReset commits the plan in chunks, moving a progress bar; failed
 // partitions are marked in their rows and returned joined.
-func commitReset(ctx context.Context, env *Env, adm *kadm.Client, group string, rows []resetRow, what string) error {
+func commitReset(ctx context.Context, env *Env, adm *kadm.Client, group string, share bool, rows []resetRow, what string) error {
 	bar := env.progress("reset-offsets "+group, int64(len(rows)), "partitions", false)
 	defer bar.finish()
 	var errs []error
@@ -270,19 +297,32 @@ func commitReset(ctx context.Context, env *Env, adm *kadm.Client, group string, 
 		for _, r := range chunk {
 			offsets.Add(kadm.Offset{Topic: r.Topic, Partition: r.Partition, At: r.NewOffset, LeaderEpoch: -1})
 		}
-		resps, err := adm.CommitOffsets(ctx, group, offsets)
-		if err != nil {
-			return deadline(ctx, what+": commit", err)
+		var lookup func(topic string, p int32) (error, bool)
+		if share {
+			resps, err := adm.AlterShareGroupOffsets(ctx, group, offsets)
+			if err != nil {
+				return deadline(ctx, what+": alter share group offsets", err)
+			}
+			lookup = resps.Lookup
+		} else {
+			resps, err := adm.CommitOffsets(ctx, group, offsets)
+			if err != nil {
+				return deadline(ctx, what+": commit", err)
+			}
+			lookup = func(topic string, p int32) (error, bool) {
+				r, ok := resps.Lookup(topic, p)
+				return r.Err, ok
+			}
 		}
 		for i := range chunk {
 			r := &chunk[i]
-			resp, ok := resps.Lookup(r.Topic, r.Partition)
+			perr, ok := lookup(r.Topic, r.Partition)
 			if !ok {
-				resp.Err = errors.New("no answer from the group's coordinator")
+				perr = errors.New("no answer from the group's coordinator")
 			}
-			if resp.Err != nil {
-				errs = append(errs, fmt.Errorf("%s: %s partition %d: %w", what, r.Topic, r.Partition, resp.Err))
-				r.Error = oneLine(resp.Err.Error())
+			if perr != nil {
+				errs = append(errs, fmt.Errorf("%s: %s partition %d: %w", what, r.Topic, r.Partition, perr))
+				r.Error = oneLine(perr.Error())
 			}
 		}
 		bar.add(int64(len(chunk)))

@@ -14,12 +14,16 @@ func (c *cli) groupCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "group",
 		Aliases: []string{"groups"},
-		Short:   "List, describe, delete consumer and streams groups and reset their offsets",
+		Short:   "List, describe, delete consumer, streams and share groups and reset their offsets",
 		Long: `The group commands follow kafka-consumer-groups.sh: list, describe (the offsets
 view with lag, --members, --state), delete, delete-offsets and reset-offsets.
 A group is named by an argument or by --group. Streams groups (KIP-1071) are
 described with StreamsGroupDescribe: --members shows each member's process
-and tasks, the offsets view the partitions of its active tasks.`,
+and tasks, the offsets view the partitions of its active tasks. Share groups
+(KIP-932) are described with ShareGroupDescribe and DescribeShareGroupOffsets:
+the offsets view shows each share partition's start offset, leader epoch and
+lag; reset-offsets moves the start offsets (AlterShareGroupOffsets) and
+delete-offsets deletes a topic's share-partition state (DeleteShareGroupOffsets).`,
 	}
 	cmd.AddCommand(c.groupList(), c.groupDescribe(), c.groupDelete(), c.groupDeleteOffsets(), c.groupResetOffsets())
 	return cmd
