@@ -48,10 +48,11 @@ func retentionLog(t *testing.T, clk *clClock, nseg int, mutate func(*Config)) (*
 	return l, cfg
 }
 
-// waitReleased waits until no reference to s remains: a roll's background
-// fsync may hold one for a moment.
+// waitReleased waits until the last reference to s is released and its
+// files closed (and removed, when deleted): a roll's background fsync may
+// hold one for a moment.
 func waitReleased(s *Segment) {
-	for s.state.Load()&refMask > 0 {
+	for !s.released.Load() {
 		runtime.Gosched()
 	}
 }

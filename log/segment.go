@@ -100,7 +100,11 @@ type Segment struct {
 	pinned  bool         // under files.mu: the file must stay open
 	slot    int          // under files.mu: index in the cache's ring, -1 when out
 	deleted atomic.Bool  // remove the files when refs reach zero
-	renamed bool         // markDeleted renamed the log file .deleted; set before deleted
+	// released: the last Release is done, the files closed and, when
+	// deleted, removed (tests wait for it; the count reaching zero comes
+	// before the files go).
+	released atomic.Bool
+	renamed  bool // markDeleted renamed the log file .deleted; set before deleted
 }
 
 // offsets is the segment's offset index.
@@ -434,6 +438,7 @@ func (s *Segment) Release() {
 	if s.deleted.Load() {
 		s.removeFiles()
 	}
+	s.released.Store(true)
 }
 
 func (s *Segment) txnIndex() (*TxnIndex, error) {
