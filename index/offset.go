@@ -165,14 +165,7 @@ func (x *OffsetIndex) Close() error { return x.t.close() }
 
 // Unmap drops the mapping and leaves the file alone: for an index whose file
 // was replaced by a rebuilt one (renamed over it) while readers may still
-// have been using this mapping. No reader may use the index during or after
+// have been using this mapping, or whose folder was deleted or moved (its
+// path may name another log's file by then). No reader may use the index during or after
 // Unmap. A second Unmap or Close does nothing.
-func (x *OffsetIndex) Unmap() error {
-	t := x.t
-	if t.closed {
-		return nil
-	}
-	t.closed = true
-	t.n.Store(0)
-	return t.unmap()
-}
+func (x *OffsetIndex) Unmap() error { return x.t.release() }

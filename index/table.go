@@ -459,6 +459,17 @@ func (t *table) close() error {
 	return errors.Join(errTrim, t.unmap())
 }
 
+// release closes the table without touching its file: it unmaps, and
+// trims nothing. A second release or close does nothing.
+func (t *table) release() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	t.n.Store(0)
+	return t.unmap()
+}
+
 // unmap drops the mapping.
 func (t *table) unmap() error {
 	if t.data == nil {

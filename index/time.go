@@ -167,3 +167,9 @@ func (x *TimeIndex) Path() string { return x.t.filePath() }
 // first when the entries must be durable). No reader may use the index during
 // or after Close. A second Close does nothing.
 func (x *TimeIndex) Close() error { return x.t.close() }
+
+// Unmap drops the mapping and leaves the file alone: for an index whose
+// folder was deleted or moved (its path may name another log's file by
+// then). No reader may use the index during or after Unmap. A second
+// Unmap or Close does nothing.
+func (x *TimeIndex) Unmap() error { return x.t.release() }

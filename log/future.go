@@ -214,6 +214,7 @@ func (m *Manager) DeleteFuture(tp TopicPartition) error {
 	// log may have reused (see replaceWithFutureLocked). Its dir field
 	// stays: readers (DescribeLogDirs) may hold the log.
 	f.log.Close()
+	f.log.orphan()
 	gone := fmt.Sprintf("%s.%d-delete", f.log.dir, time.Now().UnixNano())
 	if err := os.Rename(f.log.dir, gone); err != nil {
 		return fmt.Errorf("rename deleted future log: %w", err)
@@ -228,8 +229,8 @@ func deleteRenamed(l *Log) error {
 	if err := os.Rename(l.dir, gone); err != nil {
 		return fmt.Errorf("rename deleted log: %w", err)
 	}
-	l.dir = gone
-	return l.Delete()
+	// l.dir stays: readers (DescribeLogDirs) may hold the log.
+	return l.deleteIn(gone)
 }
 
 // ReplaceWithFuture makes the partition's future log its log, in the
@@ -280,6 +281,8 @@ func (m *Manager) replaceWithFutureLocked(tp TopicPartition) (*Log, error) {
 	if err := cur.Close(); err != nil {
 		m.logger.Warn("closing a moved replica's old log failed; its future log holds all of it", "partition", tp, "err", err)
 	}
+	cur.orphan()
+	f.log.orphan()
 	cur.forgetOffline()
 	final := filepath.Join(f.dir, tp.String())
 	gone := fmt.Sprintf("%s.%d-delete", cur.dir, time.Now().UnixNano())

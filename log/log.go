@@ -454,19 +454,37 @@ func (l *Log) Close() error {
 }
 
 // Delete closes the log and removes its folder.
-func (l *Log) Delete() error {
+func (l *Log) Delete() error { return l.deleteIn(l.dir) }
+
+// deleteIn closes the log and removes dir, which holds its files: its
+// folder, or what the folder was renamed to (Manager.Delete). The
+// segments are orphaned, not marked deleted: reads in flight keep their
+// open files, and the last release removes nothing by a path that a
+// re-created partition may own by then.
+func (l *Log) deleteIn(dir string) error {
 	l.mu.Lock()
 	// A closed log released its segments already, an offline one not.
 	release := !l.mu.closed || l.mu.offline
 	l.mu.closed, l.mu.offline = true, false
 	for _, s := range l.Segments() {
-		s.deleted.Store(true)
+		s.orphaned.Store(true)
 		if release {
 			s.Release()
 		}
 	}
 	l.mu.Unlock()
-	return os.RemoveAll(l.dir)
+	return os.RemoveAll(dir)
+}
+
+// orphan marks the segments of a closed log whose folder is about to be
+// moved or renamed away (a replica moved to another log dir, a stray log
+// set aside): see Segment.orphaned.
+func (l *Log) orphan() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.Segments() {
+		s.orphaned.Store(true)
+	}
 }
 
 func (l *Log) snapshotProducersLocked(off int64) error {

@@ -301,6 +301,7 @@ func (m *Manager) SetAside(tp TopicPartition) (string, error) {
 	if err := l.Close(); err != nil {
 		return "", fmt.Errorf("set aside %s: %w", tp, err)
 	}
+	l.orphan() // a read's late release must not touch the old path
 	id := newDirectoryID()
 	to := filepath.Join(dir, fmt.Sprintf("%s.%x%s", tp, id, straySuffix))
 	if err := os.Rename(l.Dir(), to); err != nil {

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -139,4 +140,89 @@ func testManagerRunsCleaner(t *testing.T) {
 	if err != nil || got[TopicPartition{"compacted", 0}] == 0 {
 		t.Fatalf("cleaner checkpoint %v %v", got, err)
 	}
+}
+
+// A partition deleted while a read still holds its newest segment, then
+// created again in the same dir: the held range stays readable, and its
+// last release leaves the new log's files alone. (The old segments kept
+// their paths, which name the new log's files by then: the last release
+// trimmed the new segment's index to the old entries' length and removed
+// its log file.)
+func TestDeleteWhileReadThenRecreate(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultManagerConfig(dir)
+	cfg.Defaults = testConfig()
+	m, err := OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close() }() // the second manager's, once reopened
+	tp := TopicPartition{Topic: "again", Partition: 0}
+	old, err := m.GetOrCreate(tp, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		mustAppend(t, old, makeBatch(t, 10, 100, record.CodecNone))
+	}
+	held := readOffset(t, old, 0)
+	want := make([]byte, held.Len)
+	if err := preadFull(held.Segment.Fd(), want, held.Pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete(tp); err != nil {
+		t.Fatal(err)
+	}
+
+	l, err := m.GetOrCreate(tp, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		mustAppend(t, l, makeBatch(t, 20, 200, record.CodecNone))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	before := logBytes(t, l)
+	idx := l.active().offsets().Path()
+	idxSize := fileSize(t, idx)
+
+	got := make([]byte, held.Len)
+	if err := preadFull(held.Segment.Fd(), got, held.Pos); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the held range of the deleted log reads differently: %v", err)
+	}
+	held.Release() // the old segment's last reference
+	waitReleased(held.Segment)
+
+	if n := fileSize(t, idx); n != idxSize {
+		t.Fatalf("the new segment's index is %d bytes after the old segment's release, was %d", n, idxSize)
+	}
+	if _, err := os.Stat(l.active().path); err != nil {
+		t.Fatalf("the new segment's file: %v", err)
+	}
+	if got := logBytes(t, l); !bytes.Equal(got, before) {
+		t.Fatal("the new log reads differently after the old segment's release")
+	}
+	mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err = OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ = m.Get(tp)
+	if l == nil || l.LogEndOffset() != 65 {
+		t.Fatalf("after a restart the re-created log is %v", l)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

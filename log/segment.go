@@ -100,6 +100,11 @@ type Segment struct {
 	pinned  bool         // under files.mu: the file must stay open
 	slot    int          // under files.mu: index in the cache's ring, -1 when out
 	deleted atomic.Bool  // remove the files when refs reach zero
+	// orphaned: the log's folder was deleted or moved away (Log.orphan).
+	// Nothing is done by path any more (no reopen, no index trim, no
+	// removal): the path may name another log's file by then, a topic
+	// re-created in the same dir; the folder's removal takes the files.
+	orphaned atomic.Bool
 	// released: the last Release is done, the files closed and, when
 	// deleted, removed (tests wait for it; the count reaching zero comes
 	// before the files go).
@@ -348,6 +353,9 @@ func (s *Segment) reopen() error {
 			continue
 		}
 		if f == nil {
+			if s.orphaned.Load() {
+				return fmt.Errorf("reopen segment %s: its log was deleted or moved: %w", s.path, kerr.KafkaStorageError)
+			}
 			var err error
 			f, err = s.files.open(s.fs, s.path, 0)
 			if errors.Is(err, unix.ENOENT) && s.deleted.Load() {
@@ -434,9 +442,14 @@ func (s *Segment) Release() {
 	if st&fdOpen != 0 {
 		s.f.Close()
 	}
-	s.closeIndexes()
-	if s.deleted.Load() {
+	switch {
+	case s.orphaned.Load():
+		s.unmapIndexes()
+	case s.deleted.Load():
+		s.closeIndexes()
 		s.removeFiles()
+	default:
+		s.closeIndexes()
 	}
 	s.released.Store(true)
 }
@@ -536,6 +549,19 @@ func (s *Segment) Sync() error {
 		return t.Sync()
 	}
 	return nil
+}
+
+// unmapIndexes closes the indexes of an orphaned segment: unmapped, their
+// files left alone.
+func (s *Segment) unmapIndexes() {
+	s.offsets().Unmap()
+	for _, x := range s.retired {
+		x.Unmap()
+	}
+	s.tindex.Unmap()
+	if t := s.txn.Load(); t != nil {
+		t.Close()
+	}
 }
 
 // closeIndexes closes the indexes; the log file is closed by Release.
