@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,6 +84,9 @@ type Manager struct {
 		// preferred: the log dir AlterReplicaLogDirs named for a partition
 		// not created yet; GetOrCreate places it there.
 		preferred map[TopicPartition]string
+		// gone: partitions deleted since the last Checkpoint, whose old
+		// offsets the checkpoint files on disk still hold.
+		gone map[TopicPartition]bool
 	}
 	// checkpointMu makes one Checkpoint at a time: they share the files'
 	// temporary names (a replica move checkpoints outside the schedule).
@@ -350,8 +354,8 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 		cfg.FS = m.cfg.Defaults.FS
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if l, ok := m.mu.logs[tp]; ok {
+		m.mu.Unlock()
 		return l, nil
 	}
 	dir, ok := m.mu.preferred[tp]
@@ -369,11 +373,24 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 	}
 	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files, Offline: &m.offline})
 	if err != nil {
+		m.mu.Unlock()
 		return nil, err
 	}
 	m.mu.logs[tp] = l
 	m.mu.dirOf[tp] = dir
 	delete(m.mu.preferred, tp)
+	stale := m.mu.gone[tp]
+	m.mu.Unlock()
+	if stale {
+		// Re-created before the checkpoints forgot its deleted log: a
+		// crash now would open the new log with the old one's recovery
+		// point, beyond its data, and skip its recovery. Kafka
+		// checkpoints a dir after each deletion; kzero does it here,
+		// once, when it matters.
+		if err := m.Checkpoint(); err != nil {
+			m.logger.Warn("checkpoint after re-creating a deleted partition failed", "partition", tp, "err", err)
+		}
+	}
 	return l, nil
 }
 
@@ -392,6 +409,12 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
 	delete(m.mu.preferred, tp)
+	if ok {
+		if m.mu.gone == nil {
+			m.mu.gone = map[TopicPartition]bool{}
+		}
+		m.mu.gone[tp] = true
+	}
 	if ok {
 		l.forgetOffline()
 	}
@@ -515,6 +538,7 @@ func (m *Manager) Checkpoint() error {
 			return l.FirstDirtyOffset(), l.Config().Compact
 		},
 	}
+	gone := maps.Clone(m.mu.gone)                           // written below without them: forgotten once written
 	out := map[string]map[string]map[TopicPartition]int64{} // file, dir, partition
 	for name, get := range files {
 		out[name] = map[string]map[TopicPartition]int64{}
@@ -541,6 +565,13 @@ func (m *Manager) Checkpoint() error {
 				return err
 			}
 		}
+	}
+	if len(gone) > 0 {
+		m.mu.Lock()
+		for tp := range gone {
+			delete(m.mu.gone, tp)
+		}
+		m.mu.Unlock()
 	}
 	return nil
 }

@@ -226,3 +226,51 @@ func fileSize(t *testing.T, path string) int64 {
 	}
 	return fi.Size()
 }
+
+// A partition deleted and created again before the next scheduled
+// checkpoint: the checkpoint files on disk must not keep the deleted
+// log's recovery point for it, or a crash then would open the new log
+// beyond its data and skip its recovery.
+func TestRecreatedPartitionCheckpointed(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultManagerConfig(dir)
+	cfg.Defaults = testConfig()
+	m, err := OpenManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tp := TopicPartition{Topic: "again", Partition: 0}
+	l, err := m.GetOrCreate(tp, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		mustAppend(t, l, makeBatch(t, 10, 100, record.CodecNone))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	rp := func() int64 {
+		got, err := ReadCheckpoint(filepath.Join(dir, RecoveryPointCheckpoint))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[tp]
+	}
+	if rp() != 100 {
+		t.Fatalf("recovery point %d before the deletion, want 100", rp())
+	}
+	if err := m.Delete(tp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.GetOrCreate(tp, testConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if got := rp(); got != 0 {
+		t.Fatalf("the re-created partition's recovery point on disk is %d, the deleted log's", got)
+	}
+}
