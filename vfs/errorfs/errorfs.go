@@ -239,10 +239,15 @@ func (f *File) BreakWrites(t testing.TB, dev string) (restore func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var bad *os.File
 	if dev == "" {
-		dev = fmt.Sprintf("/proc/self/fd/%d", fd)
+		bad, err = os.Open(fmt.Sprintf("/proc/self/fd/%d", fd)) // the file itself, read-only
+	} else if bad, err = os.OpenFile(dev, os.O_RDWR, 0); err != nil {
+		// Opened for writing where it can be (/dev/full), so that its
+		// writes fail as the device fails them, not for the descriptor's
+		// mode; a directory opens read-only.
+		bad, err = os.Open(dev)
 	}
-	bad, err := os.Open(dev)
 	if err != nil {
 		t.Fatal(err)
 	}

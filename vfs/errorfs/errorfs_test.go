@@ -62,3 +62,30 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BreakWrites with /dev/full makes the descriptor's writes fail with
+// ENOSPC (a full disk), with "" with EBADF (the file read-only, reads
+// still working); restore puts the file back.
+func TestBreakWrites(t *testing.T) {
+	fs := &FS{}
+	path := filepath.Join(t.TempDir(), "seg")
+	f, err := fs.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ef := fs.Opened(t, path)
+	for _, tc := range []struct {
+		dev  string
+		want error
+	}{{"/dev/full", unix.ENOSPC}, {"", unix.EBADF}} {
+		restore := ef.BreakWrites(t, tc.dev)
+		if _, err := unix.Pwrite(int(f.Fd()), []byte("x"), 0); !errors.Is(err, tc.want) {
+			t.Errorf("dev %q: pwrite %v, want %v", tc.dev, err, tc.want)
+		}
+		restore()
+		if _, err := unix.Pwrite(int(f.Fd()), []byte("x"), 0); err != nil {
+			t.Fatalf("after restore: %v", err)
+		}
+	}
+}
