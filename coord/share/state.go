@@ -161,6 +161,11 @@ func (s *Store) Write(k Key, snap Snapshot) error {
 		return err
 	}
 	defer sh.Unlock()
+	return s.writeLocked(sh, k, snap)
+}
+
+// writeLocked is Write with the shard locked.
+func (s *Store) writeLocked(sh *stateShard, k Key, snap Snapshot) error {
 	prev := sh.states[k]
 	now := time.Now().UnixMilli()
 	snap.WriteTime, snap.CreateTime = now, now
