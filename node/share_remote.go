@@ -108,3 +108,53 @@ func (r shareRemote) Write(k share.Key, snap share.Snapshot) error {
 	}
 	return fmt.Errorf("share coordinator answered no partition: %w", kerr.UnknownServerError)
 }
+
+// Delete implements share.Remote: one DeleteShareGroupState per
+// coordinator and group.
+func (r shareRemote) Delete(keys []share.Key) error {
+	type dest struct {
+		broker int32
+		group  string
+	}
+	reqs := map[dest]*kmsg.DeleteShareGroupStateRequest{}
+	var order []dest
+	for _, k := range keys {
+		broker, err := r.coordinator(k)
+		if err != nil {
+			return err
+		}
+		d := dest{broker, k.Group}
+		req := reqs[d]
+		if req == nil {
+			req = kmsg.NewPtrDeleteShareGroupStateRequest()
+			req.GroupID = k.Group
+			reqs[d] = req
+			order = append(order, d)
+		}
+		i := len(req.Topics) - 1
+		if i < 0 || req.Topics[i].TopicID != k.Topic {
+			t := kmsg.NewDeleteShareGroupStateRequestTopic()
+			t.TopicID = k.Topic
+			req.Topics = append(req.Topics, t)
+			i++
+		}
+		p := kmsg.NewDeleteShareGroupStateRequestTopicPartition()
+		p.Partition = k.Partition
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+	for _, d := range order {
+		resp := kmsg.NewPtrDeleteShareGroupStateResponse()
+		if err := r.n.peers.do(d.broker, reqs[d], resp); err != nil {
+			r.n.logger.Info("cannot reach the share coordinator", "coordinator", d.broker, "err", err)
+			return fmt.Errorf("share coordinator %d: %v: %w", d.broker, err, kerr.CoordinatorNotAvailable)
+		}
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+					return fmt.Errorf("delete share state at broker %d: %w", d.broker, err)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -105,8 +105,8 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 		})
 	}
 
-	// A group whose state partition another broker leads; the third
-	// broker will lead the share partition next.
+	// A group whose state partition another broker leads than the share
+	// partition; the third broker will lead the share partition next.
 	var group string
 	var key share.Key
 	var coordinator int32
@@ -114,7 +114,24 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 		group = fmt.Sprintf("g%d", i)
 		key = share.Key{Group: group, Topic: topicID, Partition: 0}
 		coordinator = img.Topic(share.StateTopic).Partitions[c.nodes[0].shareState.PartitionFor(key)].Leader
-		if coordinator != partLeader {
+		if coordinator == partLeader {
+			continue
+		}
+		// and whose group coordinator is not the share coordinator, so
+		// that the share group offsets APIs ask the share coordinator too.
+		var groupCoordinator int32
+		for {
+			fc := adm.FindGroupCoordinators(ctx, group)[group]
+			if fc.Err == nil {
+				groupCoordinator = fc.NodeID
+				break
+			}
+			if !kerr.IsRetriable(fc.Err) || ctx.Err() != nil {
+				t.Fatalf("find the coordinator of %s: %v", group, fc.Err)
+			}
+			time.Sleep(50 * time.Millisecond) // __consumer_offsets is being created
+		}
+		if groupCoordinator != coordinator {
 			break
 		}
 	}
@@ -206,6 +223,21 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 		t.Fatalf("state after the new leader acknowledged: %+v %v, want start offset 12 past leader epoch %d", snap, err, oldEpoch)
 	}
 
+	// The group's coordinator describes the saved start offset (from
+	// the share coordinator when another broker leads the state
+	// partition), and deletes it there.
+	desc := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	dg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	dg.GroupID = group
+	dt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
+	dt.Topic, dt.Partitions = "sq", []int32{0}
+	dg.Topics = append(dg.Topics, dt)
+	desc.Groups = append(desc.Groups, dg)
+	dresp, err := desc.RequestWith(ctx, cl)
+	if err != nil || len(dresp.Groups) != 1 || dresp.Groups[0].ErrorCode != 0 || dresp.Groups[0].Topics[0].Partitions[0].StartOffset != 12 {
+		t.Fatalf("describe share group offsets: %v %+v", err, dresp)
+	}
+
 	// The old leader's epoch is fenced now, for writes and reads.
 	w := kmsg.NewPtrWriteShareGroupStateRequest()
 	w.GroupID = group
@@ -238,5 +270,29 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 	rresp, err = r.RequestWith(ctx, cl.Broker(int(partLeader)))
 	if err != nil || rresp.Topics[0].Partitions[0].ErrorCode != kerr.NotCoordinator.Code {
 		t.Fatalf("read on broker %d: %v %+v", partLeader, err, rresp)
+	}
+
+	// Deleting the group's offsets deletes the saved state on the share
+	// coordinator (DeleteShareGroupState when another broker coordinates
+	// the group).
+	for {
+		del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		del.GroupID = group
+		del.Topics = append(del.Topics, kmsg.DeleteShareGroupOffsetsRequestTopic{Topic: "sq"})
+		delResp, err := del.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if delResp.ErrorCode == kerr.NonEmptyGroup.Code { // the closed member's leave is on its way
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if delResp.ErrorCode != 0 || len(delResp.Topics) != 1 || delResp.Topics[0].ErrorCode != 0 {
+			t.Fatalf("delete share group offsets: %+v", delResp)
+		}
+		break
+	}
+	if _, found, err := c.nodes[coordinator-1].shareState.Read(key); err != nil || found {
+		t.Fatalf("state on the coordinator after the deletion: %v %v", found, err)
 	}
 }

@@ -20,6 +20,8 @@ type Remote interface {
 	Read(k Key, leaderEpoch int32) (snap Snapshot, found bool, err error)
 	// Write saves the state of k and returns once it is committed.
 	Write(k Key, snap Snapshot) error
+	// Delete deletes the saved state of keys (DeleteShareGroupState).
+	Delete(keys []Key) error
 }
 
 // SetRemote makes the manager reach share coordinators on other brokers
@@ -68,4 +70,61 @@ func (s *Store) ReadFenced(k Key, leaderEpoch int32) (snap Snapshot, found bool,
 		return Snapshot{}, false, fmt.Errorf("share state of %s: leader epoch %d < %d: %w", stateKey(k), leaderEpoch, snap.LeaderEpoch, kerr.FencedLeaderEpoch)
 	}
 	return snap, found, err
+}
+
+// remoteKey reports whether another broker coordinates k's state and the
+// manager can reach it.
+func (m *Manager) remoteKey(k Key) bool {
+	return m.remoteFor(k, kerr.NotCoordinator)
+}
+
+// ReadState returns k's saved state, from the store when this broker
+// coordinates it, else from the share coordinator on another broker
+// (with no leader epoch: the share group offsets APIs read it, not a
+// share partition leader).
+func (m *Manager) ReadState(k Key) (snap Snapshot, found bool, err error) {
+	if m.store == nil {
+		return Snapshot{}, false, nil
+	}
+	if m.remoteKey(k) {
+		return m.remote.Read(k, -1)
+	}
+	return m.store.Read(k)
+}
+
+// DeleteState deletes the saved state of keys: in the store for those
+// this broker coordinates, with the share coordinator on another broker
+// for the others.
+func (m *Manager) DeleteState(keys []Key) error {
+	if m.store == nil {
+		return nil
+	}
+	var local, remote []Key
+	for _, k := range keys {
+		if m.remoteKey(k) {
+			remote = append(remote, k)
+		} else {
+			local = append(local, k)
+		}
+	}
+	if err := m.store.Delete(local); err != nil {
+		return err
+	}
+	if len(remote) > 0 {
+		return m.remote.Delete(remote)
+	}
+	return nil
+}
+
+// DeleteChecked deletes one share partition's saved state (a tombstone)
+// for DeleteShareGroupState: unlike Delete, a state partition this broker
+// does not serve is an error (NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS). No saved state is no error.
+func (s *Store) DeleteChecked(k Key) error {
+	sh, err := s.table.Lock(s.PartitionFor(k))
+	if err != nil {
+		return err
+	}
+	defer sh.Unlock()
+	return sh.deleteLocked(k)
 }
