@@ -36,10 +36,23 @@ func pollShareRecords(t *testing.T, ctx context.Context, cl *kgo.Client) []*kgo.
 	}
 }
 
-func TestShareStateOnAnotherBroker(t *testing.T) {
+// shareRig is a share group on a topic partition whose leader is not the
+// leader of the group's __share_group_state partition, after a consumer
+// acknowledged records 0-4 and released 5-9 of 0-9 there.
+type shareRig struct {
+	c                              *testCluster
+	cl                             *kgo.Client
+	adm                            *kadm.Client
+	lead                           int
+	topicID                        [16]byte
+	group                          string
+	key                            share.Key
+	partLeader, coordinator, third int32
+	epoch                          int32 // the partition's leader epoch the state was saved under
+}
+
+func shareAcrossBrokers(t *testing.T, ctx context.Context) shareRig {
 	c := startCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
 	lead := c.leader(ctx)
 	cl, adm := c.client(lead, kgo.DefaultProduceTopic("sq"), kgo.ProducerLinger(0))
 	if res, err := adm.CreateTopic(ctx, 1, 3, nil, "sq"); err != nil || res.Err != nil {
@@ -174,7 +187,43 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 	if err != nil || !found || snap.StartOffset != 5 {
 		t.Fatalf("state on the coordinator %d: %+v %v %v, want start offset 5", coordinator, snap, found, err)
 	}
-	oldEpoch := snap.LeaderEpoch
+	return shareRig{c, cl, adm, lead, topicID, group, key, partLeader, coordinator, third, snap.LeaderEpoch}
+}
+
+// consumeSaved consumes group's records through node after the share
+// partition's leader changed: records 0-4, acknowledged on the old
+// leader, are not delivered again; 5-11 are, and are acknowledged.
+func consumeSaved(t *testing.T, ctx context.Context, c *testCluster, node int, group string) {
+	t.Helper()
+	cons, _ := c.client(node, kgo.ShareGroup(group), kgo.ConsumeTopics("sq"), kgo.FetchMaxWait(500*time.Millisecond))
+	got := map[string]bool{}
+	for len(got) < 7 {
+		for _, r := range pollShareRecords(t, ctx, cons) {
+			v := string(r.Value)
+			if len(v) == 1 && v < "5" {
+				t.Fatalf("record %s, acknowledged on the old leader, delivered again (count %d)", v, r.DeliveryCount())
+			}
+			got[v] = true
+			r.Ack(kgo.AckAccept)
+		}
+		if err := cons.FlushAcks(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []string{"5", "6", "7", "8", "9", "10", "11"} {
+		if !got[v] {
+			t.Fatalf("on the new leader got %v, want 5-11", got)
+		}
+	}
+	cons.Close()
+}
+
+func TestShareStateOnAnotherBroker(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rig := shareAcrossBrokers(t, ctx)
+	c, cl, adm, lead, topicID, group, key := rig.c, rig.cl, rig.adm, rig.lead, rig.topicID, rig.group, rig.key
+	partLeader, coordinator, third, oldEpoch := rig.partLeader, rig.coordinator, rig.third, rig.epoch
 
 	// The third broker leads the partition now; it reads the state from
 	// the coordinator.
@@ -197,28 +246,8 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cons, _ = c.client(lead, kgo.ShareGroup(group), kgo.ConsumeTopics("sq"), kgo.FetchMaxWait(500*time.Millisecond))
-	got := map[string]bool{}
-	for len(got) < 7 {
-		for _, r := range pollShareRecords(t, ctx, cons) {
-			v := string(r.Value)
-			if len(v) == 1 && v < "5" {
-				t.Fatalf("record %s, acknowledged on the old leader, delivered again (count %d)", v, r.DeliveryCount())
-			}
-			got[v] = true
-			r.Ack(kgo.AckAccept)
-		}
-		if err := cons.FlushAcks(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, v := range []string{"5", "6", "7", "8", "9", "10", "11"} {
-		if !got[v] {
-			t.Fatalf("on the new leader got %v, want 5-11", got)
-		}
-	}
-	cons.Close()
-	snap, _, err = c.nodes[coordinator-1].shareState.Read(key)
+	consumeSaved(t, ctx, c, lead, group)
+	snap, _, err := c.nodes[coordinator-1].shareState.Read(key)
 	if err != nil || snap.StartOffset != 12 || snap.LeaderEpoch <= oldEpoch {
 		t.Fatalf("state after the new leader acknowledged: %+v %v, want start offset 12 past leader epoch %d", snap, err, oldEpoch)
 	}
@@ -295,4 +324,27 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 	if _, found, err := c.nodes[coordinator-1].shareState.Read(key); err != nil || found {
 		t.Fatalf("state on the coordinator after the deletion: %v %v", found, err)
 	}
+}
+
+// The share partition's leader stops: the broker elected in its place
+// serves from the state it saved on the share coordinator.
+func TestShareStateSurvivesLeaderStop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	r := shareAcrossBrokers(t, ctx)
+	c := r.c
+	c.stop(int(r.partLeader - 1))
+	alive := int(r.coordinator - 1)
+	img := c.waitImage(ctx, alive, "a new leader", func(img *metadata.Image) bool {
+		l := img.Topic("sq").Partitions[0].Leader
+		return l > 0 && l != r.partLeader
+	})
+	t.Logf("broker %d stopped, broker %d leads the share partition", r.partLeader, img.Topic("sq").Partitions[0].Leader)
+	cl, _ := c.client(alive, kgo.DefaultProduceTopic("sq"), kgo.ProducerLinger(0))
+	for i := 10; i < 12; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consumeSaved(t, ctx, c, alive, r.group)
 }
