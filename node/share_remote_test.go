@@ -280,6 +280,11 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 	if err != nil || wresp.Topics[0].Partitions[0].ErrorCode != kerr.FencedLeaderEpoch.Code {
 		t.Fatalf("write with the old leader epoch: %v %+v", err, wresp)
 	}
+	w.Topics[0].Partitions[0].LeaderEpoch, w.Topics[0].Partitions[0].StateEpoch = snap.LeaderEpoch, snap.StateEpoch-1
+	wresp, err = w.RequestWith(ctx, cl.Broker(int(coordinator)))
+	if err != nil || wresp.Topics[0].Partitions[0].ErrorCode != kerr.FencedStateEpoch.Code {
+		t.Fatalf("write with an old state epoch: %v %+v", err, wresp)
+	}
 	r := kmsg.NewPtrReadShareGroupStateRequest()
 	r.GroupID = group
 	rt := kmsg.NewReadShareGroupStateRequestTopic()
