@@ -349,6 +349,8 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	n.shareState = share.NewStore(stateCfg)
 	n.ctrl.Subscribe(n.applyImage) // called at once with the current image
 
+	shares := share.NewManager(cfg.Shares, n.shareState)
+	shares.SetRemote(shareRemote{n})
 	n.api = api.New(api.Config{
 		NodeID:                     n.nodeID,
 		AdvertisedHost:             host,
@@ -376,7 +378,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		ProducerIDs: pids,
 		Markers:     markers,
 		TxnRouter:   txnRouter{n},
-		Shares:      share.NewManager(cfg.Shares, n.shareState),
+		Shares:      shares,
 	})
 	ready.h.Store(n.api)
 

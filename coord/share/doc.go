@@ -31,9 +31,11 @@
 // back when a share partition is built (a new leader, a restarted
 // broker); records acquired then are saved as available with their
 // delivery counts (their locks do not survive). The share partition
-// leader reaches the store in process: kzero serves neither the
-// inter-broker share state APIs (InitializeShareGroupState to
-// ReadShareGroupStateSummary) nor their client, so a share partition
-// whose state partition another broker leads is kept in memory only, and
-// starts again at share.auto.offset.reset (latest) on a new leader.
+// leader reaches the store in process when it also leads the state
+// partition; otherwise it reads and writes the state through Remote
+// (ReadShareGroupState and WriteShareGroupState to the state partition's
+// leader, which serves them from its Store with ReadFenced and
+// WriteFenced: a deposed leader's older leader epoch is fenced). Only
+// when no __share_group_state exists yet is a share partition kept in
+// memory.
 package share

@@ -54,6 +54,9 @@ type Entry struct {
 type Manager struct {
 	cfg   Config
 	store *Store // nil: share partition state is kept in memory only
+	// remote reaches the share coordinator when another broker leads
+	// the state partition; nil: such state is kept in memory only.
+	remote Remote
 
 	mu       sync.Mutex
 	parts    map[Key]*Entry
@@ -95,7 +98,7 @@ func (m *Manager) Lock(k Key, leaderEpoch int32, limits Limits, start func() int
 	m.mu.Unlock()
 	e.mu.Lock()
 	if e.p == nil || e.leaderEpoch != leaderEpoch {
-		p, err := m.load(k, limits, start)
+		p, err := m.load(k, leaderEpoch, limits, start)
 		if err != nil {
 			e.mu.Unlock()
 			return nil, nil, err
@@ -107,10 +110,15 @@ func (m *Manager) Lock(k Key, leaderEpoch int32, limits Limits, start func() int
 }
 
 // load reads a share partition's saved state, or starts it afresh when it
-// has none (or its coordinator is another broker).
-func (m *Manager) load(k Key, limits Limits, start func() int64) (*Partition, error) {
+// has none (or its coordinator is another broker it cannot reach).
+func (m *Manager) load(k Key, leaderEpoch int32, limits Limits, start func() int64) (*Partition, error) {
 	if m.store != nil {
 		snap, found, err := m.store.Read(k)
+		if m.remoteFor(k, err) {
+			if snap, found, err = m.remote.Read(k, leaderEpoch); err != nil {
+				return nil, fmt.Errorf("share state of %s: %w", stateKey(k), err)
+			}
+		}
 		switch {
 		case errors.Is(err, kerr.CoordinatorLoadInProgress):
 			return nil, err
@@ -128,15 +136,19 @@ func (m *Manager) load(k Key, limits Limits, start func() int64) (*Partition, er
 	return NewPartition(start(), limits), nil
 }
 
-// Save writes the share partition's state to the store (a no-op without
-// one, or when another broker coordinates it). The caller holds its
-// lock.
+// Save writes the share partition's state to the store, or to the share
+// coordinator on another broker (Remote); a no-op without either. The
+// caller holds its lock.
 func (m *Manager) Save(k Key, e *Entry) error {
 	if m.store == nil {
 		return nil
 	}
 	start, batches := e.p.State()
-	err := m.store.Write(k, Snapshot{StateEpoch: 1, LeaderEpoch: e.leaderEpoch, StartOffset: start, Batches: batches})
+	snap := Snapshot{StateEpoch: 1, LeaderEpoch: e.leaderEpoch, StartOffset: start, Batches: batches}
+	err := m.store.Write(k, snap)
+	if m.remoteFor(k, err) {
+		return m.remote.Write(k, snap)
+	}
 	if errors.Is(err, kerr.NotCoordinator) {
 		return nil
 	}

@@ -161,6 +161,11 @@ func (s *Store) Write(k Key, snap Snapshot) error {
 		return err
 	}
 	defer sh.Unlock()
+	return s.writeLocked(sh, k, snap)
+}
+
+// writeLocked is Write with the shard locked.
+func (s *Store) writeLocked(sh *stateShard, k Key, snap Snapshot) error {
 	prev := sh.states[k]
 	now := time.Now().UnixMilli()
 	snap.WriteTime, snap.CreateTime = now, now
@@ -191,18 +196,27 @@ func (s *Store) Delete(keys []Key) error {
 		if err != nil {
 			continue
 		}
-		if sh.states[k] != nil {
-			sh.scratch = appendStateKey(sh.scratch[:0], snapshotType, k)
-			b := sh.BatchLocked(krecord.NoProducerID, krecord.NoProducerEpoch)
-			b.Add(&krecord.Record{Key: sh.scratch})
-			if _, err := sh.WriteLocked(); err != nil {
-				sh.Unlock()
-				return err
-			}
-			delete(sh.states, k)
-		}
+		err = sh.deleteLocked(k)
 		sh.Unlock()
+		if err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// deleteLocked writes k's tombstone, if it has state.
+func (sh *stateShard) deleteLocked(k Key) error {
+	if sh.states[k] == nil {
+		return nil
+	}
+	sh.scratch = appendStateKey(sh.scratch[:0], snapshotType, k)
+	b := sh.BatchLocked(krecord.NoProducerID, krecord.NoProducerEpoch)
+	b.Add(&krecord.Record{Key: sh.scratch})
+	if _, err := sh.WriteLocked(); err != nil {
+		return err
+	}
+	delete(sh.states, k)
 	return nil
 }
 

@@ -68,10 +68,8 @@ func (h *Handler) deleteShareState(keys []share.Key) int16 {
 	for _, k := range keys {
 		h.shares.Forget(k)
 	}
-	if st := h.shares.Store(); st != nil {
-		if err := st.Delete(keys); err != nil {
-			return storeUnavailable(err)
-		}
+	if err := h.shares.DeleteState(keys); err != nil {
+		return storeUnavailable(err)
 	}
 	return 0
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -11,10 +12,12 @@ import (
 )
 
 // The share group offsets APIs (90-92) are served by the group's
-// coordinator, reading and writing share partition state in the share
-// coordinator (coord/share.Store) in process: a share partition whose
-// state partition another broker leads answers COORDINATOR_NOT_AVAILABLE,
-// as kzero does not send the inter-broker share state APIs.
+// coordinator, reading and deleting share partition state in the share
+// coordinator: in process (coord/share.Store) when this broker leads the
+// state partition, else with ReadShareGroupState and DeleteShareGroupState
+// to the broker that does (share.Manager.ReadState, DeleteState).
+// AlterShareGroupOffsets writes in process only: a share partition whose
+// state partition another broker leads answers COORDINATOR_NOT_AVAILABLE.
 
 // shareOffset is a share partition's start offset as the share group
 // offsets APIs show it: the live share partition's when this broker leads
@@ -35,10 +38,10 @@ func (h *Handler) shareOffset(k share.Key, topic string) (start int64, leaderEpo
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := st.Await(ctx, k); err != nil {
+	if err := st.Await(ctx, k); err != nil && !errors.Is(err, kerr.NotCoordinator) {
 		return start, leaderEpoch, lag, storeUnavailable(err)
 	}
-	snap, found, err := st.Read(k)
+	snap, found, err := h.shares.ReadState(k) // ReadShareGroupState when another broker coordinates it
 	if err != nil {
 		return start, leaderEpoch, lag, storeUnavailable(err)
 	}

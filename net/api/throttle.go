@@ -107,6 +107,7 @@ func exemptFromRequestQuota(key int16) bool {
 		kmsg.LeaderAndISR.Int16(), kmsg.StopReplica.Int16(), kmsg.UpdateMetadata.Int16(),
 		kmsg.ControlledShutdown.Int16(), kmsg.WriteTxnMarkers.Int16(), kmsg.AlterPartition.Int16(),
 		kmsg.BrokerRegistration.Int16(), kmsg.BrokerHeartbeat.Int16(), kmsg.UnregisterBroker.Int16(),
+		kmsg.ReadShareGroupState.Int16(), kmsg.WriteShareGroupState.Int16(), kmsg.DeleteShareGroupState.Int16(),
 		server.RawFrame:
 		return true
 	}
