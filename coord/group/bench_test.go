@@ -14,8 +14,8 @@ func TestHeartbeatAllocatesNothing(t *testing.T) {
 	member, gen := joinSync(t, c, "g", "", consumerMetadata("t"), []byte("a"))
 	req := &HeartbeatRequest{Group: "g", MemberID: member, Generation: gen}
 	allocs := testing.AllocsPerRun(1000, func() {
-		if code := c.Heartbeat(req); code != 0 {
-			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(code))
+		if code := c.Heartbeat(req); code != nil {
+			t.Fatalf("heartbeat: %v", code)
 		}
 	})
 	if allocs != 0 {
@@ -59,8 +59,8 @@ func BenchmarkCommitOffsets(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		req.Offsets[0].Offset++
-		if codes := c.CommitOffsets(req); codes[0] != 0 {
-			b.Fatal(kerr.ErrorForCode(codes[0]))
+		if codes := c.CommitOffsets(req); codes[0] != nil {
+			b.Fatal(codes[0])
 		}
 	}
 }

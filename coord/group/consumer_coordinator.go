@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/shards"
 )
 
 // ConsumerGroupHeartbeat handles a ConsumerGroupHeartbeat (KIP-848): a
@@ -28,9 +30,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 	if code, msg := validateHeartbeat(r, &c.policy); code != 0 {
 		return ConsumerHeartbeatResult{Err: code, ErrMessage: msg}
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return ConsumerHeartbeatResult{Err: code}
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return ConsumerHeartbeatResult{Err: shards.Code(err)}
 	}
 	now := c.now()
 	env := c.env(now)
@@ -318,9 +320,9 @@ func (c *Coordinator) DescribeConsumerGroup(group string) ConsumerGroupDescripti
 	if group == "" {
 		return ConsumerGroupDescription{Err: kerr.InvalidGroupID.Code, State: Dead}
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return ConsumerGroupDescription{Err: code, State: Dead}
+	s, err := c.lock(group)
+	if err != nil {
+		return ConsumerGroupDescription{Err: shards.Code(err), State: Dead}
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]

@@ -1,12 +1,15 @@
 package group
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/shards"
 )
 
 // Tests of the online migration between the protocols: classic members in
@@ -89,7 +92,7 @@ func (m *classicClient) sync() SyncResult {
 }
 
 func (m *classicClient) heartbeat() int16 {
-	return m.c.Heartbeat(&HeartbeatRequest{Group: m.group, MemberID: m.id, Generation: m.gen})
+	return shards.Code(m.c.Heartbeat(&HeartbeatRequest{Group: m.group, MemberID: m.id, Generation: m.gen}))
 }
 
 func (m *classicClient) size() int {
@@ -238,8 +241,8 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			// Offsets: a classic member commits with its generation, any
 			// version.
 			commit := func(c *Coordinator, gen int32) int16 {
-				return c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: cl.id, RetentionMs: -1,
-					Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: cl.owned["a"][0]}, Offset: 3, LeaderEpoch: -1}}})[0]
+				return shards.Code(c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: cl.id, RetentionMs: -1,
+					Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: cl.owned["a"][0]}, Offset: 3, LeaderEpoch: -1}}})[0])
 			}
 			if code := commit(c, cl.gen); code != 0 {
 				t.Fatalf("classic commit: %v", kerr.ErrorForCode(code))
@@ -272,7 +275,7 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			}
 			m.beat()
 			// The classic member leaves: the consumer member takes all.
-			if _, codes := c.LeaveGroup("g", []LeaveMember{{MemberID: cl.id}}); codes[0] != 0 {
+			if _, codes := c.LeaveGroup("g", []LeaveMember{{MemberID: cl.id}}); codes[0] != nil {
 				t.Fatalf("leave %v", codes)
 			}
 			converge(t, c, "g", m)
@@ -303,11 +306,11 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 		t.Fatalf("classic owns %v, consumer %v", cl.owned, m.owned)
 	}
 	// A stale or unknown classic member.
-	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: cl.id, Generation: cl.gen + 1}); code != kerr.IllegalGeneration.Code {
-		t.Fatalf("heartbeat with a wrong generation: %v", kerr.ErrorForCode(code))
+	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: cl.id, Generation: cl.gen + 1}); !errors.Is(code, kerr.IllegalGeneration) {
+		t.Fatalf("heartbeat with a wrong generation: %v", code)
 	}
-	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: "m1", Generation: m.epoch}); code != kerr.UnknownMemberID.Code {
-		t.Fatalf("classic heartbeat of a consumer member: %v", kerr.ErrorForCode(code))
+	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: "m1", Generation: m.epoch}); !errors.Is(code, kerr.UnknownMemberID) {
+		t.Fatalf("classic heartbeat of a consumer member: %v", code)
 	}
 
 	// The last consumer protocol member leaves: the group is classic
@@ -445,7 +448,7 @@ func TestDeletedTopicsOffsetsArePurged(t *testing.T) {
 	c, topics := consumerCoordinator(t, n)
 	commit := func(group, topic string, p int32) {
 		if codes := c.CommitOffsets(&CommitRequest{Group: group, Generation: -1, RetentionMs: -1,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: topic, Partition: p}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: topic, Partition: p}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != nil {
 			t.Fatalf("commit %v", codes)
 		}
 	}
@@ -456,7 +459,7 @@ func TestDeletedTopicsOffsetsArePurged(t *testing.T) {
 	m := newMember(t, c, "consumer", "m1", "a", "b")
 	m.beat()
 	if codes := c.CommitOffsets(&CommitRequest{Group: "consumer", Generation: m.epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 3}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 3}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != nil {
 		t.Fatalf("consumer commit %v", codes)
 	}
 	// Topic a is deleted.

@@ -1,11 +1,14 @@
 package group
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/coord/shards"
 )
 
 // Tests of KIP-848 consumer groups through the Coordinator, on a real
@@ -424,8 +427,8 @@ func TestConsumerGroupOffsets(t *testing.T) {
 	m := newMember(t, c, "g", "m1", "a")
 	m.beat()
 	commit := func(member string, epoch int32, v9 bool) int16 {
-		return c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: member, RetentionMs: -1, UnknownGroupIsNotFound: v9,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 5, LeaderEpoch: -1}}})[0]
+		return shards.Code(c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: member, RetentionMs: -1, UnknownGroupIsNotFound: v9,
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 5, LeaderEpoch: -1}}})[0])
 	}
 	for _, tc := range []struct {
 		member string
@@ -443,19 +446,19 @@ func TestConsumerGroupOffsets(t *testing.T) {
 			t.Errorf("commit %+v: %v", tc, kerr.ErrorForCode(got))
 		}
 	}
-	if _, code := c.FetchOffsetsFor(&FetchRequest{Group: "g", MemberID: "m1", MemberEpoch: 0}); code != kerr.StaleMemberEpoch.Code {
+	if _, code := c.FetchOffsetsFor(&FetchRequest{Group: "g", MemberID: "m1", MemberEpoch: 0}); !errors.Is(code, kerr.StaleMemberEpoch) {
 		t.Fatalf("stale fetch: %v", code)
 	}
 	got, code := c.FetchOffsetsFor(&FetchRequest{Group: "g", MemberID: "m1", MemberEpoch: 1, Topics: []FetchTopic{{Topic: "a", Partitions: []int32{0}}}})
-	if code != 0 || got[0].Partitions[0].Offset != 5 {
+	if code != nil || got[0].Partitions[0].Offset != 5 {
 		t.Fatalf("fetch %v %+v", code, got)
 	}
 	if code := c.TxnOffsetCommit(&TxnCommitRequest{Group: "g", ProducerID: 1, Generation: 0, MemberID: "m1",
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 6}}}); code[0] != kerr.IllegalGeneration.Code {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 6}}}); !errors.Is(code[0], kerr.IllegalGeneration) {
 		t.Fatalf("txn commit with a stale epoch: %v", code)
 	}
 	// Subscribed topics' offsets are kept from OffsetDelete.
-	if _, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "a", Partition: 0}}); codes[0] != kerr.GroupSubscribedToTopic.Code {
+	if _, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "a", Partition: 0}}); !errors.Is(codes[0], kerr.GroupSubscribedToTopic) {
 		t.Fatalf("offset delete: %v", codes)
 	}
 	list, _ := c.ListGroups()
@@ -465,7 +468,7 @@ func TestConsumerGroupOffsets(t *testing.T) {
 	if d, found, _ := c.DescribeGroup("g"); !found || d.ProtocolType != "consumer" || d.Protocol != "uniform" || len(d.Members) != 1 || len(d.Members[0].Assignment) == 0 {
 		t.Fatalf("classic describe %+v", d)
 	}
-	if got := c.DeleteGroups([]string{"g"}); got[0] != kerr.NonEmptyGroup.Code {
+	if got := c.DeleteGroups([]string{"g"}); !errors.Is(got[0], kerr.NonEmptyGroup) {
 		t.Fatalf("delete a group with members: %v", got)
 	}
 }
@@ -485,7 +488,7 @@ func TestConsumerGroupConversions(t *testing.T) {
 	}
 	// A group holding only offsets becomes a consumer group.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: -1, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 9, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 9, LeaderEpoch: -1}}}); codes[0] != nil {
 		t.Fatalf("commit %v", codes)
 	}
 	m := newMember(t, c, "g", "m1", "a")
@@ -533,8 +536,8 @@ func TestConsumerGroupCommitsWithOlderEpochs(t *testing.T) {
 		t.Fatalf("m1 at epoch %d", m1.epoch)
 	}
 	commit := func(c *Coordinator, epoch int32, p int32) int16 {
-		return c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: p}, Offset: 1, LeaderEpoch: -1}}})[0]
+		return shards.Code(c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: p}, Offset: 1, LeaderEpoch: -1}}})[0])
 	}
 	check := func(c *Coordinator) {
 		t.Helper()

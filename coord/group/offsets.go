@@ -85,7 +85,7 @@ func (g *Group) fetchOffsets(topics []FetchTopic, requireStable bool) []FetchedT
 	fetched := func(tp TopicPartition) FetchedPartition {
 		fp := FetchedPartition{Partition: tp.Partition, Offset: -1, LeaderEpoch: -1}
 		if requireStable && g.hasTxnOffset(tp) {
-			fp.Err = kerr.UnstableOffsetCommit.Code
+			fp.Err = kerr.UnstableOffsetCommit
 			return fp
 		}
 		if o, ok := g.offsets[tp]; ok {

@@ -162,7 +162,7 @@ type FetchedPartition struct {
 	Offset      int64
 	LeaderEpoch int32
 	Metadata    string
-	Err         int16
+	Err         error // UNSTABLE_OFFSET_COMMIT with require_stable
 }
 
 // FetchedTopic is one topic of an OffsetFetch response.

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/shards"
 	"kzero/log"
 	krecord "kzero/record"
 	"kzero/replica"
@@ -283,15 +284,15 @@ func argMs(t *testing.T, d *datadriven.TestData, key string, def time.Duration) 
 	return int32(dur.Milliseconds())
 }
 
-func errName(code int16) string {
-	if code == 0 {
+func errName(err error) string {
+	if err == nil {
 		return "NONE"
 	}
 	var ke *kerr.Error
-	if errors.As(kerr.ErrorForCode(code), &ke) {
+	if errors.As(err, &ke) {
 		return ke.Message
 	}
-	return strconv.Itoa(int(code))
+	return err.Error()
 }
 
 // Classic group requests.
@@ -320,7 +321,7 @@ func (s *script) join(t *testing.T, d *datadriven.TestData) {
 	}
 	s.c.JoinGroup(r, func(res JoinResult) {
 		var b strings.Builder
-		fmt.Fprintf(&b, "join %s: %s", who, errName(res.Err))
+		fmt.Fprintf(&b, "join %s: %s", who, errName(codeErr(res.Err)))
 		if res.MemberID != "" && res.MemberID != who {
 			fmt.Fprintf(&b, " member=%s", res.MemberID)
 		}
@@ -361,7 +362,7 @@ func (s *script) sync(t *testing.T, d *datadriven.TestData) {
 	}
 	s.c.SyncGroup(r, func(res SyncResult) {
 		if res.Err != 0 {
-			s.respond("sync %s: %s", member, errName(res.Err))
+			s.respond("sync %s: %s", member, errName(codeErr(res.Err)))
 			return
 		}
 		s.respond("sync %s: NONE assignment=%q", member, res.Assignment)
@@ -385,7 +386,7 @@ func (s *script) leave(d *datadriven.TestData) {
 		who += "(" + m.InstanceID + ")"
 	}
 	code, codes := s.c.LeaveGroup("g", []LeaveMember{m})
-	if code != 0 {
+	if code != nil {
 		s.respond("leave %s: %s", who, errName(code))
 		return
 	}
@@ -452,7 +453,7 @@ func (s *script) consumerHeartbeat(t *testing.T, d *datadriven.TestData) {
 	}
 	res := s.c.ConsumerGroupHeartbeat(r)
 	if res.Err != 0 {
-		s.respond("heartbeat %s: %s", id, errName(res.Err))
+		s.respond("heartbeat %s: %s", id, errName(codeErr(res.Err)))
 		return
 	}
 	line := fmt.Sprintf("heartbeat %s: NONE epoch=%d", id, res.MemberEpoch)
@@ -475,7 +476,7 @@ func (s *script) consumerLeave(t *testing.T, d *datadriven.TestData) {
 	res := s.c.ConsumerGroupHeartbeat(&ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: id,
 		MemberEpoch: int32(argInt(t, d, "epoch", -1)), InstanceID: m.instance, RebalanceTimeout: -1})
 	if res.Err != 0 {
-		s.respond("leave %s: %s", id, errName(res.Err))
+		s.respond("leave %s: %s", id, errName(codeErr(res.Err)))
 		return
 	}
 	s.respond("leave %s: NONE epoch=%d", id, res.MemberEpoch)
@@ -672,7 +673,7 @@ func formatGroupValue(b *strings.Builder, v *kmsg.GroupMetadataValue) {
 // printState writes the group's state as its coordinator holds it.
 func (s *script) printState(b *strings.Builder, members bool) {
 	sh, code := s.c.lock("g")
-	if code != 0 {
+	if code != nil {
 		fmt.Fprintf(b, "state: %s\n", errName(code))
 		return
 	}
@@ -737,4 +738,13 @@ func (s *script) printState(b *strings.Builder, members bool) {
 		fmt.Fprintf(b, " offsets=%d", len(g.offsets))
 	}
 	b.WriteByte('\n')
+}
+
+// codesOf is the Kafka code of each error, for comparing per-item results.
+func codesOf(errs []error) []int16 {
+	out := make([]int16, len(errs))
+	for i, err := range errs {
+		out[i] = shards.Code(err)
+	}
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/coord/shards"
 )
 
 // ShareConfig is the broker's configuration of KIP-932 share groups, with
@@ -65,9 +67,9 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	if code, msg := validateShareHeartbeat(r); code != 0 {
 		return ShareHeartbeatResult{Err: code, ErrMessage: msg}
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return ShareHeartbeatResult{Err: code}
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return ShareHeartbeatResult{Err: shards.Code(err)}
 	}
 	now := c.now()
 	env := c.env(now)
@@ -200,9 +202,9 @@ func (c *Coordinator) DescribeShareGroup(group string) ShareGroupDescription {
 	if group == "" {
 		return ShareGroupDescription{Err: kerr.InvalidGroupID.Code, State: Dead}
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return ShareGroupDescription{Err: code, State: Dead}
+	s, err := c.lock(group)
+	if err != nil {
+		return ShareGroupDescription{Err: shards.Code(err), State: Dead}
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]
@@ -243,17 +245,17 @@ func (ld *loader) applyShare(group string, r *shareRecord) {
 }
 
 // ShareGroupStatus says whether group is a share group this broker
-// coordinates: 0 and whether it has no members; GROUP_ID_NOT_FOUND for a
+// coordinates: nil and whether it has no members; GROUP_ID_NOT_FOUND for a
 // group that does not exist or is of another type; the coordinator
 // errors. With create, a group that does not exist is created empty
 // (AlterShareGroupOffsets on a new group, as Kafka).
-func (c *Coordinator) ShareGroupStatus(group string, create bool) (code int16, empty bool) {
+func (c *Coordinator) ShareGroupStatus(group string, create bool) (err error, empty bool) {
 	if group == "" {
-		return kerr.InvalidGroupID.Code, false
+		return kerr.InvalidGroupID, false
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return code, false
+	s, err := c.lock(group)
+	if err != nil {
+		return err, false
 	}
 	now := c.now()
 	e := s.mu.groups[group]
@@ -264,14 +266,14 @@ func (c *Coordinator) ShareGroupStatus(group string, create bool) (code int16, e
 		if err := s.writeShareLocked(e.g.id, recs); err != nil {
 			delete(s.mu.groups, e.g.id)
 			s.Unlock()
-			return storeCode(err), false
+			return storeErr(err), false
 		}
 		s.replayShareLocked(e.g, recs)
 	case e == nil || e.g.share == nil:
 		s.Unlock()
-		return kerr.GroupIDNotFound.Code, false
+		return kerr.GroupIDNotFound, false
 	}
 	empty = len(e.g.share.members) == 0
 	s.finishLocked(e, now)
-	return 0, empty
+	return nil, empty
 }

@@ -33,7 +33,7 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		}
 		res := s.c.ShareGroupHeartbeat(r)
 		if res.Err != 0 {
-			s.respond("share-heartbeat %s: %s", id, errName(res.Err))
+			s.respond("share-heartbeat %s: %s", id, errName(codeErr(res.Err)))
 			return
 		}
 		m.epoch = res.MemberEpoch
@@ -45,7 +45,7 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 	case "share-leave":
 		res := s.c.ShareGroupHeartbeat(&ShareHeartbeatRequest{Group: "g", MemberID: id, MemberEpoch: -1})
 		if res.Err != 0 {
-			s.respond("share-leave %s: %s", id, errName(res.Err))
+			s.respond("share-leave %s: %s", id, errName(codeErr(res.Err)))
 			return
 		}
 		s.respond("share-leave %s: NONE epoch=%d", id, res.MemberEpoch)

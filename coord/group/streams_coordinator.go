@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/shards"
 )
 
 // StreamsType is a streams group's type in ListGroups (KIP-1071).
@@ -27,9 +29,9 @@ func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest
 	if code, msg := validateStreamsHeartbeat(r); code != 0 {
 		return streamsFail(code, msg)
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return streamsFail(code, "")
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return streamsFail(shards.Code(err), "")
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
@@ -313,9 +315,9 @@ func (c *Coordinator) DescribeStreamsGroup(group string) kmsg.StreamsGroupDescri
 	if group == "" {
 		return fail(kerr.InvalidGroupID.Code, "")
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return fail(code, "")
+	s, err := c.lock(group)
+	if err != nil {
+		return fail(shards.Code(err), "")
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]

@@ -18,6 +18,8 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/coord/shards"
 )
 
 // TxnCommitRequest is a TxnOffsetCommit request.
@@ -39,13 +41,13 @@ type TxnCommitRequest struct {
 // until the transaction ends. It returns a code per offset, in order; a
 // producer epoch older than the one the partition knows gets
 // INVALID_PRODUCER_EPOCH (the producer is fenced).
-func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
+func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []error {
 	codes := make([]int16, len(r.Offsets))
-	all := func(code int16) []int16 {
+	all := func(code int16) []error {
 		for i := range codes {
 			codes[i] = code
 		}
-		return codes
+		return errsOf(codes)
 	}
 	switch {
 	case r.Group == "":
@@ -55,9 +57,9 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
 	case r.ProducerEpoch < 0:
 		return all(kerr.InvalidProducerEpoch.Code)
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return all(code)
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return all(shards.Code(err))
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
@@ -74,22 +76,25 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
 	}
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, codes)
 	if len(recs) > 0 {
-		if base, err := s.writeLocked(recs, r.ProducerID, r.ProducerEpoch); err != nil {
+		base, err := s.writeLocked(recs, r.ProducerID, r.ProducerEpoch)
+		if err != nil {
 			c.logger.Warn("cannot store transactional offsets", "group", e.g.id, "partition", s.Partition, "producer", r.ProducerID, "err", err)
-			code := storeCode(err)
+			errs := errsOf(codes)
+			err = storeErr(err)
 			for _, i := range idx {
-				codes[i] = code
+				errs[i] = err
 			}
-		} else {
-			for k, i := range idx {
-				vals[k].at = base + int64(k)
-				e.g.stageTxnOffset(r.ProducerID, cloneTP(r.Offsets[i].TopicPartition), vals[k])
-			}
-			s.indexTxnLocked(r.ProducerID, e.g.id)
+			s.finishLocked(e, now)
+			return errs
 		}
+		for k, i := range idx {
+			vals[k].at = base + int64(k)
+			e.g.stageTxnOffset(r.ProducerID, cloneTP(r.Offsets[i].TopicPartition), vals[k])
+		}
+		s.indexTxnLocked(r.ProducerID, e.g.id)
 	}
 	s.finishLocked(e, now)
-	return codes
+	return errsOf(codes)
 }
 
 // CompleteTxn ends a producer's transaction in __consumer_offsets
