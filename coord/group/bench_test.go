@@ -1,6 +1,7 @@
 package group
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,7 +30,7 @@ func TestFailedJoinLeavesNoGroup(t *testing.T) {
 	c := n.coordinator(1, 0, 0)
 	var res JoinResult
 	c.JoinGroup(&JoinRequest{Group: "g", ProtocolType: "consumer", Protocols: []Protocol{{Name: "r"}}, SessionTimeout: 1}, func(r JoinResult) { res = r })
-	if res.Err != kerr.InvalidSessionTimeout.Code {
+	if !errors.Is(res.Err, kerr.InvalidSessionTimeout) {
 		t.Fatalf("join: %+v", res)
 	}
 	if list, _ := c.ListGroups(); len(list) != 0 {

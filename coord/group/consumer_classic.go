@@ -139,17 +139,17 @@ func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMe
 // unlocks the shard and answers.
 func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func(JoinResult)) {
 	c, cg := s.c, e.g.consumer
-	fail := func(code int16, memberID string) {
+	fail := func(err error, memberID string) {
 		s.finishLocked(e, now)
-		done(joinError(code, memberID))
+		done(joinError(err, memberID))
 	}
 	if r.SessionTimeout < c.policy.MinSessionTimeout || r.SessionTimeout > c.policy.MaxSessionTimeout {
-		fail(kerr.InvalidSessionTimeout.Code, r.MemberID)
+		fail(kerr.InvalidSessionTimeout, r.MemberID)
 		return
 	}
 	sub, ok := decodeSubscription(r.Protocols)
 	if r.ProtocolType != consumerProtocolType || !ok || !cg.supportsClassic(r.Protocols) {
-		fail(kerr.InconsistentGroupProtocol.Code, r.MemberID)
+		fail(kerr.InconsistentGroupProtocol, r.MemberID)
 		return
 	}
 	memberID := r.MemberID
@@ -160,27 +160,27 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 		}
 		memberID = prefix + "-" + c.policy.NewID()
 		if r.InstanceID == "" && r.RequireKnownMemberID {
-			fail(kerr.MemberIDRequired.Code, memberID)
+			fail(kerr.MemberIDRequired, memberID)
 			return
 		}
 	}
 	old := cg.members[memberID]
 	if old != nil && old.classic == nil {
-		fail(kerr.UnknownMemberID.Code, memberID)
+		fail(kerr.UnknownMemberID, memberID)
 		return
 	}
 	env := c.env(now)
 	if r.InstanceID != "" {
 		if cur := cg.members[cg.static[r.InstanceID]]; cur != nil && cur.id != memberID {
 			if r.MemberID != "" || cur.classic == nil {
-				fail(kerr.FencedInstanceID.Code, memberID)
+				fail(kerr.FencedInstanceID, memberID)
 				return
 			}
 			// The static member restarted: its old incarnation is fenced.
 			recs := cg.fenceRecords(&env, cur)
 			if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
 				c.logger.Warn("cannot fence a static member", "group", e.g.id, "partition", s.Partition, "err", err)
-				fail(storeCode(err), memberID)
+				fail(storeErr(err), memberID)
 				return
 			}
 			s.replayConsumerLocked(e.g, recs)
@@ -204,12 +204,12 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 	}
 	out := cg.heartbeat(&env, hr, nil)
 	if out.res.Err != 0 {
-		fail(out.res.Err, memberID)
+		fail(codeErr(out.res.Err), memberID)
 		return
 	}
 	if err := s.writeConsumerLocked(e.g.id, out.recs, false, nil); err != nil {
 		c.logger.Warn("cannot store a classic member of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
-		fail(storeCode(err), memberID)
+		fail(storeErr(err), memberID)
 		return
 	}
 	s.replayConsumerLocked(e.g, out.recs)
@@ -238,7 +238,7 @@ func (s *shard) syncClassicLocked(e *entry, now int64, r *SyncRequest, done func
 	}
 	if code != 0 {
 		s.finishLocked(e, now)
-		done(SyncResult{Err: code})
+		done(SyncResult{Err: codeErr(code)})
 		return
 	}
 	m.classicDeadline = 0

@@ -205,8 +205,8 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 // requests get code.
 func (g *Group) resetClassic(now int64, code int16) {
 	for _, m := range g.order {
-		g.invokeJoin(m, joinError(code, m.id))
-		g.invokeSync(m, SyncResult{Err: code})
+		g.invokeJoin(m, joinError(codeErr(code), m.id))
+		g.invokeSync(m, SyncResult{Err: codeErr(code)})
 	}
 	clear(g.members)
 	g.order = nil

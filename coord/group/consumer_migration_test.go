@@ -61,12 +61,12 @@ func (m *classicClient) join() JoinResult {
 			Protocols: []Protocol{{Name: m.protocol, Metadata: m.metadata()}}, SessionTimeout: 30_000, RebalanceTimeout: 30_000,
 			RequireKnownMemberID: true}
 		m.c.JoinGroup(req, func(r JoinResult) { res = r })
-		if res.Err != kerr.MemberIDRequired.Code {
+		if !errors.Is(res.Err, kerr.MemberIDRequired) {
 			break
 		}
 		m.id = res.MemberID
 	}
-	if res.Err == 0 {
+	if res.Err == nil {
 		m.gen = res.Generation
 	}
 	return res
@@ -77,7 +77,7 @@ func (m *classicClient) sync() SyncResult {
 	m.t.Helper()
 	var res SyncResult
 	m.c.SyncGroup(&SyncRequest{Group: m.group, MemberID: m.id, Generation: m.gen, Protocol: &m.protocol}, func(r SyncResult) { res = r })
-	if res.Err != 0 {
+	if res.Err != nil {
 		return res
 	}
 	var a kmsg.ConsumerMemberAssignment
@@ -106,11 +106,11 @@ func (m *classicClient) size() int {
 // rebalance joins and syncs, which must succeed.
 func (m *classicClient) rebalance() {
 	m.t.Helper()
-	if res := m.join(); res.Err != 0 {
-		m.t.Fatalf("classic %s join: %v", m.id, kerr.ErrorForCode(res.Err))
+	if res := m.join(); res.Err != nil {
+		m.t.Fatalf("classic %s join: %v", m.id, res.Err)
 	}
-	if res := m.sync(); res.Err != 0 {
-		m.t.Fatalf("classic %s sync: %v", m.id, kerr.ErrorForCode(res.Err))
+	if res := m.sync(); res.Err != nil {
+		m.t.Fatalf("classic %s sync: %v", m.id, res.Err)
 	}
 }
 
@@ -178,14 +178,14 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			c, _ := consumerCoordinator(t, n)
 			// A classic group of one consumer owning all of a.
 			cl := newClassic(t, c, "g", cooperative, "a")
-			if res := cl.join(); res.Err != 0 || res.Leader != cl.id {
+			if res := cl.join(); res.Err != nil || res.Leader != cl.id {
 				t.Fatalf("classic join %+v", res)
 			}
 			all := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: "a", Partitions: []int32{0, 1, 2, 3, 4, 5}}}}
 			var sres SyncResult
 			c.SyncGroup(&SyncRequest{Group: "g", MemberID: cl.id, Generation: cl.gen,
 				Assignments: []Assignment{{MemberID: cl.id, Assignment: all.AppendTo(nil)}}}, func(r SyncResult) { sres = r })
-			if sres.Err != 0 {
+			if sres.Err != nil {
 				t.Fatalf("classic sync %+v", sres)
 			}
 			cl.owned["a"] = []int32{0, 1, 2, 3, 4, 5}
@@ -270,7 +270,7 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			if code := cl.heartbeat(); code != 0 {
 				t.Fatalf("classic heartbeat after reload: %v", kerr.ErrorForCode(code))
 			}
-			if res := cl.sync(); res.Err != 0 || cl.size() != 3 {
+			if res := cl.sync(); res.Err != nil || cl.size() != 3 {
 				t.Fatalf("classic sync after reload %+v owns %v", res, cl.owned)
 			}
 			m.beat()
@@ -295,10 +295,10 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 	// A classic consumer joins the consumer group: it gets its part
 	// through JoinGroup and SyncGroup once m1 revoked it.
 	cl := newClassic(t, c, "g", false, "a")
-	if res := cl.join(); res.Err != 0 || res.Leader == cl.id || res.ProtocolType != "consumer" || res.Protocol != "range" {
+	if res := cl.join(); res.Err != nil || res.Leader == cl.id || res.ProtocolType != "consumer" || res.Protocol != "range" {
 		t.Fatalf("classic join %+v", res)
 	}
-	if res := cl.sync(); res.Err != 0 {
+	if res := cl.sync(); res.Err != nil {
 		t.Fatalf("classic sync %+v", res)
 	}
 	convergeMixed(t, c, "g", []*classicClient{cl}, []*cmember{m})
@@ -329,14 +329,14 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 		t.Fatalf("classic heartbeat after the downgrade: %v", kerr.ErrorForCode(code))
 	}
 	res := cl.join()
-	if res.Err != 0 || res.Leader != cl.id || len(res.Members) != 1 {
+	if res.Err != nil || res.Leader != cl.id || len(res.Members) != 1 {
 		t.Fatalf("rejoin the classic group %+v", res)
 	}
 	all := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: "a", Partitions: []int32{0, 1, 2, 3, 4, 5}}}}
 	var sres SyncResult
 	c.SyncGroup(&SyncRequest{Group: "g", MemberID: cl.id, Generation: cl.gen,
 		Assignments: []Assignment{{MemberID: cl.id, Assignment: all.AppendTo(nil)}}}, func(r SyncResult) { sres = r })
-	if sres.Err != 0 {
+	if sres.Err != nil {
 		t.Fatalf("sync %+v", sres)
 	}
 	c.Close()
@@ -388,7 +388,7 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 		t.Fatalf("consumer member joining a classic group with members: %+v", res)
 	}
 	newMember(t, c, "g", "m1", "a").beat()
-	if res := newClassic(t, c, "g", false, "a").join(); res.Err != kerr.InconsistentGroupProtocol.Code {
+	if res := newClassic(t, c, "g", false, "a").join(); !errors.Is(res.Err, kerr.InconsistentGroupProtocol) {
 		t.Fatalf("classic member joining a consumer group with members: %+v", res)
 	}
 
@@ -408,7 +408,7 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 	var res JoinResult
 	c.JoinGroup(&JoinRequest{Group: "connect", ProtocolType: "connect", Protocols: []Protocol{{Name: "default", Metadata: []byte{1}}},
 		SessionTimeout: 30_000, RebalanceTimeout: 30_000}, func(r JoinResult) { res = r })
-	if res.Err != 0 {
+	if res.Err != nil {
 		t.Fatalf("connect join %+v", res)
 	}
 	if res := newMember(t, c, "connect", "m1", "a").send(); res.Err != kerr.GroupIDNotFound.Code {

@@ -499,7 +499,7 @@ func TestConsumerGroupConversions(t *testing.T) {
 	var jres JoinResult
 	c.JoinGroup(&JoinRequest{Group: "g", ProtocolType: "consumer", Protocols: []Protocol{{Name: "range"}}, SessionTimeout: 30_000, RebalanceTimeout: 30_000},
 		func(r JoinResult) { jres = r })
-	if jres.Err != kerr.InconsistentGroupProtocol.Code {
+	if !errors.Is(jres.Err, kerr.InconsistentGroupProtocol) {
 		t.Fatalf("classic member joining a consumer group with members: %+v", jres)
 	}
 	m.leave(-1)

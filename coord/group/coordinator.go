@@ -291,25 +291,25 @@ func (c *Coordinator) lock(group string) (*shard, error) {
 // rebalance lets it, from whichever goroutine completes it.
 func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	if r.Group == "" {
-		done(joinError(kerr.InvalidGroupID.Code, r.MemberID))
+		done(joinError(kerr.InvalidGroupID, r.MemberID))
 		return
 	}
 	s, err := c.lock(r.Group)
 	if err != nil {
-		done(joinError(shards.Code(err), r.MemberID))
+		done(joinError(err, r.MemberID))
 		return
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e != nil && e.g.share != nil {
 		s.finishLocked(e, now)
-		done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+		done(joinError(kerr.InconsistentGroupProtocol, r.MemberID))
 		return
 	}
 	if e != nil && e.g.streams != nil {
 		if len(e.g.streams.members) > 0 {
 			s.finishLocked(e, now)
-			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+			done(joinError(kerr.InconsistentGroupProtocol, r.MemberID))
 			return
 		}
 		// An empty streams group becomes a classic group, as Kafka's.
@@ -324,7 +324,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 				return
 			}
 			s.finishLocked(e, now)
-			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+			done(joinError(kerr.InconsistentGroupProtocol, r.MemberID))
 			return
 		}
 		// An empty consumer group becomes a classic group.
@@ -332,7 +332,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
 			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 			s.finishLocked(e, now)
-			done(joinError(storeCode(err), r.MemberID))
+			done(joinError(storeErr(err), r.MemberID))
 			return
 		}
 		s.replayConsumerLocked(e.g, recs)
@@ -341,7 +341,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	if e == nil {
 		if r.MemberID != "" {
 			s.Unlock()
-			done(joinError(kerr.UnknownMemberID.Code, r.MemberID))
+			done(joinError(kerr.UnknownMemberID, r.MemberID))
 			return
 		}
 		e, created = s.addLocked(r.Group, now), true
@@ -359,7 +359,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 // the leader's is stored.
 func (c *Coordinator) SyncGroup(r *SyncRequest, done func(SyncResult)) {
 	if r.Group == "" {
-		done(SyncResult{Err: kerr.InvalidGroupID.Code})
+		done(SyncResult{Err: kerr.InvalidGroupID})
 		return
 	}
 	s, err := c.lock(r.Group)
@@ -369,14 +369,14 @@ func (c *Coordinator) SyncGroup(r *SyncRequest, done func(SyncResult)) {
 		err = kerr.RebalanceInProgress
 	}
 	if err != nil {
-		done(SyncResult{Err: shards.Code(err)})
+		done(SyncResult{Err: err})
 		return
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		s.Unlock()
-		done(SyncResult{Err: kerr.UnknownMemberID.Code})
+		done(SyncResult{Err: kerr.UnknownMemberID})
 		return
 	}
 	if e.g.consumer != nil {
@@ -408,9 +408,9 @@ func (c *Coordinator) Heartbeat(r *HeartbeatRequest) error {
 	if e.g.consumer != nil {
 		return codeErr(s.heartbeatClassicLocked(e, now, r))
 	}
-	code := e.g.Heartbeat(now, r)
+	err = e.g.Heartbeat(now, r)
 	s.finishLocked(e, now)
-	return codeErr(code)
+	return err
 }
 
 // LeaveGroup handles a LeaveGroup: a group-level error, or one per member
@@ -436,9 +436,9 @@ func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (error, []
 	if e.g.consumer != nil {
 		return nil, errsOf(s.leaveClassicLocked(e, now, members))
 	}
-	code, codes := e.g.Leave(now, members)
+	err, errs := e.g.Leave(now, members)
 	s.finishLocked(e, now)
-	return codeErr(code), errsOf(codes)
+	return err, errs
 }
 
 // CommitOffsets handles an OffsetCommit: an error per offset, in order

@@ -86,18 +86,18 @@ func joinSync(t testing.TB, c *Coordinator, group, instance string, metadata, as
 		Protocols: []Protocol{{Name: "range", Metadata: metadata}}, SessionTimeout: 30_000, RebalanceTimeout: 30_000,
 		RequireKnownMemberID: true, SupportsSkipAssignment: true}
 	c.JoinGroup(req, func(r JoinResult) { res = r })
-	if res.Err == kerr.MemberIDRequired.Code {
+	if errors.Is(res.Err, kerr.MemberIDRequired) {
 		req.MemberID = res.MemberID
 		res = JoinResult{}
 		c.JoinGroup(req, func(r JoinResult) { res = r })
 	}
-	if res.Err != 0 || res.MemberID == "" {
+	if res.Err != nil || res.MemberID == "" {
 		t.Fatalf("join: %+v", res)
 	}
 	var sres SyncResult
 	c.SyncGroup(&SyncRequest{Group: group, MemberID: res.MemberID, InstanceID: instance, Generation: res.Generation,
 		Assignments: []Assignment{{MemberID: res.MemberID, Assignment: assignment}}}, func(r SyncResult) { sres = r })
-	if sres.Err != 0 || !bytes.Equal(sres.Assignment, assignment) {
+	if sres.Err != nil || !bytes.Equal(sres.Assignment, assignment) {
 		t.Fatalf("sync: %+v", sres)
 	}
 	return res.MemberID, res.Generation
@@ -300,7 +300,7 @@ func TestCoordinatorServesOnlyItsLoadedPartitions(t *testing.T) {
 	}
 	var res JoinResult
 	c.JoinGroup(&JoinRequest{Group: other, ProtocolType: "consumer", Protocols: []Protocol{{Name: "r"}}, SessionTimeout: 1000}, func(r JoinResult) { res = r })
-	if res.Err != kerr.NotCoordinator.Code {
+	if !errors.Is(res.Err, kerr.NotCoordinator) {
 		t.Fatalf("join to a partition led elsewhere: %+v", res)
 	}
 	// A partition still loading.
@@ -309,12 +309,12 @@ func TestCoordinatorServesOnlyItsLoadedPartitions(t *testing.T) {
 	loaded := c.Lead(n.lead(1))
 	defer func() { close(gate); <-loaded }()
 	c.JoinGroup(&JoinRequest{Group: other, ProtocolType: "consumer", Protocols: []Protocol{{Name: "r"}}, SessionTimeout: 1000}, func(r JoinResult) { res = r })
-	if res.Err != kerr.CoordinatorLoadInProgress.Code {
+	if !errors.Is(res.Err, kerr.CoordinatorLoadInProgress) {
 		t.Fatalf("join while loading: %+v", res)
 	}
 	var sres SyncResult
 	c.SyncGroup(&SyncRequest{Group: other}, func(r SyncResult) { sres = r })
-	if sres.Err != kerr.RebalanceInProgress.Code {
+	if !errors.Is(sres.Err, kerr.RebalanceInProgress) {
 		t.Fatalf("sync while loading: %+v", sres)
 	}
 	if code := c.Heartbeat(&HeartbeatRequest{Group: other}); code != nil {
@@ -327,7 +327,7 @@ func TestCoordinatorServesOnlyItsLoadedPartitions(t *testing.T) {
 		t.Fatalf("offset fetch while loading: %v", code)
 	}
 	c.JoinGroup(&JoinRequest{Group: "", ProtocolType: "consumer"}, func(r JoinResult) { res = r })
-	if res.Err != kerr.InvalidGroupID.Code {
+	if !errors.Is(res.Err, kerr.InvalidGroupID) {
 		t.Fatalf("empty group id: %+v", res)
 	}
 	if _, code := c.FetchOffsets(mine, nil); code != nil {
@@ -344,7 +344,7 @@ func TestCoordinatorAnswersWaitingJoinsFromTimersAndOnResign(t *testing.T) {
 		SessionTimeout: 1000, RebalanceTimeout: 1000}, func(r JoinResult) { done <- r })
 	select {
 	case r := <-done:
-		if r.Err != 0 || r.Generation != 1 {
+		if r.Err != nil || r.Generation != 1 {
 			t.Fatalf("join %+v", r)
 		}
 	case <-time.After(10 * time.Second):
@@ -362,7 +362,7 @@ func TestCoordinatorAnswersWaitingJoinsFromTimersAndOnResign(t *testing.T) {
 	default:
 	}
 	c.Resign(0)
-	if r := <-done; r.Err != kerr.NotCoordinator.Code {
+	if r := <-done; !errors.Is(r.Err, kerr.NotCoordinator) {
 		t.Fatalf("join after resign: %+v", r)
 	}
 	if _, code := c.FetchOffsets("h", nil); !errors.Is(code, kerr.NotCoordinator) {

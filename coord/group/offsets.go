@@ -239,8 +239,8 @@ func (g *Group) deletable() bool {
 // are answered with code.
 func (g *Group) markDead(now int64, code int16) {
 	for _, m := range g.order {
-		g.invokeJoin(m, joinError(code, m.id))
-		g.invokeSync(m, SyncResult{Err: code})
+		g.invokeJoin(m, joinError(codeErr(code), m.id))
+		g.invokeSync(m, SyncResult{Err: codeErr(code)})
 		m.deadline = 0
 	}
 	clear(g.pending)

@@ -37,7 +37,7 @@ type JoinMember struct {
 
 // JoinResult is a JoinGroup response.
 type JoinResult struct {
-	Err            int16
+	Err            error
 	MemberID       string
 	Generation     int32
 	ProtocolType   string // "" for null
@@ -66,7 +66,7 @@ type SyncRequest struct {
 
 // SyncResult is a SyncGroup response.
 type SyncResult struct {
-	Err          int16
+	Err          error
 	ProtocolType string
 	Protocol     string
 	Assignment   []byte

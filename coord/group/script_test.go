@@ -321,11 +321,11 @@ func (s *script) join(t *testing.T, d *datadriven.TestData) {
 	}
 	s.c.JoinGroup(r, func(res JoinResult) {
 		var b strings.Builder
-		fmt.Fprintf(&b, "join %s: %s", who, errName(codeErr(res.Err)))
+		fmt.Fprintf(&b, "join %s: %s", who, errName(res.Err))
 		if res.MemberID != "" && res.MemberID != who {
 			fmt.Fprintf(&b, " member=%s", res.MemberID)
 		}
-		if res.Err == 0 || res.Generation >= 0 {
+		if res.Err == nil || res.Generation >= 0 {
 			fmt.Fprintf(&b, " generation=%d", res.Generation)
 		}
 		if res.Protocol != "" {
@@ -361,8 +361,8 @@ func (s *script) sync(t *testing.T, d *datadriven.TestData) {
 		r.Assignments = append(r.Assignments, Assignment{MemberID: id, Assignment: []byte(val)})
 	}
 	s.c.SyncGroup(r, func(res SyncResult) {
-		if res.Err != 0 {
-			s.respond("sync %s: %s", member, errName(codeErr(res.Err)))
+		if res.Err != nil {
+			s.respond("sync %s: %s", member, errName(res.Err))
 			return
 		}
 		s.respond("sync %s: NONE assignment=%q", member, res.Assignment)

@@ -131,7 +131,7 @@ func (s *shard) dropStreamsLocked(e *entry, now int64, done func(JoinResult), me
 	if err := s.writeStreamsLocked(e.g.id, nil, recs); err != nil {
 		s.c.logger.Warn("cannot convert streams group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 		s.finishLocked(e, now)
-		done(joinError(storeCode(err), memberID))
+		done(joinError(storeErr(err), memberID))
 		return false
 	}
 	s.replayStreamsLocked(e.g, recs)
