@@ -78,7 +78,7 @@ func TestConsumerHeartbeatAllocatesNothing(t *testing.T) {
 	req := &ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: m.epoch, RebalanceTimeout: -1,
 		ClientID: "client-m1", ClientHost: "/127.0.0.1"}
 	allocs := testing.AllocsPerRun(1000, func() {
-		if res := c.ConsumerGroupHeartbeat(req); res.Err != 0 || res.HasAssignment {
+		if res := c.ConsumerGroupHeartbeat(req); res.Err != nil || res.HasAssignment {
 			t.Fatalf("heartbeat: %+v", res)
 		}
 	})

@@ -203,8 +203,8 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 		hr.InstanceID = &inst
 	}
 	out := cg.heartbeat(&env, hr, nil)
-	if out.res.Err != 0 {
-		fail(codeErr(out.res.Err), memberID)
+	if out.res.Err != nil {
+		fail(out.res.Err, memberID)
 		return
 	}
 	if err := s.writeConsumerLocked(e.g.id, out.recs, false, nil); err != nil {

@@ -9,8 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"kzero/coord/shards"
 )
 
 // ConsumerGroupHeartbeat handles a ConsumerGroupHeartbeat (KIP-848): a
@@ -28,18 +26,18 @@ import (
 // when the policy allows it.
 func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) ConsumerHeartbeatResult {
 	if code, msg := validateHeartbeat(r, &c.policy); code != 0 {
-		return ConsumerHeartbeatResult{Err: code, ErrMessage: msg}
+		return ConsumerHeartbeatResult{Err: codeErr(code), ErrMessage: msg}
 	}
 	s, err := c.lock(r.Group)
 	if err != nil {
-		return ConsumerHeartbeatResult{Err: shards.Code(err)}
+		return ConsumerHeartbeatResult{Err: err}
 	}
 	now := c.now()
 	env := c.env(now)
 	e := s.mu.groups[r.Group]
 	notFound := func(msg string) ConsumerHeartbeatResult {
 		s.Unlock()
-		return ConsumerHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf(msg, r.Group)}
+		return ConsumerHeartbeatResult{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf(msg, r.Group)}
 	}
 	if r.MemberEpoch < 0 {
 		if e == nil || e.g.consumer == nil {
@@ -75,10 +73,10 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 // shard and returns the response.
 func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out hbOutcome, convert, created bool) ConsumerHeartbeatResult {
 	res := out.res
-	if res.Err == 0 && (len(out.recs) > 0 || convert) {
+	if res.Err == nil && (len(out.recs) > 0 || convert) {
 		if err := s.writeConsumerLocked(e.g.id, out.recs, convert && !created, nil); err != nil {
 			s.c.logger.Warn("cannot store consumer group records", "group", e.g.id, "partition", s.Partition, "err", err)
-			res = ConsumerHeartbeatResult{Err: storeCode(err)}
+			res = ConsumerHeartbeatResult{Err: storeErr(err)}
 		} else {
 			if convert {
 				e.g.consumer = cg
@@ -86,12 +84,12 @@ func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out
 			s.replayConsumerLocked(e.g, out.recs)
 		}
 	}
-	if res.Err != 0 && created {
+	if res.Err != nil && created {
 		delete(s.mu.groups, e.g.id) // the group never was
 		s.Unlock()
 		return res
 	}
-	if res.Err == 0 && e.g.consumer != nil {
+	if res.Err == nil && e.g.consumer != nil {
 		e.g.consumer.apply(&out)
 		if out.left && e.g.consumer.downgradable(&s.c.policy) {
 			s.downgradeLocked(e, now)
@@ -294,8 +292,8 @@ func (cg *consumerGroup) validateFetch(memberID string, epoch int32) int16 {
 
 // ConsumerGroupDescription is one group of a ConsumerGroupDescribe.
 type ConsumerGroupDescription struct {
-	Err             int16
-	ErrMessage      string
+	Err             error
+	ErrMessage      string // the text Kafka sends with Err, if any
 	State           State
 	Epoch           int32
 	AssignmentEpoch int32
@@ -318,19 +316,19 @@ type ConsumerMemberDescription struct {
 // GROUP_ID_NOT_FOUND for a group that does not exist or is classic.
 func (c *Coordinator) DescribeConsumerGroup(group string) ConsumerGroupDescription {
 	if group == "" {
-		return ConsumerGroupDescription{Err: kerr.InvalidGroupID.Code, State: Dead}
+		return ConsumerGroupDescription{Err: kerr.InvalidGroupID, State: Dead}
 	}
 	s, err := c.lock(group)
 	if err != nil {
-		return ConsumerGroupDescription{Err: shards.Code(err), State: Dead}
+		return ConsumerGroupDescription{Err: err, State: Dead}
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]
 	switch {
 	case e == nil:
-		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
+		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
 	case e.g.consumer == nil:
-		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s is not a consumer group.", group), State: Dead}
+		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s is not a consumer group.", group), State: Dead}
 	}
 	cg := e.g.consumer
 	env := c.env(c.now())

@@ -61,8 +61,8 @@ type TopicPartitions struct {
 
 // ConsumerHeartbeatResult is a ConsumerGroupHeartbeat response.
 type ConsumerHeartbeatResult struct {
-	Err               int16
-	ErrMessage        string
+	Err               error
+	ErrMessage        string // the text Kafka sends with Err, if any
 	MemberID          string
 	MemberEpoch       int32
 	HeartbeatInterval int32 // ms
@@ -126,7 +126,7 @@ func (cg *consumerGroup) apply(out *hbOutcome) {
 }
 
 func hbFail(code int16, msg string) hbOutcome {
-	return hbOutcome{res: ConsumerHeartbeatResult{Err: code, ErrMessage: msg}}
+	return hbOutcome{res: ConsumerHeartbeatResult{Err: codeErr(code), ErrMessage: msg}}
 }
 
 // validateHeartbeat checks a request as Kafka does before looking at the

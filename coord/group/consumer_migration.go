@@ -121,14 +121,14 @@ func (s *shard) upgradeLocked(e *entry, now int64, r *ConsumerHeartbeatRequest) 
 	env := s.c.env(now)
 	pre, cg := e.g.consumerRecords(env.topics)
 	out := cg.heartbeat(&env, r, newMemberID)
-	if out.res.Err != 0 {
+	if out.res.Err != nil {
 		s.finishLocked(e, now)
 		return out.res
 	}
 	if err := s.writeConsumerLocked(e.g.id, append(pre, out.recs...), true, nil); err != nil {
 		s.c.logger.Warn("cannot upgrade classic group to consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
 		s.finishLocked(e, now)
-		return ConsumerHeartbeatResult{Err: storeCode(err)}
+		return ConsumerHeartbeatResult{Err: storeErr(err)}
 	}
 	e.g.resetClassic(now, kerr.RebalanceInProgress.Code)
 	e.g.consumer = cg

@@ -199,7 +199,7 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 				t.Fatalf("consumer member joining the classic group: %+v", res)
 			}
 			d := c.DescribeConsumerGroup("g")
-			if d.Err != 0 || len(d.Members) != 2 || d.Epoch != gen+1 {
+			if d.Err != nil || len(d.Members) != 2 || d.Epoch != gen+1 {
 				t.Fatalf("upgraded group %+v", d)
 			}
 			for _, dm := range d.Members {
@@ -315,7 +315,7 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 
 	// The last consumer protocol member leaves: the group is classic
 	// again, rebalancing.
-	if res := m.leave(-1); res.Err != 0 {
+	if res := m.leave(-1); res.Err != nil {
 		t.Fatalf("leave %+v", res)
 	}
 	d, found, _ := c.DescribeGroup("g")
@@ -344,7 +344,7 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 	if d, _, _ := c.DescribeGroup("g"); d.State != Stable || len(d.Members) != 1 || d.Members[0].MemberID != cl.id {
 		t.Fatalf("reloaded %+v", d)
 	}
-	if d := c.DescribeConsumerGroup("g"); d.Err != kerr.GroupIDNotFound.Code {
+	if d := c.DescribeConsumerGroup("g"); !errors.Is(d.Err, kerr.GroupIDNotFound) {
 		t.Fatalf("still a consumer group after reload: %+v", d)
 	}
 }
@@ -384,7 +384,7 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 	c, _ := consumerCoordinator(t, n)
 	c.policy.UpgradeAllowed, c.policy.DowngradeAllowed = false, false
 	joinSync(t, c, "classic", "", consumerMetadata("a"), []byte{})
-	if res := newMember(t, c, "classic", "m1", "a").send(); res.Err != kerr.GroupIDNotFound.Code {
+	if res := newMember(t, c, "classic", "m1", "a").send(); !errors.Is(res.Err, kerr.GroupIDNotFound) {
 		t.Fatalf("consumer member joining a classic group with members: %+v", res)
 	}
 	newMember(t, c, "g", "m1", "a").beat()
@@ -400,7 +400,7 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 	cl := newClassic(t, c, "g2", false, "a")
 	cl.rebalance()
 	m.leave(-1)
-	if d := c.DescribeConsumerGroup("g2"); d.Err != 0 || len(d.Members) != 1 || !d.Members[0].Classic {
+	if d := c.DescribeConsumerGroup("g2"); d.Err != nil || len(d.Members) != 1 || !d.Members[0].Classic {
 		t.Fatalf("downgraded against the policy: %+v", d)
 	}
 	// Not a consumer group, not classic members: a classic group whose
@@ -411,7 +411,7 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("connect join %+v", res)
 	}
-	if res := newMember(t, c, "connect", "m1", "a").send(); res.Err != kerr.GroupIDNotFound.Code {
+	if res := newMember(t, c, "connect", "m1", "a").send(); !errors.Is(res.Err, kerr.GroupIDNotFound) {
 		t.Fatalf("consumer member joining a connect group: %+v", res)
 	}
 }

@@ -452,8 +452,8 @@ func (s *script) consumerHeartbeat(t *testing.T, d *datadriven.TestData) {
 		r.Owned = s.partitions(t, owned)
 	}
 	res := s.c.ConsumerGroupHeartbeat(r)
-	if res.Err != 0 {
-		s.respond("heartbeat %s: %s", id, errName(codeErr(res.Err)))
+	if res.Err != nil {
+		s.respond("heartbeat %s: %s", id, errName(res.Err))
 		return
 	}
 	line := fmt.Sprintf("heartbeat %s: NONE epoch=%d", id, res.MemberEpoch)
@@ -475,8 +475,8 @@ func (s *script) consumerLeave(t *testing.T, d *datadriven.TestData) {
 	}
 	res := s.c.ConsumerGroupHeartbeat(&ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: id,
 		MemberEpoch: int32(argInt(t, d, "epoch", -1)), InstanceID: m.instance, RebalanceTimeout: -1})
-	if res.Err != 0 {
-		s.respond("leave %s: %s", id, errName(codeErr(res.Err)))
+	if res.Err != nil {
+		s.respond("leave %s: %s", id, errName(res.Err))
 		return
 	}
 	s.respond("leave %s: NONE epoch=%d", id, res.MemberEpoch)

@@ -127,8 +127,8 @@ type ShareHeartbeatRequest struct {
 
 // ShareHeartbeatResult is a ShareGroupHeartbeat response.
 type ShareHeartbeatResult struct {
-	Err               int16
-	ErrMessage        string
+	Err               error
+	ErrMessage        string // the text Kafka sends with Err, if any
 	MemberID          string
 	MemberEpoch       int32
 	HeartbeatInterval int32 // ms
@@ -152,7 +152,7 @@ type shareOutcome struct {
 }
 
 func shareFail(code int16, msg string) shareOutcome {
-	return shareOutcome{res: ShareHeartbeatResult{Err: code, ErrMessage: msg}}
+	return shareOutcome{res: ShareHeartbeatResult{Err: codeErr(code), ErrMessage: msg}}
 }
 
 // validateShareHeartbeat checks a request as Kafka does before looking at

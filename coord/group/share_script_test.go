@@ -32,8 +32,8 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 			}
 		}
 		res := s.c.ShareGroupHeartbeat(r)
-		if res.Err != 0 {
-			s.respond("share-heartbeat %s: %s", id, errName(codeErr(res.Err)))
+		if res.Err != nil {
+			s.respond("share-heartbeat %s: %s", id, errName(res.Err))
 			return
 		}
 		m.epoch = res.MemberEpoch
@@ -44,8 +44,8 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		s.respond("%s", line)
 	case "share-leave":
 		res := s.c.ShareGroupHeartbeat(&ShareHeartbeatRequest{Group: "g", MemberID: id, MemberEpoch: -1})
-		if res.Err != 0 {
-			s.respond("share-leave %s: %s", id, errName(codeErr(res.Err)))
+		if res.Err != nil {
+			s.respond("share-leave %s: %s", id, errName(res.Err))
 			return
 		}
 		s.respond("share-leave %s: NONE epoch=%d", id, res.MemberEpoch)
