@@ -279,9 +279,9 @@ func (s *shard) heartbeatClassicLocked(e *entry, now int64, r *HeartbeatRequest)
 // leaveClassicLocked handles a LeaveGroup on a consumer group: the classic
 // members named leave in one batch, and the group epoch is bumped. It
 // unlocks the shard.
-func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) []int16 {
+func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) []error {
 	cg := e.g.consumer
-	codes := make([]int16, len(leaving))
+	errs := make([]error, len(leaving))
 	var gone []*consumerMember
 	for i, l := range leaving {
 		var m *consumerMember
@@ -289,14 +289,14 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 			m = cg.members[cg.static[l.InstanceID]]
 			switch {
 			case m == nil || m.classic == nil:
-				codes[i] = kerr.UnknownMemberID.Code
+				errs[i] = kerr.UnknownMemberID
 				continue
 			case l.MemberID != "" && l.MemberID != m.id:
-				codes[i] = kerr.FencedInstanceID.Code
+				errs[i] = kerr.FencedInstanceID
 				continue
 			}
 		} else if m = cg.members[l.MemberID]; m == nil || m.classic == nil {
-			codes[i] = kerr.UnknownMemberID.Code
+			errs[i] = kerr.UnknownMemberID
 			continue
 		}
 		if !slices.Contains(gone, m) {
@@ -308,10 +308,10 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 		recs := cg.fenceRecords(&env, gone...)
 		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
 			s.c.logger.Warn("cannot remove classic members of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
-			code := storeCode(err)
-			for i := range codes {
-				if codes[i] == 0 {
-					codes[i] = code
+			err = storeErr(err)
+			for i := range errs {
+				if errs[i] == nil {
+					errs[i] = err
 				}
 			}
 		} else {
@@ -319,5 +319,5 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 		}
 	}
 	s.finishLocked(e, now)
-	return codes
+	return errs
 }

@@ -130,7 +130,7 @@ func (s *shard) upgradeLocked(e *entry, now int64, r *ConsumerHeartbeatRequest) 
 		s.finishLocked(e, now)
 		return ConsumerHeartbeatResult{Err: storeErr(err)}
 	}
-	e.g.resetClassic(now, kerr.RebalanceInProgress.Code)
+	e.g.resetClassic(now, kerr.RebalanceInProgress)
 	e.g.consumer = cg
 	s.replayConsumerLocked(e.g, out.recs)
 	for _, m := range cg.members {
@@ -172,7 +172,7 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 	}
 	recs = append(recs, cg.deleteRecords()...)
 
-	g.resetClassic(now, kerr.RebalanceInProgress.Code)
+	g.resetClassic(now, kerr.RebalanceInProgress)
 	g.protocolType, g.generation = consumerProtocolType, cg.epoch
 	for _, m := range members {
 		g.add(&member{
@@ -185,14 +185,14 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 	}
 	protocol, ok := g.selectProtocol()
 	if !ok {
-		g.resetClassic(now, 0) // no protocol they all support: stay
+		g.resetClassic(now, nil) // no protocol they all support: stay
 		return
 	}
 	g.protocol = protocol
 	g.transition(now, Stable)
 	if err := s.writeConsumerLocked(g.id, recs, false, g.metadataValue(nil)); err != nil {
 		s.c.logger.Warn("cannot downgrade consumer group to classic group", "group", g.id, "partition", s.Partition, "err", err)
-		g.resetClassic(now, 0)
+		g.resetClassic(now, nil)
 		return
 	}
 	s.replayConsumerLocked(g, recs)
@@ -202,11 +202,11 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 
 // resetClassic empties the classic side of a group (its members move to,
 // or stay in, the consumer group): waiting JoinGroup and SyncGroup
-// requests get code.
-func (g *Group) resetClassic(now int64, code int16) {
+// requests get err.
+func (g *Group) resetClassic(now int64, err error) {
 	for _, m := range g.order {
-		g.invokeJoin(m, joinError(codeErr(code), m.id))
-		g.invokeSync(m, SyncResult{Err: codeErr(code)})
+		g.invokeJoin(m, joinError(err, m.id))
+		g.invokeSync(m, SyncResult{Err: err})
 	}
 	clear(g.members)
 	g.order = nil

@@ -350,7 +350,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	if created && e.g.deletable() && e.g.Size() == 0 {
 		// The join failed (a bad session timeout, no protocols): leave
 		// no trace of a group that never was.
-		e.g.markDead(now, kerr.UnknownMemberID.Code)
+		e.g.markDead(now, kerr.UnknownMemberID)
 	}
 	s.finishLocked(e, now)
 }
@@ -434,7 +434,7 @@ func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (error, []
 		return nil, errs
 	}
 	if e.g.consumer != nil {
-		return nil, errsOf(s.leaveClassicLocked(e, now, members))
+		return nil, s.leaveClassicLocked(e, now, members)
 	}
 	err, errs := e.g.Leave(now, members)
 	s.finishLocked(e, now)
@@ -445,15 +445,16 @@ func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (error, []
 // (nil for one committed).
 func (c *Coordinator) CommitOffsets(r *CommitRequest) []error {
 	codes := make([]int16, len(r.Offsets))
-	all := func(code int16) []error {
-		for i := range codes {
-			codes[i] = code
+	all := func(err error) []error {
+		errs := make([]error, len(codes))
+		for i := range errs {
+			errs[i] = err
 		}
-		return errsOf(codes)
+		return errs
 	}
 	s, err := c.lock(r.Group)
 	if err != nil {
-		return all(shards.Code(err))
+		return all(err)
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
@@ -461,15 +462,15 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []error {
 		if r.Generation >= 0 {
 			s.Unlock()
 			if r.UnknownGroupIsNotFound {
-				return all(kerr.GroupIDNotFound.Code)
+				return all(kerr.GroupIDNotFound)
 			}
-			return all(kerr.IllegalGeneration.Code)
+			return all(kerr.IllegalGeneration)
 		}
 		e = s.addLocked(r.Group, now)
 	}
 	if code := e.g.validateCommit(r); code != 0 {
 		s.finishLocked(e, now)
-		return all(code)
+		return all(codeErr(code))
 	}
 	if e.g.consumer != nil {
 		e.g.consumer.staleCommits(r, c.env(now).topics, codes)
@@ -703,7 +704,7 @@ func (c *Coordinator) DeleteGroups(groups []string) []error {
 		} else {
 			clear(e.g.offsets)
 			clear(e.g.txnOffsets)
-			e.g.markDead(now, kerr.GroupIDNotFound.Code)
+			e.g.markDead(now, kerr.GroupIDNotFound)
 		}
 		s.finishLocked(e, now)
 	}
@@ -790,7 +791,7 @@ func (s *shard) expire(now, retention int64) {
 			continue
 		}
 		if dead {
-			e.g.markDead(now, kerr.GroupIDNotFound.Code)
+			e.g.markDead(now, kerr.GroupIDNotFound)
 			ready = append(ready, s.settleLocked(e, now)...)
 		}
 	}

@@ -607,7 +607,7 @@ func (g *Group) maybePrepareRebalance(now int64) {
 // prepareRebalance starts a rebalance: members must join again.
 func (g *Group) prepareRebalance(now int64) {
 	if g.state == CompletingRebalance {
-		g.resetAssignments(kerr.RebalanceInProgress.Code)
+		g.resetAssignments(kerr.RebalanceInProgress)
 	}
 	g.syncDeadline = 0
 	clear(g.pendingSync)
@@ -623,11 +623,11 @@ func (g *Group) prepareRebalance(now int64) {
 }
 
 // resetAssignments drops the assignments of a generation that will not
-// be, answering waiting SyncGroups with code.
-func (g *Group) resetAssignments(code int16) {
+// be, answering waiting SyncGroups with err.
+func (g *Group) resetAssignments(err error) {
 	for _, m := range g.order {
 		m.assignment = nil
-		g.invokeSync(m, SyncResult{Err: codeErr(code), ProtocolType: g.protocolType, Protocol: g.protocol})
+		g.invokeSync(m, SyncResult{Err: err, ProtocolType: g.protocolType, Protocol: g.protocol})
 	}
 }
 
@@ -775,16 +775,16 @@ func (g *Group) Sync(now int64, r *SyncRequest, done func(SyncResult)) {
 // bytes0 copies b, never returning nil: an assignment is never null.
 func bytes0(b []byte) []byte { return append([]byte{}, b...) }
 
-// stored reports the outcome of a store taken from takeStores: code 0 on
-// success, else the Kafka error for the members waiting on it.
-func (g *Group) stored(now int64, st store, code int16) {
+// stored reports the outcome of a store taken from takeStores: nil on
+// success, else the error for the members waiting on it.
+func (g *Group) stored(now int64, st store, err error) {
 	switch st.kind {
 	case storeSync:
 		if g.state != CompletingRebalance || g.generation != st.generation {
 			return // the group moved on while the write was made
 		}
-		if code != 0 {
-			g.resetAssignments(code)
+		if err != nil {
+			g.resetAssignments(err)
 			g.maybePrepareRebalance(now)
 			return
 		}
@@ -801,12 +801,12 @@ func (g *Group) stored(now int64, st store, code int16) {
 		if g.members[m.id] != m {
 			return
 		}
-		if code != 0 {
+		if err != nil {
 			done := m.joinDone
 			g.updateMember(m, st.oldProtocols, st.oldRebalance, st.oldSession, nil)
 			g.rename(m, st.oldID)
 			m.deadline = now + int64(m.sessionTimeout)
-			g.respondJoin(done, JoinResult{Err: codeErr(code), Generation: g.generation,
+			g.respondJoin(done, JoinResult{Err: err, Generation: g.generation,
 				ProtocolType: g.protocolType, Protocol: g.protocol, Leader: st.prevLeader})
 			return
 		}

@@ -22,7 +22,7 @@ type harness struct {
 	now    int64
 	ids    int
 	stores []storeKind
-	fail   int16 // error code for the next stores, 0 to succeed
+	fail   error // error of the next stores, nil to succeed
 }
 
 func newHarness(t *testing.T, delay int64) *harness {
@@ -302,7 +302,7 @@ func TestSyncReturnsLeaderAssignmentExactly(t *testing.T) {
 func TestFailedAssignmentStoreRestartsRebalance(t *testing.T) {
 	h := newHarness(t, 0)
 	a := h.joinDynamic("a")
-	h.fail = kerr.CoordinatorNotAvailable.Code
+	h.fail = kerr.CoordinatorNotAvailable
 	s := h.sync(a.res.MemberID, "", a.res.Generation, Assignment{MemberID: a.res.MemberID, Assignment: []byte("x")})
 	wantCode(t, "sync with failed store", s.res.Err, kerr.CoordinatorNotAvailable)
 	wantState(t, h.g, PreparingRebalance)
@@ -467,10 +467,10 @@ func TestStaticMemberRestartRevertsOnFailedStore(t *testing.T) {
 	s1 := h.join(JoinRequest{ClientID: "c", InstanceID: "i1"})
 	gen := s1.res.Generation
 	h.sync(s1.res.MemberID, "i1", gen, Assignment{MemberID: s1.res.MemberID, Assignment: []byte("p0")})
-	h.fail = kerr.NotCoordinator.Code
+	h.fail = kerr.NotCoordinator
 	r := h.join(JoinRequest{ClientID: "c", InstanceID: "i1"})
 	wantCode(t, "restart with failed store", r.res.Err, kerr.NotCoordinator)
-	h.fail = 0
+	h.fail = nil
 	wantCode(t, "old incarnation after revert", h.heartbeat(s1.res.MemberID, "i1", gen), nil)
 }
 

@@ -236,11 +236,11 @@ func (g *Group) deletable() bool {
 }
 
 // markDead ends the group: deleted, expired or unloaded. Waiting requests
-// are answered with code.
-func (g *Group) markDead(now int64, code int16) {
+// are answered with err.
+func (g *Group) markDead(now int64, err error) {
 	for _, m := range g.order {
-		g.invokeJoin(m, joinError(codeErr(code), m.id))
-		g.invokeSync(m, SyncResult{Err: codeErr(code)})
+		g.invokeJoin(m, joinError(err, m.id))
+		g.invokeSync(m, SyncResult{Err: err})
 		m.deadline = 0
 	}
 	clear(g.pending)

@@ -18,8 +18,6 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"kzero/coord/shards"
 )
 
 // TxnCommitRequest is a TxnOffsetCommit request.
@@ -43,36 +41,37 @@ type TxnCommitRequest struct {
 // INVALID_PRODUCER_EPOCH (the producer is fenced).
 func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []error {
 	codes := make([]int16, len(r.Offsets))
-	all := func(code int16) []error {
-		for i := range codes {
-			codes[i] = code
+	all := func(err error) []error {
+		errs := make([]error, len(codes))
+		for i := range errs {
+			errs[i] = err
 		}
-		return errsOf(codes)
+		return errs
 	}
 	switch {
 	case r.Group == "":
-		return all(kerr.InvalidGroupID.Code)
+		return all(kerr.InvalidGroupID)
 	case r.ProducerID < 0:
-		return all(kerr.InvalidProducerIDMapping.Code)
+		return all(kerr.InvalidProducerIDMapping)
 	case r.ProducerEpoch < 0:
-		return all(kerr.InvalidProducerEpoch.Code)
+		return all(kerr.InvalidProducerEpoch)
 	}
 	s, err := c.lock(r.Group)
 	if err != nil {
-		return all(shards.Code(err))
+		return all(err)
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		if r.Generation >= 0 {
 			s.Unlock()
-			return all(kerr.IllegalGeneration.Code)
+			return all(kerr.IllegalGeneration)
 		}
 		e = s.addLocked(r.Group, now)
 	}
 	if code := e.g.validateTxnCommit(r); code != 0 {
 		s.finishLocked(e, now)
-		return all(code)
+		return all(codeErr(code))
 	}
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, codes)
 	if len(recs) > 0 {
