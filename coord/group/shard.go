@@ -188,11 +188,6 @@ func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (i
 	return s.WriteLocked()
 }
 
-// storeCode is the code a failed write gives the members waiting on it
-// (shards.GroupError, Kafka's table), for the streams group responses
-// built as kmsg messages.
-func storeCode(err error) int16 { return shards.Code(storeErr(err)) }
-
 // Unload drops the shard's groups; waiting requests are told
 // NOT_COORDINATOR (shards.Coordinated).
 func (s *shard) Unload() func() {

@@ -73,8 +73,8 @@ func runStreamsModel(t *testing.T, seed uint64) {
 		}
 		env := streamsEnv{now: now, policy: &policy, topics: topics, clientID: c.id, clientHost: "/h"}
 		out := sg.heartbeat(&env, r)
-		if code := out.res.Response.ErrorCode; code != 0 {
-			t.Fatalf("heartbeat of %s at epoch %d: %s", c.id, c.epoch, errName(codeErr(code)))
+		if err := out.res.Err; err != nil {
+			t.Fatalf("heartbeat of %s at epoch %d: %s", c.id, c.epoch, errName(err))
 		}
 		for i := range out.recs {
 			sg.replay(&out.recs[i])
