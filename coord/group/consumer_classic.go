@@ -118,21 +118,21 @@ func (cg *consumerGroup) needsRejoin(m *consumerMember, topics Topics) bool {
 // classicMember finds a classic member of a request: UNKNOWN_MEMBER_ID
 // for none (or a consumer protocol member), FENCED_INSTANCE_ID for a
 // static member under another id.
-func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMember, int16) {
+func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMember, error) {
 	if instanceID != "" {
 		cur := cg.members[cg.static[instanceID]]
 		switch {
 		case cur == nil || cur.classic == nil:
-			return nil, kerr.UnknownMemberID.Code
+			return nil, kerr.UnknownMemberID
 		case cur.id != memberID:
-			return nil, kerr.FencedInstanceID.Code
+			return nil, kerr.FencedInstanceID
 		}
 	}
 	m := cg.members[memberID]
 	if m == nil || m.classic == nil {
-		return nil, kerr.UnknownMemberID.Code
+		return nil, kerr.UnknownMemberID
 	}
-	return m, 0
+	return m, nil
 }
 
 // joinClassicLocked handles a JoinGroup on a consumer group with members,
@@ -227,18 +227,18 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 // current assignment. It unlocks the shard and answers.
 func (s *shard) syncClassicLocked(e *entry, now int64, r *SyncRequest, done func(SyncResult)) {
 	cg := e.g.consumer
-	m, code := cg.classicMember(r.MemberID, r.InstanceID)
+	m, err := cg.classicMember(r.MemberID, r.InstanceID)
 	switch {
-	case code != 0:
+	case err != nil:
 	case r.Generation != m.current.epoch:
-		code = kerr.IllegalGeneration.Code
+		err = kerr.IllegalGeneration
 	case r.ProtocolType != nil && *r.ProtocolType != consumerProtocolType,
 		r.Protocol != nil && !slices.ContainsFunc(m.classic.protocols, func(p Protocol) bool { return p.Name == *r.Protocol }):
-		code = kerr.InconsistentGroupProtocol.Code
+		err = kerr.InconsistentGroupProtocol
 	}
-	if code != 0 {
+	if err != nil {
 		s.finishLocked(e, now)
-		done(SyncResult{Err: codeErr(code)})
+		done(SyncResult{Err: err})
 		return
 	}
 	m.classicDeadline = 0
@@ -256,24 +256,24 @@ func (s *shard) syncClassicLocked(e *entry, now int64, r *SyncRequest, done func
 // heartbeatClassicLocked handles a Heartbeat on a consumer group:
 // REBALANCE_IN_PROGRESS when the member must join again. It unlocks the
 // shard.
-func (s *shard) heartbeatClassicLocked(e *entry, now int64, r *HeartbeatRequest) int16 {
+func (s *shard) heartbeatClassicLocked(e *entry, now int64, r *HeartbeatRequest) error {
 	cg := e.g.consumer
-	m, code := cg.classicMember(r.MemberID, r.InstanceID)
+	m, err := cg.classicMember(r.MemberID, r.InstanceID)
 	switch {
-	case code != 0:
+	case err != nil:
 	case r.Generation != m.current.epoch:
-		code = kerr.IllegalGeneration.Code
+		err = kerr.IllegalGeneration
 	default:
 		m.sessionDeadline = now + int64(m.classic.sessionTimeout)
 		if cg.needsRejoin(m, s.c.env(now).topics) {
 			if m.classicDeadline == 0 {
 				m.classicDeadline = now + int64(max(m.rebalanceTimeout, 0))
 			}
-			code = kerr.RebalanceInProgress.Code
+			err = kerr.RebalanceInProgress
 		}
 	}
 	s.finishLocked(e, now)
-	return code
+	return err
 }
 
 // leaveClassicLocked handles a LeaveGroup on a consumer group: the classic

@@ -230,27 +230,27 @@ func (g *Group) classicEmpty() bool {
 // STALE_MEMBER_EPOCH (ILLEGAL_GENERATION for TxnOffsetCommit); one below
 // it passes here, to be checked per partition (heldSince, KIP-1251), but
 // not for TxnOffsetCommit (ILLEGAL_GENERATION).
-func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bool) int16 {
+func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bool) error {
 	if epoch < 0 && len(cg.members) == 0 {
-		return 0
+		return nil
 	}
 	m := cg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case m.classic != nil && epoch != m.current.epoch:
 		// A classic member commits with its generation, any version.
-		return kerr.IllegalGeneration.Code
+		return kerr.IllegalGeneration
 	case m.classic != nil:
-		return 0
+		return nil
 	case !txn && !v9:
-		return kerr.UnsupportedVersion.Code
+		return kerr.UnsupportedVersion
 	case epoch != m.current.epoch && txn:
-		return kerr.IllegalGeneration.Code
+		return kerr.IllegalGeneration
 	case epoch > m.current.epoch || epoch < 0:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // staleCommits marks STALE_MEMBER_EPOCH the offsets of a commit made with a
@@ -276,18 +276,18 @@ func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, codes []i
 
 // validateFetch checks an OffsetFetch v9+ naming a member of the group;
 // a request naming none (an admin client) is not checked.
-func (cg *consumerGroup) validateFetch(memberID string, epoch int32) int16 {
+func (cg *consumerGroup) validateFetch(memberID string, epoch int32) error {
 	if memberID == "" && epoch < 0 {
-		return 0
+		return nil
 	}
 	m := cg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case epoch != m.current.epoch:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // ConsumerGroupDescription is one group of a ConsumerGroupDescribe.

@@ -406,7 +406,7 @@ func (c *Coordinator) Heartbeat(r *HeartbeatRequest) error {
 		return kerr.UnknownMemberID
 	}
 	if e.g.consumer != nil {
-		return codeErr(s.heartbeatClassicLocked(e, now, r))
+		return s.heartbeatClassicLocked(e, now, r)
 	}
 	err = e.g.Heartbeat(now, r)
 	s.finishLocked(e, now)
@@ -468,9 +468,9 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []error {
 		}
 		e = s.addLocked(r.Group, now)
 	}
-	if code := e.g.validateCommit(r); code != 0 {
+	if err := e.g.validateCommit(r); err != nil {
 		s.finishLocked(e, now)
-		return all(codeErr(code))
+		return all(err)
 	}
 	if e.g.consumer != nil {
 		e.g.consumer.staleCommits(r, c.env(now).topics, codes)
@@ -565,15 +565,15 @@ func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, error) {
 		return newGroup(r.Group, &c.policy, 0).fetchOffsets(r.Topics, false), nil
 	}
 	if e.g.consumer != nil {
-		if code := e.g.consumer.validateFetch(r.MemberID, r.MemberEpoch); code != 0 {
+		if err := e.g.consumer.validateFetch(r.MemberID, r.MemberEpoch); err != nil {
 			s.Unlock()
-			return nil, codeErr(code)
+			return nil, err
 		}
 	}
 	if e.g.streams != nil {
-		if code := e.g.streams.validateFetch(r.MemberID, r.MemberEpoch); code != 0 {
+		if err := e.g.streams.validateFetch(r.MemberID, r.MemberEpoch); err != nil {
 			s.Unlock()
-			return nil, codeErr(code)
+			return nil, err
 		}
 	}
 	out := e.g.fetchOffsets(r.Topics, r.RequireStable)
@@ -594,9 +594,9 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (error, 
 		s.Unlock()
 		return kerr.GroupIDNotFound, nil
 	}
-	if code := e.g.validateDeleteOffsets(); code != 0 {
+	if err := e.g.validateDeleteOffsets(); err != nil {
 		s.finishLocked(e, now)
-		return codeErr(code), nil
+		return err, nil
 	}
 	errs := make([]error, len(tps))
 	var del []TopicPartition
@@ -693,8 +693,8 @@ func (c *Coordinator) DeleteGroups(groups []string) []error {
 			errs[i] = kerr.GroupIDNotFound
 			continue
 		}
-		if code := e.g.validateDelete(); code != 0 {
-			errs[i] = codeErr(code)
+		if err := e.g.validateDelete(); err != nil {
+			errs[i] = err
 			s.finishLocked(e, now)
 			continue
 		}

@@ -297,20 +297,20 @@ func (g *Group) acceptJoining(memberID string) bool {
 }
 
 // validateMember checks a request's member and instance ids.
-func (g *Group) validateMember(memberID, instanceID string) int16 {
+func (g *Group) validateMember(memberID, instanceID string) error {
 	if instanceID != "" {
 		cur, ok := g.static[instanceID]
 		if !ok {
-			return kerr.UnknownMemberID.Code
+			return kerr.UnknownMemberID
 		}
 		if cur != memberID {
-			return kerr.FencedInstanceID.Code
+			return kerr.FencedInstanceID
 		}
 	}
 	if g.members[memberID] == nil {
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	}
-	return 0
+	return nil
 }
 
 // Join handles a JoinGroup; done is called (through takeReady) with the
@@ -720,30 +720,30 @@ func (g *Group) selectProtocol() (string, bool) {
 // Sync handles a SyncGroup; done is called (through takeReady) with the
 // member's assignment once the leader's is stored.
 func (g *Group) Sync(now int64, r *SyncRequest, done func(SyncResult)) {
-	fail := func(code int16) { g.respondSync(done, SyncResult{Err: codeErr(code)}) }
+	fail := func(err error) { g.respondSync(done, SyncResult{Err: err}) }
 	if g.state == Dead {
-		fail(kerr.CoordinatorNotAvailable.Code)
+		fail(kerr.CoordinatorNotAvailable)
 		return
 	}
-	if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
-		fail(code)
+	if err := g.validateMember(r.MemberID, r.InstanceID); err != nil {
+		fail(err)
 		return
 	}
 	switch {
 	case r.Generation != g.generation:
-		fail(kerr.IllegalGeneration.Code)
+		fail(kerr.IllegalGeneration)
 		return
 	case r.ProtocolType != nil && *r.ProtocolType != g.protocolType,
 		r.Protocol != nil && *r.Protocol != g.protocol:
-		fail(kerr.InconsistentGroupProtocol.Code)
+		fail(kerr.InconsistentGroupProtocol)
 		return
 	}
 	m := g.members[r.MemberID]
 	switch g.state {
 	case Empty:
-		fail(kerr.UnknownMemberID.Code)
+		fail(kerr.UnknownMemberID)
 	case PreparingRebalance:
-		fail(kerr.RebalanceInProgress.Code)
+		fail(kerr.RebalanceInProgress)
 	case CompletingRebalance:
 		if m.syncDone != nil {
 			g.respondSync(m.syncDone, SyncResult{Err: kerr.RebalanceInProgress})
@@ -830,8 +830,8 @@ func (g *Group) Heartbeat(now int64, r *HeartbeatRequest) error {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable
 	}
-	if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
-		return codeErr(code)
+	if err := g.validateMember(r.MemberID, r.InstanceID); err != nil {
+		return err
 	}
 	if r.Generation != g.generation {
 		return kerr.IllegalGeneration

@@ -552,7 +552,7 @@ func TestPendingMemberExpires(t *testing.T) {
 func TestCommitValidation(t *testing.T) {
 	h := newHarness(t, 0)
 	commit := func(gen int32, member, instance string) error {
-		return codeErr(h.g.validateCommit(&CommitRequest{Generation: gen, MemberID: member, InstanceID: instance}))
+		return h.g.validateCommit(&CommitRequest{Generation: gen, MemberID: member, InstanceID: instance})
 	}
 	wantCode(t, "simple commit to empty group", commit(-1, "", ""), nil)
 	a := h.joinDynamic("a")

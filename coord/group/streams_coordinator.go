@@ -237,20 +237,20 @@ func (s *shard) setStreamsShutdownLocked(group, member string) {
 // one for partitions it held since (checked per partition by
 // staleCommits); a later epoch gets STALE_MEMBER_EPOCH. A TxnOffsetCommit
 // must carry the member's epoch (ILLEGAL_GENERATION).
-func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) int16 {
+func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) error {
 	if epoch < 0 && len(sg.members) == 0 {
-		return 0
+		return nil
 	}
 	m := sg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case epoch != m.current.epoch && txn:
-		return kerr.IllegalGeneration.Code
+		return kerr.IllegalGeneration
 	case epoch > m.current.epoch || epoch < 0:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // staleCommits marks STALE_MEMBER_EPOCH the offsets of a commit made with
@@ -283,18 +283,18 @@ func (sg *streamsGroup) staleCommits(r *CommitRequest, codes []int16) {
 
 // validateFetch checks an OffsetFetch v9+ naming a member of the group;
 // a request naming none (an admin client) is not checked.
-func (sg *streamsGroup) validateFetch(memberID string, epoch int32) int16 {
+func (sg *streamsGroup) validateFetch(memberID string, epoch int32) error {
 	if memberID == "" && epoch < 0 {
-		return 0
+		return nil
 	}
 	m := sg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case epoch != m.current.epoch:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // DescribeStreamsGroup describes a streams group (StreamsGroupDescribe):

@@ -69,9 +69,9 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []error {
 		}
 		e = s.addLocked(r.Group, now)
 	}
-	if code := e.g.validateTxnCommit(r); code != 0 {
+	if err := e.g.validateTxnCommit(r); err != nil {
 		s.finishLocked(e, now)
-		return all(codeErr(code))
+		return all(err)
 	}
 	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, codes)
 	if len(recs) > 0 {
@@ -141,34 +141,34 @@ func (s *shard) indexTxnLocked(producerID int64, group string) {
 // against the group as validateCommit does, except that a request naming
 // no member is accepted whatever the group's state (TxnOffsetCommit before
 // v3 names none) and a rebalance in progress does not refuse it.
-func (g *Group) validateTxnCommit(r *TxnCommitRequest) int16 {
+func (g *Group) validateTxnCommit(r *TxnCommitRequest) error {
 	if g.state == Dead {
-		return kerr.CoordinatorNotAvailable.Code
+		return kerr.CoordinatorNotAvailable
 	}
 	if g.consumer != nil {
 		if r.Generation == -1 && r.MemberID == "" && r.InstanceID == "" {
-			return 0 // no member named (before v3)
+			return nil // no member named (before v3)
 		}
 		return g.consumer.validateCommit(r.MemberID, r.Generation, true, true)
 	}
 	if g.streams != nil {
 		if r.Generation == -1 && r.MemberID == "" && r.InstanceID == "" {
-			return 0 // no member named (before v3)
+			return nil // no member named (before v3)
 		}
 		return g.streams.validateCommit(r.MemberID, r.Generation, true)
 	}
 	if r.Generation < 0 && g.state == Empty {
-		return 0
+		return nil
 	}
 	if r.Generation >= 0 || r.MemberID != "" || r.InstanceID != "" {
-		if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
-			return code
+		if err := g.validateMember(r.MemberID, r.InstanceID); err != nil {
+			return err
 		}
 		if r.Generation != g.generation {
-			return kerr.IllegalGeneration.Code
+			return kerr.IllegalGeneration
 		}
 	}
-	return 0
+	return nil
 }
 
 // stageTxnOffset keeps an offset of producerID's open transaction.
