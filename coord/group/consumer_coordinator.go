@@ -25,8 +25,8 @@ import (
 // leaves a group whose other members are classic, the group is downgraded
 // when the policy allows it.
 func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) ConsumerHeartbeatResult {
-	if code, msg := validateHeartbeat(r, &c.policy); code != 0 {
-		return ConsumerHeartbeatResult{Err: codeErr(code), ErrMessage: msg}
+	if msg, err := validateHeartbeat(r, &c.policy); err != nil {
+		return ConsumerHeartbeatResult{Err: err, ErrMessage: msg}
 	}
 	s, err := c.lock(r.Group)
 	if err != nil {
@@ -259,7 +259,7 @@ func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bo
 // accepted if the member got its partition at e or before, and still has
 // it), so a commit racing a heartbeat that moved the member on is not
 // refused for the partitions it kept.
-func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, codes []int16) {
+func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, errs []error) {
 	m := cg.members[r.MemberID]
 	if m == nil || r.Generation < 0 || r.Generation >= m.current.epoch {
 		return
@@ -269,7 +269,7 @@ func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, codes []i
 		t, ok := topics.ByName(o.Topic)
 		held := ok && (c.assigned.has(t.ID, o.Partition) || c.revoking.has(t.ID, o.Partition))
 		if !held || c.epochOf(t.ID, o.Partition) > r.Generation {
-			codes[i] = kerr.StaleMemberEpoch.Code
+			errs[i] = kerr.StaleMemberEpoch
 		}
 	}
 }

@@ -275,7 +275,7 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			}
 			m.beat()
 			// The classic member leaves: the consumer member takes all.
-			if _, codes := c.LeaveGroup("g", []LeaveMember{{MemberID: cl.id}}); codes[0] != nil {
+			if codes, _ := c.LeaveGroup("g", []LeaveMember{{MemberID: cl.id}}); codes[0] != nil {
 				t.Fatalf("leave %v", codes)
 			}
 			converge(t, c, "g", m)

@@ -458,7 +458,7 @@ func TestConsumerGroupOffsets(t *testing.T) {
 		t.Fatalf("txn commit with a stale epoch: %v", code)
 	}
 	// Subscribed topics' offsets are kept from OffsetDelete.
-	if _, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "a", Partition: 0}}); !errors.Is(codes[0], kerr.GroupSubscribedToTopic) {
+	if codes, _ := c.DeleteOffsets("g", []TopicPartition{{Topic: "a", Partition: 0}}); !errors.Is(codes[0], kerr.GroupSubscribedToTopic) {
 		t.Fatalf("offset delete: %v", codes)
 	}
 	list, _ := c.ListGroups()

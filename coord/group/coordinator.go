@@ -413,15 +413,15 @@ func (c *Coordinator) Heartbeat(r *HeartbeatRequest) error {
 	return err
 }
 
-// LeaveGroup handles a LeaveGroup: a group-level error, or one per member
-// (nil for a member that left).
-func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (error, []error) {
+// LeaveGroup handles a LeaveGroup: an error per member (nil for a member
+// that left), or a group-level error.
+func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) ([]error, error) {
 	if group == "" {
-		return kerr.InvalidGroupID, nil
+		return nil, kerr.InvalidGroupID
 	}
 	s, err := c.lock(group)
 	if err != nil {
-		return err, nil
+		return nil, err
 	}
 	now := c.now()
 	e := s.mu.groups[group]
@@ -431,22 +431,21 @@ func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (error, []
 		for i := range errs {
 			errs[i] = kerr.UnknownMemberID
 		}
-		return nil, errs
+		return errs, nil
 	}
 	if e.g.consumer != nil {
-		return nil, s.leaveClassicLocked(e, now, members)
+		return s.leaveClassicLocked(e, now, members), nil
 	}
-	err, errs := e.g.Leave(now, members)
+	errs, err := e.g.Leave(now, members)
 	s.finishLocked(e, now)
-	return err, errs
+	return errs, err
 }
 
 // CommitOffsets handles an OffsetCommit: an error per offset, in order
 // (nil for one committed).
 func (c *Coordinator) CommitOffsets(r *CommitRequest) []error {
-	codes := make([]int16, len(r.Offsets))
+	errs := make([]error, len(r.Offsets))
 	all := func(err error) []error {
-		errs := make([]error, len(codes))
 		for i := range errs {
 			errs[i] = err
 		}
@@ -473,17 +472,16 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []error {
 		return all(err)
 	}
 	if e.g.consumer != nil {
-		e.g.consumer.staleCommits(r, c.env(now).topics, codes)
+		e.g.consumer.staleCommits(r, c.env(now).topics, errs)
 	}
 	if e.g.streams != nil {
-		e.g.streams.staleCommits(r, codes)
+		e.g.streams.staleCommits(r, errs)
 	}
-	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, codes)
+	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, errs)
 	if len(recs) > 0 {
 		base, err := s.appendLocked(recs)
 		if err != nil {
 			c.logger.Warn("cannot store offsets", "group", e.g.id, "partition", s.Partition, "err", err)
-			errs := errsOf(codes)
 			err = storeErr(err)
 			for _, i := range idx {
 				errs[i] = err
@@ -497,7 +495,7 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []error {
 		}
 	}
 	s.finishLocked(e, now)
-	return errsOf(codes)
+	return errs
 }
 
 // commitTimeout bounds how long a coordinator write waits for the ISR to
@@ -507,19 +505,19 @@ const commitTimeout = 5 * time.Second
 // offsetRecordsLocked encodes the records of a commit's offsets in the
 // shard's scratch bytes, record k for offsets[idx[k]] with value vals[k];
 // an offset whose metadata is too large gets OFFSET_METADATA_TOO_LARGE in
-// codes instead, and one with a code already is left out. retentionMs -1
+// errs instead, and one with an error already is left out. retentionMs -1
 // leaves the offsets to the retention.
-func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retentionMs, now int64, codes []int16) (recs []kv, idx []int, vals []Offset) {
+func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retentionMs, now int64, errs []error) (recs []kv, idx []int, vals []Offset) {
 	s.mu.scratch = s.mu.scratch[:0]
 	recs = make([]kv, 0, len(offsets))
 	idx = make([]int, 0, len(offsets))
 	vals = make([]Offset, 0, len(offsets))
 	for i, o := range offsets {
-		if codes[i] != 0 {
+		if errs[i] != nil {
 			continue
 		}
 		if len(o.Metadata) > s.c.cfg.OffsetMetadataMaxBytes {
-			codes[i] = kerr.OffsetMetadataTooLarge.Code
+			errs[i] = kerr.OffsetMetadataTooLarge
 			continue
 		}
 		v := Offset{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: strings.Clone(o.Metadata), CommitTime: now, ExpireTime: -1}
@@ -581,22 +579,22 @@ func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, error) {
 	return out, nil
 }
 
-// DeleteOffsets handles an OffsetDelete: a group-level error, or one per
-// partition (nil for one deleted or not committed).
-func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (error, []error) {
+// DeleteOffsets handles an OffsetDelete: an error per partition (nil for
+// one deleted or not committed), or a group-level error.
+func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) ([]error, error) {
 	s, err := c.lock(group)
 	if err != nil {
-		return err, nil
+		return nil, err
 	}
 	now := c.now()
 	e := s.mu.groups[group]
 	if e == nil {
 		s.Unlock()
-		return kerr.GroupIDNotFound, nil
+		return nil, kerr.GroupIDNotFound
 	}
 	if err := e.g.validateDeleteOffsets(); err != nil {
 		s.finishLocked(e, now)
-		return err, nil
+		return nil, err
 	}
 	errs := make([]error, len(tps))
 	var del []TopicPartition
@@ -625,7 +623,7 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (error, 
 		}
 	}
 	s.finishLocked(e, now)
-	return nil, errs
+	return errs, nil
 }
 
 // appendTombstonesLocked deletes offsets of g and, with groupToo, the

@@ -254,17 +254,17 @@ func TestCoordinatorDeletesGroupsAndOffsets(t *testing.T) {
 	if !slices.Equal(codesOf(codes), []int16{0, 0, 0}) {
 		t.Fatalf("commit %v", codes)
 	}
-	code, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "subscribed", Partition: 0}, {Topic: "other", Partition: 0}})
+	codes, code := c.DeleteOffsets("g", []TopicPartition{{Topic: "subscribed", Partition: 0}, {Topic: "other", Partition: 0}})
 	if code != nil || !slices.Equal(codesOf(codes), []int16{kerr.GroupSubscribedToTopic.Code, 0}) {
 		t.Fatalf("offset delete %v %v", code, codes)
 	}
-	if code, _ := c.DeleteOffsets("missing", nil); !errors.Is(code, kerr.GroupIDNotFound) {
+	if _, code := c.DeleteOffsets("missing", nil); !errors.Is(code, kerr.GroupIDNotFound) {
 		t.Fatalf("offset delete of a missing group: %v", code)
 	}
 	if got := c.DeleteGroups([]string{"g", "missing"}); !slices.Equal(codesOf(got), []int16{kerr.NonEmptyGroup.Code, kerr.GroupIDNotFound.Code}) {
 		t.Fatalf("delete groups %v", got)
 	}
-	if code, codes := c.LeaveGroup("g", []LeaveMember{{MemberID: member}}); code != nil || codes[0] != nil {
+	if codes, code := c.LeaveGroup("g", []LeaveMember{{MemberID: member}}); code != nil || codes[0] != nil {
 		t.Fatalf("leave %v %v", code, codes)
 	}
 	if d, _, _ := c.DescribeGroup("g"); d.State != Empty {

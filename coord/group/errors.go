@@ -18,15 +18,3 @@ func codeErr(code int16) error { return kerr.ErrorForCode(code) }
 // storeErr is the error a failed write gives the members or offsets
 // waiting on it (shards.GroupError, Kafka's table).
 func storeErr(err error) error { return shards.GroupError(err) }
-
-// errsOf is one error per code.
-func errsOf(codes []int16) []error {
-	if codes == nil {
-		return nil
-	}
-	errs := make([]error, len(codes))
-	for i, c := range codes {
-		errs[i] = codeErr(c)
-	}
-	return errs
-}

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,12 +15,5 @@ func TestCodeErr(t *testing.T) {
 	}
 	if err := codeErr(kerr.UnknownMemberID.Code); err != kerr.UnknownMemberID {
 		t.Fatalf("codeErr(UNKNOWN_MEMBER_ID) = %v", err)
-	}
-	errs := errsOf([]int16{0, kerr.FencedInstanceID.Code})
-	if errs[0] != nil || !errors.Is(errs[1], kerr.FencedInstanceID) {
-		t.Fatalf("errsOf = %#v", errs)
-	}
-	if errsOf(nil) != nil {
-		t.Fatal("errsOf(nil) is not nil")
 	}
 }

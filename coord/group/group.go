@@ -850,9 +850,9 @@ func (g *Group) Heartbeat(now int64, r *HeartbeatRequest) error {
 
 // Leave handles a LeaveGroup: an error per member (nil for one that
 // left), or a group-level error.
-func (g *Group) Leave(now int64, leaving []LeaveMember) (error, []error) {
+func (g *Group) Leave(now int64, leaving []LeaveMember) ([]error, error) {
 	if g.state == Dead {
-		return kerr.CoordinatorNotAvailable, nil
+		return nil, kerr.CoordinatorNotAvailable
 	}
 	errs := make([]error, len(leaving))
 	for i, l := range leaving {
@@ -881,7 +881,7 @@ func (g *Group) Leave(now int64, leaving []LeaveMember) (error, []error) {
 			g.removeMember(now, m)
 		}
 	}
-	return nil, errs
+	return errs, nil
 }
 
 // removeMember drops a member that left or expired and rebalances the

@@ -500,7 +500,7 @@ func TestLeaveGroupBatch(t *testing.T) {
 	if !s.done || !d.done {
 		t.Fatal("joins")
 	}
-	code, codes := h.g.Leave(h.now, []LeaveMember{
+	codes, code := h.g.Leave(h.now, []LeaveMember{
 		{InstanceID: "i1", MemberID: "wrong"},
 		{InstanceID: "nope"},
 		{MemberID: "nobody"},

@@ -385,7 +385,7 @@ func (s *script) leave(d *datadriven.TestData) {
 	case m.InstanceID != "":
 		who += "(" + m.InstanceID + ")"
 	}
-	code, codes := s.c.LeaveGroup("g", []LeaveMember{m})
+	codes, code := s.c.LeaveGroup("g", []LeaveMember{m})
 	if code != nil {
 		s.respond("leave %s: %s", who, errName(code))
 		return

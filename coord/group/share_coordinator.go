@@ -62,8 +62,8 @@ const ShareType = "share"
 // once written. A join creates a group that does not exist; a group of
 // another type gets GROUP_ID_NOT_FOUND.
 func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbeatResult {
-	if code, msg := validateShareHeartbeat(r); code != 0 {
-		return ShareHeartbeatResult{Err: codeErr(code), ErrMessage: msg}
+	if msg, err := validateShareHeartbeat(r); err != nil {
+		return ShareHeartbeatResult{Err: err, ErrMessage: msg}
 	}
 	s, err := c.lock(r.Group)
 	if err != nil {
@@ -243,17 +243,17 @@ func (ld *loader) applyShare(group string, r *shareRecord) {
 }
 
 // ShareGroupStatus says whether group is a share group this broker
-// coordinates: nil and whether it has no members; GROUP_ID_NOT_FOUND for a
+// coordinates: whether it has no members; GROUP_ID_NOT_FOUND for a
 // group that does not exist or is of another type; the coordinator
 // errors. With create, a group that does not exist is created empty
 // (AlterShareGroupOffsets on a new group, as Kafka).
-func (c *Coordinator) ShareGroupStatus(group string, create bool) (err error, empty bool) {
+func (c *Coordinator) ShareGroupStatus(group string, create bool) (empty bool, err error) {
 	if group == "" {
-		return kerr.InvalidGroupID, false
+		return false, kerr.InvalidGroupID
 	}
 	s, err := c.lock(group)
 	if err != nil {
-		return err, false
+		return false, err
 	}
 	now := c.now()
 	e := s.mu.groups[group]
@@ -264,14 +264,14 @@ func (c *Coordinator) ShareGroupStatus(group string, create bool) (err error, em
 		if err := s.writeShareLocked(e.g.id, recs); err != nil {
 			delete(s.mu.groups, e.g.id)
 			s.Unlock()
-			return storeErr(err), false
+			return false, storeErr(err)
 		}
 		s.replayShareLocked(e.g, recs)
 	case e == nil || e.g.share == nil:
 		s.Unlock()
-		return kerr.GroupIDNotFound, false
+		return false, kerr.GroupIDNotFound
 	}
 	empty = len(e.g.share.members) == 0
 	s.finishLocked(e, now)
-	return nil, empty
+	return empty, nil
 }

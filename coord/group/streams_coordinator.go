@@ -24,8 +24,8 @@ const streamsProtocolType = "streams"
 // them, gets GROUP_ID_NOT_FOUND, as Kafka converts no other. (The other
 // way, a classic JoinGroup converts an empty streams group.)
 func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) StreamsHeartbeatResult {
-	if code, msg := validateStreamsHeartbeat(r); code != 0 {
-		return streamsFail(codeErr(code), msg)
+	if msg, err := validateStreamsHeartbeat(r); err != nil {
+		return streamsFail(err, msg)
 	}
 	s, err := c.lock(r.Group)
 	if err != nil {
@@ -259,7 +259,7 @@ func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) e
 // source topics, the task got at that epoch or before (Kafka's
 // assignment epochs), so a commit racing a heartbeat that moved the
 // member on is not refused for the tasks it kept.
-func (sg *streamsGroup) staleCommits(r *CommitRequest, codes []int16) {
+func (sg *streamsGroup) staleCommits(r *CommitRequest, errs []error) {
 	m := sg.members[r.MemberID]
 	if m == nil || r.Generation < 0 || r.Generation >= m.current.epoch || sg.topology == nil {
 		return
@@ -276,7 +276,7 @@ func (sg *streamsGroup) staleCommits(r *CommitRequest, codes []int16) {
 			}
 		}
 		if !held {
-			codes[i] = kerr.StaleMemberEpoch.Code
+			errs[i] = kerr.StaleMemberEpoch
 		}
 	}
 }

@@ -87,8 +87,8 @@ func streamsFail(err error, msg string) StreamsHeartbeatResult {
 
 // validateStreamsHeartbeat checks a request as Kafka does before looking
 // at the group.
-func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (int16, string) {
-	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
+func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (string, error) {
+	invalid := func(msg string) (string, error) { return msg, kerr.InvalidRequest }
 	if r.Topology != nil {
 		for _, s := range r.Topology.Subtopologies {
 			if len(s.SourceTopicRegex) > 0 {
@@ -123,8 +123,8 @@ func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (int16, stri
 		for _, s := range r.Topology.Subtopologies {
 			for _, t := range s.StateChangelogTopics {
 				if t.NumPartitions != 0 {
-					return kerr.StreamsInvalidTopology.Code, fmt.Sprintf(
-						"Changelog topic %s must have an undefined partition count, but it is set to %d.", t.Topic, t.NumPartitions)
+					return fmt.Sprintf(
+						"Changelog topic %s must have an undefined partition count, but it is set to %d.", t.Topic, t.NumPartitions), kerr.StreamsInvalidTopology
 				}
 			}
 		}
@@ -146,7 +146,7 @@ func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (int16, stri
 	if r.InstanceID != nil {
 		return invalid("Static membership is not supported by streams groups yet.")
 	}
-	return 0, ""
+	return "", nil
 }
 
 // streamsOutcome is the outcome of a heartbeat: the records to write, the

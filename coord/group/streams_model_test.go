@@ -68,7 +68,7 @@ func runStreamsModel(t *testing.T, seed uint64) {
 		} else {
 			r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = taskIDs(c.owned.active), taskIDs(c.owned.standby), taskIDs(c.owned.warmup)
 		}
-		if code, msg := validateStreamsHeartbeat(r); code != 0 {
+		if msg, err := validateStreamsHeartbeat(r); err != nil {
 			t.Fatalf("invalid request: %s", msg)
 		}
 		env := streamsEnv{now: now, policy: &policy, topics: topics, clientID: c.id, clientHost: "/h"}

@@ -40,9 +40,8 @@ type TxnCommitRequest struct {
 // producer epoch older than the one the partition knows gets
 // INVALID_PRODUCER_EPOCH (the producer is fenced).
 func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []error {
-	codes := make([]int16, len(r.Offsets))
+	errs := make([]error, len(r.Offsets))
 	all := func(err error) []error {
-		errs := make([]error, len(codes))
 		for i := range errs {
 			errs[i] = err
 		}
@@ -73,12 +72,11 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []error {
 		s.finishLocked(e, now)
 		return all(err)
 	}
-	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, codes)
+	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, errs)
 	if len(recs) > 0 {
 		base, err := s.writeLocked(recs, r.ProducerID, r.ProducerEpoch)
 		if err != nil {
 			c.logger.Warn("cannot store transactional offsets", "group", e.g.id, "partition", s.Partition, "producer", r.ProducerID, "err", err)
-			errs := errsOf(codes)
 			err = storeErr(err)
 			for _, i := range idx {
 				errs[i] = err
@@ -93,7 +91,7 @@ func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []error {
 		s.indexTxnLocked(r.ProducerID, e.g.id)
 	}
 	s.finishLocked(e, now)
-	return errsOf(codes)
+	return errs
 }
 
 // CompleteTxn ends a producer's transaction in __consumer_offsets

@@ -38,7 +38,7 @@ func (h *Handler) leaveGroup(req *server.Request) error {
 		respond(req, resp)
 		return nil
 	}
-	err, errs := h.groups.LeaveGroup(r.Group, members)
+	errs, err := h.groups.LeaveGroup(r.Group, members)
 	resp := kmsg.NewPtrLeaveGroupResponse()
 	resp.ErrorCode = errCode(err)
 	if r.Version < 3 {

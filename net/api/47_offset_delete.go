@@ -54,7 +54,7 @@ func (h *Handler) offsetDelete(req *server.Request) error {
 			where = append(where, rp)
 		}
 	}
-	err, errs := h.groups.DeleteOffsets(r.Group, tps)
+	errs, err := h.groups.DeleteOffsets(r.Group, tps)
 	if err != nil {
 		resp.ErrorCode = errCode(err)
 		resp.Topics = nil

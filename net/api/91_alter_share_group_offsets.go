@@ -36,7 +36,7 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 	if !h.authorized(req, opRead, resGroup, r.GroupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
-	err, empty := h.groups.ShareGroupStatus(r.GroupID, true)
+	empty, err := h.groups.ShareGroupStatus(r.GroupID, true)
 	if err != nil {
 		return fail(errCode(err))
 	}

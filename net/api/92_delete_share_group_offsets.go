@@ -32,7 +32,7 @@ func (h *Handler) deleteShareGroupOffsets(req *server.Request) error {
 	if !h.authorized(req, opDelete, resGroup, r.GroupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
-	err, empty := h.groups.ShareGroupStatus(r.GroupID, false)
+	empty, err := h.groups.ShareGroupStatus(r.GroupID, false)
 	if err != nil {
 		return fail(errCode(err))
 	}
