@@ -1,6 +1,7 @@
 package group
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -14,8 +15,8 @@ func TestHeartbeatAllocatesNothing(t *testing.T) {
 	member, gen := joinSync(t, c, "g", "", consumerMetadata("t"), []byte("a"))
 	req := &HeartbeatRequest{Group: "g", MemberID: member, Generation: gen}
 	allocs := testing.AllocsPerRun(1000, func() {
-		if code := c.Heartbeat(req); code != 0 {
-			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(code))
+		if code := c.Heartbeat(req); code != nil {
+			t.Fatalf("heartbeat: %v", code)
 		}
 	})
 	if allocs != 0 {
@@ -29,7 +30,7 @@ func TestFailedJoinLeavesNoGroup(t *testing.T) {
 	c := n.coordinator(1, 0, 0)
 	var res JoinResult
 	c.JoinGroup(&JoinRequest{Group: "g", ProtocolType: "consumer", Protocols: []Protocol{{Name: "r"}}, SessionTimeout: 1}, func(r JoinResult) { res = r })
-	if res.Err != kerr.InvalidSessionTimeout.Code {
+	if !errors.Is(res.Err, kerr.InvalidSessionTimeout) {
 		t.Fatalf("join: %+v", res)
 	}
 	if list, _ := c.ListGroups(); len(list) != 0 {
@@ -59,8 +60,8 @@ func BenchmarkCommitOffsets(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		req.Offsets[0].Offset++
-		if codes := c.CommitOffsets(req); codes[0] != 0 {
-			b.Fatal(kerr.ErrorForCode(codes[0]))
+		if codes := c.CommitOffsets(req); codes[0] != nil {
+			b.Fatal(codes[0])
 		}
 	}
 }
@@ -77,7 +78,7 @@ func TestConsumerHeartbeatAllocatesNothing(t *testing.T) {
 	req := &ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: m.epoch, RebalanceTimeout: -1,
 		ClientID: "client-m1", ClientHost: "/127.0.0.1"}
 	allocs := testing.AllocsPerRun(1000, func() {
-		if res := c.ConsumerGroupHeartbeat(req); res.Err != 0 || res.HasAssignment {
+		if res := c.ConsumerGroupHeartbeat(req); res.Err != nil || res.HasAssignment {
 			t.Fatalf("heartbeat: %+v", res)
 		}
 	})

@@ -118,38 +118,38 @@ func (cg *consumerGroup) needsRejoin(m *consumerMember, topics Topics) bool {
 // classicMember finds a classic member of a request: UNKNOWN_MEMBER_ID
 // for none (or a consumer protocol member), FENCED_INSTANCE_ID for a
 // static member under another id.
-func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMember, int16) {
+func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMember, error) {
 	if instanceID != "" {
 		cur := cg.members[cg.static[instanceID]]
 		switch {
 		case cur == nil || cur.classic == nil:
-			return nil, kerr.UnknownMemberID.Code
+			return nil, kerr.UnknownMemberID
 		case cur.id != memberID:
-			return nil, kerr.FencedInstanceID.Code
+			return nil, kerr.FencedInstanceID
 		}
 	}
 	m := cg.members[memberID]
 	if m == nil || m.classic == nil {
-		return nil, kerr.UnknownMemberID.Code
+		return nil, kerr.UnknownMemberID
 	}
-	return m, 0
+	return m, nil
 }
 
 // joinClassicLocked handles a JoinGroup on a consumer group with members,
 // unlocks the shard and answers.
 func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func(JoinResult)) {
 	c, cg := s.c, e.g.consumer
-	fail := func(code int16, memberID string) {
+	fail := func(err error, memberID string) {
 		s.finishLocked(e, now)
-		done(joinError(code, memberID))
+		done(joinError(err, memberID))
 	}
 	if r.SessionTimeout < c.policy.MinSessionTimeout || r.SessionTimeout > c.policy.MaxSessionTimeout {
-		fail(kerr.InvalidSessionTimeout.Code, r.MemberID)
+		fail(kerr.InvalidSessionTimeout, r.MemberID)
 		return
 	}
 	sub, ok := decodeSubscription(r.Protocols)
 	if r.ProtocolType != consumerProtocolType || !ok || !cg.supportsClassic(r.Protocols) {
-		fail(kerr.InconsistentGroupProtocol.Code, r.MemberID)
+		fail(kerr.InconsistentGroupProtocol, r.MemberID)
 		return
 	}
 	memberID := r.MemberID
@@ -160,27 +160,27 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 		}
 		memberID = prefix + "-" + c.policy.NewID()
 		if r.InstanceID == "" && r.RequireKnownMemberID {
-			fail(kerr.MemberIDRequired.Code, memberID)
+			fail(kerr.MemberIDRequired, memberID)
 			return
 		}
 	}
 	old := cg.members[memberID]
 	if old != nil && old.classic == nil {
-		fail(kerr.UnknownMemberID.Code, memberID)
+		fail(kerr.UnknownMemberID, memberID)
 		return
 	}
 	env := c.env(now)
 	if r.InstanceID != "" {
 		if cur := cg.members[cg.static[r.InstanceID]]; cur != nil && cur.id != memberID {
 			if r.MemberID != "" || cur.classic == nil {
-				fail(kerr.FencedInstanceID.Code, memberID)
+				fail(kerr.FencedInstanceID, memberID)
 				return
 			}
 			// The static member restarted: its old incarnation is fenced.
 			recs := cg.fenceRecords(&env, cur)
 			if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
 				c.logger.Warn("cannot fence a static member", "group", e.g.id, "partition", s.Partition, "err", err)
-				fail(storeCode(err), memberID)
+				fail(storeErr(err), memberID)
 				return
 			}
 			s.replayConsumerLocked(e.g, recs)
@@ -203,13 +203,13 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 		hr.InstanceID = &inst
 	}
 	out := cg.heartbeat(&env, hr, nil)
-	if out.res.Err != 0 {
+	if out.res.Err != nil {
 		fail(out.res.Err, memberID)
 		return
 	}
 	if err := s.writeConsumerLocked(e.g.id, out.recs, false, nil); err != nil {
 		c.logger.Warn("cannot store a classic member of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
-		fail(storeCode(err), memberID)
+		fail(storeErr(err), memberID)
 		return
 	}
 	s.replayConsumerLocked(e.g, out.recs)
@@ -227,18 +227,18 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 // current assignment. It unlocks the shard and answers.
 func (s *shard) syncClassicLocked(e *entry, now int64, r *SyncRequest, done func(SyncResult)) {
 	cg := e.g.consumer
-	m, code := cg.classicMember(r.MemberID, r.InstanceID)
+	m, err := cg.classicMember(r.MemberID, r.InstanceID)
 	switch {
-	case code != 0:
+	case err != nil:
 	case r.Generation != m.current.epoch:
-		code = kerr.IllegalGeneration.Code
+		err = kerr.IllegalGeneration
 	case r.ProtocolType != nil && *r.ProtocolType != consumerProtocolType,
 		r.Protocol != nil && !slices.ContainsFunc(m.classic.protocols, func(p Protocol) bool { return p.Name == *r.Protocol }):
-		code = kerr.InconsistentGroupProtocol.Code
+		err = kerr.InconsistentGroupProtocol
 	}
-	if code != 0 {
+	if err != nil {
 		s.finishLocked(e, now)
-		done(SyncResult{Err: code})
+		done(SyncResult{Err: err})
 		return
 	}
 	m.classicDeadline = 0
@@ -256,32 +256,32 @@ func (s *shard) syncClassicLocked(e *entry, now int64, r *SyncRequest, done func
 // heartbeatClassicLocked handles a Heartbeat on a consumer group:
 // REBALANCE_IN_PROGRESS when the member must join again. It unlocks the
 // shard.
-func (s *shard) heartbeatClassicLocked(e *entry, now int64, r *HeartbeatRequest) int16 {
+func (s *shard) heartbeatClassicLocked(e *entry, now int64, r *HeartbeatRequest) error {
 	cg := e.g.consumer
-	m, code := cg.classicMember(r.MemberID, r.InstanceID)
+	m, err := cg.classicMember(r.MemberID, r.InstanceID)
 	switch {
-	case code != 0:
+	case err != nil:
 	case r.Generation != m.current.epoch:
-		code = kerr.IllegalGeneration.Code
+		err = kerr.IllegalGeneration
 	default:
 		m.sessionDeadline = now + int64(m.classic.sessionTimeout)
 		if cg.needsRejoin(m, s.c.env(now).topics) {
 			if m.classicDeadline == 0 {
 				m.classicDeadline = now + int64(max(m.rebalanceTimeout, 0))
 			}
-			code = kerr.RebalanceInProgress.Code
+			err = kerr.RebalanceInProgress
 		}
 	}
 	s.finishLocked(e, now)
-	return code
+	return err
 }
 
 // leaveClassicLocked handles a LeaveGroup on a consumer group: the classic
 // members named leave in one batch, and the group epoch is bumped. It
 // unlocks the shard.
-func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) []int16 {
+func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) []error {
 	cg := e.g.consumer
-	codes := make([]int16, len(leaving))
+	errs := make([]error, len(leaving))
 	var gone []*consumerMember
 	for i, l := range leaving {
 		var m *consumerMember
@@ -289,14 +289,14 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 			m = cg.members[cg.static[l.InstanceID]]
 			switch {
 			case m == nil || m.classic == nil:
-				codes[i] = kerr.UnknownMemberID.Code
+				errs[i] = kerr.UnknownMemberID
 				continue
 			case l.MemberID != "" && l.MemberID != m.id:
-				codes[i] = kerr.FencedInstanceID.Code
+				errs[i] = kerr.FencedInstanceID
 				continue
 			}
 		} else if m = cg.members[l.MemberID]; m == nil || m.classic == nil {
-			codes[i] = kerr.UnknownMemberID.Code
+			errs[i] = kerr.UnknownMemberID
 			continue
 		}
 		if !slices.Contains(gone, m) {
@@ -308,10 +308,10 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 		recs := cg.fenceRecords(&env, gone...)
 		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
 			s.c.logger.Warn("cannot remove classic members of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
-			code := storeCode(err)
-			for i := range codes {
-				if codes[i] == 0 {
-					codes[i] = code
+			err = storeErr(err)
+			for i := range errs {
+				if errs[i] == nil {
+					errs[i] = err
 				}
 			}
 		} else {
@@ -319,5 +319,5 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 		}
 	}
 	s.finishLocked(e, now)
-	return codes
+	return errs
 }

@@ -25,19 +25,19 @@ import (
 // leaves a group whose other members are classic, the group is downgraded
 // when the policy allows it.
 func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) ConsumerHeartbeatResult {
-	if code, msg := validateHeartbeat(r, &c.policy); code != 0 {
-		return ConsumerHeartbeatResult{Err: code, ErrMessage: msg}
+	if msg, err := validateHeartbeat(r, &c.policy); err != nil {
+		return ConsumerHeartbeatResult{Err: err, ErrMessage: msg}
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return ConsumerHeartbeatResult{Err: code}
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return ConsumerHeartbeatResult{Err: err}
 	}
 	now := c.now()
 	env := c.env(now)
 	e := s.mu.groups[r.Group]
 	notFound := func(msg string) ConsumerHeartbeatResult {
 		s.Unlock()
-		return ConsumerHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf(msg, r.Group)}
+		return ConsumerHeartbeatResult{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf(msg, r.Group)}
 	}
 	if r.MemberEpoch < 0 {
 		if e == nil || e.g.consumer == nil {
@@ -73,10 +73,10 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 // shard and returns the response.
 func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out hbOutcome, convert, created bool) ConsumerHeartbeatResult {
 	res := out.res
-	if res.Err == 0 && (len(out.recs) > 0 || convert) {
+	if res.Err == nil && (len(out.recs) > 0 || convert) {
 		if err := s.writeConsumerLocked(e.g.id, out.recs, convert && !created, nil); err != nil {
 			s.c.logger.Warn("cannot store consumer group records", "group", e.g.id, "partition", s.Partition, "err", err)
-			res = ConsumerHeartbeatResult{Err: storeCode(err)}
+			res = ConsumerHeartbeatResult{Err: storeErr(err)}
 		} else {
 			if convert {
 				e.g.consumer = cg
@@ -84,12 +84,12 @@ func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out
 			s.replayConsumerLocked(e.g, out.recs)
 		}
 	}
-	if res.Err != 0 && created {
+	if res.Err != nil && created {
 		delete(s.mu.groups, e.g.id) // the group never was
 		s.Unlock()
 		return res
 	}
-	if res.Err == 0 && e.g.consumer != nil {
+	if res.Err == nil && e.g.consumer != nil {
 		e.g.consumer.apply(&out)
 		if out.left && e.g.consumer.downgradable(&s.c.policy) {
 			s.downgradeLocked(e, now)
@@ -230,27 +230,27 @@ func (g *Group) classicEmpty() bool {
 // STALE_MEMBER_EPOCH (ILLEGAL_GENERATION for TxnOffsetCommit); one below
 // it passes here, to be checked per partition (heldSince, KIP-1251), but
 // not for TxnOffsetCommit (ILLEGAL_GENERATION).
-func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bool) int16 {
+func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bool) error {
 	if epoch < 0 && len(cg.members) == 0 {
-		return 0
+		return nil
 	}
 	m := cg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case m.classic != nil && epoch != m.current.epoch:
 		// A classic member commits with its generation, any version.
-		return kerr.IllegalGeneration.Code
+		return kerr.IllegalGeneration
 	case m.classic != nil:
-		return 0
+		return nil
 	case !txn && !v9:
-		return kerr.UnsupportedVersion.Code
+		return kerr.UnsupportedVersion
 	case epoch != m.current.epoch && txn:
-		return kerr.IllegalGeneration.Code
+		return kerr.IllegalGeneration
 	case epoch > m.current.epoch || epoch < 0:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // staleCommits marks STALE_MEMBER_EPOCH the offsets of a commit made with a
@@ -259,7 +259,7 @@ func (cg *consumerGroup) validateCommit(memberID string, epoch int32, txn, v9 bo
 // accepted if the member got its partition at e or before, and still has
 // it), so a commit racing a heartbeat that moved the member on is not
 // refused for the partitions it kept.
-func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, codes []int16) {
+func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, errs []error) {
 	m := cg.members[r.MemberID]
 	if m == nil || r.Generation < 0 || r.Generation >= m.current.epoch {
 		return
@@ -269,31 +269,31 @@ func (cg *consumerGroup) staleCommits(r *CommitRequest, topics Topics, codes []i
 		t, ok := topics.ByName(o.Topic)
 		held := ok && (c.assigned.has(t.ID, o.Partition) || c.revoking.has(t.ID, o.Partition))
 		if !held || c.epochOf(t.ID, o.Partition) > r.Generation {
-			codes[i] = kerr.StaleMemberEpoch.Code
+			errs[i] = kerr.StaleMemberEpoch
 		}
 	}
 }
 
 // validateFetch checks an OffsetFetch v9+ naming a member of the group;
 // a request naming none (an admin client) is not checked.
-func (cg *consumerGroup) validateFetch(memberID string, epoch int32) int16 {
+func (cg *consumerGroup) validateFetch(memberID string, epoch int32) error {
 	if memberID == "" && epoch < 0 {
-		return 0
+		return nil
 	}
 	m := cg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case epoch != m.current.epoch:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // ConsumerGroupDescription is one group of a ConsumerGroupDescribe.
 type ConsumerGroupDescription struct {
-	Err             int16
-	ErrMessage      string
+	Err             error
+	ErrMessage      string // the text Kafka sends with Err, if any
 	State           State
 	Epoch           int32
 	AssignmentEpoch int32
@@ -316,19 +316,19 @@ type ConsumerMemberDescription struct {
 // GROUP_ID_NOT_FOUND for a group that does not exist or is classic.
 func (c *Coordinator) DescribeConsumerGroup(group string) ConsumerGroupDescription {
 	if group == "" {
-		return ConsumerGroupDescription{Err: kerr.InvalidGroupID.Code, State: Dead}
+		return ConsumerGroupDescription{Err: kerr.InvalidGroupID, State: Dead}
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return ConsumerGroupDescription{Err: code, State: Dead}
+	s, err := c.lock(group)
+	if err != nil {
+		return ConsumerGroupDescription{Err: err, State: Dead}
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]
 	switch {
 	case e == nil:
-		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
+		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
 	case e.g.consumer == nil:
-		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s is not a consumer group.", group), State: Dead}
+		return ConsumerGroupDescription{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s is not a consumer group.", group), State: Dead}
 	}
 	cg := e.g.consumer
 	env := c.env(c.now())

@@ -61,8 +61,8 @@ type TopicPartitions struct {
 
 // ConsumerHeartbeatResult is a ConsumerGroupHeartbeat response.
 type ConsumerHeartbeatResult struct {
-	Err               int16
-	ErrMessage        string
+	Err               error
+	ErrMessage        string // the text Kafka sends with Err, if any
 	MemberID          string
 	MemberEpoch       int32
 	HeartbeatInterval int32 // ms
@@ -125,14 +125,14 @@ func (cg *consumerGroup) apply(out *hbOutcome) {
 	}
 }
 
-func hbFail(code int16, msg string) hbOutcome {
-	return hbOutcome{res: ConsumerHeartbeatResult{Err: code, ErrMessage: msg}}
+func hbFail(err error, msg string) hbOutcome {
+	return hbOutcome{res: ConsumerHeartbeatResult{Err: err, ErrMessage: msg}}
 }
 
 // validateHeartbeat checks a request as Kafka does before looking at the
 // group: INVALID_REQUEST, INVALID_REGULAR_EXPRESSION, UNSUPPORTED_ASSIGNOR.
-func validateHeartbeat(r *ConsumerHeartbeatRequest, p *Policy) (int16, string) {
-	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
+func validateHeartbeat(r *ConsumerHeartbeatRequest, p *Policy) (string, error) {
+	invalid := func(msg string) (string, error) { return msg, kerr.InvalidRequest }
 	switch {
 	case r.Group == "":
 		return invalid("GroupId can't be empty.")
@@ -169,14 +169,14 @@ func validateHeartbeat(r *ConsumerHeartbeatRequest, p *Policy) (int16, string) {
 	}
 	if r.SubscribedTopicRegex != nil && *r.SubscribedTopicRegex != "" {
 		if _, err := compileSubscription(*r.SubscribedTopicRegex); err != nil {
-			return kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex is not a valid regular expression."
+			return "SubscribedTopicRegex is not a valid regular expression.", kerr.InvalidRegularExpression
 		}
 	}
 	if r.ServerAssignor != nil && !slices.Contains(p.ConsumerAssignors, *r.ServerAssignor) {
-		return kerr.UnsupportedAssignor.Code, fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.",
-			*r.ServerAssignor, strings.Join(p.ConsumerAssignors, ", "))
+		return fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.",
+			*r.ServerAssignor, strings.Join(p.ConsumerAssignors, ", ")), kerr.UnsupportedAssignor
 	}
-	return 0, ""
+	return "", nil
 }
 
 // heartbeat handles a join or a heartbeat (epoch >= 0) of a validated
@@ -190,7 +190,7 @@ func (cg *consumerGroup) heartbeat(env *hbEnv, r *ConsumerHeartbeatRequest, newI
 	if r.InstanceID == nil {
 		old = cg.members[memberID]
 		if old == nil && r.MemberEpoch != 0 {
-			return hbFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of the group.", memberID))
+			return hbFail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of the group.", memberID))
 		}
 	} else {
 		inst := *r.InstanceID
@@ -198,7 +198,7 @@ func (cg *consumerGroup) heartbeat(env *hbEnv, r *ConsumerHeartbeatRequest, newI
 		switch {
 		case r.MemberEpoch == 0 && cur != nil && cur.id != memberID:
 			if cur.current.epoch != -2 {
-				return hbFail(kerr.UnreleasedInstanceID.Code, fmt.Sprintf("Static member %s with instance id %s re-joins the consumer group "+
+				return hbFail(kerr.UnreleasedInstanceID, fmt.Sprintf("Static member %s with instance id %s re-joins the consumer group "+
 					"but the previous member %s has not left yet.", memberID, inst, cur.id))
 			}
 			replaced = cur
@@ -206,23 +206,23 @@ func (cg *consumerGroup) heartbeat(env *hbEnv, r *ConsumerHeartbeatRequest, newI
 		case r.MemberEpoch == 0:
 			old = cg.members[memberID]
 		case cur == nil:
-			return hbFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Instance id %s is unknown.", inst))
+			return hbFail(kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", inst))
 		case cur.id != memberID:
-			return hbFail(kerr.FencedInstanceID.Code, fmt.Sprintf("Static member %s with instance id %s is fenced by %s.", memberID, inst, cur.id))
+			return hbFail(kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s is fenced by %s.", memberID, inst, cur.id))
 		default:
 			old = cur
 		}
 	}
 	if old != nil && old.classic != nil && r.classic == nil && r.MemberEpoch != 0 {
-		return hbFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is a classic protocol member.", old.id))
+		return hbFail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is a classic protocol member.", old.id))
 	}
 	if old != nil && r.MemberEpoch != 0 {
 		if msg := checkMemberEpoch(old, r); msg != "" {
-			return hbFail(kerr.FencedMemberEpoch.Code, msg)
+			return hbFail(kerr.FencedMemberEpoch, msg)
 		}
 	}
 	if old == nil && replaced == nil && len(cg.members) >= env.policy.ConsumerMaxSize {
-		return hbFail(kerr.GroupMaxSizeReached.Code, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", env.policy.ConsumerMaxSize))
+		return hbFail(kerr.GroupMaxSizeReached, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", env.policy.ConsumerMaxSize))
 	}
 	if old != nil {
 		memberID = old.id
@@ -457,15 +457,15 @@ func (cg *consumerGroup) leave(env *hbEnv, r *ConsumerHeartbeatRequest) hbOutcom
 	var m *consumerMember
 	if r.InstanceID == nil {
 		if m = cg.members[r.MemberID]; m == nil {
-			return hbFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of the group.", r.MemberID))
+			return hbFail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of the group.", r.MemberID))
 		}
 	} else {
 		inst := *r.InstanceID
 		switch m = cg.members[cg.static[inst]]; {
 		case m == nil:
-			return hbFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Instance id %s is unknown.", inst))
+			return hbFail(kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", inst))
 		case m.id != r.MemberID:
-			return hbFail(kerr.FencedInstanceID.Code, fmt.Sprintf("Static member %s with instance id %s is fenced by %s.", r.MemberID, inst, m.id))
+			return hbFail(kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s is fenced by %s.", r.MemberID, inst, m.id))
 		}
 		if r.MemberEpoch == -2 {
 			c := m.current

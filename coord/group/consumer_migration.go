@@ -121,16 +121,16 @@ func (s *shard) upgradeLocked(e *entry, now int64, r *ConsumerHeartbeatRequest) 
 	env := s.c.env(now)
 	pre, cg := e.g.consumerRecords(env.topics)
 	out := cg.heartbeat(&env, r, newMemberID)
-	if out.res.Err != 0 {
+	if out.res.Err != nil {
 		s.finishLocked(e, now)
 		return out.res
 	}
 	if err := s.writeConsumerLocked(e.g.id, append(pre, out.recs...), true, nil); err != nil {
 		s.c.logger.Warn("cannot upgrade classic group to consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
 		s.finishLocked(e, now)
-		return ConsumerHeartbeatResult{Err: storeCode(err)}
+		return ConsumerHeartbeatResult{Err: storeErr(err)}
 	}
-	e.g.resetClassic(now, kerr.RebalanceInProgress.Code)
+	e.g.resetClassic(now, kerr.RebalanceInProgress)
 	e.g.consumer = cg
 	s.replayConsumerLocked(e.g, out.recs)
 	for _, m := range cg.members {
@@ -172,7 +172,7 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 	}
 	recs = append(recs, cg.deleteRecords()...)
 
-	g.resetClassic(now, kerr.RebalanceInProgress.Code)
+	g.resetClassic(now, kerr.RebalanceInProgress)
 	g.protocolType, g.generation = consumerProtocolType, cg.epoch
 	for _, m := range members {
 		g.add(&member{
@@ -185,14 +185,14 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 	}
 	protocol, ok := g.selectProtocol()
 	if !ok {
-		g.resetClassic(now, 0) // no protocol they all support: stay
+		g.resetClassic(now, nil) // no protocol they all support: stay
 		return
 	}
 	g.protocol = protocol
 	g.transition(now, Stable)
 	if err := s.writeConsumerLocked(g.id, recs, false, g.metadataValue(nil)); err != nil {
 		s.c.logger.Warn("cannot downgrade consumer group to classic group", "group", g.id, "partition", s.Partition, "err", err)
-		g.resetClassic(now, 0)
+		g.resetClassic(now, nil)
 		return
 	}
 	s.replayConsumerLocked(g, recs)
@@ -202,11 +202,11 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 
 // resetClassic empties the classic side of a group (its members move to,
 // or stay in, the consumer group): waiting JoinGroup and SyncGroup
-// requests get code.
-func (g *Group) resetClassic(now int64, code int16) {
+// requests get err.
+func (g *Group) resetClassic(now int64, err error) {
 	for _, m := range g.order {
-		g.invokeJoin(m, joinError(code, m.id))
-		g.invokeSync(m, SyncResult{Err: code})
+		g.invokeJoin(m, joinError(err, m.id))
+		g.invokeSync(m, SyncResult{Err: err})
 	}
 	clear(g.members)
 	g.order = nil

@@ -1,12 +1,15 @@
 package group
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/shards"
 )
 
 // Tests of the online migration between the protocols: classic members in
@@ -58,12 +61,12 @@ func (m *classicClient) join() JoinResult {
 			Protocols: []Protocol{{Name: m.protocol, Metadata: m.metadata()}}, SessionTimeout: 30_000, RebalanceTimeout: 30_000,
 			RequireKnownMemberID: true}
 		m.c.JoinGroup(req, func(r JoinResult) { res = r })
-		if res.Err != kerr.MemberIDRequired.Code {
+		if !errors.Is(res.Err, kerr.MemberIDRequired) {
 			break
 		}
 		m.id = res.MemberID
 	}
-	if res.Err == 0 {
+	if res.Err == nil {
 		m.gen = res.Generation
 	}
 	return res
@@ -74,7 +77,7 @@ func (m *classicClient) sync() SyncResult {
 	m.t.Helper()
 	var res SyncResult
 	m.c.SyncGroup(&SyncRequest{Group: m.group, MemberID: m.id, Generation: m.gen, Protocol: &m.protocol}, func(r SyncResult) { res = r })
-	if res.Err != 0 {
+	if res.Err != nil {
 		return res
 	}
 	var a kmsg.ConsumerMemberAssignment
@@ -89,7 +92,7 @@ func (m *classicClient) sync() SyncResult {
 }
 
 func (m *classicClient) heartbeat() int16 {
-	return m.c.Heartbeat(&HeartbeatRequest{Group: m.group, MemberID: m.id, Generation: m.gen})
+	return shards.Code(m.c.Heartbeat(&HeartbeatRequest{Group: m.group, MemberID: m.id, Generation: m.gen}))
 }
 
 func (m *classicClient) size() int {
@@ -103,11 +106,11 @@ func (m *classicClient) size() int {
 // rebalance joins and syncs, which must succeed.
 func (m *classicClient) rebalance() {
 	m.t.Helper()
-	if res := m.join(); res.Err != 0 {
-		m.t.Fatalf("classic %s join: %v", m.id, kerr.ErrorForCode(res.Err))
+	if res := m.join(); res.Err != nil {
+		m.t.Fatalf("classic %s join: %v", m.id, res.Err)
 	}
-	if res := m.sync(); res.Err != 0 {
-		m.t.Fatalf("classic %s sync: %v", m.id, kerr.ErrorForCode(res.Err))
+	if res := m.sync(); res.Err != nil {
+		m.t.Fatalf("classic %s sync: %v", m.id, res.Err)
 	}
 }
 
@@ -175,14 +178,14 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			c, _ := consumerCoordinator(t, n)
 			// A classic group of one consumer owning all of a.
 			cl := newClassic(t, c, "g", cooperative, "a")
-			if res := cl.join(); res.Err != 0 || res.Leader != cl.id {
+			if res := cl.join(); res.Err != nil || res.Leader != cl.id {
 				t.Fatalf("classic join %+v", res)
 			}
 			all := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: "a", Partitions: []int32{0, 1, 2, 3, 4, 5}}}}
 			var sres SyncResult
 			c.SyncGroup(&SyncRequest{Group: "g", MemberID: cl.id, Generation: cl.gen,
 				Assignments: []Assignment{{MemberID: cl.id, Assignment: all.AppendTo(nil)}}}, func(r SyncResult) { sres = r })
-			if sres.Err != 0 {
+			if sres.Err != nil {
 				t.Fatalf("classic sync %+v", sres)
 			}
 			cl.owned["a"] = []int32{0, 1, 2, 3, 4, 5}
@@ -196,7 +199,7 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 				t.Fatalf("consumer member joining the classic group: %+v", res)
 			}
 			d := c.DescribeConsumerGroup("g")
-			if d.Err != 0 || len(d.Members) != 2 || d.Epoch != gen+1 {
+			if d.Err != nil || len(d.Members) != 2 || d.Epoch != gen+1 {
 				t.Fatalf("upgraded group %+v", d)
 			}
 			for _, dm := range d.Members {
@@ -238,8 +241,8 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			// Offsets: a classic member commits with its generation, any
 			// version.
 			commit := func(c *Coordinator, gen int32) int16 {
-				return c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: cl.id, RetentionMs: -1,
-					Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: cl.owned["a"][0]}, Offset: 3, LeaderEpoch: -1}}})[0]
+				return shards.Code(c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: cl.id, RetentionMs: -1,
+					Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: cl.owned["a"][0]}, Offset: 3, LeaderEpoch: -1}}})[0])
 			}
 			if code := commit(c, cl.gen); code != 0 {
 				t.Fatalf("classic commit: %v", kerr.ErrorForCode(code))
@@ -267,12 +270,12 @@ func TestConsumerGroupUpgradeWithClassicMembers(t *testing.T) {
 			if code := cl.heartbeat(); code != 0 {
 				t.Fatalf("classic heartbeat after reload: %v", kerr.ErrorForCode(code))
 			}
-			if res := cl.sync(); res.Err != 0 || cl.size() != 3 {
+			if res := cl.sync(); res.Err != nil || cl.size() != 3 {
 				t.Fatalf("classic sync after reload %+v owns %v", res, cl.owned)
 			}
 			m.beat()
 			// The classic member leaves: the consumer member takes all.
-			if _, codes := c.LeaveGroup("g", []LeaveMember{{MemberID: cl.id}}); codes[0] != 0 {
+			if codes, _ := c.LeaveGroup("g", []LeaveMember{{MemberID: cl.id}}); codes[0] != nil {
 				t.Fatalf("leave %v", codes)
 			}
 			converge(t, c, "g", m)
@@ -292,10 +295,10 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 	// A classic consumer joins the consumer group: it gets its part
 	// through JoinGroup and SyncGroup once m1 revoked it.
 	cl := newClassic(t, c, "g", false, "a")
-	if res := cl.join(); res.Err != 0 || res.Leader == cl.id || res.ProtocolType != "consumer" || res.Protocol != "range" {
+	if res := cl.join(); res.Err != nil || res.Leader == cl.id || res.ProtocolType != "consumer" || res.Protocol != "range" {
 		t.Fatalf("classic join %+v", res)
 	}
-	if res := cl.sync(); res.Err != 0 {
+	if res := cl.sync(); res.Err != nil {
 		t.Fatalf("classic sync %+v", res)
 	}
 	convergeMixed(t, c, "g", []*classicClient{cl}, []*cmember{m})
@@ -303,16 +306,16 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 		t.Fatalf("classic owns %v, consumer %v", cl.owned, m.owned)
 	}
 	// A stale or unknown classic member.
-	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: cl.id, Generation: cl.gen + 1}); code != kerr.IllegalGeneration.Code {
-		t.Fatalf("heartbeat with a wrong generation: %v", kerr.ErrorForCode(code))
+	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: cl.id, Generation: cl.gen + 1}); !errors.Is(code, kerr.IllegalGeneration) {
+		t.Fatalf("heartbeat with a wrong generation: %v", code)
 	}
-	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: "m1", Generation: m.epoch}); code != kerr.UnknownMemberID.Code {
-		t.Fatalf("classic heartbeat of a consumer member: %v", kerr.ErrorForCode(code))
+	if code := c.Heartbeat(&HeartbeatRequest{Group: "g", MemberID: "m1", Generation: m.epoch}); !errors.Is(code, kerr.UnknownMemberID) {
+		t.Fatalf("classic heartbeat of a consumer member: %v", code)
 	}
 
 	// The last consumer protocol member leaves: the group is classic
 	// again, rebalancing.
-	if res := m.leave(-1); res.Err != 0 {
+	if res := m.leave(-1); res.Err != nil {
 		t.Fatalf("leave %+v", res)
 	}
 	d, found, _ := c.DescribeGroup("g")
@@ -326,14 +329,14 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 		t.Fatalf("classic heartbeat after the downgrade: %v", kerr.ErrorForCode(code))
 	}
 	res := cl.join()
-	if res.Err != 0 || res.Leader != cl.id || len(res.Members) != 1 {
+	if res.Err != nil || res.Leader != cl.id || len(res.Members) != 1 {
 		t.Fatalf("rejoin the classic group %+v", res)
 	}
 	all := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: "a", Partitions: []int32{0, 1, 2, 3, 4, 5}}}}
 	var sres SyncResult
 	c.SyncGroup(&SyncRequest{Group: "g", MemberID: cl.id, Generation: cl.gen,
 		Assignments: []Assignment{{MemberID: cl.id, Assignment: all.AppendTo(nil)}}}, func(r SyncResult) { sres = r })
-	if sres.Err != 0 {
+	if sres.Err != nil {
 		t.Fatalf("sync %+v", sres)
 	}
 	c.Close()
@@ -341,7 +344,7 @@ func TestConsumerGroupClassicMemberJoinsAndDowngrade(t *testing.T) {
 	if d, _, _ := c.DescribeGroup("g"); d.State != Stable || len(d.Members) != 1 || d.Members[0].MemberID != cl.id {
 		t.Fatalf("reloaded %+v", d)
 	}
-	if d := c.DescribeConsumerGroup("g"); d.Err != kerr.GroupIDNotFound.Code {
+	if d := c.DescribeConsumerGroup("g"); !errors.Is(d.Err, kerr.GroupIDNotFound) {
 		t.Fatalf("still a consumer group after reload: %+v", d)
 	}
 }
@@ -381,11 +384,11 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 	c, _ := consumerCoordinator(t, n)
 	c.policy.UpgradeAllowed, c.policy.DowngradeAllowed = false, false
 	joinSync(t, c, "classic", "", consumerMetadata("a"), []byte{})
-	if res := newMember(t, c, "classic", "m1", "a").send(); res.Err != kerr.GroupIDNotFound.Code {
+	if res := newMember(t, c, "classic", "m1", "a").send(); !errors.Is(res.Err, kerr.GroupIDNotFound) {
 		t.Fatalf("consumer member joining a classic group with members: %+v", res)
 	}
 	newMember(t, c, "g", "m1", "a").beat()
-	if res := newClassic(t, c, "g", false, "a").join(); res.Err != kerr.InconsistentGroupProtocol.Code {
+	if res := newClassic(t, c, "g", false, "a").join(); !errors.Is(res.Err, kerr.InconsistentGroupProtocol) {
 		t.Fatalf("classic member joining a consumer group with members: %+v", res)
 	}
 
@@ -397,7 +400,7 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 	cl := newClassic(t, c, "g2", false, "a")
 	cl.rebalance()
 	m.leave(-1)
-	if d := c.DescribeConsumerGroup("g2"); d.Err != 0 || len(d.Members) != 1 || !d.Members[0].Classic {
+	if d := c.DescribeConsumerGroup("g2"); d.Err != nil || len(d.Members) != 1 || !d.Members[0].Classic {
 		t.Fatalf("downgraded against the policy: %+v", d)
 	}
 	// Not a consumer group, not classic members: a classic group whose
@@ -405,10 +408,10 @@ func TestConsumerGroupMigrationPolicyDisabled(t *testing.T) {
 	var res JoinResult
 	c.JoinGroup(&JoinRequest{Group: "connect", ProtocolType: "connect", Protocols: []Protocol{{Name: "default", Metadata: []byte{1}}},
 		SessionTimeout: 30_000, RebalanceTimeout: 30_000}, func(r JoinResult) { res = r })
-	if res.Err != 0 {
+	if res.Err != nil {
 		t.Fatalf("connect join %+v", res)
 	}
-	if res := newMember(t, c, "connect", "m1", "a").send(); res.Err != kerr.GroupIDNotFound.Code {
+	if res := newMember(t, c, "connect", "m1", "a").send(); !errors.Is(res.Err, kerr.GroupIDNotFound) {
 		t.Fatalf("consumer member joining a connect group: %+v", res)
 	}
 }
@@ -445,7 +448,7 @@ func TestDeletedTopicsOffsetsArePurged(t *testing.T) {
 	c, topics := consumerCoordinator(t, n)
 	commit := func(group, topic string, p int32) {
 		if codes := c.CommitOffsets(&CommitRequest{Group: group, Generation: -1, RetentionMs: -1,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: topic, Partition: p}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: topic, Partition: p}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != nil {
 			t.Fatalf("commit %v", codes)
 		}
 	}
@@ -456,7 +459,7 @@ func TestDeletedTopicsOffsetsArePurged(t *testing.T) {
 	m := newMember(t, c, "consumer", "m1", "a", "b")
 	m.beat()
 	if codes := c.CommitOffsets(&CommitRequest{Group: "consumer", Generation: m.epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 3}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 3}, Offset: 7, LeaderEpoch: -1}}}); codes[0] != nil {
 		t.Fatalf("consumer commit %v", codes)
 	}
 	// Topic a is deleted.

@@ -1,11 +1,14 @@
 package group
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"kzero/coord/shards"
 )
 
 // Tests of KIP-848 consumer groups through the Coordinator, on a real
@@ -79,7 +82,7 @@ func (m *cmember) send() ConsumerHeartbeatResult {
 		r.SubscribedTopicNames = []string{}
 	}
 	res := m.c.ConsumerGroupHeartbeat(r)
-	if res.Err == 0 {
+	if res.Err == nil {
 		m.epoch = res.MemberEpoch
 		if res.HasAssignment {
 			m.owned = ownedSet(res.Assignment)
@@ -92,8 +95,8 @@ func (m *cmember) send() ConsumerHeartbeatResult {
 func (m *cmember) beat() ConsumerHeartbeatResult {
 	m.t.Helper()
 	res := m.send()
-	if res.Err != 0 {
-		m.t.Fatalf("member %s heartbeat: %v %s", m.id, kerr.ErrorForCode(res.Err), res.ErrMessage)
+	if res.Err != nil {
+		m.t.Fatalf("member %s heartbeat: %v %s", m.id, res.Err, res.ErrMessage)
 	}
 	return res
 }
@@ -178,15 +181,15 @@ func TestConsumerGroupJoinReconcileLeave(t *testing.T) {
 	// A heartbeat with a wrong epoch is fenced.
 	stale := *m2
 	stale.epoch = 7
-	if res := stale.send(); res.Err != kerr.FencedMemberEpoch.Code {
+	if res := stale.send(); !errors.Is(res.Err, kerr.FencedMemberEpoch) {
 		t.Fatalf("fenced: %+v", res)
 	}
-	if res := newMember(t, c, "g", "ghost").leave(-1); res.Err != kerr.UnknownMemberID.Code {
+	if res := newMember(t, c, "g", "ghost").leave(-1); !errors.Is(res.Err, kerr.UnknownMemberID) {
 		t.Fatalf("unknown member leaving: %+v", res)
 	}
 
 	// m1 leaves: m2 takes everything at the next epoch.
-	if res := m1.leave(-1); res.Err != 0 || res.MemberEpoch != -1 {
+	if res := m1.leave(-1); res.Err != nil || res.MemberEpoch != -1 {
 		t.Fatalf("leave %+v", res)
 	}
 	converge(t, c, "g", m2)
@@ -201,7 +204,7 @@ func TestConsumerGroupJoinReconcileLeave(t *testing.T) {
 	c2, _ := consumerCoordinator(t, n)
 	m2.c = c2
 	d := c2.DescribeConsumerGroup("g")
-	if d.Err != 0 || d.State != Stable || d.Epoch != 3 || len(d.Members) != 1 || d.Members[0].MemberEpoch != 3 ||
+	if d.Err != nil || d.State != Stable || d.Epoch != 3 || len(d.Members) != 1 || d.Members[0].MemberEpoch != 3 ||
 		len(d.Members[0].Assignment) != 2 || d.Members[0].Assignment[0].Topic == "" || d.Members[0].ClientID != "client-m2" {
 		t.Fatalf("reloaded %+v", d)
 	}
@@ -263,12 +266,12 @@ func TestConsumerGroupStaticMembers(t *testing.T) {
 	// Another process with the same instance id while m1 is there.
 	dup := newMember(t, c, "g", "m1-restarted", "a")
 	dup.instance = &inst
-	if res := dup.send(); res.Err != kerr.UnreleasedInstanceID.Code {
+	if res := dup.send(); !errors.Is(res.Err, kerr.UnreleasedInstanceID) {
 		t.Fatalf("duplicate instance: %+v", res)
 	}
 	// m1 leaves as a static member and comes back under a new id: it gets
 	// its partitions back, the group epoch does not move.
-	if res := m1.leave(-2); res.Err != 0 || res.MemberEpoch != -2 {
+	if res := m1.leave(-2); res.Err != nil || res.MemberEpoch != -2 {
 		t.Fatalf("static leave %+v", res)
 	}
 	res := dup.beat()
@@ -277,7 +280,7 @@ func TestConsumerGroupStaticMembers(t *testing.T) {
 	}
 	converge(t, c, "g", dup, m2)
 	// The old id is fenced.
-	if res := m1.send(); res.Err != kerr.FencedInstanceID.Code {
+	if res := m1.send(); !errors.Is(res.Err, kerr.FencedInstanceID) {
 		t.Fatalf("old static member: %+v", res)
 	}
 }
@@ -320,7 +323,7 @@ func TestConsumerGroupSessionAndRebalanceTimeouts(t *testing.T) {
 	if len(d.Members) != 1 || d.Members[0].MemberID != "m3" {
 		t.Fatalf("members after the rebalance timeout %+v", d)
 	}
-	if res := m1.send(); res.Err != kerr.UnknownMemberID.Code {
+	if res := m1.send(); !errors.Is(res.Err, kerr.UnknownMemberID) {
 		t.Fatalf("fenced member's heartbeat: %+v", res)
 	}
 }
@@ -359,7 +362,7 @@ func TestConsumerGroupRegexSubscription(t *testing.T) {
 	}
 	bad := "orders-("
 	m.regex = &bad
-	if res := m.send(); res.Err != kerr.InvalidRegularExpression.Code {
+	if res := m.send(); !errors.Is(res.Err, kerr.InvalidRegularExpression) {
 		t.Fatalf("bad regex: %+v", res)
 	}
 }
@@ -406,14 +409,14 @@ func TestConsumerGroupRequestErrors(t *testing.T) {
 		{ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: 1, ServerAssignor: new("sticky")}, kerr.UnsupportedAssignor.Code},
 		{ConsumerHeartbeatRequest{Version: 1, Group: "nope", MemberID: "m1", MemberEpoch: 1}, kerr.GroupIDNotFound.Code},
 	} {
-		if res := c.ConsumerGroupHeartbeat(&tc.r); res.Err != tc.want {
-			t.Errorf("%+v: got %v %q, want %v", tc.r, kerr.ErrorForCode(res.Err), res.ErrMessage, kerr.ErrorForCode(tc.want))
+		if res := c.ConsumerGroupHeartbeat(&tc.r); shards.Code(res.Err) != tc.want {
+			t.Errorf("%+v: got %v %q, want %v", tc.r, res.Err, res.ErrMessage, kerr.ErrorForCode(tc.want))
 		}
 	}
 	// v0: the coordinator names the member.
 	c.policy.ConsumerMaxSize = 10
 	res := c.ConsumerGroupHeartbeat(&ConsumerHeartbeatRequest{Group: "v0", RebalanceTimeout: 1, SubscribedTopicNames: []string{"a"}, Owned: []TopicPartitions{}})
-	if res.Err != 0 || len(res.MemberID) != 22 {
+	if res.Err != nil || len(res.MemberID) != 22 {
 		t.Fatalf("v0 join %+v", res)
 	}
 }
@@ -424,8 +427,8 @@ func TestConsumerGroupOffsets(t *testing.T) {
 	m := newMember(t, c, "g", "m1", "a")
 	m.beat()
 	commit := func(member string, epoch int32, v9 bool) int16 {
-		return c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: member, RetentionMs: -1, UnknownGroupIsNotFound: v9,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 5, LeaderEpoch: -1}}})[0]
+		return shards.Code(c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: member, RetentionMs: -1, UnknownGroupIsNotFound: v9,
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 5, LeaderEpoch: -1}}})[0])
 	}
 	for _, tc := range []struct {
 		member string
@@ -443,19 +446,19 @@ func TestConsumerGroupOffsets(t *testing.T) {
 			t.Errorf("commit %+v: %v", tc, kerr.ErrorForCode(got))
 		}
 	}
-	if _, code := c.FetchOffsetsFor(&FetchRequest{Group: "g", MemberID: "m1", MemberEpoch: 0}); code != kerr.StaleMemberEpoch.Code {
+	if _, code := c.FetchOffsetsFor(&FetchRequest{Group: "g", MemberID: "m1", MemberEpoch: 0}); !errors.Is(code, kerr.StaleMemberEpoch) {
 		t.Fatalf("stale fetch: %v", code)
 	}
 	got, code := c.FetchOffsetsFor(&FetchRequest{Group: "g", MemberID: "m1", MemberEpoch: 1, Topics: []FetchTopic{{Topic: "a", Partitions: []int32{0}}}})
-	if code != 0 || got[0].Partitions[0].Offset != 5 {
+	if code != nil || got[0].Partitions[0].Offset != 5 {
 		t.Fatalf("fetch %v %+v", code, got)
 	}
 	if code := c.TxnOffsetCommit(&TxnCommitRequest{Group: "g", ProducerID: 1, Generation: 0, MemberID: "m1",
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 6}}}); code[0] != kerr.IllegalGeneration.Code {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 6}}}); !errors.Is(code[0], kerr.IllegalGeneration) {
 		t.Fatalf("txn commit with a stale epoch: %v", code)
 	}
 	// Subscribed topics' offsets are kept from OffsetDelete.
-	if _, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "a", Partition: 0}}); codes[0] != kerr.GroupSubscribedToTopic.Code {
+	if codes, _ := c.DeleteOffsets("g", []TopicPartition{{Topic: "a", Partition: 0}}); !errors.Is(codes[0], kerr.GroupSubscribedToTopic) {
 		t.Fatalf("offset delete: %v", codes)
 	}
 	list, _ := c.ListGroups()
@@ -465,7 +468,7 @@ func TestConsumerGroupOffsets(t *testing.T) {
 	if d, found, _ := c.DescribeGroup("g"); !found || d.ProtocolType != "consumer" || d.Protocol != "uniform" || len(d.Members) != 1 || len(d.Members[0].Assignment) == 0 {
 		t.Fatalf("classic describe %+v", d)
 	}
-	if got := c.DeleteGroups([]string{"g"}); got[0] != kerr.NonEmptyGroup.Code {
+	if got := c.DeleteGroups([]string{"g"}); !errors.Is(got[0], kerr.NonEmptyGroup) {
 		t.Fatalf("delete a group with members: %v", got)
 	}
 }
@@ -480,12 +483,12 @@ func TestConsumerGroupConversions(t *testing.T) {
 	c.policy.UpgradeAllowed, c.policy.DowngradeAllowed = false, false
 	// A classic group with members.
 	joinSync(t, c, "classic", "", consumerMetadata("a"), []byte("x"))
-	if res := newMember(t, c, "classic", "m1", "a").send(); res.Err != kerr.GroupIDNotFound.Code {
+	if res := newMember(t, c, "classic", "m1", "a").send(); !errors.Is(res.Err, kerr.GroupIDNotFound) {
 		t.Fatalf("consumer member joining a classic group with members: %+v", res)
 	}
 	// A group holding only offsets becomes a consumer group.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: -1, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 9, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Offset: 9, LeaderEpoch: -1}}}); codes[0] != nil {
 		t.Fatalf("commit %v", codes)
 	}
 	m := newMember(t, c, "g", "m1", "a")
@@ -496,7 +499,7 @@ func TestConsumerGroupConversions(t *testing.T) {
 	var jres JoinResult
 	c.JoinGroup(&JoinRequest{Group: "g", ProtocolType: "consumer", Protocols: []Protocol{{Name: "range"}}, SessionTimeout: 30_000, RebalanceTimeout: 30_000},
 		func(r JoinResult) { jres = r })
-	if jres.Err != kerr.InconsistentGroupProtocol.Code {
+	if !errors.Is(jres.Err, kerr.InconsistentGroupProtocol) {
 		t.Fatalf("classic member joining a consumer group with members: %+v", jres)
 	}
 	m.leave(-1)
@@ -533,8 +536,8 @@ func TestConsumerGroupCommitsWithOlderEpochs(t *testing.T) {
 		t.Fatalf("m1 at epoch %d", m1.epoch)
 	}
 	commit := func(c *Coordinator, epoch int32, p int32) int16 {
-		return c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: p}, Offset: 1, LeaderEpoch: -1}}})[0]
+		return shards.Code(c.CommitOffsets(&CommitRequest{Group: "g", Generation: epoch, MemberID: "m1", RetentionMs: -1, UnknownGroupIsNotFound: true,
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "a", Partition: p}, Offset: 1, LeaderEpoch: -1}}})[0])
 	}
 	check := func(c *Coordinator) {
 		t.Helper()

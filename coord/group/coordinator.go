@@ -3,6 +3,7 @@ package group
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"math"
 	"slices"
@@ -279,40 +280,36 @@ func (c *Coordinator) Close() {
 	c.mu.Unlock()
 }
 
-// lock returns the group's shard, locked, or the error code for a group
-// this broker cannot serve now (NOT_COORDINATOR,
-// COORDINATOR_LOAD_IN_PROGRESS).
-func (c *Coordinator) lock(group string) (*shard, int16) {
-	s, err := c.table.Lock(c.PartitionFor(group))
-	if err != nil {
-		return nil, shards.Code(err)
-	}
-	return s, 0
+// lock returns the group's shard, locked, or why this broker cannot serve
+// the group now (an error wrapping kerr.NotCoordinator or
+// kerr.CoordinatorLoadInProgress).
+func (c *Coordinator) lock(group string) (*shard, error) {
+	return c.table.Lock(c.PartitionFor(group))
 }
 
 // JoinGroup handles a JoinGroup; done gets the response once the
 // rebalance lets it, from whichever goroutine completes it.
 func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	if r.Group == "" {
-		done(joinError(kerr.InvalidGroupID.Code, r.MemberID))
+		done(joinError(kerr.InvalidGroupID, r.MemberID))
 		return
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		done(joinError(code, r.MemberID))
+	s, err := c.lock(r.Group)
+	if err != nil {
+		done(joinError(err, r.MemberID))
 		return
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e != nil && e.g.share != nil {
 		s.finishLocked(e, now)
-		done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+		done(joinError(kerr.InconsistentGroupProtocol, r.MemberID))
 		return
 	}
 	if e != nil && e.g.streams != nil {
 		if len(e.g.streams.members) > 0 {
 			s.finishLocked(e, now)
-			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+			done(joinError(kerr.InconsistentGroupProtocol, r.MemberID))
 			return
 		}
 		// An empty streams group becomes a classic group, as Kafka's.
@@ -327,7 +324,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 				return
 			}
 			s.finishLocked(e, now)
-			done(joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+			done(joinError(kerr.InconsistentGroupProtocol, r.MemberID))
 			return
 		}
 		// An empty consumer group becomes a classic group.
@@ -335,7 +332,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
 			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 			s.finishLocked(e, now)
-			done(joinError(storeCode(err), r.MemberID))
+			done(joinError(storeErr(err), r.MemberID))
 			return
 		}
 		s.replayConsumerLocked(e.g, recs)
@@ -344,7 +341,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	if e == nil {
 		if r.MemberID != "" {
 			s.Unlock()
-			done(joinError(kerr.UnknownMemberID.Code, r.MemberID))
+			done(joinError(kerr.UnknownMemberID, r.MemberID))
 			return
 		}
 		e, created = s.addLocked(r.Group, now), true
@@ -353,7 +350,7 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 	if created && e.g.deletable() && e.g.Size() == 0 {
 		// The join failed (a bad session timeout, no protocols): leave
 		// no trace of a group that never was.
-		e.g.markDead(now, kerr.UnknownMemberID.Code)
+		e.g.markDead(now, kerr.UnknownMemberID)
 	}
 	s.finishLocked(e, now)
 }
@@ -362,24 +359,24 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 // the leader's is stored.
 func (c *Coordinator) SyncGroup(r *SyncRequest, done func(SyncResult)) {
 	if r.Group == "" {
-		done(SyncResult{Err: kerr.InvalidGroupID.Code})
+		done(SyncResult{Err: kerr.InvalidGroupID})
 		return
 	}
-	s, code := c.lock(r.Group)
-	if code == kerr.CoordinatorLoadInProgress.Code {
+	s, err := c.lock(r.Group)
+	if errors.Is(err, kerr.CoordinatorLoadInProgress) {
 		// The rebalance in flight is lost with the old coordinator:
 		// rejoin (older clients do not expect LOAD_IN_PROGRESS here).
-		code = kerr.RebalanceInProgress.Code
+		err = kerr.RebalanceInProgress
 	}
-	if code != 0 {
-		done(SyncResult{Err: code})
+	if err != nil {
+		done(SyncResult{Err: err})
 		return
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		s.Unlock()
-		done(SyncResult{Err: kerr.UnknownMemberID.Code})
+		done(SyncResult{Err: kerr.UnknownMemberID})
 		return
 	}
 	if e.g.consumer != nil {
@@ -391,70 +388,72 @@ func (c *Coordinator) SyncGroup(r *SyncRequest, done func(SyncResult)) {
 }
 
 // Heartbeat handles a Heartbeat.
-func (c *Coordinator) Heartbeat(r *HeartbeatRequest) int16 {
+func (c *Coordinator) Heartbeat(r *HeartbeatRequest) error {
 	if r.Group == "" {
-		return kerr.InvalidGroupID.Code
+		return kerr.InvalidGroupID
 	}
-	s, code := c.lock(r.Group)
-	if code == kerr.CoordinatorLoadInProgress.Code {
-		return 0 // as Kafka: the member is not told to rejoin while loading
+	s, err := c.lock(r.Group)
+	if errors.Is(err, kerr.CoordinatorLoadInProgress) {
+		return nil // as Kafka: the member is not told to rejoin while loading
 	}
-	if code != 0 {
-		return code
+	if err != nil {
+		return err
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		s.Unlock()
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	}
 	if e.g.consumer != nil {
 		return s.heartbeatClassicLocked(e, now, r)
 	}
-	code = e.g.Heartbeat(now, r)
+	err = e.g.Heartbeat(now, r)
 	s.finishLocked(e, now)
-	return code
+	return err
 }
 
-// LeaveGroup handles a LeaveGroup: a group-level code, or one per member.
-func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) (int16, []int16) {
+// LeaveGroup handles a LeaveGroup: an error per member (nil for a member
+// that left), or a group-level error.
+func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) ([]error, error) {
 	if group == "" {
-		return kerr.InvalidGroupID.Code, nil
+		return nil, kerr.InvalidGroupID
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return code, nil
+	s, err := c.lock(group)
+	if err != nil {
+		return nil, err
 	}
 	now := c.now()
 	e := s.mu.groups[group]
 	if e == nil {
 		s.Unlock()
-		codes := make([]int16, len(members))
-		for i := range codes {
-			codes[i] = kerr.UnknownMemberID.Code
+		errs := make([]error, len(members))
+		for i := range errs {
+			errs[i] = kerr.UnknownMemberID
 		}
-		return 0, codes
+		return errs, nil
 	}
 	if e.g.consumer != nil {
-		return 0, s.leaveClassicLocked(e, now, members)
+		return s.leaveClassicLocked(e, now, members), nil
 	}
-	code, codes := e.g.Leave(now, members)
+	errs, err := e.g.Leave(now, members)
 	s.finishLocked(e, now)
-	return code, codes
+	return errs, err
 }
 
-// CommitOffsets handles an OffsetCommit: a code per offset, in order.
-func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
-	codes := make([]int16, len(r.Offsets))
-	all := func(code int16) []int16 {
-		for i := range codes {
-			codes[i] = code
+// CommitOffsets handles an OffsetCommit: an error per offset, in order
+// (nil for one committed).
+func (c *Coordinator) CommitOffsets(r *CommitRequest) []error {
+	errs := make([]error, len(r.Offsets))
+	all := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
 		}
-		return codes
+		return errs
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return all(code)
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return all(err)
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
@@ -462,39 +461,41 @@ func (c *Coordinator) CommitOffsets(r *CommitRequest) []int16 {
 		if r.Generation >= 0 {
 			s.Unlock()
 			if r.UnknownGroupIsNotFound {
-				return all(kerr.GroupIDNotFound.Code)
+				return all(kerr.GroupIDNotFound)
 			}
-			return all(kerr.IllegalGeneration.Code)
+			return all(kerr.IllegalGeneration)
 		}
 		e = s.addLocked(r.Group, now)
 	}
-	if code := e.g.validateCommit(r); code != 0 {
+	if err := e.g.validateCommit(r); err != nil {
 		s.finishLocked(e, now)
-		return all(code)
+		return all(err)
 	}
 	if e.g.consumer != nil {
-		e.g.consumer.staleCommits(r, c.env(now).topics, codes)
+		e.g.consumer.staleCommits(r, c.env(now).topics, errs)
 	}
 	if e.g.streams != nil {
-		e.g.streams.staleCommits(r, codes)
+		e.g.streams.staleCommits(r, errs)
 	}
-	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, codes)
+	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, r.RetentionMs, now, errs)
 	if len(recs) > 0 {
-		if base, err := s.appendLocked(recs); err != nil {
+		base, err := s.appendLocked(recs)
+		if err != nil {
 			c.logger.Warn("cannot store offsets", "group", e.g.id, "partition", s.Partition, "err", err)
-			code := storeCode(err)
+			err = storeErr(err)
 			for _, i := range idx {
-				codes[i] = code
+				errs[i] = err
 			}
-		} else {
-			for k, i := range idx {
-				vals[k].at = base + int64(k)
-				e.g.setOffset(cloneTP(r.Offsets[i].TopicPartition), vals[k])
-			}
+			s.finishLocked(e, now)
+			return errs
+		}
+		for k, i := range idx {
+			vals[k].at = base + int64(k)
+			e.g.setOffset(cloneTP(r.Offsets[i].TopicPartition), vals[k])
 		}
 	}
 	s.finishLocked(e, now)
-	return codes
+	return errs
 }
 
 // commitTimeout bounds how long a coordinator write waits for the ISR to
@@ -504,19 +505,19 @@ const commitTimeout = 5 * time.Second
 // offsetRecordsLocked encodes the records of a commit's offsets in the
 // shard's scratch bytes, record k for offsets[idx[k]] with value vals[k];
 // an offset whose metadata is too large gets OFFSET_METADATA_TOO_LARGE in
-// codes instead, and one with a code already is left out. retentionMs -1
+// errs instead, and one with an error already is left out. retentionMs -1
 // leaves the offsets to the retention.
-func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retentionMs, now int64, codes []int16) (recs []kv, idx []int, vals []Offset) {
+func (s *shard) offsetRecordsLocked(group string, offsets []CommitOffset, retentionMs, now int64, errs []error) (recs []kv, idx []int, vals []Offset) {
 	s.mu.scratch = s.mu.scratch[:0]
 	recs = make([]kv, 0, len(offsets))
 	idx = make([]int, 0, len(offsets))
 	vals = make([]Offset, 0, len(offsets))
 	for i, o := range offsets {
-		if codes[i] != 0 {
+		if errs[i] != nil {
 			continue
 		}
 		if len(o.Metadata) > s.c.cfg.OffsetMetadataMaxBytes {
-			codes[i] = kerr.OffsetMetadataTooLarge.Code
+			errs[i] = kerr.OffsetMetadataTooLarge
 			continue
 		}
 		v := Offset{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: strings.Clone(o.Metadata), CommitTime: now, ExpireTime: -1}
@@ -545,62 +546,62 @@ func cloneTP(tp TopicPartition) TopicPartition {
 // FetchOffsets handles one group of an OffsetFetch: the partitions asked
 // for, or all the group has when topics is nil. A group that does not
 // exist has no offsets.
-func (c *Coordinator) FetchOffsets(group string, topics []FetchTopic) ([]FetchedTopic, int16) {
+func (c *Coordinator) FetchOffsets(group string, topics []FetchTopic) ([]FetchedTopic, error) {
 	return c.FetchOffsetsFor(&FetchRequest{Group: group, Topics: topics, MemberEpoch: -1})
 }
 
 // FetchOffsetsFor handles one group of an OffsetFetch, with the options
 // of later versions (require_stable, the member of a consumer group).
-func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, int16) {
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return nil, code
+func (c *Coordinator) FetchOffsetsFor(r *FetchRequest) ([]FetchedTopic, error) {
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return nil, err
 	}
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		s.Unlock()
-		return newGroup(r.Group, &c.policy, 0).fetchOffsets(r.Topics, false), 0
+		return newGroup(r.Group, &c.policy, 0).fetchOffsets(r.Topics, false), nil
 	}
 	if e.g.consumer != nil {
-		if code := e.g.consumer.validateFetch(r.MemberID, r.MemberEpoch); code != 0 {
+		if err := e.g.consumer.validateFetch(r.MemberID, r.MemberEpoch); err != nil {
 			s.Unlock()
-			return nil, code
+			return nil, err
 		}
 	}
 	if e.g.streams != nil {
-		if code := e.g.streams.validateFetch(r.MemberID, r.MemberEpoch); code != 0 {
+		if err := e.g.streams.validateFetch(r.MemberID, r.MemberEpoch); err != nil {
 			s.Unlock()
-			return nil, code
+			return nil, err
 		}
 	}
 	out := e.g.fetchOffsets(r.Topics, r.RequireStable)
 	s.Unlock()
-	return out, 0
+	return out, nil
 }
 
-// DeleteOffsets handles an OffsetDelete: a group-level code, or one per
-// partition.
-func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, []int16) {
-	s, code := c.lock(group)
-	if code != 0 {
-		return code, nil
+// DeleteOffsets handles an OffsetDelete: an error per partition (nil for
+// one deleted or not committed), or a group-level error.
+func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) ([]error, error) {
+	s, err := c.lock(group)
+	if err != nil {
+		return nil, err
 	}
 	now := c.now()
 	e := s.mu.groups[group]
 	if e == nil {
 		s.Unlock()
-		return kerr.GroupIDNotFound.Code, nil
+		return nil, kerr.GroupIDNotFound
 	}
-	if code := e.g.validateDeleteOffsets(); code != 0 {
+	if err := e.g.validateDeleteOffsets(); err != nil {
 		s.finishLocked(e, now)
-		return code, nil
+		return nil, err
 	}
-	codes := make([]int16, len(tps))
+	errs := make([]error, len(tps))
 	var del []TopicPartition
 	var idx []int
 	for i, tp := range tps {
 		if e.g.subscribedTo(tp.Topic) {
-			codes[i] = kerr.GroupSubscribedToTopic.Code
+			errs[i] = kerr.GroupSubscribedToTopic
 			continue
 		}
 		if _, ok := e.g.offsets[tp]; ok {
@@ -610,9 +611,9 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, 
 	if len(del) > 0 {
 		if err := s.appendTombstonesLocked(e.g, del, false); err != nil {
 			c.logger.Warn("cannot delete offsets", "group", e.g.id, "partition", s.Partition, "err", err)
-			code := storeCode(err)
+			err = storeErr(err)
 			for _, i := range idx {
-				codes[i] = code
+				errs[i] = err
 			}
 		} else {
 			for _, tp := range del {
@@ -622,7 +623,7 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (int16, 
 		}
 	}
 	s.finishLocked(e, now)
-	return 0, codes
+	return errs, nil
 }
 
 // appendTombstonesLocked deletes offsets of g and, with groupToo, the
@@ -673,50 +674,51 @@ func (s *shard) appendTombstonesLocked(g *Group, tps []TopicPartition, groupToo 
 	return err
 }
 
-// DeleteGroups handles a DeleteGroups: a code per group. Only empty groups
-// are deleted, with their offsets.
-func (c *Coordinator) DeleteGroups(groups []string) []int16 {
-	codes := make([]int16, len(groups))
+// DeleteGroups handles a DeleteGroups: an error per group (nil for one
+// deleted). Only empty groups are deleted, with their offsets.
+func (c *Coordinator) DeleteGroups(groups []string) []error {
+	errs := make([]error, len(groups))
 	for i, id := range groups {
-		s, code := c.lock(id)
-		if code != 0 {
-			codes[i] = code
+		s, err := c.lock(id)
+		if err != nil {
+			errs[i] = err
 			continue
 		}
 		now := c.now()
 		e := s.mu.groups[id]
 		if e == nil {
 			s.Unlock()
-			codes[i] = kerr.GroupIDNotFound.Code
+			errs[i] = kerr.GroupIDNotFound
 			continue
 		}
-		if codes[i] = e.g.validateDelete(); codes[i] != 0 {
+		if err := e.g.validateDelete(); err != nil {
+			errs[i] = err
 			s.finishLocked(e, now)
 			continue
 		}
 		if err := s.appendTombstonesLocked(e.g, e.g.allPartitions(), true); err != nil {
 			c.logger.Warn("cannot delete group", "group", e.g.id, "partition", s.Partition, "err", err)
-			codes[i] = storeCode(err)
+			errs[i] = storeErr(err)
 		} else {
 			clear(e.g.offsets)
 			clear(e.g.txnOffsets)
-			e.g.markDead(now, kerr.GroupIDNotFound.Code)
+			e.g.markDead(now, kerr.GroupIDNotFound)
 		}
 		s.finishLocked(e, now)
 	}
-	return codes
+	return errs
 }
 
 // ListGroups lists the groups of every loaded partition, with
 // COORDINATOR_LOAD_IN_PROGRESS when some partition is still loading.
-func (c *Coordinator) ListGroups() ([]Listing, int16) {
+func (c *Coordinator) ListGroups() ([]Listing, error) {
 	var out []Listing
-	var code int16
+	var err error
 	for _, s := range c.table.All() {
 		s.Lock()
 		switch s.StateLocked() {
 		case shards.Loading:
-			code = kerr.CoordinatorLoadInProgress.Code
+			err = kerr.CoordinatorLoadInProgress
 		case shards.Active:
 			for _, e := range s.mu.groups {
 				out = append(out, e.g.Listing())
@@ -725,32 +727,32 @@ func (c *Coordinator) ListGroups() ([]Listing, int16) {
 		s.Unlock()
 	}
 	slices.SortFunc(out, func(a, b Listing) int { return strings.Compare(a.Group, b.Group) })
-	return out, code
+	return out, err
 }
 
 // DescribeGroup describes a group; found is false when it does not exist.
-func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, code int16) {
-	s, code := c.lock(group)
-	if code != 0 {
-		return Description{}, false, code
+func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, err error) {
+	s, err := c.lock(group)
+	if err != nil {
+		return Description{}, false, err
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]
 	if e == nil {
-		return Description{State: Dead}, false, 0
+		return Description{State: Dead}, false, nil
 	}
 	if e.g.share != nil {
-		return Description{State: Dead}, false, 0 // not a classic group
+		return Description{State: Dead}, false, nil // not a classic group
 	}
 	if e.g.consumer != nil {
-		return e.g.consumer.describeClassic(e.g.State(), &c.policy, c.env(c.now()).topics), true, 0
+		return e.g.consumer.describeClassic(e.g.State(), &c.policy, c.env(c.now()).topics), true, nil
 	}
 	if e.g.streams != nil {
 		// As Kafka: DescribeGroups does not describe streams groups
 		// (Dead; GROUP_ID_NOT_FOUND from v6).
-		return Description{State: Dead}, false, 0
+		return Description{State: Dead}, false, nil
 	}
-	return e.g.Describe(), true, 0
+	return e.g.Describe(), true, nil
 }
 
 // expireOffsets drops offsets past offsets.retention.minutes, and the
@@ -787,7 +789,7 @@ func (s *shard) expire(now, retention int64) {
 			continue
 		}
 		if dead {
-			e.g.markDead(now, kerr.GroupIDNotFound.Code)
+			e.g.markDead(now, kerr.GroupIDNotFound)
 			ready = append(ready, s.settleLocked(e, now)...)
 		}
 	}

@@ -3,6 +3,7 @@ package group
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -85,18 +86,18 @@ func joinSync(t testing.TB, c *Coordinator, group, instance string, metadata, as
 		Protocols: []Protocol{{Name: "range", Metadata: metadata}}, SessionTimeout: 30_000, RebalanceTimeout: 30_000,
 		RequireKnownMemberID: true, SupportsSkipAssignment: true}
 	c.JoinGroup(req, func(r JoinResult) { res = r })
-	if res.Err == kerr.MemberIDRequired.Code {
+	if errors.Is(res.Err, kerr.MemberIDRequired) {
 		req.MemberID = res.MemberID
 		res = JoinResult{}
 		c.JoinGroup(req, func(r JoinResult) { res = r })
 	}
-	if res.Err != 0 || res.MemberID == "" {
+	if res.Err != nil || res.MemberID == "" {
 		t.Fatalf("join: %+v", res)
 	}
 	var sres SyncResult
 	c.SyncGroup(&SyncRequest{Group: group, MemberID: res.MemberID, InstanceID: instance, Generation: res.Generation,
 		Assignments: []Assignment{{MemberID: res.MemberID, Assignment: assignment}}}, func(r SyncResult) { sres = r })
-	if sres.Err != 0 || !bytes.Equal(sres.Assignment, assignment) {
+	if sres.Err != nil || !bytes.Equal(sres.Assignment, assignment) {
 		t.Fatalf("sync: %+v", sres)
 	}
 	return res.MemberID, res.Generation
@@ -114,19 +115,19 @@ func TestCoordinatorStoresAndReloads(t *testing.T) {
 		{TopicPartition: TopicPartition{Topic: "orders", Partition: 1}, Offset: 7, LeaderEpoch: -1},
 		{TopicPartition: TopicPartition{Topic: "orders", Partition: 2}, Offset: 1, Metadata: string(make([]byte, 5000))},
 	}})
-	if !slices.Equal(codes, []int16{0, 0, kerr.OffsetMetadataTooLarge.Code}) {
+	if !slices.Equal(codesOf(codes), []int16{0, 0, kerr.OffsetMetadataTooLarge.Code}) {
 		t.Fatalf("commit codes %v", codes)
 	}
 	// A group outside group management: generation -1.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "simple", Generation: -1, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Offset: 5, LeaderEpoch: -1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Offset: 5, LeaderEpoch: -1}}}); codes[0] != nil {
 		t.Fatalf("simple commit %v", codes)
 	}
 	// A commit with a generation to an unknown group.
-	if codes := c.CommitOffsets(&CommitRequest{Group: "nope", Generation: 3, Offsets: make([]CommitOffset, 1)}); codes[0] != kerr.IllegalGeneration.Code {
+	if codes := c.CommitOffsets(&CommitRequest{Group: "nope", Generation: 3, Offsets: make([]CommitOffset, 1)}); !errors.Is(codes[0], kerr.IllegalGeneration) {
 		t.Fatalf("commit to unknown group: %v", codes)
 	}
-	if codes := c.CommitOffsets(&CommitRequest{Group: "nope", Generation: 3, UnknownGroupIsNotFound: true, Offsets: make([]CommitOffset, 1)}); codes[0] != kerr.GroupIDNotFound.Code {
+	if codes := c.CommitOffsets(&CommitRequest{Group: "nope", Generation: 3, UnknownGroupIsNotFound: true, Offsets: make([]CommitOffset, 1)}); !errors.Is(codes[0], kerr.GroupIDNotFound) {
 		t.Fatalf("v9 commit to unknown group: %v", codes)
 	}
 
@@ -174,21 +175,21 @@ func TestCoordinatorStoresAndReloads(t *testing.T) {
 	n = openNode(t, dir)
 	c = n.coordinator(1, 0, 0)
 	d, found, code := c.DescribeGroup("g1")
-	if !found || code != 0 || d.State != Stable || d.Protocol != "range" || len(d.Members) != 1 ||
+	if !found || code != nil || d.State != Stable || d.Protocol != "range" || len(d.Members) != 1 ||
 		d.Members[0].MemberID != member || string(d.Members[0].Assignment) != "assignment-1" || d.Members[0].ClientHost != "/127.0.0.1" {
 		t.Fatalf("reloaded group %+v", d)
 	}
 	// The member carries on without a rebalance.
-	if code := c.Heartbeat(&HeartbeatRequest{Group: "g1", MemberID: member, Generation: gen}); code != 0 {
-		t.Fatalf("heartbeat after reload: %v", kerr.ErrorForCode(code))
+	if code := c.Heartbeat(&HeartbeatRequest{Group: "g1", MemberID: member, Generation: gen}); code != nil {
+		t.Fatalf("heartbeat after reload: %v", code)
 	}
-	if code := c.Heartbeat(&HeartbeatRequest{Group: "g2", MemberID: static, InstanceID: "inst", Generation: 1}); code != 0 {
-		t.Fatalf("static member heartbeat after reload: %v", kerr.ErrorForCode(code))
+	if code := c.Heartbeat(&HeartbeatRequest{Group: "g2", MemberID: static, InstanceID: "inst", Generation: 1}); code != nil {
+		t.Fatalf("static member heartbeat after reload: %v", code)
 	}
 	got, code := c.FetchOffsets("g1", nil)
 	want := []FetchedTopic{{Topic: "orders", Partitions: []FetchedPartition{
 		{Partition: 0, Offset: 42, LeaderEpoch: 3, Metadata: "meta-0"}, {Partition: 1, Offset: 7, LeaderEpoch: -1}}}}
-	if code != 0 || !slices.EqualFunc(got, want, sameTopic) {
+	if code != nil || !slices.EqualFunc(got, want, sameTopic) {
 		t.Fatalf("offsets after reload %+v", got)
 	}
 	got, _ = c.FetchOffsets("simple", []FetchTopic{{Topic: "orders", Partitions: []int32{0, 9}}})
@@ -197,7 +198,7 @@ func TestCoordinatorStoresAndReloads(t *testing.T) {
 		t.Fatalf("simple group offsets %+v", got)
 	}
 	list, code := c.ListGroups()
-	if code != 0 || len(list) != 3 || list[0].Group != "g1" || list[2].Group != "simple" || list[2].State != Empty || list[0].ProtocolType != "consumer" {
+	if code != nil || len(list) != 3 || list[0].Group != "g1" || list[2].Group != "simple" || list[2].State != Empty || list[0].ProtocolType != "consumer" {
 		t.Fatalf("groups %+v", list)
 	}
 }
@@ -250,26 +251,26 @@ func TestCoordinatorDeletesGroupsAndOffsets(t *testing.T) {
 		{TopicPartition: TopicPartition{Topic: "other", Partition: 0}, Offset: 2},
 		{TopicPartition: TopicPartition{Topic: "other", Partition: 1}, Offset: 3},
 	}})
-	if !slices.Equal(codes, []int16{0, 0, 0}) {
+	if !slices.Equal(codesOf(codes), []int16{0, 0, 0}) {
 		t.Fatalf("commit %v", codes)
 	}
-	code, codes := c.DeleteOffsets("g", []TopicPartition{{Topic: "subscribed", Partition: 0}, {Topic: "other", Partition: 0}})
-	if code != 0 || !slices.Equal(codes, []int16{kerr.GroupSubscribedToTopic.Code, 0}) {
+	codes, code := c.DeleteOffsets("g", []TopicPartition{{Topic: "subscribed", Partition: 0}, {Topic: "other", Partition: 0}})
+	if code != nil || !slices.Equal(codesOf(codes), []int16{kerr.GroupSubscribedToTopic.Code, 0}) {
 		t.Fatalf("offset delete %v %v", code, codes)
 	}
-	if code, _ := c.DeleteOffsets("missing", nil); code != kerr.GroupIDNotFound.Code {
+	if _, code := c.DeleteOffsets("missing", nil); !errors.Is(code, kerr.GroupIDNotFound) {
 		t.Fatalf("offset delete of a missing group: %v", code)
 	}
-	if got := c.DeleteGroups([]string{"g", "missing"}); !slices.Equal(got, []int16{kerr.NonEmptyGroup.Code, kerr.GroupIDNotFound.Code}) {
+	if got := c.DeleteGroups([]string{"g", "missing"}); !slices.Equal(codesOf(got), []int16{kerr.NonEmptyGroup.Code, kerr.GroupIDNotFound.Code}) {
 		t.Fatalf("delete groups %v", got)
 	}
-	if code, codes := c.LeaveGroup("g", []LeaveMember{{MemberID: member}}); code != 0 || codes[0] != 0 {
+	if codes, code := c.LeaveGroup("g", []LeaveMember{{MemberID: member}}); code != nil || codes[0] != nil {
 		t.Fatalf("leave %v %v", code, codes)
 	}
 	if d, _, _ := c.DescribeGroup("g"); d.State != Empty {
 		t.Fatalf("state after leave %s", d.State)
 	}
-	if got := c.DeleteGroups([]string{"g"}); got[0] != 0 {
+	if got := c.DeleteGroups([]string{"g"}); got[0] != nil {
 		t.Fatalf("delete group %v", got)
 	}
 	if _, found, _ := c.DescribeGroup("g"); found {
@@ -299,7 +300,7 @@ func TestCoordinatorServesOnlyItsLoadedPartitions(t *testing.T) {
 	}
 	var res JoinResult
 	c.JoinGroup(&JoinRequest{Group: other, ProtocolType: "consumer", Protocols: []Protocol{{Name: "r"}}, SessionTimeout: 1000}, func(r JoinResult) { res = r })
-	if res.Err != kerr.NotCoordinator.Code {
+	if !errors.Is(res.Err, kerr.NotCoordinator) {
 		t.Fatalf("join to a partition led elsewhere: %+v", res)
 	}
 	// A partition still loading.
@@ -308,28 +309,28 @@ func TestCoordinatorServesOnlyItsLoadedPartitions(t *testing.T) {
 	loaded := c.Lead(n.lead(1))
 	defer func() { close(gate); <-loaded }()
 	c.JoinGroup(&JoinRequest{Group: other, ProtocolType: "consumer", Protocols: []Protocol{{Name: "r"}}, SessionTimeout: 1000}, func(r JoinResult) { res = r })
-	if res.Err != kerr.CoordinatorLoadInProgress.Code {
+	if !errors.Is(res.Err, kerr.CoordinatorLoadInProgress) {
 		t.Fatalf("join while loading: %+v", res)
 	}
 	var sres SyncResult
 	c.SyncGroup(&SyncRequest{Group: other}, func(r SyncResult) { sres = r })
-	if sres.Err != kerr.RebalanceInProgress.Code {
+	if !errors.Is(sres.Err, kerr.RebalanceInProgress) {
 		t.Fatalf("sync while loading: %+v", sres)
 	}
-	if code := c.Heartbeat(&HeartbeatRequest{Group: other}); code != 0 {
+	if code := c.Heartbeat(&HeartbeatRequest{Group: other}); code != nil {
 		t.Fatalf("heartbeat while loading: %v", code)
 	}
-	if _, code := c.ListGroups(); code != kerr.CoordinatorLoadInProgress.Code {
+	if _, code := c.ListGroups(); !errors.Is(code, kerr.CoordinatorLoadInProgress) {
 		t.Fatalf("list while loading: %v", code)
 	}
-	if _, code := c.FetchOffsets(other, nil); code != kerr.CoordinatorLoadInProgress.Code {
+	if _, code := c.FetchOffsets(other, nil); !errors.Is(code, kerr.CoordinatorLoadInProgress) {
 		t.Fatalf("offset fetch while loading: %v", code)
 	}
 	c.JoinGroup(&JoinRequest{Group: "", ProtocolType: "consumer"}, func(r JoinResult) { res = r })
-	if res.Err != kerr.InvalidGroupID.Code {
+	if !errors.Is(res.Err, kerr.InvalidGroupID) {
 		t.Fatalf("empty group id: %+v", res)
 	}
-	if _, code := c.FetchOffsets(mine, nil); code != 0 {
+	if _, code := c.FetchOffsets(mine, nil); code != nil {
 		t.Fatalf("offset fetch of a loaded partition: %v", code)
 	}
 }
@@ -343,7 +344,7 @@ func TestCoordinatorAnswersWaitingJoinsFromTimersAndOnResign(t *testing.T) {
 		SessionTimeout: 1000, RebalanceTimeout: 1000}, func(r JoinResult) { done <- r })
 	select {
 	case r := <-done:
-		if r.Err != 0 || r.Generation != 1 {
+		if r.Err != nil || r.Generation != 1 {
 			t.Fatalf("join %+v", r)
 		}
 	case <-time.After(10 * time.Second):
@@ -361,10 +362,10 @@ func TestCoordinatorAnswersWaitingJoinsFromTimersAndOnResign(t *testing.T) {
 	default:
 	}
 	c.Resign(0)
-	if r := <-done; r.Err != kerr.NotCoordinator.Code {
+	if r := <-done; !errors.Is(r.Err, kerr.NotCoordinator) {
 		t.Fatalf("join after resign: %+v", r)
 	}
-	if _, code := c.FetchOffsets("h", nil); code != kerr.NotCoordinator.Code {
+	if _, code := c.FetchOffsets("h", nil); !errors.Is(code, kerr.NotCoordinator) {
 		t.Fatalf("fetch after resign: %v", code)
 	}
 }
@@ -377,7 +378,7 @@ func TestCoordinatorExpiresOffsetsAndEmptyGroups(t *testing.T) {
 	c.now = func() int64 { return now }
 	commit := func(group string) {
 		if codes := c.CommitOffsets(&CommitRequest{Group: group, Generation: -1, RetentionMs: -1,
-			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1}}}); codes[0] != 0 {
+			Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1}}}); codes[0] != nil {
 			t.Fatalf("commit %v", codes)
 		}
 	}
@@ -387,12 +388,12 @@ func TestCoordinatorExpiresOffsetsAndEmptyGroups(t *testing.T) {
 	// An OffsetCommit v1 commit time counts instead of the clock: dated
 	// a second before "old", it expires with it.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "v1-dated", Generation: -1, RetentionMs: -1,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1, CommitTime: now - 2000}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1, CommitTime: now - 2000}}}); codes[0] != nil {
 		t.Fatalf("commit %v", codes)
 	}
 	// v2-v4 commits may set their own retention.
 	if codes := c.CommitOffsets(&CommitRequest{Group: "short", Generation: -1, RetentionMs: 10,
-		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1}}}); codes[0] != 0 {
+		Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, Offset: 1}}}); codes[0] != nil {
 		t.Fatalf("commit %v", codes)
 	}
 	now += 20

@@ -33,6 +33,18 @@
 // Heartbeat no error, as Kafka answers them), and requests for groups of
 // partitions led elsewhere, or resigned, get NOT_COORDINATOR.
 //
+// # Errors
+//
+// The coordinator reports errors as Go errors wrapping franz-go's kerr
+// sentinels, nil for none: a method's result (Heartbeat), one per item
+// (CommitOffsets, LeaveGroup's members), or a result's Err field
+// (JoinResult, ConsumerHeartbeatResult, ...); the API handlers turn them
+// into codes at the edge. A failed write keeps its text under the
+// sentinel shards.GroupError gives it. Where Kafka sends a text of its
+// own with an error (GROUP_ID_NOT_FOUND's "Group g not found."), the
+// result carries it beside Err (ErrMessage, or the kmsg response's
+// ErrorMessage).
+//
 // # The state machine
 //
 // Group is Kafka's classic group state machine (Empty, PreparingRebalance,

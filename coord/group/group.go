@@ -251,8 +251,9 @@ func (g *Group) invokeSync(m *member, r SyncResult) {
 	m.syncDone = nil
 }
 
-func joinError(code int16, memberID string) JoinResult {
-	return JoinResult{Err: code, MemberID: memberID, Generation: -1}
+// joinError is a JoinGroup that failed with err.
+func joinError(err error, memberID string) JoinResult {
+	return JoinResult{Err: err, MemberID: memberID, Generation: -1}
 }
 
 // rebalanceTimeout is the longest rebalance timeout among the members.
@@ -296,34 +297,34 @@ func (g *Group) acceptJoining(memberID string) bool {
 }
 
 // validateMember checks a request's member and instance ids.
-func (g *Group) validateMember(memberID, instanceID string) int16 {
+func (g *Group) validateMember(memberID, instanceID string) error {
 	if instanceID != "" {
 		cur, ok := g.static[instanceID]
 		if !ok {
-			return kerr.UnknownMemberID.Code
+			return kerr.UnknownMemberID
 		}
 		if cur != memberID {
-			return kerr.FencedInstanceID.Code
+			return kerr.FencedInstanceID
 		}
 	}
 	if g.members[memberID] == nil {
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	}
-	return 0
+	return nil
 }
 
 // Join handles a JoinGroup; done is called (through takeReady) with the
 // response, now or when the rebalance completes.
 func (g *Group) Join(now int64, r *JoinRequest, done func(JoinResult)) {
 	if r.SessionTimeout < g.policy.MinSessionTimeout || r.SessionTimeout > g.policy.MaxSessionTimeout {
-		g.respondJoin(done, joinError(kerr.InvalidSessionTimeout.Code, r.MemberID))
+		g.respondJoin(done, joinError(kerr.InvalidSessionTimeout, r.MemberID))
 		return
 	}
 	if !g.acceptJoining(r.MemberID) {
 		if m := g.members[r.MemberID]; m != nil {
 			g.removeMember(now, m)
 		}
-		g.respondJoin(done, joinError(kerr.GroupMaxSizeReached.Code, ""))
+		g.respondJoin(done, joinError(kerr.GroupMaxSizeReached, ""))
 	} else if r.MemberID == "" {
 		g.joinNew(now, r, done)
 	} else {
@@ -335,10 +336,10 @@ func (g *Group) Join(now int64, r *JoinRequest, done func(JoinResult)) {
 func (g *Group) joinNew(now int64, r *JoinRequest, done func(JoinResult)) {
 	switch {
 	case g.state == Dead:
-		g.respondJoin(done, joinError(kerr.CoordinatorNotAvailable.Code, ""))
+		g.respondJoin(done, joinError(kerr.CoordinatorNotAvailable, ""))
 		return
 	case !g.supports(r.ProtocolType, r.Protocols):
-		g.respondJoin(done, joinError(kerr.InconsistentGroupProtocol.Code, ""))
+		g.respondJoin(done, joinError(kerr.InconsistentGroupProtocol, ""))
 		return
 	}
 	prefix := r.ClientID
@@ -354,7 +355,7 @@ func (g *Group) joinNew(now int64, r *JoinRequest, done func(JoinResult)) {
 		}
 	case r.RequireKnownMemberID:
 		g.pending[id] = now + int64(r.SessionTimeout)
-		g.respondJoin(done, joinError(kerr.MemberIDRequired.Code, id))
+		g.respondJoin(done, joinError(kerr.MemberIDRequired, id))
 		return
 	}
 	g.addMember(now, id, r, done)
@@ -363,16 +364,16 @@ func (g *Group) joinNew(now int64, r *JoinRequest, done func(JoinResult)) {
 func (g *Group) joinKnown(now int64, r *JoinRequest, done func(JoinResult)) {
 	switch {
 	case g.state == Dead:
-		g.respondJoin(done, joinError(kerr.CoordinatorNotAvailable.Code, r.MemberID))
+		g.respondJoin(done, joinError(kerr.CoordinatorNotAvailable, r.MemberID))
 		return
 	case !g.supports(r.ProtocolType, r.Protocols):
-		g.respondJoin(done, joinError(kerr.InconsistentGroupProtocol.Code, r.MemberID))
+		g.respondJoin(done, joinError(kerr.InconsistentGroupProtocol, r.MemberID))
 		return
 	}
 	if _, ok := g.pending[r.MemberID]; ok {
 		if r.InstanceID != "" {
 			// Only dynamic members are handed ids to come back with.
-			g.respondJoin(done, joinError(kerr.UnknownMemberID.Code, r.MemberID))
+			g.respondJoin(done, joinError(kerr.UnknownMemberID, r.MemberID))
 			return
 		}
 		delete(g.pending, r.MemberID)
@@ -382,17 +383,17 @@ func (g *Group) joinKnown(now int64, r *JoinRequest, done func(JoinResult)) {
 	if r.InstanceID != "" {
 		cur, ok := g.static[r.InstanceID]
 		if ok && cur != r.MemberID {
-			g.respondJoin(done, joinError(kerr.FencedInstanceID.Code, r.MemberID))
+			g.respondJoin(done, joinError(kerr.FencedInstanceID, r.MemberID))
 			return
 		}
 		if !ok {
-			g.respondJoin(done, joinError(kerr.UnknownMemberID.Code, r.MemberID))
+			g.respondJoin(done, joinError(kerr.UnknownMemberID, r.MemberID))
 			return
 		}
 	}
 	m := g.members[r.MemberID]
 	if m == nil {
-		g.respondJoin(done, joinError(kerr.UnknownMemberID.Code, r.MemberID))
+		g.respondJoin(done, joinError(kerr.UnknownMemberID, r.MemberID))
 		return
 	}
 	switch g.state {
@@ -417,7 +418,7 @@ func (g *Group) joinKnown(now int64, r *JoinRequest, done func(JoinResult)) {
 		}
 		g.respondJoin(done, g.joinResult(m, false))
 	default:
-		g.respondJoin(done, joinError(kerr.UnknownMemberID.Code, r.MemberID))
+		g.respondJoin(done, joinError(kerr.UnknownMemberID, r.MemberID))
 	}
 }
 
@@ -540,7 +541,7 @@ func (g *Group) updateMember(m *member, ps []Protocol, rebalanceTimeout, session
 	case done == nil && m.joinDone != nil:
 		g.awaitingJoin--
 	case done != nil && m.joinDone != nil:
-		g.respondJoin(m.joinDone, joinError(kerr.RebalanceInProgress.Code, m.id))
+		g.respondJoin(m.joinDone, joinError(kerr.RebalanceInProgress, m.id))
 	}
 	m.joinDone = done
 }
@@ -550,8 +551,8 @@ func (g *Group) updateMember(m *member, ps []Protocol, rebalanceTimeout, session
 func (g *Group) replaceStatic(now int64, oldID, newID string, r *JoinRequest, done func(JoinResult)) {
 	prevLeader := g.leader
 	m := g.members[oldID]
-	g.invokeJoin(m, joinError(kerr.FencedInstanceID.Code, oldID))
-	g.invokeSync(m, SyncResult{Err: kerr.FencedInstanceID.Code})
+	g.invokeJoin(m, joinError(kerr.FencedInstanceID, oldID))
+	g.invokeSync(m, SyncResult{Err: kerr.FencedInstanceID})
 	g.rename(m, newID)
 	m.deadline = now + int64(m.sessionTimeout)
 	if m.isNew {
@@ -606,7 +607,7 @@ func (g *Group) maybePrepareRebalance(now int64) {
 // prepareRebalance starts a rebalance: members must join again.
 func (g *Group) prepareRebalance(now int64) {
 	if g.state == CompletingRebalance {
-		g.resetAssignments(kerr.RebalanceInProgress.Code)
+		g.resetAssignments(kerr.RebalanceInProgress)
 	}
 	g.syncDeadline = 0
 	clear(g.pendingSync)
@@ -622,11 +623,11 @@ func (g *Group) prepareRebalance(now int64) {
 }
 
 // resetAssignments drops the assignments of a generation that will not
-// be, answering waiting SyncGroups with code.
-func (g *Group) resetAssignments(code int16) {
+// be, answering waiting SyncGroups with err.
+func (g *Group) resetAssignments(err error) {
 	for _, m := range g.order {
 		m.assignment = nil
-		g.invokeSync(m, SyncResult{Err: code, ProtocolType: g.protocolType, Protocol: g.protocol})
+		g.invokeSync(m, SyncResult{Err: err, ProtocolType: g.protocolType, Protocol: g.protocol})
 	}
 }
 
@@ -719,33 +720,33 @@ func (g *Group) selectProtocol() (string, bool) {
 // Sync handles a SyncGroup; done is called (through takeReady) with the
 // member's assignment once the leader's is stored.
 func (g *Group) Sync(now int64, r *SyncRequest, done func(SyncResult)) {
-	fail := func(code int16) { g.respondSync(done, SyncResult{Err: code}) }
+	fail := func(err error) { g.respondSync(done, SyncResult{Err: err}) }
 	if g.state == Dead {
-		fail(kerr.CoordinatorNotAvailable.Code)
+		fail(kerr.CoordinatorNotAvailable)
 		return
 	}
-	if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
-		fail(code)
+	if err := g.validateMember(r.MemberID, r.InstanceID); err != nil {
+		fail(err)
 		return
 	}
 	switch {
 	case r.Generation != g.generation:
-		fail(kerr.IllegalGeneration.Code)
+		fail(kerr.IllegalGeneration)
 		return
 	case r.ProtocolType != nil && *r.ProtocolType != g.protocolType,
 		r.Protocol != nil && *r.Protocol != g.protocol:
-		fail(kerr.InconsistentGroupProtocol.Code)
+		fail(kerr.InconsistentGroupProtocol)
 		return
 	}
 	m := g.members[r.MemberID]
 	switch g.state {
 	case Empty:
-		fail(kerr.UnknownMemberID.Code)
+		fail(kerr.UnknownMemberID)
 	case PreparingRebalance:
-		fail(kerr.RebalanceInProgress.Code)
+		fail(kerr.RebalanceInProgress)
 	case CompletingRebalance:
 		if m.syncDone != nil {
-			g.respondSync(m.syncDone, SyncResult{Err: kerr.RebalanceInProgress.Code})
+			g.respondSync(m.syncDone, SyncResult{Err: kerr.RebalanceInProgress})
 		}
 		m.syncDone = done
 		delete(g.pendingSync, m.id)
@@ -774,16 +775,16 @@ func (g *Group) Sync(now int64, r *SyncRequest, done func(SyncResult)) {
 // bytes0 copies b, never returning nil: an assignment is never null.
 func bytes0(b []byte) []byte { return append([]byte{}, b...) }
 
-// stored reports the outcome of a store taken from takeStores: code 0 on
-// success, else the Kafka error for the members waiting on it.
-func (g *Group) stored(now int64, st store, code int16) {
+// stored reports the outcome of a store taken from takeStores: nil on
+// success, else the error for the members waiting on it.
+func (g *Group) stored(now int64, st store, err error) {
 	switch st.kind {
 	case storeSync:
 		if g.state != CompletingRebalance || g.generation != st.generation {
 			return // the group moved on while the write was made
 		}
-		if code != 0 {
-			g.resetAssignments(code)
+		if err != nil {
+			g.resetAssignments(err)
 			g.maybePrepareRebalance(now)
 			return
 		}
@@ -800,12 +801,12 @@ func (g *Group) stored(now int64, st store, code int16) {
 		if g.members[m.id] != m {
 			return
 		}
-		if code != 0 {
+		if err != nil {
 			done := m.joinDone
 			g.updateMember(m, st.oldProtocols, st.oldRebalance, st.oldSession, nil)
 			g.rename(m, st.oldID)
 			m.deadline = now + int64(m.sessionTimeout)
-			g.respondJoin(done, JoinResult{Err: code, Generation: g.generation,
+			g.respondJoin(done, JoinResult{Err: err, Generation: g.generation,
 				ProtocolType: g.protocolType, Protocol: g.protocol, Leader: st.prevLeader})
 			return
 		}
@@ -824,44 +825,45 @@ func (g *Group) stored(now int64, st store, code int16) {
 	}
 }
 
-// Heartbeat handles a Heartbeat and returns its error code.
-func (g *Group) Heartbeat(now int64, r *HeartbeatRequest) int16 {
+// Heartbeat handles a Heartbeat and returns its error (nil for none).
+func (g *Group) Heartbeat(now int64, r *HeartbeatRequest) error {
 	if g.state == Dead {
-		return kerr.CoordinatorNotAvailable.Code
+		return kerr.CoordinatorNotAvailable
 	}
-	if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
-		return code
+	if err := g.validateMember(r.MemberID, r.InstanceID); err != nil {
+		return err
 	}
 	if r.Generation != g.generation {
-		return kerr.IllegalGeneration.Code
+		return kerr.IllegalGeneration
 	}
 	m := g.members[r.MemberID]
 	switch g.state {
 	case PreparingRebalance:
 		m.deadline = now + int64(m.sessionTimeout)
-		return kerr.RebalanceInProgress.Code
+		return kerr.RebalanceInProgress
 	case CompletingRebalance, Stable:
 		m.deadline = now + int64(m.sessionTimeout)
-		return 0
+		return nil
 	}
-	return kerr.UnknownMemberID.Code
+	return kerr.UnknownMemberID
 }
 
-// Leave handles a LeaveGroup: a code per member, or a group-level code.
-func (g *Group) Leave(now int64, leaving []LeaveMember) (int16, []int16) {
+// Leave handles a LeaveGroup: an error per member (nil for one that
+// left), or a group-level error.
+func (g *Group) Leave(now int64, leaving []LeaveMember) ([]error, error) {
 	if g.state == Dead {
-		return kerr.CoordinatorNotAvailable.Code, nil
+		return nil, kerr.CoordinatorNotAvailable
 	}
-	codes := make([]int16, len(leaving))
+	errs := make([]error, len(leaving))
 	for i, l := range leaving {
 		switch {
 		case l.InstanceID != "":
 			cur, ok := g.static[l.InstanceID]
 			switch {
 			case !ok:
-				codes[i] = kerr.UnknownMemberID.Code
+				errs[i] = kerr.UnknownMemberID
 			case l.MemberID != "" && l.MemberID != cur:
-				codes[i] = kerr.FencedInstanceID.Code
+				errs[i] = kerr.FencedInstanceID
 			default:
 				g.removeMember(now, g.members[cur])
 			}
@@ -873,20 +875,20 @@ func (g *Group) Leave(now int64, leaving []LeaveMember) (int16, []int16) {
 			}
 			m := g.members[l.MemberID]
 			if m == nil {
-				codes[i] = kerr.UnknownMemberID.Code
+				errs[i] = kerr.UnknownMemberID
 				continue
 			}
 			g.removeMember(now, m)
 		}
 	}
-	return 0, codes
+	return errs, nil
 }
 
 // removeMember drops a member that left or expired and rebalances the
 // others.
 func (g *Group) removeMember(now int64, m *member) {
-	g.invokeJoin(m, joinError(kerr.UnknownMemberID.Code, m.id))
-	g.invokeSync(m, SyncResult{Err: kerr.UnknownMemberID.Code})
+	g.invokeJoin(m, joinError(kerr.UnknownMemberID, m.id))
+	g.invokeSync(m, SyncResult{Err: kerr.UnknownMemberID})
 	g.remove(m)
 	switch g.state {
 	case Stable, CompletingRebalance:

@@ -2,11 +2,14 @@ package group
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/shards"
 )
 
 // Tests of the state machine alone: no sockets, no files, no clock. The
@@ -19,7 +22,7 @@ type harness struct {
 	now    int64
 	ids    int
 	stores []storeKind
-	fail   int16 // error code for the next stores, 0 to succeed
+	fail   error // error of the next stores, nil to succeed
 }
 
 func newHarness(t *testing.T, delay int64) *harness {
@@ -93,7 +96,7 @@ func (h *harness) join(r JoinRequest) *joinCall {
 func (h *harness) joinDynamic(client string, ps ...Protocol) *joinCall {
 	h.t.Helper()
 	first := h.join(JoinRequest{ClientID: client, RequireKnownMemberID: true, Protocols: ps})
-	if !first.done || first.res.Err != kerr.MemberIDRequired.Code {
+	if !first.done || !errors.Is(first.res.Err, kerr.MemberIDRequired) {
 		h.t.Fatalf("first join of %s: %+v", client, first)
 	}
 	return h.join(JoinRequest{ClientID: client, MemberID: first.res.MemberID, RequireKnownMemberID: true, Protocols: ps})
@@ -113,20 +116,20 @@ func (h *harness) sync(memberID, instanceID string, gen int32, assign ...Assignm
 	return c
 }
 
-func (h *harness) heartbeat(memberID, instanceID string, gen int32) int16 {
-	code := h.g.Heartbeat(h.now, &HeartbeatRequest{MemberID: memberID, InstanceID: instanceID, Generation: gen})
+func (h *harness) heartbeat(memberID, instanceID string, gen int32) error {
+	err := h.g.Heartbeat(h.now, &HeartbeatRequest{MemberID: memberID, InstanceID: instanceID, Generation: gen})
 	h.settle()
-	return code
+	return err
 }
 
-func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
+func wantCode(t *testing.T, what string, got error, want *kerr.Error) {
 	t.Helper()
 	var w int16
 	if want != nil {
 		w = want.Code
 	}
-	if got != w {
-		t.Fatalf("%s: error %v, want %v", what, kerr.ErrorForCode(got), want)
+	if shards.Code(got) != w {
+		t.Fatalf("%s: error %v, want %v", what, got, want)
 	}
 }
 
@@ -160,7 +163,7 @@ func (h *harness) stable(clients ...string) []string {
 	}
 	var assign []Assignment
 	for _, c := range calls {
-		if !c.done || c.res.Err != 0 || c.res.Generation != h.g.Generation() {
+		if !c.done || c.res.Err != nil || c.res.Generation != h.g.Generation() {
 			h.t.Fatalf("join: %+v", c)
 		}
 		id := c.res.MemberID
@@ -174,7 +177,7 @@ func (h *harness) stable(clients ...string) []string {
 			out = append(out, id)
 		}
 	}
-	if s := h.sync(leader, "", h.g.Generation(), assign...); !s.done || s.res.Err != 0 {
+	if s := h.sync(leader, "", h.g.Generation(), assign...); !s.done || s.res.Err != nil {
 		h.t.Fatalf("leader sync: %+v", s)
 	}
 	wantState(h.t, h.g, Stable)
@@ -202,7 +205,7 @@ func TestJoinRequiresMemberIDThenWaitsForInitialDelay(t *testing.T) {
 	}
 	h.advance(1)
 	r := second.res
-	if !second.done || r.Err != 0 || r.Generation != 1 || r.Leader != "c1-uuid1" || r.Protocol != "range" || r.ProtocolType != "consumer" {
+	if !second.done || r.Err != nil || r.Generation != 1 || r.Leader != "c1-uuid1" || r.Protocol != "range" || r.ProtocolType != "consumer" {
 		t.Fatalf("join result %+v", r)
 	}
 	if len(r.Members) != 1 || r.Members[0].MemberID != "c1-uuid1" || string(r.Members[0].Metadata) != "meta-c1" {
@@ -212,7 +215,7 @@ func TestJoinRequiresMemberIDThenWaitsForInitialDelay(t *testing.T) {
 	// Before v4 a new member is added at once.
 	h2 := newHarness(t, 0)
 	c := h2.join(JoinRequest{ClientID: "old"})
-	if !c.done || c.res.Err != 0 || c.res.MemberID != "old-uuid1" {
+	if !c.done || c.res.Err != nil || c.res.MemberID != "old-uuid1" {
 		t.Fatalf("v0-v3 join: %+v", c)
 	}
 }
@@ -230,7 +233,7 @@ func TestInitialDelayExtendsWhileMembersArrive(t *testing.T) {
 	}
 	h.advance(100) // nobody new: complete
 	for _, j := range []*joinCall{a, b, c} {
-		if !j.done || j.res.Err != 0 || j.res.Generation != 1 {
+		if !j.done || j.res.Err != nil || j.res.Generation != 1 {
 			t.Fatalf("join %+v", j)
 		}
 	}
@@ -299,7 +302,7 @@ func TestSyncReturnsLeaderAssignmentExactly(t *testing.T) {
 func TestFailedAssignmentStoreRestartsRebalance(t *testing.T) {
 	h := newHarness(t, 0)
 	a := h.joinDynamic("a")
-	h.fail = kerr.CoordinatorNotAvailable.Code
+	h.fail = kerr.CoordinatorNotAvailable
 	s := h.sync(a.res.MemberID, "", a.res.Generation, Assignment{MemberID: a.res.MemberID, Assignment: []byte("x")})
 	wantCode(t, "sync with failed store", s.res.Err, kerr.CoordinatorNotAvailable)
 	wantState(t, h.g, PreparingRebalance)
@@ -434,7 +437,7 @@ func TestStaticMemberRestartsWithoutRebalance(t *testing.T) {
 			// generation, no rebalance.
 			r := h.join(JoinRequest{ClientID: "c", InstanceID: "i1", SupportsSkipAssignment: v9})
 			wantState(t, h.g, Stable)
-			if !r.done || r.res.Err != 0 || r.res.Generation != gen || r.res.MemberID == s1.res.MemberID {
+			if !r.done || r.res.Err != nil || r.res.Generation != gen || r.res.MemberID == s1.res.MemberID {
 				t.Fatalf("restart: %+v", r.res)
 			}
 			if h.stores[len(h.stores)-1] != storeStatic {
@@ -464,10 +467,10 @@ func TestStaticMemberRestartRevertsOnFailedStore(t *testing.T) {
 	s1 := h.join(JoinRequest{ClientID: "c", InstanceID: "i1"})
 	gen := s1.res.Generation
 	h.sync(s1.res.MemberID, "i1", gen, Assignment{MemberID: s1.res.MemberID, Assignment: []byte("p0")})
-	h.fail = kerr.NotCoordinator.Code
+	h.fail = kerr.NotCoordinator
 	r := h.join(JoinRequest{ClientID: "c", InstanceID: "i1"})
 	wantCode(t, "restart with failed store", r.res.Err, kerr.NotCoordinator)
-	h.fail = 0
+	h.fail = nil
 	wantCode(t, "old incarnation after revert", h.heartbeat(s1.res.MemberID, "i1", gen), nil)
 }
 
@@ -483,7 +486,7 @@ func TestDuplicateInstanceFencesWaitingMember(t *testing.T) {
 	again := h.join(JoinRequest{ClientID: "c", InstanceID: "i1", MemberID: first.res.MemberID})
 	wantCode(t, "older member again", again.res.Err, kerr.FencedInstanceID)
 	h.advance(1000)
-	if !second.done || second.res.Err != 0 || h.g.Size() != 1 {
+	if !second.done || second.res.Err != nil || h.g.Size() != 1 {
 		t.Fatalf("newer member: %+v", second.res)
 	}
 }
@@ -497,7 +500,7 @@ func TestLeaveGroupBatch(t *testing.T) {
 	if !s.done || !d.done {
 		t.Fatal("joins")
 	}
-	code, codes := h.g.Leave(h.now, []LeaveMember{
+	codes, code := h.g.Leave(h.now, []LeaveMember{
 		{InstanceID: "i1", MemberID: "wrong"},
 		{InstanceID: "nope"},
 		{MemberID: "nobody"},
@@ -539,7 +542,7 @@ func TestPendingMemberExpires(t *testing.T) {
 		t.Fatal("rebalance completed with a pending member")
 	}
 	h.advance(1000)
-	if !a.done || a.res.Err != 0 || len(a.res.Members) != 1 {
+	if !a.done || a.res.Err != nil || len(a.res.Members) != 1 {
 		t.Fatalf("after the pending member expired: %+v", a)
 	}
 	late := h.join(JoinRequest{ClientID: "b", MemberID: first.res.MemberID, RequireKnownMemberID: true})
@@ -548,7 +551,7 @@ func TestPendingMemberExpires(t *testing.T) {
 
 func TestCommitValidation(t *testing.T) {
 	h := newHarness(t, 0)
-	commit := func(gen int32, member, instance string) int16 {
+	commit := func(gen int32, member, instance string) error {
 		return h.g.validateCommit(&CommitRequest{Generation: gen, MemberID: member, InstanceID: instance})
 	}
 	wantCode(t, "simple commit to empty group", commit(-1, "", ""), nil)

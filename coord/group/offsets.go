@@ -14,15 +14,15 @@ const consumerProtocolType = "consumer"
 
 // validateCommit checks an OffsetCommit's generation and member against
 // the group, as Kafka's classic groups do.
-func (g *Group) validateCommit(r *CommitRequest) int16 {
+func (g *Group) validateCommit(r *CommitRequest) error {
 	if g.state == Dead {
-		return kerr.CoordinatorNotAvailable.Code
+		return kerr.CoordinatorNotAvailable
 	}
 	if g.consumer != nil {
 		return g.consumer.validateCommit(r.MemberID, r.Generation, false, r.UnknownGroupIsNotFound)
 	}
 	if g.share != nil {
-		return kerr.GroupIDNotFound.Code // share groups commit no offsets
+		return kerr.GroupIDNotFound // share groups commit no offsets
 	}
 	if g.streams != nil {
 		return g.streams.validateCommit(r.MemberID, r.Generation, false)
@@ -30,23 +30,23 @@ func (g *Group) validateCommit(r *CommitRequest) int16 {
 	if r.Generation < 0 && g.state == Empty {
 		// Outside group management (an admin client, a consumer that
 		// assigns itself): allowed while the group has no members.
-		return 0
+		return nil
 	}
 	if r.Generation >= 0 || r.MemberID != "" || r.InstanceID != "" {
-		if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
-			return code
+		if err := g.validateMember(r.MemberID, r.InstanceID); err != nil {
+			return err
 		}
 		if r.Generation != g.generation {
-			return kerr.IllegalGeneration.Code
+			return kerr.IllegalGeneration
 		}
 	} else if g.state != Empty {
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	}
 	if g.state == CompletingRebalance {
 		// The member has its generation but not its assignment yet.
-		return kerr.RebalanceInProgress.Code
+		return kerr.RebalanceInProgress
 	}
-	return 0
+	return nil
 }
 
 // setOffset records a committed offset (once stored).
@@ -85,7 +85,7 @@ func (g *Group) fetchOffsets(topics []FetchTopic, requireStable bool) []FetchedT
 	fetched := func(tp TopicPartition) FetchedPartition {
 		fp := FetchedPartition{Partition: tp.Partition, Offset: -1, LeaderEpoch: -1}
 		if requireStable && g.hasTxnOffset(tp) {
-			fp.Err = kerr.UnstableOffsetCommit.Code
+			fp.Err = kerr.UnstableOffsetCommit
 			return fp
 		}
 		if o, ok := g.offsets[tp]; ok {
@@ -196,14 +196,14 @@ func (g *Group) expireOffsets(now, retention int64) []TopicPartition {
 }
 
 // validateDeleteOffsets checks an OffsetDelete against the group.
-func (g *Group) validateDeleteOffsets() int16 {
+func (g *Group) validateDeleteOffsets() error {
 	switch {
 	case g.state == Dead:
-		return kerr.GroupIDNotFound.Code
+		return kerr.GroupIDNotFound
 	case g.consumer == nil && g.streams == nil && g.state != Empty && g.protocolType != consumerProtocolType:
-		return kerr.NonEmptyGroup.Code
+		return kerr.NonEmptyGroup
 	}
-	return 0
+	return nil
 }
 
 // subscribedTo reports whether the group's members consume topic, so its
@@ -217,14 +217,14 @@ func (g *Group) subscribedTo(topic string) bool {
 }
 
 // validateDelete checks a DeleteGroups against the group.
-func (g *Group) validateDelete() int16 {
+func (g *Group) validateDelete() error {
 	switch g.State() {
 	case Dead:
-		return kerr.GroupIDNotFound.Code
+		return kerr.GroupIDNotFound
 	case Empty:
-		return 0
+		return nil
 	}
-	return kerr.NonEmptyGroup.Code
+	return kerr.NonEmptyGroup
 }
 
 // deletable reports whether the offsets expiry may delete the group: empty,
@@ -236,11 +236,11 @@ func (g *Group) deletable() bool {
 }
 
 // markDead ends the group: deleted, expired or unloaded. Waiting requests
-// are answered with code.
-func (g *Group) markDead(now int64, code int16) {
+// are answered with err.
+func (g *Group) markDead(now int64, err error) {
 	for _, m := range g.order {
-		g.invokeJoin(m, joinError(code, m.id))
-		g.invokeSync(m, SyncResult{Err: code})
+		g.invokeJoin(m, joinError(err, m.id))
+		g.invokeSync(m, SyncResult{Err: err})
 		m.deadline = 0
 	}
 	clear(g.pending)

@@ -37,7 +37,7 @@ type JoinMember struct {
 
 // JoinResult is a JoinGroup response.
 type JoinResult struct {
-	Err            int16
+	Err            error
 	MemberID       string
 	Generation     int32
 	ProtocolType   string // "" for null
@@ -66,7 +66,7 @@ type SyncRequest struct {
 
 // SyncResult is a SyncGroup response.
 type SyncResult struct {
-	Err          int16
+	Err          error
 	ProtocolType string
 	Protocol     string
 	Assignment   []byte
@@ -162,7 +162,7 @@ type FetchedPartition struct {
 	Offset      int64
 	LeaderEpoch int32
 	Metadata    string
-	Err         int16
+	Err         error // UNSTABLE_OFFSET_COMMIT with require_stable
 }
 
 // FetchedTopic is one topic of an OffsetFetch response.

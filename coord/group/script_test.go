@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/shards"
 	"kzero/log"
 	krecord "kzero/record"
 	"kzero/replica"
@@ -283,15 +284,15 @@ func argMs(t *testing.T, d *datadriven.TestData, key string, def time.Duration) 
 	return int32(dur.Milliseconds())
 }
 
-func errName(code int16) string {
-	if code == 0 {
+func errName(err error) string {
+	if err == nil {
 		return "NONE"
 	}
 	var ke *kerr.Error
-	if errors.As(kerr.ErrorForCode(code), &ke) {
+	if errors.As(err, &ke) {
 		return ke.Message
 	}
-	return strconv.Itoa(int(code))
+	return err.Error()
 }
 
 // Classic group requests.
@@ -324,7 +325,7 @@ func (s *script) join(t *testing.T, d *datadriven.TestData) {
 		if res.MemberID != "" && res.MemberID != who {
 			fmt.Fprintf(&b, " member=%s", res.MemberID)
 		}
-		if res.Err == 0 || res.Generation >= 0 {
+		if res.Err == nil || res.Generation >= 0 {
 			fmt.Fprintf(&b, " generation=%d", res.Generation)
 		}
 		if res.Protocol != "" {
@@ -360,7 +361,7 @@ func (s *script) sync(t *testing.T, d *datadriven.TestData) {
 		r.Assignments = append(r.Assignments, Assignment{MemberID: id, Assignment: []byte(val)})
 	}
 	s.c.SyncGroup(r, func(res SyncResult) {
-		if res.Err != 0 {
+		if res.Err != nil {
 			s.respond("sync %s: %s", member, errName(res.Err))
 			return
 		}
@@ -384,8 +385,8 @@ func (s *script) leave(d *datadriven.TestData) {
 	case m.InstanceID != "":
 		who += "(" + m.InstanceID + ")"
 	}
-	code, codes := s.c.LeaveGroup("g", []LeaveMember{m})
-	if code != 0 {
+	codes, code := s.c.LeaveGroup("g", []LeaveMember{m})
+	if code != nil {
 		s.respond("leave %s: %s", who, errName(code))
 		return
 	}
@@ -451,7 +452,7 @@ func (s *script) consumerHeartbeat(t *testing.T, d *datadriven.TestData) {
 		r.Owned = s.partitions(t, owned)
 	}
 	res := s.c.ConsumerGroupHeartbeat(r)
-	if res.Err != 0 {
+	if res.Err != nil {
 		s.respond("heartbeat %s: %s", id, errName(res.Err))
 		return
 	}
@@ -474,7 +475,7 @@ func (s *script) consumerLeave(t *testing.T, d *datadriven.TestData) {
 	}
 	res := s.c.ConsumerGroupHeartbeat(&ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: id,
 		MemberEpoch: int32(argInt(t, d, "epoch", -1)), InstanceID: m.instance, RebalanceTimeout: -1})
-	if res.Err != 0 {
+	if res.Err != nil {
 		s.respond("leave %s: %s", id, errName(res.Err))
 		return
 	}
@@ -672,7 +673,7 @@ func formatGroupValue(b *strings.Builder, v *kmsg.GroupMetadataValue) {
 // printState writes the group's state as its coordinator holds it.
 func (s *script) printState(b *strings.Builder, members bool) {
 	sh, code := s.c.lock("g")
-	if code != 0 {
+	if code != nil {
 		fmt.Fprintf(b, "state: %s\n", errName(code))
 		return
 	}
@@ -737,4 +738,13 @@ func (s *script) printState(b *strings.Builder, members bool) {
 		fmt.Fprintf(b, " offsets=%d", len(g.offsets))
 	}
 	b.WriteByte('\n')
+}
+
+// codesOf is the Kafka code of each error, for comparing per-item results.
+func codesOf(errs []error) []int16 {
+	out := make([]int16, len(errs))
+	for i, err := range errs {
+		out[i] = shards.Code(err)
+	}
+	return out
 }

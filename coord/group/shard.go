@@ -147,7 +147,7 @@ func (s *shard) fire(e *entry) {
 
 // storeGroupLocked writes a group's metadata record (a tombstone for a
 // deleted group) and returns the error code for whoever waits on it.
-func (s *shard) storeGroupLocked(g *Group, st *store) int16 {
+func (s *shard) storeGroupLocked(g *Group, st *store) error {
 	s.mu.scratch = s.mu.scratch[:0]
 	var r kv
 	r.k0 = len(s.mu.scratch)
@@ -161,9 +161,9 @@ func (s *shard) storeGroupLocked(g *Group, st *store) int16 {
 	}
 	if _, err := s.appendLocked([]kv{r}); err != nil {
 		s.c.logger.Warn("cannot store group metadata", "group", g.id, "partition", s.Partition, "err", err)
-		return storeCode(err)
+		return storeErr(err)
 	}
-	return 0
+	return nil
 }
 
 // appendLocked writes records (their bytes in scratch) as one batch to the
@@ -188,10 +188,6 @@ func (s *shard) writeLocked(recs []kv, producerID int64, producerEpoch int16) (i
 	return s.WriteLocked()
 }
 
-// storeCode is the code a failed write gives the members or offsets
-// waiting on it (shards.GroupError, Kafka's table).
-func storeCode(err error) int16 { return shards.Code(shards.GroupError(err)) }
-
 // Unload drops the shard's groups; waiting requests are told
 // NOT_COORDINATOR (shards.Coordinated).
 func (s *shard) Unload() func() {
@@ -201,7 +197,7 @@ func (s *shard) Unload() func() {
 		if e.timer != nil {
 			e.timer.Stop()
 		}
-		e.g.markDead(now, kerr.NotCoordinator.Code)
+		e.g.markDead(now, kerr.NotCoordinator)
 		ready = append(ready, e.g.takeReady()...)
 		delete(s.mu.groups, id)
 	}

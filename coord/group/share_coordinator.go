@@ -62,12 +62,12 @@ const ShareType = "share"
 // once written. A join creates a group that does not exist; a group of
 // another type gets GROUP_ID_NOT_FOUND.
 func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbeatResult {
-	if code, msg := validateShareHeartbeat(r); code != 0 {
-		return ShareHeartbeatResult{Err: code, ErrMessage: msg}
+	if msg, err := validateShareHeartbeat(r); err != nil {
+		return ShareHeartbeatResult{Err: err, ErrMessage: msg}
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return ShareHeartbeatResult{Err: code}
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return ShareHeartbeatResult{Err: err}
 	}
 	now := c.now()
 	env := c.env(now)
@@ -76,13 +76,13 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	switch {
 	case e == nil && r.MemberEpoch != 0:
 		s.Unlock()
-		return ShareHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s not found.", r.Group)}
+		return ShareHeartbeatResult{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s not found.", r.Group)}
 	case e == nil:
 		e, created = s.addLocked(r.Group, now), true
 		e.g.share = newShareGroup()
 	case e.g.share == nil:
 		s.Unlock()
-		return ShareHeartbeatResult{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s is not a share group.", r.Group)}
+		return ShareHeartbeatResult{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s is not a share group.", r.Group)}
 	}
 	sg := e.g.share
 	var out shareOutcome
@@ -92,20 +92,20 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 		out = sg.heartbeat(&env, r)
 	}
 	res := out.res
-	if res.Err == 0 && len(out.recs) > 0 {
+	if res.Err == nil && len(out.recs) > 0 {
 		if err := s.writeShareLocked(e.g.id, out.recs); err != nil {
 			s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)
-			res = ShareHeartbeatResult{Err: storeCode(err)}
+			res = ShareHeartbeatResult{Err: storeErr(err)}
 		} else {
 			s.replayShareLocked(e.g, out.recs)
 		}
 	}
-	if res.Err != 0 && created {
+	if res.Err != nil && created {
 		delete(s.mu.groups, e.g.id) // the group never was
 		s.Unlock()
 		return res
 	}
-	if res.Err == 0 && e.g.share != nil {
+	if res.Err == nil && e.g.share != nil {
 		e.g.share.apply(&out)
 	}
 	s.finishLocked(e, now)
@@ -175,8 +175,8 @@ func (s *shard) expireShareLocked(e *entry, now int64) {
 
 // ShareGroupDescription is a share group as ShareGroupDescribe shows it.
 type ShareGroupDescription struct {
-	Err             int16
-	ErrMessage      string
+	Err             error
+	ErrMessage      string // the text Kafka sends with Err, if any
 	State           State
 	Epoch           int32
 	AssignmentEpoch int32
@@ -198,19 +198,19 @@ type ShareMemberDescription struct {
 // type.
 func (c *Coordinator) DescribeShareGroup(group string) ShareGroupDescription {
 	if group == "" {
-		return ShareGroupDescription{Err: kerr.InvalidGroupID.Code, State: Dead}
+		return ShareGroupDescription{Err: kerr.InvalidGroupID, State: Dead}
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return ShareGroupDescription{Err: code, State: Dead}
+	s, err := c.lock(group)
+	if err != nil {
+		return ShareGroupDescription{Err: err, State: Dead}
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]
 	switch {
 	case e == nil:
-		return ShareGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
+		return ShareGroupDescription{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s not found.", group), State: Dead}
 	case e.g.share == nil:
-		return ShareGroupDescription{Err: kerr.GroupIDNotFound.Code, ErrMessage: fmt.Sprintf("Group %s is not a share group.", group), State: Dead}
+		return ShareGroupDescription{Err: kerr.GroupIDNotFound, ErrMessage: fmt.Sprintf("Group %s is not a share group.", group), State: Dead}
 	}
 	sg := e.g.share
 	topics := c.env(c.now()).topics
@@ -243,17 +243,17 @@ func (ld *loader) applyShare(group string, r *shareRecord) {
 }
 
 // ShareGroupStatus says whether group is a share group this broker
-// coordinates: 0 and whether it has no members; GROUP_ID_NOT_FOUND for a
+// coordinates: whether it has no members; GROUP_ID_NOT_FOUND for a
 // group that does not exist or is of another type; the coordinator
 // errors. With create, a group that does not exist is created empty
 // (AlterShareGroupOffsets on a new group, as Kafka).
-func (c *Coordinator) ShareGroupStatus(group string, create bool) (code int16, empty bool) {
+func (c *Coordinator) ShareGroupStatus(group string, create bool) (empty bool, err error) {
 	if group == "" {
-		return kerr.InvalidGroupID.Code, false
+		return false, kerr.InvalidGroupID
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return code, false
+	s, err := c.lock(group)
+	if err != nil {
+		return false, err
 	}
 	now := c.now()
 	e := s.mu.groups[group]
@@ -264,14 +264,14 @@ func (c *Coordinator) ShareGroupStatus(group string, create bool) (code int16, e
 		if err := s.writeShareLocked(e.g.id, recs); err != nil {
 			delete(s.mu.groups, e.g.id)
 			s.Unlock()
-			return storeCode(err), false
+			return false, storeErr(err)
 		}
 		s.replayShareLocked(e.g, recs)
 	case e == nil || e.g.share == nil:
 		s.Unlock()
-		return kerr.GroupIDNotFound.Code, false
+		return false, kerr.GroupIDNotFound
 	}
 	empty = len(e.g.share.members) == 0
 	s.finishLocked(e, now)
-	return 0, empty
+	return empty, nil
 }

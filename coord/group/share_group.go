@@ -127,8 +127,8 @@ type ShareHeartbeatRequest struct {
 
 // ShareHeartbeatResult is a ShareGroupHeartbeat response.
 type ShareHeartbeatResult struct {
-	Err               int16
-	ErrMessage        string
+	Err               error
+	ErrMessage        string // the text Kafka sends with Err, if any
 	MemberID          string
 	MemberEpoch       int32
 	HeartbeatInterval int32 // ms
@@ -151,14 +151,14 @@ type shareOutcome struct {
 	byMember        map[string][]topicID
 }
 
-func shareFail(code int16, msg string) shareOutcome {
-	return shareOutcome{res: ShareHeartbeatResult{Err: code, ErrMessage: msg}}
+func shareFail(err error, msg string) shareOutcome {
+	return shareOutcome{res: ShareHeartbeatResult{Err: err, ErrMessage: msg}}
 }
 
 // validateShareHeartbeat checks a request as Kafka does before looking at
 // the group (INVALID_REQUEST).
-func validateShareHeartbeat(r *ShareHeartbeatRequest) (int16, string) {
-	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
+func validateShareHeartbeat(r *ShareHeartbeatRequest) (string, error) {
+	invalid := func(msg string) (string, error) { return msg, kerr.InvalidRequest }
 	switch {
 	case r.Group == "":
 		return invalid("GroupId can't be empty.")
@@ -176,7 +176,7 @@ func validateShareHeartbeat(r *ShareHeartbeatRequest) (int16, string) {
 	default:
 		return invalid("MemberEpoch is invalid.")
 	}
-	return 0, ""
+	return "", nil
 }
 
 // apply applies a written heartbeat's outcome to the group.
@@ -195,12 +195,12 @@ func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutco
 	old := sg.members[r.MemberID]
 	switch {
 	case old == nil && r.MemberEpoch != 0:
-		return shareFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", r.MemberID, r.Group))
+		return shareFail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", r.MemberID, r.Group))
 	case old != nil && r.MemberEpoch != 0 && r.MemberEpoch != old.current.epoch:
-		return shareFail(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The share group member has a member epoch (%d) different from the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.",
+		return shareFail(kerr.FencedMemberEpoch, fmt.Sprintf("The share group member has a member epoch (%d) different from the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.",
 			r.MemberEpoch, old.current.epoch))
 	case old == nil && len(sg.members) >= env.policy.Share.MaxSize:
-		return shareFail(kerr.GroupMaxSizeReached.Code, fmt.Sprintf("The share group has reached its maximum capacity of %d members.", env.policy.Share.MaxSize))
+		return shareFail(kerr.GroupMaxSizeReached, fmt.Sprintf("The share group has reached its maximum capacity of %d members.", env.policy.Share.MaxSize))
 	}
 	memberID := r.MemberID
 	if old != nil {
@@ -283,7 +283,7 @@ func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutco
 func (sg *shareGroup) leave(env *hbEnv, r *ShareHeartbeatRequest) shareOutcome {
 	m := sg.members[r.MemberID]
 	if m == nil {
-		return shareFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", r.MemberID, r.Group))
+		return shareFail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", r.MemberID, r.Group))
 	}
 	return shareOutcome{recs: sg.fenceRecords(env, m), res: ShareHeartbeatResult{MemberID: m.id, MemberEpoch: -1}}
 }

@@ -32,7 +32,7 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 			}
 		}
 		res := s.c.ShareGroupHeartbeat(r)
-		if res.Err != 0 {
+		if res.Err != nil {
 			s.respond("share-heartbeat %s: %s", id, errName(res.Err))
 			return
 		}
@@ -44,7 +44,7 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		s.respond("%s", line)
 	case "share-leave":
 		res := s.c.ShareGroupHeartbeat(&ShareHeartbeatRequest{Group: "g", MemberID: id, MemberEpoch: -1})
-		if res.Err != 0 {
+		if res.Err != nil {
 			s.respond("share-leave %s: %s", id, errName(res.Err))
 			return
 		}

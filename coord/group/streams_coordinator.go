@@ -24,18 +24,18 @@ const streamsProtocolType = "streams"
 // them, gets GROUP_ID_NOT_FOUND, as Kafka converts no other. (The other
 // way, a classic JoinGroup converts an empty streams group.)
 func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) StreamsHeartbeatResult {
-	if code, msg := validateStreamsHeartbeat(r); code != 0 {
-		return streamsFail(code, msg)
+	if msg, err := validateStreamsHeartbeat(r); err != nil {
+		return streamsFail(err, msg)
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return streamsFail(code, "")
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return streamsFail(err, "")
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	notFound := func(msg string) StreamsHeartbeatResult {
 		s.Unlock()
-		return streamsFail(kerr.GroupIDNotFound.Code, fmt.Sprintf(msg, r.Group))
+		return streamsFail(kerr.GroupIDNotFound, fmt.Sprintf(msg, r.Group))
 	}
 	if r.MemberEpoch < 0 {
 		switch {
@@ -66,7 +66,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest
 	env := streamsEnv{now: now, policy: &c.policy.Streams, topics: c.env(now).topics,
 		clientID: clientID, clientHost: clientHost, shutdownBy: s.streamsShutdownLocked(e.g.id)}
 	out := sg.heartbeat(&env, r)
-	if e.g.streams == nil && out.res.Response.ErrorCode == 0 {
+	if e.g.streams == nil && out.res.Err == nil {
 		convert = append(convert, convertNew)
 	}
 	return s.finishStreamsLocked(e, now, sg, out, convert, created)
@@ -86,7 +86,7 @@ const (
 // the response.
 func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out streamsOutcome, convert []streamsConversion, created bool) StreamsHeartbeatResult {
 	res := out.res
-	if res.Response.ErrorCode == 0 && len(out.recs) > 0 {
+	if res.Err == nil && len(out.recs) > 0 {
 		var pre []kv
 		s.mu.scratch = s.mu.scratch[:0]
 		if slices.Contains(convert, convertClassic) {
@@ -97,7 +97,7 @@ func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out s
 		}
 		if err := s.writeStreamsLocked(e.g.id, pre, out.recs); err != nil {
 			s.c.logger.Warn("cannot store streams group records", "group", e.g.id, "partition", s.Partition, "err", err)
-			res = streamsFail(storeCode(err), "")
+			res = streamsFail(storeErr(err), "")
 		} else {
 			if slices.Contains(convert, convertNew) {
 				e.g.streams = sg
@@ -105,12 +105,12 @@ func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out s
 			s.replayStreamsLocked(e.g, out.recs)
 		}
 	}
-	if res.Response.ErrorCode != 0 && created {
+	if res.Err != nil && created {
 		delete(s.mu.groups, e.g.id) // the group never was
 		s.Unlock()
 		return res
 	}
-	if res.Response.ErrorCode == 0 && e.g.streams != nil {
+	if res.Err == nil && e.g.streams != nil {
 		e.g.streams.apply(&out)
 		if out.shutdown {
 			s.setStreamsShutdownLocked(e.g.id, out.member)
@@ -129,7 +129,7 @@ func (s *shard) dropStreamsLocked(e *entry, now int64, done func(JoinResult), me
 	if err := s.writeStreamsLocked(e.g.id, nil, recs); err != nil {
 		s.c.logger.Warn("cannot convert streams group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 		s.finishLocked(e, now)
-		done(joinError(storeCode(err), memberID))
+		done(joinError(storeErr(err), memberID))
 		return false
 	}
 	s.replayStreamsLocked(e.g, recs)
@@ -237,20 +237,20 @@ func (s *shard) setStreamsShutdownLocked(group, member string) {
 // one for partitions it held since (checked per partition by
 // staleCommits); a later epoch gets STALE_MEMBER_EPOCH. A TxnOffsetCommit
 // must carry the member's epoch (ILLEGAL_GENERATION).
-func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) int16 {
+func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) error {
 	if epoch < 0 && len(sg.members) == 0 {
-		return 0
+		return nil
 	}
 	m := sg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case epoch != m.current.epoch && txn:
-		return kerr.IllegalGeneration.Code
+		return kerr.IllegalGeneration
 	case epoch > m.current.epoch || epoch < 0:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // staleCommits marks STALE_MEMBER_EPOCH the offsets of a commit made with
@@ -259,7 +259,7 @@ func (sg *streamsGroup) validateCommit(memberID string, epoch int32, txn bool) i
 // source topics, the task got at that epoch or before (Kafka's
 // assignment epochs), so a commit racing a heartbeat that moved the
 // member on is not refused for the tasks it kept.
-func (sg *streamsGroup) staleCommits(r *CommitRequest, codes []int16) {
+func (sg *streamsGroup) staleCommits(r *CommitRequest, errs []error) {
 	m := sg.members[r.MemberID]
 	if m == nil || r.Generation < 0 || r.Generation >= m.current.epoch || sg.topology == nil {
 		return
@@ -276,54 +276,54 @@ func (sg *streamsGroup) staleCommits(r *CommitRequest, codes []int16) {
 			}
 		}
 		if !held {
-			codes[i] = kerr.StaleMemberEpoch.Code
+			errs[i] = kerr.StaleMemberEpoch
 		}
 	}
 }
 
 // validateFetch checks an OffsetFetch v9+ naming a member of the group;
 // a request naming none (an admin client) is not checked.
-func (sg *streamsGroup) validateFetch(memberID string, epoch int32) int16 {
+func (sg *streamsGroup) validateFetch(memberID string, epoch int32) error {
 	if memberID == "" && epoch < 0 {
-		return 0
+		return nil
 	}
 	m := sg.members[memberID]
 	switch {
 	case m == nil:
-		return kerr.UnknownMemberID.Code
+		return kerr.UnknownMemberID
 	case epoch != m.current.epoch:
-		return kerr.StaleMemberEpoch.Code
+		return kerr.StaleMemberEpoch
 	}
-	return 0
+	return nil
 }
 
 // DescribeStreamsGroup describes a streams group (StreamsGroupDescribe):
 // GROUP_ID_NOT_FOUND for a group that does not exist or is of another
-// type.
-func (c *Coordinator) DescribeStreamsGroup(group string) kmsg.StreamsGroupDescribeResponseGroup {
+// type. The description is complete but for its ErrorCode: the handler
+// sets it from the error.
+func (c *Coordinator) DescribeStreamsGroup(group string) (kmsg.StreamsGroupDescribeResponseGroup, error) {
 	d := kmsg.NewStreamsGroupDescribeResponseGroup()
 	d.Group, d.State = group, Dead.String()
-	fail := func(code int16, msg string) kmsg.StreamsGroupDescribeResponseGroup {
-		d.ErrorCode = code
+	fail := func(err error, msg string) (kmsg.StreamsGroupDescribeResponseGroup, error) {
 		if msg != "" {
 			d.ErrorMessage = &msg
 		}
-		return d
+		return d, err
 	}
 	if group == "" {
-		return fail(kerr.InvalidGroupID.Code, "")
+		return fail(kerr.InvalidGroupID, "")
 	}
-	s, code := c.lock(group)
-	if code != 0 {
-		return fail(code, "")
+	s, err := c.lock(group)
+	if err != nil {
+		return fail(err, "")
 	}
 	defer s.Unlock()
 	e := s.mu.groups[group]
 	switch {
 	case e == nil:
-		return fail(kerr.GroupIDNotFound.Code, fmt.Sprintf("Group %s not found.", group))
+		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", group))
 	case e.g.streams == nil:
-		return fail(kerr.GroupIDNotFound.Code, fmt.Sprintf("Group %s is not a streams group.", group))
+		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a streams group.", group))
 	}
 	sg := e.g.streams
 	d.State, d.Epoch, d.AssignmentEpoch = e.g.State().String(), sg.epoch, sg.assignmentEpoch
@@ -370,7 +370,7 @@ func (c *Coordinator) DescribeStreamsGroup(group string) kmsg.StreamsGroupDescri
 	if d.Members == nil {
 		d.Members = []kmsg.StreamsGroupDescribeResponseGroupMember{}
 	}
-	return d
+	return d, nil
 }
 
 func cmpString(a, b string) int {

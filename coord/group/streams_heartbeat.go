@@ -67,25 +67,28 @@ const (
 
 // StreamsHeartbeatResult is a StreamsGroupHeartbeat response and the
 // internal topics the broker should create (as Kafka's
-// StreamsGroupHeartbeatResult.creatableTopics).
+// StreamsGroupHeartbeatResult.creatableTopics). Response is complete but
+// for its ErrorCode: the handler sets it from Err.
 type StreamsHeartbeatResult struct {
+	Err      error
 	Response *kmsg.StreamsGroupHeartbeatResponse
 	Create   []StreamsTopic
 }
 
-func streamsFail(code int16, msg string) StreamsHeartbeatResult {
+// streamsFail is a heartbeat that failed with err; msg, when not empty,
+// is the response's error message.
+func streamsFail(err error, msg string) StreamsHeartbeatResult {
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-	resp.ErrorCode = code
 	if msg != "" {
 		resp.ErrorMessage = &msg
 	}
-	return StreamsHeartbeatResult{Response: resp}
+	return StreamsHeartbeatResult{Err: err, Response: resp}
 }
 
 // validateStreamsHeartbeat checks a request as Kafka does before looking
 // at the group.
-func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (int16, string) {
-	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
+func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (string, error) {
+	invalid := func(msg string) (string, error) { return msg, kerr.InvalidRequest }
 	if r.Topology != nil {
 		for _, s := range r.Topology.Subtopologies {
 			if len(s.SourceTopicRegex) > 0 {
@@ -120,8 +123,8 @@ func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (int16, stri
 		for _, s := range r.Topology.Subtopologies {
 			for _, t := range s.StateChangelogTopics {
 				if t.NumPartitions != 0 {
-					return kerr.StreamsInvalidTopology.Code, fmt.Sprintf(
-						"Changelog topic %s must have an undefined partition count, but it is set to %d.", t.Topic, t.NumPartitions)
+					return fmt.Sprintf(
+						"Changelog topic %s must have an undefined partition count, but it is set to %d.", t.Topic, t.NumPartitions), kerr.StreamsInvalidTopology
 				}
 			}
 		}
@@ -143,7 +146,7 @@ func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (int16, stri
 	if r.InstanceID != nil {
 		return invalid("Static membership is not supported by streams groups yet.")
 	}
-	return 0, ""
+	return "", nil
 }
 
 // streamsOutcome is the outcome of a heartbeat: the records to write, the
@@ -179,16 +182,16 @@ type streamsEnv struct {
 func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeatRequest) streamsOutcome {
 	old := sg.members[r.MemberID]
 	if old == nil && r.MemberEpoch != streamsJoinEpoch {
-		return streamsOutcome{res: streamsFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of the group.", r.MemberID))}
+		return streamsOutcome{res: streamsFail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of the group.", r.MemberID))}
 	}
 	owned := ownedTasks(r)
 	if old != nil && r.MemberEpoch != streamsJoinEpoch {
 		if msg := checkStreamsEpoch(old, r.MemberEpoch, owned); msg != "" {
-			return streamsOutcome{res: streamsFail(kerr.FencedMemberEpoch.Code, msg)}
+			return streamsOutcome{res: streamsFail(kerr.FencedMemberEpoch, msg)}
 		}
 	}
 	if old == nil && len(sg.members) >= env.policy.MaxSize {
-		return streamsOutcome{res: streamsFail(kerr.GroupMaxSizeReached.Code,
+		return streamsOutcome{res: streamsFail(kerr.GroupMaxSizeReached,
 			fmt.Sprintf("The streams group has reached its maximum capacity of %d members.", env.policy.MaxSize))}
 	}
 	memberID := r.MemberID
@@ -244,7 +247,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 		case topology.epoch > fromReq.epoch:
 			// A member with a stale topology: told so below.
 		case !topology.equal(fromReq):
-			return streamsOutcome{res: streamsFail(kerr.InvalidRequest.Code, "Topology updates are not supported yet.")}
+			return streamsOutcome{res: streamsFail(kerr.InvalidRequest, "Topology updates are not supported yet.")}
 		}
 	}
 	if topology != nil && meta.topologyEpoch < topology.epoch {
@@ -264,7 +267,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 		validated = topology.epoch
 		for _, ts := range [][]kmsg.TaskIDs{r.ActiveTasks, r.StandbyTasks, r.WarmupTasks} {
 			if msg := invalidTasks(cfg, ts); msg != "" {
-				return streamsOutcome{res: streamsFail(kerr.InvalidRequest.Code, msg)}
+				return streamsOutcome{res: streamsFail(kerr.InvalidRequest, msg)}
 			}
 		}
 	}
@@ -649,7 +652,7 @@ func (a *taskAssignment) intersects(b taskAssignment) bool {
 func (sg *streamsGroup) leave(r *kmsg.StreamsGroupHeartbeatRequest) streamsOutcome {
 	m := sg.members[r.MemberID]
 	if m == nil {
-		return streamsOutcome{res: streamsFail(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of the group.", r.MemberID))}
+		return streamsOutcome{res: streamsFail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of the group.", r.MemberID))}
 	}
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.MemberID, resp.MemberEpoch = m.id, r.MemberEpoch

@@ -68,13 +68,13 @@ func runStreamsModel(t *testing.T, seed uint64) {
 		} else {
 			r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = taskIDs(c.owned.active), taskIDs(c.owned.standby), taskIDs(c.owned.warmup)
 		}
-		if code, msg := validateStreamsHeartbeat(r); code != 0 {
+		if msg, err := validateStreamsHeartbeat(r); err != nil {
 			t.Fatalf("invalid request: %s", msg)
 		}
 		env := streamsEnv{now: now, policy: &policy, topics: topics, clientID: c.id, clientHost: "/h"}
 		out := sg.heartbeat(&env, r)
-		if code := out.res.Response.ErrorCode; code != 0 {
-			t.Fatalf("heartbeat of %s at epoch %d: %s", c.id, c.epoch, errName(code))
+		if err := out.res.Err; err != nil {
+			t.Fatalf("heartbeat of %s at epoch %d: %s", c.id, c.epoch, errName(err))
 		}
 		for i := range out.recs {
 			sg.replay(&out.recs[i])

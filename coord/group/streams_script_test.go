@@ -66,7 +66,7 @@ func (s *script) streamsCommand(t *testing.T, d *datadriven.TestData) bool {
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch = "g", id, int32(argInt(t, d, "epoch", -1))
 		res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1")
-		s.respond("leave %s: %s epoch=%d", id, errName(res.Response.ErrorCode), res.Response.MemberEpoch)
+		s.respond("leave %s: %s epoch=%d", id, errName(res.Err), res.Response.MemberEpoch)
 		delete(s.streams.members, id)
 	case "streams-describe":
 	default:
@@ -193,8 +193,8 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 	r.ShutdownApplication = hasArg(d, "shutdown")
 	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1")
 	resp := res.Response
-	if resp.ErrorCode != 0 {
-		line := fmt.Sprintf("heartbeat %s: %s", id, errName(resp.ErrorCode))
+	if res.Err != nil {
+		line := fmt.Sprintf("heartbeat %s: %s", id, errName(res.Err))
 		if resp.ErrorMessage != nil {
 			line += fmt.Sprintf(" %q", *resp.ErrorMessage)
 		}

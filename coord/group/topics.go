@@ -91,7 +91,7 @@ func (s *shard) purgeTopics(now int64, topics map[string]bool) {
 			s.c.logger.Warn("cannot delete a group left without offsets", "group", e.g.id, "partition", s.Partition, "err", err)
 			continue
 		}
-		e.g.markDead(now, kerr.GroupIDNotFound.Code)
+		e.g.markDead(now, kerr.GroupIDNotFound)
 		ready = append(ready, s.settleLocked(e, now)...)
 	}
 	s.Unlock()

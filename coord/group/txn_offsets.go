@@ -39,57 +39,59 @@ type TxnCommitRequest struct {
 // until the transaction ends. It returns a code per offset, in order; a
 // producer epoch older than the one the partition knows gets
 // INVALID_PRODUCER_EPOCH (the producer is fenced).
-func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []int16 {
-	codes := make([]int16, len(r.Offsets))
-	all := func(code int16) []int16 {
-		for i := range codes {
-			codes[i] = code
+func (c *Coordinator) TxnOffsetCommit(r *TxnCommitRequest) []error {
+	errs := make([]error, len(r.Offsets))
+	all := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
 		}
-		return codes
+		return errs
 	}
 	switch {
 	case r.Group == "":
-		return all(kerr.InvalidGroupID.Code)
+		return all(kerr.InvalidGroupID)
 	case r.ProducerID < 0:
-		return all(kerr.InvalidProducerIDMapping.Code)
+		return all(kerr.InvalidProducerIDMapping)
 	case r.ProducerEpoch < 0:
-		return all(kerr.InvalidProducerEpoch.Code)
+		return all(kerr.InvalidProducerEpoch)
 	}
-	s, code := c.lock(r.Group)
-	if code != 0 {
-		return all(code)
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return all(err)
 	}
 	now := c.now()
 	e := s.mu.groups[r.Group]
 	if e == nil {
 		if r.Generation >= 0 {
 			s.Unlock()
-			return all(kerr.IllegalGeneration.Code)
+			return all(kerr.IllegalGeneration)
 		}
 		e = s.addLocked(r.Group, now)
 	}
-	if code := e.g.validateTxnCommit(r); code != 0 {
+	if err := e.g.validateTxnCommit(r); err != nil {
 		s.finishLocked(e, now)
-		return all(code)
+		return all(err)
 	}
-	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, codes)
+	recs, idx, vals := s.offsetRecordsLocked(e.g.id, r.Offsets, -1, now, errs)
 	if len(recs) > 0 {
-		if base, err := s.writeLocked(recs, r.ProducerID, r.ProducerEpoch); err != nil {
+		base, err := s.writeLocked(recs, r.ProducerID, r.ProducerEpoch)
+		if err != nil {
 			c.logger.Warn("cannot store transactional offsets", "group", e.g.id, "partition", s.Partition, "producer", r.ProducerID, "err", err)
-			code := storeCode(err)
+			err = storeErr(err)
 			for _, i := range idx {
-				codes[i] = code
+				errs[i] = err
 			}
-		} else {
-			for k, i := range idx {
-				vals[k].at = base + int64(k)
-				e.g.stageTxnOffset(r.ProducerID, cloneTP(r.Offsets[i].TopicPartition), vals[k])
-			}
-			s.indexTxnLocked(r.ProducerID, e.g.id)
+			s.finishLocked(e, now)
+			return errs
 		}
+		for k, i := range idx {
+			vals[k].at = base + int64(k)
+			e.g.stageTxnOffset(r.ProducerID, cloneTP(r.Offsets[i].TopicPartition), vals[k])
+		}
+		s.indexTxnLocked(r.ProducerID, e.g.id)
 	}
 	s.finishLocked(e, now)
-	return codes
+	return errs
 }
 
 // CompleteTxn ends a producer's transaction in __consumer_offsets
@@ -137,34 +139,34 @@ func (s *shard) indexTxnLocked(producerID int64, group string) {
 // against the group as validateCommit does, except that a request naming
 // no member is accepted whatever the group's state (TxnOffsetCommit before
 // v3 names none) and a rebalance in progress does not refuse it.
-func (g *Group) validateTxnCommit(r *TxnCommitRequest) int16 {
+func (g *Group) validateTxnCommit(r *TxnCommitRequest) error {
 	if g.state == Dead {
-		return kerr.CoordinatorNotAvailable.Code
+		return kerr.CoordinatorNotAvailable
 	}
 	if g.consumer != nil {
 		if r.Generation == -1 && r.MemberID == "" && r.InstanceID == "" {
-			return 0 // no member named (before v3)
+			return nil // no member named (before v3)
 		}
 		return g.consumer.validateCommit(r.MemberID, r.Generation, true, true)
 	}
 	if g.streams != nil {
 		if r.Generation == -1 && r.MemberID == "" && r.InstanceID == "" {
-			return 0 // no member named (before v3)
+			return nil // no member named (before v3)
 		}
 		return g.streams.validateCommit(r.MemberID, r.Generation, true)
 	}
 	if r.Generation < 0 && g.state == Empty {
-		return 0
+		return nil
 	}
 	if r.Generation >= 0 || r.MemberID != "" || r.InstanceID != "" {
-		if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
-			return code
+		if err := g.validateMember(r.MemberID, r.InstanceID); err != nil {
+			return err
 		}
 		if r.Generation != g.generation {
-			return kerr.IllegalGeneration.Code
+			return kerr.IllegalGeneration
 		}
 	}
-	return 0
+	return nil
 }
 
 // stageTxnOffset keeps an offset of producerID's open transaction.

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
 
+	"kzero/coord/shards"
 	krecord "kzero/record"
 	"kzero/replica"
 )
@@ -21,7 +22,7 @@ func txnCommit(t *testing.T, c *Coordinator, r TxnCommitRequest, want ...int16) 
 	if r.Generation == 0 && r.MemberID == "" {
 		r.Generation = -1
 	}
-	if got := c.TxnOffsetCommit(&r); !slices.Equal(got, want) {
+	if got := c.TxnOffsetCommit(&r); !slices.Equal(codesOf(got), want) {
 		t.Fatalf("txn offset commit %+v: codes %v, want %v", r, got, want)
 	}
 }
@@ -38,7 +39,7 @@ func offsetsAt(tps ...any) []CommitOffset {
 func fetched(t *testing.T, c *Coordinator, group string, stable bool, topic string, ps ...int32) []FetchedPartition {
 	t.Helper()
 	got, code := c.FetchOffsetsFor(&FetchRequest{Group: group, Topics: []FetchTopic{{Topic: topic, Partitions: ps}}, RequireStable: stable, MemberEpoch: -1})
-	if code != 0 || len(got) != 1 {
+	if code != nil || len(got) != 1 {
 		t.Fatalf("fetch %s: %v %+v", group, code, got)
 	}
 	return got[0].Partitions
@@ -50,8 +51,8 @@ func offsetsOf(ps []FetchedPartition) []int64 {
 	out := make([]int64, len(ps))
 	for i, p := range ps {
 		out[i] = p.Offset
-		if p.Err != 0 {
-			out[i] = -1000 - int64(p.Err)
+		if p.Err != nil {
+			out[i] = -1000 - int64(shards.Code(p.Err))
 		}
 	}
 	return out
@@ -65,7 +66,7 @@ func TestTxnOffsetsCommitAbortAndReload(t *testing.T) {
 	c := n.coordinator(1, 0, 0)
 	member, gen := joinSync(t, c, "g", "", consumerMetadata("t"), []byte("a"))
 	tp0, tp1, tp2 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "t", Partition: 1}, TopicPartition{Topic: "t", Partition: 2}
-	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: member, RetentionMs: -1, Offsets: offsetsAt(tp0, 1)}); codes[0] != 0 {
+	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: gen, MemberID: member, RetentionMs: -1, Offsets: offsetsAt(tp0, 1)}); codes[0] != nil {
 		t.Fatalf("commit %v", codes)
 	}
 
@@ -152,7 +153,7 @@ func TestTxnOffsetsLaterPlainCommitWins(t *testing.T) {
 	c := n.coordinator(1, 0, 0)
 	tp0, tp1 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "t", Partition: 1}
 	txnCommit(t, c, TxnCommitRequest{Group: "g", ProducerID: 3, Offsets: offsetsAt(tp0, 100, tp1, 100)}, 0, 0)
-	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: -1, RetentionMs: -1, Offsets: offsetsAt(tp0, 50)}); codes[0] != 0 {
+	if codes := c.CommitOffsets(&CommitRequest{Group: "g", Generation: -1, RetentionMs: -1, Offsets: offsetsAt(tp0, 50)}); codes[0] != nil {
 		t.Fatalf("commit %v", codes)
 	}
 	if err := c.CompleteTxn(0, 3, 0, 0, true); err != nil {
@@ -242,7 +243,7 @@ func TestTxnOffsetsExpiryAndDeletion(t *testing.T) {
 	c.now = func() int64 { return now }
 	tp0, tp1 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "t", Partition: 1}
 	txnCommit(t, c, TxnCommitRequest{Group: "pending", ProducerID: 4, Offsets: offsetsAt(tp0, 1)}, 0)
-	if codes := c.CommitOffsets(&CommitRequest{Group: "mixed", Generation: -1, RetentionMs: -1, Offsets: offsetsAt(tp0, 1, tp1, 1)}); !slices.Equal(codes, []int16{0, 0}) {
+	if codes := c.CommitOffsets(&CommitRequest{Group: "mixed", Generation: -1, RetentionMs: -1, Offsets: offsetsAt(tp0, 1, tp1, 1)}); !slices.Equal(codesOf(codes), []int16{0, 0}) {
 		t.Fatalf("commit %v", codes)
 	}
 	txnCommit(t, c, TxnCommitRequest{Group: "mixed", ProducerID: 5, Offsets: offsetsAt(tp0, 2)}, 0)
@@ -257,7 +258,7 @@ func TestTxnOffsetsExpiryAndDeletion(t *testing.T) {
 	if got := offsetsOf(fetched(t, c, "mixed", false, "t", 0, 1)); !slices.Equal(got, []int64{1, -1}) {
 		t.Fatalf("offsets of mixed after expiry %v", got)
 	}
-	if got := c.DeleteGroups([]string{"pending"}); got[0] != 0 {
+	if got := c.DeleteGroups([]string{"pending"}); got[0] != nil {
 		t.Fatalf("delete %v", got)
 	}
 	// The marker finds nothing left to commit.

@@ -104,8 +104,8 @@ func (h *Handler) offsetCommit(req *server.Request) error {
 		}
 	}
 	if len(cr.Offsets) > 0 {
-		for i, code := range h.groups.CommitOffsets(cr) {
-			where[i].ErrorCode = code
+		for i, err := range h.groups.CommitOffsets(cr) {
+			where[i].ErrorCode = errCode(err)
 		}
 	}
 	respond(req, resp)

@@ -59,13 +59,13 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 				fr.MemberID = *g.MemberID
 			}
 			var fetched []group.FetchedTopic
-			code := kerr.GroupAuthorizationFailed.Code
+			var err error = kerr.GroupAuthorizationFailed
 			if h.authorized(req, opDescribe, resGroup, g.Group) {
-				fetched, code = h.groups.FetchOffsetsFor(fr)
+				fetched, err = h.groups.FetchOffsetsFor(fr)
 				fetched = h.authorizedOffsets(req, fetched, g.Topics != nil)
 			}
 			rg := kmsg.NewOffsetFetchResponseGroup()
-			rg.Group, rg.ErrorCode = g.Group, code
+			rg.Group, rg.ErrorCode = g.Group, errCode(err)
 			for _, t := range fetched {
 				rt := kmsg.NewOffsetFetchResponseGroupTopic()
 				rt.Topic = t.Topic
@@ -78,13 +78,13 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 				}
 				for _, p := range t.Partitions {
 					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Err
+					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, errCode(p.Err)
 					rp.Metadata = &p.Metadata
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				rg.Topics = append(rg.Topics, rt)
 			}
-			if code == 0 {
+			if err == nil {
 				rg.Topics = append(rg.Topics, unknown...)
 			}
 			resp.Groups = append(resp.Groups, rg)
@@ -100,14 +100,14 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 		}
 	}
 	var fetched []group.FetchedTopic
-	code := kerr.GroupAuthorizationFailed.Code
+	var err error = kerr.GroupAuthorizationFailed
 	if h.authorized(req, opDescribe, resGroup, r.Group) {
-		fetched, code = h.groups.FetchOffsetsFor(&group.FetchRequest{Group: r.Group, Topics: topics, RequireStable: r.RequireStable, MemberEpoch: -1})
+		fetched, err = h.groups.FetchOffsetsFor(&group.FetchRequest{Group: r.Group, Topics: topics, RequireStable: r.RequireStable, MemberEpoch: -1})
 		fetched = h.authorizedOffsets(req, fetched, topics != nil)
 	}
-	if code != 0 {
+	if err != nil {
 		if r.Version >= 2 {
-			resp.ErrorCode = code
+			resp.ErrorCode = errCode(err)
 			respond(req, resp)
 			return nil
 		}
@@ -116,7 +116,7 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 		for i, t := range topics {
 			fetched[i].Topic = t.Topic
 			for _, p := range t.Partitions {
-				fetched[i].Partitions = append(fetched[i].Partitions, group.FetchedPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Err: code})
+				fetched[i].Partitions = append(fetched[i].Partitions, group.FetchedPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Err: err})
 			}
 		}
 	}
@@ -125,7 +125,7 @@ func (h *Handler) offsetFetch(req *server.Request) error {
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
-			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Err
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, errCode(p.Err)
 			rp.Metadata = &p.Metadata
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -163,7 +163,7 @@ func (h *Handler) authorizedOffsets(req *server.Request, fetched []group.Fetched
 			}
 			parts := make([]group.FetchedPartition, len(t.Partitions))
 			for i, p := range t.Partitions {
-				parts[i] = group.FetchedPartition{Partition: p.Partition, Offset: -1, LeaderEpoch: -1, Err: kerr.TopicAuthorizationFailed.Code}
+				parts[i] = group.FetchedPartition{Partition: p.Partition, Offset: -1, LeaderEpoch: -1, Err: kerr.TopicAuthorizationFailed}
 			}
 			t.Partitions = parts
 		}

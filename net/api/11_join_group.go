@@ -62,7 +62,7 @@ func (h *Handler) joinGroup(req *server.Request) error {
 	h.groups.JoinGroup(jr, func(res group.JoinResult) {
 		resp := kmsg.NewPtrJoinGroupResponse()
 		resp.SetVersion(version)
-		resp.ErrorCode = res.Err
+		resp.ErrorCode = errCode(res.Err)
 		resp.Generation = res.Generation
 		resp.MemberID = res.MemberID
 		resp.LeaderID = res.Leader

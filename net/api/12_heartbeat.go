@@ -29,7 +29,7 @@ func (h *Handler) heartbeat(req *server.Request) error {
 	if !h.authorized(req, opRead, resGroup, r.Group) {
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 	} else {
-		resp.ErrorCode = h.groups.Heartbeat(hr)
+		resp.ErrorCode = errCode(h.groups.Heartbeat(hr))
 	}
 	respond(req, resp)
 	return nil

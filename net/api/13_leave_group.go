@@ -38,20 +38,20 @@ func (h *Handler) leaveGroup(req *server.Request) error {
 		respond(req, resp)
 		return nil
 	}
-	code, codes := h.groups.LeaveGroup(r.Group, members)
+	errs, err := h.groups.LeaveGroup(r.Group, members)
 	resp := kmsg.NewPtrLeaveGroupResponse()
-	resp.ErrorCode = code
+	resp.ErrorCode = errCode(err)
 	if r.Version < 3 {
-		if code == 0 && len(codes) == 1 {
-			resp.ErrorCode = codes[0]
+		if err == nil && len(errs) == 1 {
+			resp.ErrorCode = errCode(errs[0])
 		}
 		respond(req, resp)
 		return nil
 	}
-	if code == 0 {
+	if err == nil {
 		for i, m := range r.Members {
 			rm := kmsg.NewLeaveGroupResponseMember()
-			rm.MemberID, rm.InstanceID, rm.ErrorCode = m.MemberID, m.InstanceID, codes[i]
+			rm.MemberID, rm.InstanceID, rm.ErrorCode = m.MemberID, m.InstanceID, errCode(errs[i])
 			resp.Members = append(resp.Members, rm)
 		}
 	}

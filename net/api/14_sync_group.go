@@ -42,7 +42,7 @@ func (h *Handler) syncGroup(req *server.Request) error {
 	h.groups.SyncGroup(sr, func(res group.SyncResult) {
 		resp := kmsg.NewPtrSyncGroupResponse()
 		resp.SetVersion(version)
-		resp.ErrorCode = res.Err
+		resp.ErrorCode = errCode(res.Err)
 		resp.MemberAssignment = res.Assignment
 		if resp.MemberAssignment == nil {
 			resp.MemberAssignment = []byte{}

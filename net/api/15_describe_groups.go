@@ -40,13 +40,13 @@ func (h *Handler) describeGroups(req *server.Request) error {
 		if r.IncludeAuthorizedOperations {
 			rg.AuthorizedOperations = h.authorizedOps(req, resGroup, id, groupOperations)
 		}
-		d, found, code := h.groups.DescribeGroup(id)
+		d, found, err := h.groups.DescribeGroup(id)
 		switch {
 		case !h.authorized(req, opDescribe, resGroup, id):
 			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
 			rg.State = ""
-		case code != 0:
-			rg.ErrorCode = code
+		case err != nil:
+			rg.ErrorCode = errCode(err)
 			rg.State = group.Dead.String()
 		case !found && r.Version >= 6:
 			rg.ErrorCode = kerr.GroupIDNotFound.Code

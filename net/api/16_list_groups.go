@@ -24,8 +24,8 @@ func (h *Handler) listGroups(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrListGroupsResponse()
-	groups, code := h.groups.ListGroups()
-	resp.ErrorCode = code
+	groups, err := h.groups.ListGroups()
+	resp.ErrorCode = errCode(err)
 	// DESCRIBE on the cluster lists all; otherwise the groups the
 	// principal may DESCRIBE.
 	all := h.authorized(req, opDescribe, resCluster, clusterName)

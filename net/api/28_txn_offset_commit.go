@@ -107,13 +107,13 @@ func (h *Handler) txnOffsetCommit(req *server.Request) error {
 // coordinator, then commits: a code per offset of tr.
 func (h *Handler) txnOffsetCommitCodes(r *kmsg.TxnOffsetCommitRequest, tr *group.TxnCommitRequest) []int16 {
 	if r.Group == "" {
-		return h.groups.TxnOffsetCommit(tr) // INVALID_GROUP_ID
+		return errCodes(h.groups.TxnOffsetCommit(tr)) // INVALID_GROUP_ID
 	}
 	tp := log.TopicPartition{Topic: group.TopicName, Partition: h.groups.PartitionFor(r.Group)}
 	code := h.verifyTxnPartition(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tp, r.Version >= 5)
 	switch code {
 	case 0:
-		return h.groups.TxnOffsetCommit(tr)
+		return errCodes(h.groups.TxnOffsetCommit(tr))
 	case kerr.ProducerFenced.Code:
 		code = kerr.InvalidProducerEpoch.Code
 	case kerr.TransactionAbortable.Code:

@@ -31,11 +31,11 @@ func (h *Handler) deleteGroups(req *server.Request) error {
 		rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
 		resp.Groups = append(resp.Groups, rg)
 	}
-	for i, code := range h.groups.DeleteGroups(allowed) {
+	for i, err := range h.groups.DeleteGroups(allowed) {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = allowed[i], code
+		rg.Group, rg.ErrorCode = allowed[i], errCode(err)
 		resp.Groups = append(resp.Groups, rg)
-		if code == 0 {
+		if err == nil {
 			h.deleteShareGroupState(allowed[i])
 		}
 	}

@@ -54,15 +54,15 @@ func (h *Handler) offsetDelete(req *server.Request) error {
 			where = append(where, rp)
 		}
 	}
-	code, codes := h.groups.DeleteOffsets(r.Group, tps)
-	if code != 0 {
-		resp.ErrorCode = code
+	errs, err := h.groups.DeleteOffsets(r.Group, tps)
+	if err != nil {
+		resp.ErrorCode = errCode(err)
 		resp.Topics = nil
 		respond(req, resp)
 		return nil
 	}
-	for i, c := range codes {
-		where[i].ErrorCode = c
+	for i, err := range errs {
+		where[i].ErrorCode = errCode(err)
 	}
 	respond(req, resp)
 	return nil

@@ -59,7 +59,7 @@ func (h *Handler) consumerGroupHeartbeat(req *server.Request) error {
 	}
 	res := h.groups.ConsumerGroupHeartbeat(hr)
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
-	resp.ErrorCode = res.Err
+	resp.ErrorCode = errCode(res.Err)
 	if res.ErrMessage != "" {
 		msg := res.ErrMessage
 		resp.ErrorMessage = &msg

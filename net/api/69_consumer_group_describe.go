@@ -34,7 +34,7 @@ func (h *Handler) consumerGroupDescribe(req *server.Request) error {
 			continue
 		}
 		d := h.groups.DescribeConsumerGroup(id)
-		rg.Group, rg.ErrorCode = id, d.Err
+		rg.Group, rg.ErrorCode = id, errCode(d.Err)
 		if d.ErrMessage != "" {
 			msg := d.ErrMessage
 			rg.ErrorMessage = &msg

@@ -42,7 +42,7 @@ func (h *Handler) shareGroupHeartbeat(req *server.Request) error {
 		ClientID:             string(req.Header.ClientID),
 		ClientHost:           clientHost(req),
 	})
-	resp.ErrorCode = res.Err
+	resp.ErrorCode = errCode(res.Err)
 	if res.ErrMessage != "" {
 		msg := res.ErrMessage
 		resp.ErrorMessage = &msg

@@ -33,7 +33,7 @@ func (h *Handler) shareGroupDescribe(req *server.Request) error {
 			continue
 		}
 		d := h.groups.DescribeShareGroup(id)
-		rg.ErrorCode = d.Err
+		rg.ErrorCode = errCode(d.Err)
 		if d.ErrMessage != "" {
 			msg := d.ErrMessage
 			rg.ErrorMessage = &msg

@@ -68,6 +68,7 @@ func (h *Handler) streamsGroupHeartbeat(req *server.Request) error {
 		}
 	}
 	res := h.groups.StreamsGroupHeartbeat(r, string(req.Header.ClientID), clientHost(req))
+	res.Response.ErrorCode = errCode(res.Err)
 	if len(res.Create) > 0 {
 		if h.authorized(req, opCreate, resCluster, clusterName) || h.allAuthorized(req, opCreate, res.Create) {
 			for _, t := range res.Create {

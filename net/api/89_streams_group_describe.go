@@ -33,7 +33,8 @@ func (h *Handler) streamsGroupDescribe(req *server.Request) error {
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}
-		rg := h.groups.DescribeStreamsGroup(id)
+		rg, err := h.groups.DescribeStreamsGroup(id)
+		rg.ErrorCode = errCode(err)
 		rg.AuthorizedOperations = authorizedOperationsOmitted
 		if r.IncludeAuthorizedOperations && rg.ErrorCode == 0 {
 			rg.AuthorizedOperations = h.authorizedOps(req, resGroup, id, groupOperations)

@@ -36,8 +36,8 @@ func (h *Handler) describeShareGroupOffsets(req *server.Request) error {
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}
-		if code, _ := h.groups.ShareGroupStatus(g.GroupID, false); code != 0 {
-			rg.ErrorCode = code
+		if _, err := h.groups.ShareGroupStatus(g.GroupID, false); err != nil {
+			rg.ErrorCode = errCode(err)
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}

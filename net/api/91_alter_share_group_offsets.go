@@ -36,9 +36,9 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 	if !h.authorized(req, opRead, resGroup, r.GroupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
-	code, empty := h.groups.ShareGroupStatus(r.GroupID, true)
-	if code != 0 {
-		return fail(code)
+	empty, err := h.groups.ShareGroupStatus(r.GroupID, true)
+	if err != nil {
+		return fail(errCode(err))
 	}
 	if !empty {
 		return fail(kerr.NonEmptyGroup.Code)

@@ -32,9 +32,9 @@ func (h *Handler) deleteShareGroupOffsets(req *server.Request) error {
 	if !h.authorized(req, opDelete, resGroup, r.GroupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
-	code, empty := h.groups.ShareGroupStatus(r.GroupID, false)
-	if code != 0 {
-		return fail(code)
+	empty, err := h.groups.ShareGroupStatus(r.GroupID, false)
+	if err != nil {
+		return fail(errCode(err))
 	}
 	if !empty {
 		return fail(kerr.NonEmptyGroup.Code)

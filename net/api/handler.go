@@ -268,6 +268,15 @@ func respond(req *server.Request, m kmsg.Response) {
 // wrapped kerr error, UNKNOWN_SERVER_ERROR otherwise.
 func errCode(err error) int16 { return shards.Code(err) }
 
+// errCodes is the code of each of a coordinator's per-item errors.
+func errCodes(errs []error) []int16 {
+	codes := make([]int16, len(errs))
+	for i, err := range errs {
+		codes[i] = errCode(err)
+	}
+	return codes
+}
+
 // errMessage is the text for a response's ErrorMessage field.
 func errMessage(err error) *string {
 	if err == nil {
