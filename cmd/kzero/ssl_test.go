@@ -340,29 +340,9 @@ func TestSSLWithKcat(t *testing.T) {
 		{"SASL_SSL", []string{"-X", "security.protocol=sasl_ssl", "-X", "sasl.mechanism=PLAIN", "-X", "sasl.username=alice", "-X", "sasl.password=alice-pw"}},
 	} {
 		args := append([]string{"-b", b.ListenerAddr(tc.listener).String(), "-X", "ssl.ca.location=" + c.caFile}, tc.args...)
-		topic := "kcat-" + strings.ToLower(tc.listener)
-		var in bytes.Buffer
-		var want []string
-		for i := range 100 {
-			line := fmt.Sprintf("k%d:value-%d", i, i)
-			in.WriteString(line + "\n")
-			want = append(want, line)
-		}
-		cmd := exec.CommandContext(ctx, kcat, append(args, "-P", "-t", topic, "-K:", "-X", "topic.request.required.acks=-1")...)
-		cmd.Stdin = &in
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: kcat -P: %v\n%s", tc.listener, err, out)
-		}
-		var stderr bytes.Buffer
-		cmd = exec.CommandContext(ctx, kcat, append(args, "-C", "-t", topic, "-e", "-f", "%k:%s\n")...)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: kcat -C: %v\n%s", tc.listener, err, stderr.Bytes())
-		}
-		if got := strings.TrimSpace(string(out)); got != strings.Join(want, "\n") {
-			t.Fatalf("%s: kcat consumed %q...", tc.listener, got[:min(len(got), 200)])
-		}
+		t.Run(tc.listener, func(t *testing.T) {
+			kcatRoundTrip(t, ctx, kcat, args, "kcat-"+strings.ToLower(tc.listener), 100)
+		})
 	}
 	// Without its certificate kcat is refused by the mTLS listener.
 	args := []string{"-b", b.ListenerAddr("SSL").String(), "-X", "ssl.ca.location=" + c.caFile, "-X", "security.protocol=ssl", "-L", "-m", "5"}

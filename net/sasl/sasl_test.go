@@ -2,6 +2,7 @@ package sasl
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -152,5 +153,56 @@ func TestParseClientFirst(t *testing.T) {
 		if _, err := ParseClientFirst([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestScramLibrdkafkaNonce: librdkafka's client-final-message repeats its
+// own nonce before the server's whole nonce ("r=" cnonce + snonce, where
+// snonce already starts with cnonce). Kafka accepts a nonce that ends with
+// the server's, so kcat and every librdkafka client can log in; a nonce
+// that does not end with it is still refused.
+func TestScramLibrdkafkaNonce(t *testing.T) {
+	m := SHA256
+	salt := []byte("0123456789abcdef")
+	salted, err := m.SaltedPassword("pw", salt, MinIterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred := m.CredentialFromSalted(salted, salt, MinIterations)
+	lookup := func(string, *ScramMechanism) (Credential, bool) { return cred, true }
+	login := func(nonceFor func(cnonce, snonce string) string) error {
+		const cnonce = "bQnpLN2Lfjp~Kt`.=0}2-ig06IqvYeUE"
+		x := NewScram(m, lookup, nil)
+		first := "n=bob,r=" + cnonce
+		resp, _, err := x.Step([]byte("n,," + first))
+		if err != nil {
+			return err
+		}
+		serverFirst := string(resp)
+		snonce := strings.TrimPrefix(strings.Split(serverFirst, ",")[0], "r=")
+		withoutProof := "c=biws,r=" + nonceFor(cnonce, snonce)
+		// The client's proof, over what it sends (RFC 5802 section 3).
+		clientKey := m.hmac(salted, []byte("Client Key"))
+		h := m.hash()
+		h.Write(clientKey)
+		sig := m.hmac(h.Sum(nil), []byte(first+","+serverFirst+","+withoutProof))
+		proof := make([]byte, len(sig))
+		for i := range sig {
+			proof[i] = clientKey[i] ^ sig[i]
+		}
+		_, done, err := x.Step([]byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof)))
+		if err == nil && !done {
+			return errors.New("not done")
+		}
+		return err
+	}
+	if err := login(func(_, snonce string) string { return snonce }); err != nil {
+		t.Fatalf("RFC 5802 nonce: %v", err)
+	}
+	if err := login(func(cnonce, snonce string) string { return cnonce + snonce }); err != nil {
+		t.Fatalf("librdkafka's nonce: %v", err)
+	}
+	if err := login(func(cnonce, snonce string) string { return snonce[:len(snonce)-1] }); err == nil {
+		t.Fatal("a nonce without the server's end accepted")
 	}
 }

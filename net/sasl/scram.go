@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"strings"
 )
 
 // ScramMechanism is one SCRAM hash: SCRAM-SHA-256 or SCRAM-SHA-512.
@@ -203,7 +204,10 @@ func (x *scramExchange) final(token []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cf.Nonce != x.nonce {
+	// Kafka accepts a nonce that ends with the server's (endsWith, not
+	// equals): librdkafka sends its own nonce again before the server's
+	// whole one. The proof below covers what the client sent either way.
+	if !strings.HasSuffix(cf.Nonce, x.nonce) {
 		return nil, fmt.Errorf("Invalid client nonce in the final client message.: %w", errBadCredentials)
 	}
 	auth := []byte(x.clientFirst + "," + x.serverFirst + "," + cf.WithoutProof)
