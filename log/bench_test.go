@@ -173,3 +173,34 @@ func BenchmarkAppendVsWrite(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRoll is one append of a 16 KiB batch followed by a roll: the
+// time an appender (and, for inline produce, its event loop) holds the
+// log's lock to start a new segment. A roll seals the old segment, creates
+// the new one's files and writes the producer snapshot; the fsyncs are
+// left to the background flush.
+func BenchmarkRoll(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.FileDeleteDelayMs = 0
+	cfg.SegmentIndexBytes = 1 << 20
+	l := openTestLog(b, b.TempDir(), cfg)
+	defer l.Close()
+	batch := makeBatch(b, 16, 1024-20, record.CodecNone)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := l.Append(batch, OriginClient, 0); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Roll(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		l.bg.Wait() // each roll on its own: no flush of the last one in flight
+		b.StartTimer()
+		if len(l.Segments()) > 200 {
+			b.StopTimer()
+			l.DeleteRecordsBefore(l.LogEndOffset())
+			b.StartTimer()
+		}
+	}
+}

@@ -302,8 +302,10 @@ func (l *Log) rollLocked() error {
 	}
 	old.unpin()
 	// Kafka snapshots producer state at each roll, so recovery replays
-	// at most the active segment.
-	if err := l.snapshotProducersLocked(next); err != nil {
+	// at most the active segment. The background flush below fsyncs it:
+	// an fsync here would stall every append to this log, and every
+	// connection of the event loop serving it, for the disk's latency.
+	if err := l.snapshotProducersLocked(next, writeSnapshotUnsynced); err != nil {
 		l.logger.Warn("producer state snapshot failed", "dir", l.dir, "err", err)
 	}
 	// The sealed segment is flushed in the background, as Kafka does.
@@ -354,6 +356,10 @@ func (l *Log) syncSealedUpTo(old *Segment) {
 			}
 			return
 		}
+	}
+	// The roll's producer snapshot was left to the page cache.
+	if err := syncSnapshot(l.dir, old.NextOffset()); err != nil {
+		l.logger.Warn("producer state snapshot fsync failed", "dir", l.dir, "err", err)
 	}
 	l.advanceRecoveryPoint(old.NextOffset())
 }
@@ -437,7 +443,12 @@ func (l *Log) Close() error {
 		return nil
 	}
 	err := l.flushLocked()
-	if serr := l.snapshotProducersLocked(l.logEndOffset.Load()); noSpace(serr) {
+	end := l.logEndOffset.Load()
+	serr := l.snapshotProducersLocked(end, WriteSnapshot)
+	if serr == nil {
+		serr = syncSnapshot(l.dir, end) // a roll's, if it was one, is not yet synced
+	}
+	if noSpace(serr) {
 		l.logger.Warn("no space for the producer state snapshot at close; the next start replays from an older one", "dir", l.dir, "err", serr)
 	} else if err == nil {
 		err = serr
@@ -487,11 +498,11 @@ func (l *Log) orphan() {
 	}
 }
 
-func (l *Log) snapshotProducersLocked(off int64) error {
+func (l *Log) snapshotProducersLocked(off int64, write func(string, int64, *ProducerStates) error) error {
 	if l.mu.lastSnapAt == off {
 		return nil
 	}
-	if err := WriteSnapshot(l.dir, off, l.mu.producers); err != nil {
+	if err := write(l.dir, off, l.mu.producers); err != nil {
 		return err
 	}
 	l.mu.lastSnapAt = off

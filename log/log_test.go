@@ -776,3 +776,42 @@ func TestReadAfterClose(t *testing.T) {
 		t.Fatalf("aborted transactions after close: %v", err)
 	}
 }
+
+// TestTornRollSnapshotFallsBack: a roll writes its producer snapshot
+// without an fsync (the background flush syncs it), so a crash may leave
+// it torn. Recovery then drops it, loads the older one and replays: the
+// producer's sequence is still known, and a retry of its last batch is
+// still a duplicate.
+func TestTornRollSnapshotFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	l := openTestLog(t, dir, testConfig())
+	mustAppend(t, l, idempotentBatch(t, 7, 0, 0, 5))
+	if err := l.Roll(); err != nil { // snapshot at 5
+		t.Fatal(err)
+	}
+	mustAppend(t, l, idempotentBatch(t, 7, 0, 5, 5))
+	if err := l.Roll(); err != nil { // snapshot at 10
+		t.Fatal(err)
+	}
+	mustAppend(t, l, idempotentBatch(t, 7, 0, 10, 5))
+	l.Close()
+	// The crash: the snapshot at 10 is torn and the log not cleanly shut.
+	if err := os.Truncate(SnapshotPath(dir, 10), 9); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(SnapshotPath(dir, 15)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, testConfig(), OpenOptions{RecoveryPoint: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if d := mustAppend(t, l, idempotentBatch(t, 7, 0, 10, 5)); !d.Duplicate || d.FirstOffset != 10 {
+		t.Fatalf("retry of the last batch after recovery: %+v", d)
+	}
+	if _, err := l.Append(idempotentBatch(t, 7, 0, 20, 1), OriginClient, 0); !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
+		t.Fatalf("gap after recovery: %v", err)
+	}
+	mustAppend(t, l, idempotentBatch(t, 7, 0, 15, 1))
+}

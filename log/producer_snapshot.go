@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,10 +114,30 @@ func DecodeSnapshot(data []byte) ([]ProducerSnapshotEntry, error) {
 // and the folder fsynced. A crash leaves the old file or the new one, plus
 // maybe a stray <offset>.snapshot.tmp that ListSnapshots ignores.
 func WriteSnapshot(dir string, offset int64, s *ProducerStates) error {
+	if err := writeSnapshot(dir, offset, s, writeFileSync); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("write producer snapshot: %w", err)
+	}
+	return nil
+}
+
+// writeSnapshotUnsynced writes the snapshot as WriteSnapshot does but
+// leaves it to the page cache: a roll writes it under the log's lock, and
+// the roll's background flush fsyncs it (syncSnapshot) before the recovery
+// point passes it, as Kafka does since KAFKA-15046. A crash before that
+// may leave it torn: its CRC tells, and recovery falls back to an older
+// snapshot and replays from there.
+func writeSnapshotUnsynced(dir string, offset int64, s *ProducerStates) error {
+	return writeSnapshot(dir, offset, s, writeFileNoSync)
+}
+
+func writeSnapshot(dir string, offset int64, s *ProducerStates, write func(string, []byte) error) error {
 	data := AppendSnapshot(nil, s.Producers())
 	path := SnapshotPath(dir, offset)
 	tmp := filepath.Join(dir, FileName(offset, snapshotTempSuffix))
-	if err := writeFileSync(tmp, data); err != nil {
+	if err := write(tmp, data); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write producer snapshot: %w", err)
 	}
@@ -124,10 +145,27 @@ func WriteSnapshot(dir string, offset int64, s *ProducerStates) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write producer snapshot: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("write producer snapshot: %w", err)
-	}
 	return nil
+}
+
+// syncSnapshot fsyncs the snapshot at offset, if there is one, and the
+// folder that names it.
+func syncSnapshot(dir string, offset int64) error {
+	f, err := os.Open(SnapshotPath(dir, offset))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(dir)
 }
 
 func writeFileSync(path string, data []byte) error {
