@@ -78,7 +78,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, alters []ConfigAlter, val
 		case metadata.ResourceBroker:
 			recs, rej = c.planBrokerConfigs(img, a)
 		case metadata.ResourceGroup:
-			recs, rej = planGroupConfigs(img, a)
+			recs, rej = planGroupConfigs(img, a, c.cfg.ValidateGroupConfigs)
 		default:
 			rej = metadata.Reject(kerr.InvalidRequest, "Unsupported resource type %d.", a.ResourceType)
 		}

@@ -32,6 +32,20 @@ func intIn(lo, hi int64) func(string) error {
 	}
 }
 
+// atLeast checks an int config as Kafka's ConfigDef.Range.atLeast does.
+func atLeast(lo int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("Not a number of type INT")
+		}
+		if n < lo {
+			return fmt.Errorf("Value must be at least %d", lo)
+		}
+		return nil
+	}
+}
+
 func oneOf(vals ...string) func(string) error {
 	return func(v string) error {
 		if !slices.Contains(vals, v) {
@@ -45,13 +59,19 @@ func oneOf(vals ...string) func(string) error {
 // defaults (where Kafka's default is the broker's config of the same
 // name, the broker default). The session and heartbeat group configs of
 // consumer and share groups are not among them: the group coordinator
-// uses the broker's.
+// uses the broker's. The streams configs are Kafka 4.3's but for
+// streams.assignment.interval.ms (kzero assigns at once, as an interval
+// of 0); the group coordinator applies them at a group's next heartbeat.
 var GroupConfigs = []GroupConfig{
 	{"share.record.lock.duration.ms", "30000", kmsg.ConfigTypeInt, intIn(1000, 3600000)},
 	{"share.delivery.count.limit", "5", kmsg.ConfigTypeInt, intIn(2, 10)},
 	{"share.partition.max.record.locks", "2000", kmsg.ConfigTypeInt, intIn(100, 10000)},
 	{"share.auto.offset.reset", "latest", kmsg.ConfigTypeString, validShareReset},
 	{"share.isolation.level", "read_uncommitted", kmsg.ConfigTypeString, oneOf("read_committed", "read_uncommitted")},
+	{"streams.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
+	{"streams.initial.rebalance.delay.ms", "3000", kmsg.ConfigTypeInt, atLeast(0)},
+	{"streams.num.standby.replicas", "0", kmsg.ConfigTypeInt, atLeast(0)},
+	{"streams.session.timeout.ms", "45000", kmsg.ConfigTypeInt, atLeast(1)},
 }
 
 // validShareReset checks share.auto.offset.reset: latest, earliest, or
@@ -77,8 +97,10 @@ func LookupGroupConfig(key string) (GroupConfig, bool) {
 }
 
 // planGroupConfigs computes the records of a group's config change
-// (IncrementalAlterConfigs on a GROUP resource).
-func planGroupConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *metadata.Rejection) {
+// (IncrementalAlterConfigs on a GROUP resource): each value in its own
+// range, then the group's configs together against the broker's bounds
+// (bounds, when not nil).
+func planGroupConfigs(img *metadata.Image, a ConfigAlter, bounds func(map[string]string) error) ([]metadata.Record, *metadata.Rejection) {
 	if a.Name == "" {
 		return nil, metadata.Reject(kerr.InvalidRequest, "Group name must not be empty.")
 	}
@@ -96,6 +118,11 @@ func planGroupConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *m
 		c, _ := LookupGroupConfig(k)
 		if err := c.validate(next[k]); err != nil {
 			return nil, metadata.Reject(kerr.InvalidConfig, "Invalid value %s for configuration %s: %v", next[k], k, err)
+		}
+	}
+	if bounds != nil {
+		if err := bounds(next); err != nil {
+			return nil, metadata.Reject(kerr.InvalidConfig, "%v", err)
 		}
 	}
 	return configDiff(metadata.ResourceGroup, a.Name, cur, next), nil

@@ -89,6 +89,12 @@ type Config struct {
 	// ValidateBrokerConfig checks a dynamic broker config that is not a
 	// synonym of a topic config (those are checked here). Nil refuses them.
 	ValidateBrokerConfig func(key, value string) error
+	// ValidateGroupConfigs checks a group's dynamic configs, all of them
+	// as they would be after a change, against the broker's bounds (as
+	// Kafka's GroupConfig.validate checks streams.session.timeout.ms
+	// against group.streams.min.session.timeout.ms, say). Nil checks
+	// each value's own range only.
+	ValidateGroupConfigs func(set map[string]string) error
 
 	// BrokerSessionTimeout is broker.session.timeout.ms: a broker the
 	// quorum leader has not heard from for longer is fenced. Default 9s.

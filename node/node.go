@@ -150,6 +150,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		DefaultPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor:     cfg.DefaultReplicationFactor,
 		ValidateBrokerConfig:         cfg.ValidateBrokerConfig,
+		ValidateGroupConfigs:         cfg.Groups.ValidateStreamsConfigs,
 		Logger:                       n.logger,
 	})
 	if err != nil {

@@ -50,6 +50,7 @@ func joinStreamsGroup(t *testing.T, group, topic string, tasks int) (leave func(
 			top.Subtopologies = append(top.Subtopologies, st)
 			p := "p1"
 			r.Topology, r.ProcessID, r.RebalanceTimeoutMillis = &top, &p, 30000
+			r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		} else {
 			r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = owned, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		}

@@ -59,6 +59,7 @@ func (m *streamsMember) heartbeat(t *testing.T, conn *rawConn) *kmsg.StreamsGrou
 		r.Topology = streamsTopology()
 		r.ProcessID = &m.process
 		r.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "localhost", Port: m.port}
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 	} else {
 		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = nonNil(m.active), nonNil(m.standby), nonNil(m.warmup)
 	}
@@ -313,6 +314,105 @@ func TestStreamsGroup(t *testing.T) {
 	}
 }
 
+// TestStreamsGroupConfigsAndWarmups: Kafka 4.3's streams groups on the
+// wire. The group configs streams.* (IncrementalAlterConfigs on the GROUP
+// resource) override the broker's group.streams.* for their group, within
+// the broker's bounds (else INVALID_CONFIG, as Kafka's
+// GroupConfig.validate); no warm-up task is ever assigned, and a member
+// that reports one, or its task offsets, is refused (INVALID_REQUEST).
+func TestStreamsGroupConfigsAndWarmups(t *testing.T) {
+	b := startGroupBroker(t, t.TempDir(), "group.streams.initial.rebalance.delay.ms", "0")
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newClient(t, b)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "in"); err != nil {
+		t.Fatal(err)
+	}
+
+	alter := func(key, value string) *kmsg.IncrementalAlterConfigsResponseResource {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		res := kmsg.NewIncrementalAlterConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "app"
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = key, kmsg.StringPtr(value)
+		res.Configs = append(res.Configs, c)
+		req.Resources = append(req.Resources, res)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &resp.Resources[0]
+	}
+	for _, bad := range []struct{ key, value, msg string }{
+		{"streams.session.timeout.ms", "1000", "streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms"},
+		{"streams.heartbeat.interval.ms", "20000", "streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms"},
+		{"streams.num.standby.replicas", "3", "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
+		{"streams.num.standby.replicas", "-1", "Invalid value -1 for configuration streams.num.standby.replicas: Value must be at least 0"},
+	} {
+		r := alter(bad.key, bad.value)
+		if r.ErrorCode != kerr.InvalidConfig.Code || r.ErrorMessage == nil || *r.ErrorMessage != bad.msg {
+			t.Errorf("%s=%s: %v %v, want INVALID_CONFIG %q", bad.key, bad.value, kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, bad.msg)
+		}
+	}
+	setGroupConfigs(t, ctx, cl, "app", "streams.heartbeat.interval.ms", "7000", "streams.num.standby.replicas", "1")
+
+	conn := dialRaw(t, b.Addr().String())
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "app"
+	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 3, fc).ErrorCode)
+
+	// Two members on two processes: a task each, and a standby of the
+	// other's (the group's streams.num.standby.replicas); the heartbeat
+	// interval is the group's.
+	m1 := &streamsMember{id: "m1", process: "p1", port: 8080}
+	m2 := &streamsMember{id: "m2", process: "p2", port: 8081}
+	resp := m1.heartbeat(t, conn)
+	wantNoErr(t, "join", resp.ErrorCode)
+	if resp.HeartbeatIntervalMillis != 7000 {
+		t.Fatalf("heartbeat interval %d, want the group's 7000", resp.HeartbeatIntervalMillis)
+	}
+	heartbeatUntil(t, conn, "a task and a standby each", func() bool {
+		return countTasks(m1.active) == 1 && countTasks(m2.active) == 1 && countTasks(m1.standby) == 1 && countTasks(m2.standby) == 1 &&
+			m1.epoch == m2.epoch
+	}, m1, m2)
+	d := describeStreams(t, conn)
+	if d.ErrorCode != 0 || len(d.Members) != 2 {
+		t.Fatalf("describe: %+v", d)
+	}
+	for _, m := range d.Members {
+		if len(m.Assignment.WarmupTasks) != 0 || len(m.TargetAssignment.WarmupTasks) != 0 || len(m.TaskOffsets) != 0 || len(m.TaskEndOffsets) != 0 {
+			t.Fatalf("member %s: warm-up tasks %v/%v, task offsets %v/%v: Kafka 4.3 has none", m.MemberID,
+				m.Assignment.WarmupTasks, m.TargetAssignment.WarmupTasks, m.TaskOffsets, m.TaskEndOffsets)
+		}
+	}
+
+	// A member that reports a warm-up task, or task offsets, is refused.
+	refused := func(what, msg string, edit func(*kmsg.StreamsGroupHeartbeatRequest)) {
+		t.Helper()
+		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "app", m1.id, m1.epoch, -1
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = nonNil(m1.active), nonNil(m1.standby), []kmsg.TaskIDs{}
+		edit(r)
+		resp := rawGroupRequest[*kmsg.StreamsGroupHeartbeatResponse](t, conn, 0, r)
+		if resp.ErrorCode != kerr.InvalidRequest.Code || resp.ErrorMessage == nil || *resp.ErrorMessage != msg {
+			t.Fatalf("%s: %v %v, want INVALID_REQUEST %q", what, kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage, msg)
+		}
+	}
+	refused("a warm-up task", "WarmupTasks are not supported yet.", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+		r.WarmupTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{0}}}
+	})
+	refused("task offsets", "TaskOffsets are not supported yet.", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+		r.TaskOffsets = []kmsg.TaskOffset{{SubtopologyID: "0", Partition: 0, Offset: 10}}
+	})
+	refused("task end offsets", "TaskEndOffsets are not supported yet.", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+		r.TaskEndOffsets = []kmsg.TaskOffset{}
+	})
+	if resp := m1.heartbeat(t, conn); resp.ErrorCode != 0 {
+		t.Fatalf("heartbeat after the refusals: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+}
+
 // TestStreamsGroupACLs: a streams member needs READ on the group,
 // DESCRIBE on its topology's topics, and CREATE for the broker to create
 // its internal topics (else a status says so), as Kafka checks.
@@ -356,6 +456,7 @@ func TestStreamsGroupACLs(t *testing.T) {
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.RebalanceTimeoutMillis = "app", "m1", 10000
 		r.Topology = streamsTopology()
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		p := "p1"
 		r.ProcessID = &p
 		resp, err := r.RequestWith(ctx, cl.Broker(int(coord)))

@@ -116,8 +116,11 @@
 // the topology implies) and wrongly partitioned ones leave the group
 // NotReady with no tasks. Tasks move between members only once revoked,
 // as partitions do in consumer groups; sessions and revocations time out
-// the same way. Static members and source topic regular expressions are
-// refused (Kafka 4.2's core feature set).
+// the same way. Static members, source topic regular expressions, and
+// warm-up tasks or task offsets a member reports are refused, as Kafka
+// 4.3 refuses them. A group's streams.* group configs (the metadata
+// image's, handed in with each heartbeat) override the broker's
+// group.streams.* for it (streams_config.go).
 //
 // # Share groups (KIP-932)
 //

@@ -23,7 +23,11 @@ const streamsProtocolType = "streams"
 // group, keeping its offsets; any other group, a consumer group among
 // them, gets GROUP_ID_NOT_FOUND, as Kafka converts no other. (The other
 // way, a classic JoinGroup converts an empty streams group.)
-func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) StreamsHeartbeatResult {
+//
+// configs are the group's dynamic configs (the metadata image's): its
+// streams.* configs override the broker's for this heartbeat
+// (streams_config.go).
+func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string, configs map[string]string) StreamsHeartbeatResult {
 	if msg, err := validateStreamsHeartbeat(r); err != nil {
 		return streamsFail(err, msg)
 	}
@@ -63,7 +67,8 @@ func (c *Coordinator) StreamsGroupHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest
 	default:
 		return notFound("Group %s is not a streams group.")
 	}
-	env := streamsEnv{now: now, policy: &c.policy.Streams, topics: c.env(now).topics,
+	policy := c.policy.Streams.forGroup(configs)
+	env := streamsEnv{now: now, policy: &policy, topics: c.env(now).topics,
 		clientID: clientID, clientHost: clientHost, shutdownBy: s.streamsShutdownLocked(e.g.id)}
 	out := sg.heartbeat(&env, r)
 	if e.g.streams == nil && out.res.Err == nil {

@@ -33,10 +33,14 @@ import (
 //     standby or warm-up task active on another member of its process,
 //     waits: UNRELEASED_TASKS).
 //
-// Static membership (instance ids, epoch -2; Kafka 4.4 adds it) and
-// source topic regular expressions are refused with INVALID_REQUEST, as
-// Kafka 4.3 refuses them; topology updates (a new topology epoch)
-// likewise. The assignment of an empty group's first member waits
+// Static membership (instance ids, epoch -2; Kafka 4.4 adds it), task
+// offsets, warm-up tasks and source topic regular expressions are
+// refused with INVALID_REQUEST, as Kafka 4.3 refuses them
+// (validateStreamsHeartbeat); topology updates (a new topology epoch)
+// likewise. No warm-up task is ever assigned: Kafka 4.3's sticky task
+// assignor hands out active and standby tasks only, and its heartbeat
+// response carries the acceptable recovery lag and task offset interval
+// as constants no member of a 4.3 group acts on. The assignment of an empty group's first member waits
 // group.streams.initial.rebalance.delay.ms for the others
 // (ASSIGNMENT_DELAYED), as Kafka 4.2 added.
 
@@ -57,9 +61,12 @@ const (
 	streamsStaticLeaveEpoch = -2
 )
 
-// Response constants Kafka sends with every heartbeat: the group configs
-// streams.acceptable.recovery.lag and streams.task.offset.interval.ms at
-// their defaults (kzero has no group configs).
+// Response constants Kafka 4.3 sends with every heartbeat: the
+// acceptable recovery lag of warm-up tasks and the task offset interval,
+// at the defaults Kafka 4.4 makes the group configs
+// streams.acceptable.recovery.lag and streams.task.offset.interval.ms.
+// A 4.3 group has neither warm-up tasks nor task offsets, so members
+// read them and do nothing with them.
 const (
 	acceptableRecoveryLag = 10000
 	taskOffsetInterval    = 60000
@@ -85,10 +92,25 @@ func streamsFail(err error, msg string) StreamsHeartbeatResult {
 	return StreamsHeartbeatResult{Err: err, Response: resp}
 }
 
-// validateStreamsHeartbeat checks a request as Kafka does before looking
-// at the group.
+// validateStreamsHeartbeat checks a request as Kafka 4.3's
+// GroupCoordinatorService does before looking at the group: first the
+// features its streams groups do not support (static membership, task
+// offsets, warm-up tasks, source topic regular expressions), then the
+// request's shape. Kafka 4.3 assigns no warm-up tasks and keeps no task
+// offsets (KIP-1071's warm-ups arrive in 4.4 with heartbeat v1, which
+// reports them), so a member that reports either is refused.
 func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (string, error) {
 	invalid := func(msg string) (string, error) { return msg, kerr.InvalidRequest }
+	switch {
+	case r.InstanceID != nil:
+		return invalid("Static membership is not yet supported.")
+	case r.TaskOffsets != nil:
+		return invalid("TaskOffsets are not supported yet.")
+	case r.TaskEndOffsets != nil:
+		return invalid("TaskEndOffsets are not supported yet.")
+	case len(r.WarmupTasks) > 0:
+		return invalid("WarmupTasks are not supported yet.")
+	}
 	if r.Topology != nil {
 		for _, s := range r.Topology.Subtopologies {
 			if len(s.SourceTopicRegex) > 0 {
@@ -96,26 +118,27 @@ func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (string, err
 			}
 		}
 	}
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
 	switch {
-	case r.MemberID == "":
+	case blank(r.MemberID):
 		return invalid("MemberId can't be empty.")
-	case r.Group == "":
+	case blank(r.Group):
 		return invalid("GroupId can't be empty.")
-	case r.InstanceID != nil && *r.InstanceID == "":
-		return invalid("InstanceId can't be empty.")
-	case r.RackID != nil && *r.RackID == "":
+	case r.RackID != nil && blank(*r.RackID):
 		return invalid("RackId can't be empty.")
 	}
 	switch {
 	case r.MemberEpoch == streamsJoinEpoch:
+		// A joining member reports empty task lists: null ones are
+		// refused too, as Kafka's throwIfNotEmptyCollection does.
 		switch {
 		case r.RebalanceTimeoutMillis == -1:
 			return invalid("RebalanceTimeoutMs must be provided in first request.")
-		case len(r.ActiveTasks) > 0:
+		case r.ActiveTasks == nil || len(r.ActiveTasks) > 0:
 			return invalid("ActiveTasks must be empty when (re-)joining.")
-		case len(r.StandbyTasks) > 0:
+		case r.StandbyTasks == nil || len(r.StandbyTasks) > 0:
 			return invalid("StandbyTasks must be empty when (re-)joining.")
-		case len(r.WarmupTasks) > 0:
+		case r.WarmupTasks == nil:
 			return invalid("WarmupTasks must be empty when (re-)joining.")
 		case r.Topology == nil:
 			return invalid("Topology must be non-null when (re-)joining.")
@@ -129,9 +152,7 @@ func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (string, err
 			}
 		}
 	case r.MemberEpoch == streamsStaticLeaveEpoch:
-		if r.InstanceID == nil {
-			return invalid("InstanceId can't be null.")
-		}
+		return invalid("InstanceId can't be null.") // a non-null one was refused above
 	case r.MemberEpoch < streamsStaticLeaveEpoch:
 		return invalid(fmt.Sprintf("MemberEpoch is %d, but must be greater than or equal to -2.", r.MemberEpoch))
 	}
@@ -142,9 +163,6 @@ func validateStreamsHeartbeat(r *kmsg.StreamsGroupHeartbeatRequest) (string, err
 	}
 	if r.MemberEpoch != streamsJoinEpoch && r.Topology != nil {
 		return invalid("Topology can only be provided when (re-)joining.")
-	}
-	if r.InstanceID != nil {
-		return invalid("Static membership is not supported by streams groups yet.")
 	}
 	return "", nil
 }

@@ -65,6 +65,7 @@ func runStreamsModel(t *testing.T, seed uint64) {
 		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "g", c.id, c.epoch, -1
 		if c.epoch == 0 {
 			r.RebalanceTimeoutMillis, r.Topology, r.ProcessID = 30000, &top, &c.process
+			r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		} else {
 			r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = taskIDs(c.owned.active), taskIDs(c.owned.standby), taskIDs(c.owned.warmup)
 		}

@@ -23,9 +23,16 @@ import (
 //	                                   copartition indexes the sources
 //	streams-config [standbys=N] [delay=3s]  group.streams.num.standby.replicas and
 //	                                   initial.rebalance.delay.ms (kept over restarts; 0 by default)
+//	streams-group-config [key=value ...]  group g's dynamic configs
+//	                                   (IncrementalAlterConfigs on GROUP g),
+//	                                   all of them: none clears them
 //	streams-heartbeat member=m1 [process=p1] [epoch=N] [rebalance=30s]
 //	                  [owned=(0-1,1-0)] [ignore-assignment] [endpoint=host:port]
 //	                  [shutdown] [no-topology] [topology] [instance=i1]
+//	                  [warmup=(0-1)] [null-tasks] [rack=r1] [show-interval]
+//	                  [task-offsets=(0-1:100)] [task-end-offsets=(0-1:120)]
+//	                                   warmup: owned warm-up tasks reported;
+//	                                   null-tasks: no task lists at all
 //	streams-leave member=m1 [epoch=-1]
 //	streams-describe                   the members' epochs, tasks and targets
 //
@@ -38,7 +45,9 @@ type streamsScript struct {
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	standbys int32
 	delay    int64 // ms, group.streams.initial.rebalance.delay.ms
-	members  map[string]*streamsScriptMember
+	// groupConfigs are group g's dynamic configs (streams-group-config).
+	groupConfigs map[string]string
+	members      map[string]*streamsScriptMember
 }
 
 // streamsScriptMember is a model Kafka Streams client.
@@ -59,13 +68,18 @@ func (s *script) streamsCommand(t *testing.T, d *datadriven.TestData) bool {
 		s.streams.standbys = int32(argInt(t, d, "standbys", int64(s.streams.standbys)))
 		s.streams.delay = int64(argMs(t, d, "delay", time.Duration(s.streams.delay)*time.Millisecond))
 		s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
+	case "streams-group-config":
+		s.streams.groupConfigs = map[string]string{}
+		for _, a := range d.CmdArgs {
+			s.streams.groupConfigs[a.Key] = strings.Join(a.Vals, "")
+		}
 	case "streams-heartbeat":
 		s.streamsHeartbeat(t, d)
 	case "streams-leave":
 		id := argString(d, "member", "")
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch = "g", id, int32(argInt(t, d, "epoch", -1))
-		res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1")
+		res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.streams.groupConfigs)
 		s.respond("leave %s: %s epoch=%d", id, errName(res.Err), res.Response.MemberEpoch)
 		delete(s.streams.members, id)
 	case "streams-describe":
@@ -167,6 +181,8 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 	r.RebalanceTimeoutMillis = -1
 	if r.MemberEpoch == 0 {
 		r.RebalanceTimeoutMillis = argMs(t, d, "rebalance", 30*time.Second)
+		// A joining Kafka Streams client reports empty task lists.
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		if !hasArg(d, "no-topology") {
 			r.Topology = s.streams.topology
 		}
@@ -184,6 +200,21 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 		}
 		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = taskIDs(owned.active), taskIDs(owned.standby), taskIDs(owned.warmup)
 	}
+	if list, ok := argList(d, "warmup"); ok {
+		r.WarmupTasks = taskIDs(parseTasks(t, list))
+	}
+	if hasArg(d, "null-tasks") {
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = nil, nil, nil
+	}
+	if list, ok := argList(d, "task-offsets"); ok {
+		r.TaskOffsets = parseTaskOffsets(t, list)
+	}
+	if list, ok := argList(d, "task-end-offsets"); ok {
+		r.TaskEndOffsets = parseTaskOffsets(t, list)
+	}
+	if rack, ok := argList(d, "rack"); ok {
+		r.RackID = new(strings.Join(rack, ""))
+	}
 	if hasArg(d, "topology") {
 		r.Topology = s.streams.topology
 	}
@@ -191,7 +222,7 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 		r.InstanceID = &inst
 	}
 	r.ShutdownApplication = hasArg(d, "shutdown")
-	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1")
+	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.streams.groupConfigs)
 	resp := res.Response
 	if res.Err != nil {
 		line := fmt.Sprintf("heartbeat %s: %s", id, errName(res.Err))
@@ -203,6 +234,9 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 	}
 	m.epoch = resp.MemberEpoch
 	line := fmt.Sprintf("heartbeat %s: NONE epoch=%d", id, resp.MemberEpoch)
+	if hasArg(d, "show-interval") {
+		line += fmt.Sprintf(" interval=%dms", resp.HeartbeatIntervalMillis)
+	}
 	if resp.ActiveTasks != nil {
 		got := taskAssignment{active: taskSetOf(resp.ActiveTasks), standby: taskSetOf(resp.StandbyTasks), warmup: taskSetOf(resp.WarmupTasks)}
 		line += " active=" + formatTasks(got.active)
@@ -237,6 +271,25 @@ func parseTasks(t *testing.T, names []string) taskSet {
 		out.add(n[:i], int32(p))
 	}
 	out.normalize()
+	return out
+}
+
+// parseTaskOffsets reads "0-1:100" (subtopology 0, partition 1, offset
+// 100) names.
+func parseTaskOffsets(t *testing.T, names []string) []kmsg.TaskOffset {
+	out := []kmsg.TaskOffset{}
+	for _, n := range names {
+		task, off, _ := strings.Cut(n, ":")
+		i := strings.LastIndexByte(task, '-')
+		p, perr := strconv.Atoi(task[i+1:])
+		o, oerr := strconv.ParseInt(off, 10, 64)
+		if i < 0 || perr != nil || oerr != nil {
+			t.Fatalf("task offset %q: want subtopology-partition:offset", n)
+		}
+		to := kmsg.NewTaskOffset()
+		to.SubtopologyID, to.Partition, to.Offset = task[:i], int32(p), o
+		out = append(out, to)
+	}
 	return out
 }
 

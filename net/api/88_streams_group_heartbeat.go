@@ -9,7 +9,18 @@ package api
 // the tasks it owns, gets its tasks as they change (revoked before they
 // move), and leaves with epoch -1. The assignment of an empty group's
 // first member waits group.streams.initial.rebalance.delay.ms
-// (ASSIGNMENT_DELAYED).
+// (ASSIGNMENT_DELAYED). The group configs streams.heartbeat.interval.ms,
+// streams.session.timeout.ms, streams.num.standby.replicas and
+// streams.initial.rebalance.delay.ms (IncrementalAlterConfigs on the
+// GROUP resource) override the broker's for their group from its next
+// heartbeat.
+//
+// As in Kafka 4.3, no warm-up task is ever assigned and no task offsets
+// are kept: a member that reports a warm-up task, TaskOffsets or
+// TaskEndOffsets is refused with INVALID_REQUEST ("WarmupTasks are not
+// supported yet.", ...), before any other check of the request. The
+// response's AcceptableRecoveryLag (10000) and TaskOffsetIntervalMs
+// (60000) are Kafka's constants.
 //
 // The topology is checked against the cluster's topics: missing source
 // topics, missing internal topics and wrongly partitioned ones are
@@ -24,8 +35,10 @@ package api
 // GROUP_ID_NOT_FOUND (a group of another type), STREAMS_INVALID_TOPOLOGY,
 // INVALID_REQUEST (also for static members, which Kafka supports from
 // 4.4, and for source topic regular expressions and topology updates,
-// which Kafka 4.3 refuses too), and the coordinator errors. v1 (topology
-// descriptions) is not served.
+// which Kafka 4.3 refuses too), and the coordinator errors. v0 only, as
+// Kafka 4.3 (StreamsGroupHeartbeatRequest.json validVersions "0"); v1
+// (Kafka 4.4: int64 AcceptableRecoveryLag, TopologyDescriptionRequired,
+// members that report task offsets and get warm-up tasks) is not served.
 
 import (
 	"context"
@@ -67,7 +80,7 @@ func (h *Handler) streamsGroupHeartbeat(req *server.Request) error {
 			return nil
 		}
 	}
-	res := h.groups.StreamsGroupHeartbeat(r, string(req.Header.ClientID), clientHost(req))
+	res := h.groups.StreamsGroupHeartbeat(r, string(req.Header.ClientID), clientHost(req), h.cluster.Image().GroupConfigs(r.Group))
 	res.Response.ErrorCode = errCode(res.Err)
 	if len(res.Create) > 0 {
 		if h.authorized(req, opCreate, resCluster, clusterName) || h.allAuthorized(req, opCreate, res.Create) {

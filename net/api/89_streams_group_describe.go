@@ -4,8 +4,11 @@ package api
 // NotReady, Assigning, Reconciling, Stable), epochs, topology
 // (subtopologies with their source, repartition and changelog topics) and
 // members: process id, user endpoint, client tags, topology epoch, and
-// current and target tasks (active, standby, warm-up). Task offsets are
-// not kept (empty lists). A group that does not exist or is of another
+// current and target tasks (active, standby, warm-up). TaskOffsets and
+// TaskEndOffsets are empty lists, as Kafka 4.3 serves them: its
+// coordinator refuses the offsets members would report. v0 only, as
+// Kafka 4.3; v1 (Kafka 4.4: topology descriptions, KIP-1331, and the
+// assignor name, KIP-1357) is not served. A group that does not exist or is of another
 // type gets GROUP_ID_NOT_FOUND; an empty id INVALID_GROUP_ID. Authorized
 // operations: without an authorizer, all of a group's when asked for.
 
