@@ -31,7 +31,9 @@ import (
 //	                                    SupportedProtocols []{Name string,
 //	                                    Metadata bytes}) for a classic
 //	                                    member
-//	6 ConsumerGroupTargetAssignmentMetadata  AssignmentEpoch int32
+//	6 ConsumerGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
+//	                                    AssignmentTimestamp int64
+//	                                    (KIP-1263, read and ignored)
 //	7 ConsumerGroupTargetAssignmentMember    TopicPartitions []{TopicId uuid,
 //	                                         Partitions []int32}
 //	8 ConsumerGroupCurrentMemberAssignment   MemberEpoch, PreviousMemberEpoch

@@ -113,3 +113,22 @@ func TestConsumerRecordsGolden(t *testing.T) {
 		})
 	}
 }
+
+// Consumer group records as Kafka 4.3 writes them, with tagged fields kzero
+// does not write, read as kzero keeps them.
+func TestConsumerRecordsFromKafka(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		key, value []byte
+		want       consumerRecord
+	}{
+		{"target metadata with AssignmentTimestamp", hx("0006", "0001 67"),
+			hx("0000", "00000002", "01 00 08 0000019a00000000"), // tag 0: AssignmentTimestamp
+			consumerRecord{typ: consumerTargetEpochType, epoch: 2}},
+	} {
+		r, err := decodeRecord(c.key, c.value)
+		if err != nil || r.kind != recordConsumer || !sameConsumerRecord(&r.cr, &c.want) {
+			t.Errorf("%s decodes as %+v (%v), want %+v", c.name, r.cr, err, c.want)
+		}
+	}
+}

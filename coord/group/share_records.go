@@ -1,10 +1,6 @@
 package group
 
-import (
-	"encoding/binary"
-
-	"kzero/coord/coordrecord"
-)
+import "kzero/coord/coordrecord"
 
 // The records of KIP-932 share groups in __consumer_offsets, in Kafka's
 // format (the share group coordinator-key and coordinator-value schemas of
@@ -16,11 +12,15 @@ import (
 //	      all schemas flexible (compact strings and arrays, a tagged
 //	      fields section at the end of every struct)
 //
-//	11 ShareGroupMetadata               Epoch int32; tag 0: MetadataHash int64
+//	11 ShareGroupMetadata               Epoch int32, MetadataHash int64
+//	                                    (not tagged, unlike a consumer
+//	                                    group's)
 //	10 ShareGroupMemberMetadata         RackId string?, ClientId,
 //	                                    ClientHost string,
 //	                                    SubscribedTopicNames []string
-//	12 ShareGroupTargetAssignmentMetadata  AssignmentEpoch int32
+//	12 ShareGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
+//	                                       AssignmentTimestamp int64
+//	                                       (KIP-1263, read and ignored)
 //	13 ShareGroupTargetAssignmentMember    TopicPartitions []{TopicId uuid,
 //	                                       Partitions []int32}
 //	14 ShareGroupCurrentMemberAssignment   MemberEpoch, PreviousMemberEpoch
@@ -28,8 +28,10 @@ import (
 //	                                    AssignedPartitions []{TopicId uuid,
 //	                                    Partitions []int32}
 //
-// Type 9 (ShareGroupPartitionMetadata, Kafka 4.0) is read and ignored, as
-// for consumer groups: the subscribed topics' metadata hash in the group's
+// The layouts are those of Kafka 4.3's schemas (ShareGroup*.json in
+// group-coordinator/src/main/resources/common/message). Type 9
+// (ShareGroupPartitionMetadata, Kafka 4.0 only) is read and ignored, as for
+// consumer groups: the subscribed topics' metadata hash in the group's
 // record replaces it. Type 15 (ShareGroupStatePartitionMetadata, which
 // partitions have state at the share coordinator) is not written: share
 // partition state is initialized by the partition leader on first use (see
@@ -96,11 +98,8 @@ func appendShareValue(dst []byte, r *shareRecord) []byte {
 	switch r.typ {
 	case shareEpochType:
 		dst = coordrecord.AppendInt32(dst, r.epoch)
-		if r.metaHash == 0 {
-			return coordrecord.AppendNoTags(dst)
-		}
-		dst = coordrecord.AppendTagCount(dst, 1)
-		return coordrecord.AppendTaggedInt64(dst, 0, r.metaHash)
+		dst = coordrecord.AppendInt64(dst, r.metaHash)
+		return coordrecord.AppendNoTags(dst)
 	case shareMemberType:
 		m := &r.meta
 		dst = coordrecord.AppendCompactNullableString(dst, m.rackID)
@@ -133,11 +132,8 @@ func decodeShareRecord(typ int16, key, value []byte) (group string, r shareRecor
 		switch typ {
 		case shareEpochType:
 			r.epoch = vr.Int32()
-			vr.Tags(func(tag uint64, b []byte) {
-				if tag == 0 && len(b) == 8 {
-					r.metaHash = int64(binary.BigEndian.Uint64(b))
-				}
-			})
+			r.metaHash = vr.Int64()
+			vr.Tags(nil)
 		case shareMemberType:
 			m := &r.meta
 			m.rackID = vr.CompactNullableString()

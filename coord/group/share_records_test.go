@@ -117,10 +117,10 @@ func TestShareRecordsGolden(t *testing.T) {
 	}{
 		{"metadata", shareRecord{typ: shareEpochType, epoch: 3, metaHash: -5},
 			hx("000b", "0001 67"),
-			hx("0000", "00000003", "01 00 08 fffffffffffffffb")},
+			hx("0000", "00000003", "fffffffffffffffb", "00")}, // Epoch, MetadataHash (not tagged)
 		{"metadata without hash", shareRecord{typ: shareEpochType, epoch: 1},
 			hx("000b", "0001 67"),
-			hx("0000", "00000001", "00")},
+			hx("0000", "00000001", "0000000000000000", "00")},
 		{"member", shareRecord{typ: shareMemberType, member: "m", meta: shareMemberMeta{rackID: "r", clientID: "c", clientHost: "/h", topics: []string{"a", "b"}}},
 			hx("000a", "0001 67", "0001 6d"),
 			hx("0000",
@@ -153,5 +153,24 @@ func TestShareRecordsGolden(t *testing.T) {
 			k, v := encodeShare(&r.shr)
 			return k, v, err
 		})
+	}
+}
+
+// Share group records as Kafka 4.3 writes them, with tagged fields kzero
+// does not write, read as kzero keeps them.
+func TestShareRecordsFromKafka(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		key, value []byte
+		want       shareRecord
+	}{
+		{"target metadata with AssignmentTimestamp", hx("000c", "0001 67"),
+			hx("0000", "00000002", "01 00 08 0000019a00000000"), // tag 0: AssignmentTimestamp
+			shareRecord{typ: shareTargetEpochType, epoch: 2}},
+	} {
+		r, err := decodeRecord(c.key, c.value)
+		if err != nil || r.kind != recordShare || !sameShareRecord(&r.shr, &c.want) {
+			t.Errorf("%s decodes as %+v (%v), want %+v", c.name, r.shr, err, c.want)
+		}
 	}
 }

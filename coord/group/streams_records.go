@@ -20,9 +20,10 @@ import (
 //	      section at the end of every struct)
 //
 //	17 StreamsGroupMetadata        Epoch int32, MetadataHash int64;
-//	                               tag 0: ValidatedTopologyEpoch int32,
-//	                               tag 1: LastAssignmentConfigs
-//	                               []{Key, Value string}
+//	                               tag 0: ValidatedTopologyEpoch int32
+//	                               (default -1), tag 1:
+//	                               LastAssignmentConfigs []{Key, Value
+//	                               string} (default null)
 //	19 StreamsGroupMemberMetadata  InstanceId string?, RackId string?,
 //	                               ClientId, ClientHost string,
 //	                               RebalanceTimeoutMs, TopologyEpoch int32,
@@ -30,7 +31,9 @@ import (
 //	                               {Host string, Port uint16}? (int8 -1
 //	                               null, 1 present), ClientTags []{Key,
 //	                               Value string}
-//	20 StreamsGroupTargetAssignmentMetadata  AssignmentEpoch int32
+//	20 StreamsGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
+//	                               AssignmentTimestamp int64 (KIP-1263,
+//	                               read and ignored)
 //	21 StreamsGroupTargetAssignmentMember    ActiveTasks, StandbyTasks,
 //	                               WarmupTasks []{SubtopologyId string,
 //	                               Partitions []int32}
@@ -211,14 +214,18 @@ func appendStreamsValue(dst []byte, r *streamsRecord) []byte {
 	case streamsEpochType:
 		dst = coordrecord.AppendInt32(dst, r.epoch)
 		dst = coordrecord.AppendInt64(dst, r.metaHash)
-		if r.standbys < 0 {
-			dst = coordrecord.AppendTagCount(dst, 1)
-			return coordrecord.AppendTaggedInt32(dst, 0, r.validatedEpoch)
+		// A tagged field at its default is not written:
+		// ValidatedTopologyEpoch -1, LastAssignmentConfigs null.
+		validated, configs := r.validatedEpoch != -1, r.standbys >= 0
+		dst = coordrecord.AppendTagCount(dst, b2i(validated)+b2i(configs))
+		if validated {
+			dst = coordrecord.AppendTaggedInt32(dst, 0, r.validatedEpoch)
 		}
-		configs := appendKeyValues(nil, []keyValue{{numStandbyReplicasKey, strconv.Itoa(int(r.standbys))}})
-		dst = coordrecord.AppendTagCount(dst, 2)
-		dst = coordrecord.AppendTaggedInt32(dst, 0, r.validatedEpoch)
-		return coordrecord.AppendTag(dst, 1, configs)
+		if configs {
+			kvs := appendKeyValues(nil, []keyValue{{numStandbyReplicasKey, strconv.Itoa(int(r.standbys))}})
+			dst = coordrecord.AppendTag(dst, 1, kvs)
+		}
+		return dst
 	case streamsMemberType:
 		m := &r.meta
 		dst = coordrecord.AppendCompactNullableString(dst, m.instanceID)
@@ -268,6 +275,13 @@ func appendStreamsValue(dst []byte, r *streamsRecord) []byte {
 		return coordrecord.AppendNoTags(dst)
 	}
 	return dst
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // numStandbyReplicasKey names the assignment config a group's metadata

@@ -1,6 +1,9 @@
 package group
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func encodeStreams(r *streamsRecord) (key, value []byte) {
 	key = appendStreamsKey(nil, r.typ, "g", r.member)
@@ -36,7 +39,11 @@ func TestStreamsRecordsGolden(t *testing.T) {
 				"01 19 02 15 6e756d2e7374616e6462792e7265706c69636173 02 31 00")}, // tag 1: LastAssignmentConfigs
 		{"metadata, nothing validated", streamsRecord{typ: streamsEpochType, epoch: 1, validatedEpoch: -1, standbys: -1},
 			hx("0011", "0001 67"),
-			hx("0000", "00000001", "0000000000000000", "01 00 04 ffffffff")},
+			hx("0000", "00000001", "0000000000000000", "00")}, // both tagged fields at their defaults
+		{"metadata, configs only", streamsRecord{typ: streamsEpochType, epoch: 1, validatedEpoch: -1, standbys: 0},
+			hx("0011", "0001 67"),
+			hx("0000", "00000001", "0000000000000000",
+				"01 01 19 02 15 6e756d2e7374616e6462792e7265706c69636173 02 30 00")}, // tag 1 only
 		{"member", streamsRecord{typ: streamsMemberType, member: "m", meta: streamsMemberMeta{instanceID: "i", rackID: "r", clientID: "c", clientHost: "/h",
 			rebalanceTimeout: 5, topologyEpoch: 2, processID: "p", endpoint: &hostPort{"h", 80}, clientTags: []keyValue{{"k", "v"}}}},
 			hx("0013", "0001 67", "0001 6d"),
@@ -97,5 +104,27 @@ func TestStreamsRecordsGolden(t *testing.T) {
 			k, v := encodeStreams(&r.sr)
 			return k, v, err
 		})
+	}
+}
+
+// Streams group records as Kafka 4.3 writes them, with tagged fields
+// kzero does not write, read as kzero keeps them.
+func TestStreamsRecordsFromKafka(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		key, value []byte
+		want       streamsRecord
+	}{
+		{"target metadata with AssignmentTimestamp", hx("0014", "0001 67"),
+			hx("0000", "00000002", "01 00 08 0000019a00000000"), // tag 0: AssignmentTimestamp
+			streamsRecord{typ: streamsTargetEpochType, epoch: 2}},
+		{"metadata with empty LastAssignmentConfigs", hx("0011", "0001 67"),
+			hx("0000", "00000004", "0000000000000007", "02", "00 04 00000003", "01 01 01"),
+			streamsRecord{typ: streamsEpochType, epoch: 4, metaHash: 7, validatedEpoch: 3, standbys: -1}},
+	} {
+		r, err := decodeRecord(c.key, c.value)
+		if err != nil || r.kind != recordStreams || !reflect.DeepEqual(r.sr, c.want) {
+			t.Errorf("%s decodes as %+v (%v), want %+v", c.name, r.sr, err, c.want)
+		}
 	}
 }
