@@ -25,11 +25,16 @@ import (
 //	      ShareUpdate    SnapshotEpoch int32, LeaderEpoch int32,
 //	                     StartOffset int64 (-1: unchanged),
 //	                     StateBatches as above
+//	      both           tag 0: DeliveryCompleteCount int32 (KIP-1226,
+//	                     Kafka 4.2; default -1, unknown)
 //
-// Delivery states: 0 available, 2 acknowledged, 4 archived. kzero writes
-// snapshots only (one record holds the whole state, and compaction keeps
-// the last one per share partition); it reads updates too, laying their
-// batches over the snapshot before them.
+// These are the layouts of Kafka 4.3's schemas (Share*.json in
+// share-coordinator/src/main/resources/common/message). Delivery states: 0
+// available, 2 acknowledged, 4 archived. kzero writes snapshots only (one
+// record holds the whole state, and compaction keeps the last one per
+// share partition); it reads updates too, laying their batches over the
+// snapshot before them. It does not keep DeliveryCompleteCount: it writes
+// none (Kafka reads -1) and skips it when reading.
 
 // Record types of __share_group_state.
 const (
