@@ -3,9 +3,9 @@ package group
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"math"
+
+	"kzero/coord/coordrecord"
 )
 
 // The records of KIP-848 consumer groups in __consumer_offsets, in Kafka's
@@ -31,7 +31,9 @@ import (
 //	                                    SupportedProtocols []{Name string,
 //	                                    Metadata bytes}) for a classic
 //	                                    member
-//	6 ConsumerGroupTargetAssignmentMetadata  AssignmentEpoch int32
+//	6 ConsumerGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
+//	                                    AssignmentTimestamp int64
+//	                                    (KIP-1263, read and ignored)
 //	7 ConsumerGroupTargetAssignmentMember    TopicPartitions []{TopicId uuid,
 //	                                         Partitions []int32}
 //	8 ConsumerGroupCurrentMemberAssignment   MemberEpoch, PreviousMemberEpoch
@@ -138,16 +140,15 @@ func (c *currentAssignment) epochOf(id topicID, p int32) int32 {
 	return max(c.epoch, 0)
 }
 
-var errConsumerRecord = errors.New("malformed consumer group record")
+// consumerKeyHasMember reports whether a consumer record type's key names
+// a member.
+func consumerKeyHasMember(typ int16) bool {
+	return typ == consumerMemberType || typ == consumerTargetMemberType || typ == consumerCurrentType
+}
 
 // appendConsumerKey appends the key of a consumer group record.
 func appendConsumerKey(dst []byte, typ int16, group, member string) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, uint16(typ))
-	dst = appendString16(dst, group)
-	if typ == consumerMemberType || typ == consumerTargetMemberType || typ == consumerCurrentType {
-		dst = appendString16(dst, member)
-	}
-	return dst
+	return appendRecordKey(dst, typ, group, member, consumerKeyHasMember(typ))
 }
 
 // appendConsumerValue appends r's value; nothing for a tombstone.
@@ -155,362 +156,133 @@ func appendConsumerValue(dst []byte, r *consumerRecord) []byte {
 	if r.tombstone {
 		return dst
 	}
-	dst = binary.BigEndian.AppendUint16(dst, 0)
+	dst = appendValueVersion(dst)
 	switch r.typ {
 	case consumerEpochType:
-		dst = binary.BigEndian.AppendUint32(dst, uint32(r.epoch))
-		if r.metaHash == 0 {
-			return append(dst, 0)
+		dst = coordrecord.AppendInt32(dst, r.epoch)
+		if r.metaHash == 0 { // MetadataHash: tag 0, default 0
+			return coordrecord.AppendNoTags(dst)
 		}
-		dst = append(dst, 1, 0, 8) // one tagged field: tag 0, 8 bytes
-		return binary.BigEndian.AppendUint64(dst, uint64(r.metaHash))
+		dst = coordrecord.AppendTagCount(dst, 1)
+		return coordrecord.AppendTaggedInt64(dst, 0, r.metaHash)
 	case consumerMemberType:
 		m := &r.meta
-		dst = appendNullableCompact(dst, m.instanceID)
-		dst = appendNullableCompact(dst, m.rackID)
-		dst = appendCompact(dst, m.clientID)
-		dst = appendCompact(dst, m.clientHost)
-		dst = binary.AppendUvarint(dst, uint64(len(m.topics))+1)
-		for _, t := range m.topics {
-			dst = appendCompact(dst, t)
+		dst = coordrecord.AppendCompactNullableString(dst, m.instanceID)
+		dst = coordrecord.AppendCompactNullableString(dst, m.rackID)
+		dst = coordrecord.AppendCompactString(dst, m.clientID)
+		dst = coordrecord.AppendCompactString(dst, m.clientHost)
+		dst = coordrecord.AppendCompactStrings(dst, m.topics)
+		dst = coordrecord.AppendCompactNullableString(dst, m.regex)
+		dst = coordrecord.AppendInt32(dst, m.rebalanceTimeout)
+		dst = coordrecord.AppendCompactNullableString(dst, m.assignor)
+		if m.classic == nil { // ClassicMemberMetadata: tag 0, default null
+			return coordrecord.AppendNoTags(dst)
 		}
-		dst = appendNullableCompact(dst, m.regex)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(m.rebalanceTimeout))
-		dst = appendNullableCompact(dst, m.assignor)
-		if m.classic == nil {
-			return append(dst, 0)
-		}
-		body := appendClassicMeta(nil, m.classic)
-		dst = append(dst, 1, 0) // one tagged field: tag 0
-		dst = binary.AppendUvarint(dst, uint64(len(body)))
-		return append(dst, body...)
+		dst = coordrecord.AppendTagCount(dst, 1)
+		return coordrecord.AppendTag(dst, 0, appendClassicMeta(nil, m.classic))
 	case consumerTargetEpochType:
-		dst = binary.BigEndian.AppendUint32(dst, uint32(r.epoch))
-		return append(dst, 0)
+		dst = coordrecord.AppendInt32(dst, r.epoch)
+		return coordrecord.AppendNoTags(dst)
 	case consumerTargetMemberType:
-		dst = appendTopicPartitions(dst, r.target)
-		return append(dst, 0)
+		dst = appendTopicPartitions(dst, r.target, nil)
+		return coordrecord.AppendNoTags(dst)
 	case consumerCurrentType:
 		c := &r.current
-		dst = binary.BigEndian.AppendUint32(dst, uint32(c.epoch))
-		dst = binary.BigEndian.AppendUint32(dst, uint32(c.previousEpoch))
-		dst = append(dst, byte(c.state))
-		dst = appendAssignedPartitions(dst, c, c.assigned)
-		dst = appendAssignedPartitions(dst, c, c.revoking)
-		return append(dst, 0)
+		dst = coordrecord.AppendInt32(dst, c.epoch)
+		dst = coordrecord.AppendInt32(dst, c.previousEpoch)
+		dst = coordrecord.AppendInt8(dst, int8(c.state))
+		dst = appendTopicPartitions(dst, c.assigned, c.epochOf)
+		dst = appendTopicPartitions(dst, c.revoking, c.epochOf)
+		return coordrecord.AppendNoTags(dst)
 	}
 	return dst
-}
-
-func appendString16(dst []byte, s string) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))
-	return append(dst, s...)
-}
-
-func appendCompact(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s))+1)
-	return append(dst, s...)
-}
-
-// appendNullableCompact writes "" as null.
-func appendNullableCompact(dst []byte, s string) []byte {
-	if s == "" {
-		return append(dst, 0)
-	}
-	return appendCompact(dst, s)
 }
 
 // appendTopicPartitions writes s as []{TopicId, Partitions}, topics in id
-// order.
-func appendTopicPartitions(dst []byte, s tpSet) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s))+1)
-	for _, id := range s.ids() {
-		dst = append(dst, id[:]...)
-		ps := s[id]
-		dst = binary.AppendUvarint(dst, uint64(len(ps))+1)
-		for _, p := range ps {
-			dst = binary.BigEndian.AppendUint32(dst, uint32(p))
-		}
-		dst = append(dst, 0)
-	}
-	return dst
-}
-
-// appendAssignedPartitions writes s as []{TopicId, Partitions} with each
-// partition's assignment epoch in tagged field 0 (KIP-1251).
-func appendAssignedPartitions(dst []byte, c *currentAssignment, s tpSet) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s))+1)
-	for _, id := range s.ids() {
-		dst = append(dst, id[:]...)
-		ps := s[id]
-		dst = binary.AppendUvarint(dst, uint64(len(ps))+1)
-		for _, p := range ps {
-			dst = binary.BigEndian.AppendUint32(dst, uint32(p))
-		}
-		n := uint64(len(ps)) + 1
-		dst = append(dst, 1, 0) // one tagged field, tag 0
-		dst = binary.AppendUvarint(dst, uint64(uvarintLen(n))+4*uint64(len(ps)))
-		dst = binary.AppendUvarint(dst, n)
-		for _, p := range ps {
-			dst = binary.BigEndian.AppendUint32(dst, uint32(c.epochOf(id, p)))
-		}
-	}
-	return dst
-}
-
-func uvarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
+// order. With epochOf, each topic's partitions' assignment epochs follow
+// in tagged field 0 (AssignmentEpochs, KIP-1251).
+func appendTopicPartitions(dst []byte, s tpSet, epochOf func(topicID, int32) int32) []byte {
+	return appendPartitionsBy(dst, s.ids(), s, coordrecord.AppendUUID, epochOf)
 }
 
 // decodeConsumerRecord reads a consumer group record of type typ. Any bytes
 // give a record or an error, never a panic.
 func decodeConsumerRecord(typ int16, key, value []byte) (group string, r consumerRecord, err error) {
-	kr := reader{b: key[2:]}
-	group = kr.string16()
-	r.typ = typ
-	if typ == consumerMemberType || typ == consumerTargetMemberType || typ == consumerCurrentType {
-		r.member = kr.string16()
-	}
-	if kr.err != nil {
-		return "", r, fmt.Errorf("consumer group record key of type %d: %w", typ, kr.err)
-	}
-	if value == nil {
-		r.tombstone = true
-		return group, r, nil
-	}
-	vr := reader{b: value}
-	if v := vr.int16(); vr.err == nil && v != 0 {
-		return "", r, fmt.Errorf("consumer group record type %d value version %d: %w", typ, v, errConsumerRecord)
-	}
-	switch typ {
-	case consumerEpochType:
-		r.epoch = vr.int32()
-		vr.tags(func(tag uint64, b []byte) {
-			if tag == 0 && len(b) == 8 {
-				r.metaHash = int64(binary.BigEndian.Uint64(b))
-			}
-		})
-	case consumerMemberType:
-		m := &r.meta
-		m.instanceID = vr.nullableCompact()
-		m.rackID = vr.nullableCompact()
-		m.clientID = vr.compact()
-		m.clientHost = vr.compact()
-		n := vr.arrayLen()
-		for range n {
-			m.topics = append(m.topics, vr.compact())
-		}
-		m.regex = vr.nullableCompact()
-		m.rebalanceTimeout = vr.int32()
-		m.assignor = vr.nullableCompact()
-		vr.tags(func(tag uint64, b []byte) {
-			if tag != 0 {
-				return
-			}
-			c, err := decodeClassicMeta(b)
-			if err != nil && vr.err == nil {
-				vr.err = err
-			}
-			m.classic = c
-		})
-	case consumerTargetEpochType:
-		r.epoch = vr.int32()
-		vr.tags(nil)
-	case consumerTargetMemberType:
-		r.target = vr.topicPartitions()
-		vr.tags(nil)
-	case consumerCurrentType:
-		c := &r.current
-		c.epoch = vr.int32()
-		c.previousEpoch = vr.int32()
-		c.state = memberState(vr.int8())
-		c.epochs = map[tp]int32{}
-		c.assigned = vr.assignedPartitions(c.epochs)
-		c.revoking = vr.assignedPartitions(c.epochs)
-		vr.tags(nil)
-	}
-	if vr.err != nil {
-		return "", r, fmt.Errorf("consumer group record of type %d for %q: %w", typ, group, vr.err)
-	}
-	return group, r, nil
-}
-
-// reader reads big-endian and flexible-version fields with a sticky error.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) need(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || len(r.b) < n {
-		r.err = fmt.Errorf("%w: %d bytes needed, %d left", errConsumerRecord, n, len(r.b))
-		return nil
-	}
-	b := r.b[:n]
-	r.b = r.b[n:]
-	return b
-}
-
-func (r *reader) int8() int8 {
-	if b := r.need(1); b != nil {
-		return int8(b[0])
-	}
-	return 0
-}
-
-func (r *reader) int16() int16 {
-	if b := r.need(2); b != nil {
-		return int16(binary.BigEndian.Uint16(b))
-	}
-	return 0
-}
-
-func (r *reader) int32() int32 {
-	if b := r.need(4); b != nil {
-		return int32(binary.BigEndian.Uint32(b))
-	}
-	return 0
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = fmt.Errorf("%w: bad varint", errConsumerRecord)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// length reads a compact length (n+1; 0 is null); -1 for null.
-func (r *reader) length() int {
-	v := r.uvarint()
-	if r.err != nil {
-		return -1
-	}
-	if v > uint64(len(r.b))+1 || v > math.MaxInt32 {
-		r.err = fmt.Errorf("%w: length %d beyond the %d bytes left", errConsumerRecord, v-1, len(r.b))
-		return -1
-	}
-	return int(v) - 1
-}
-
-func (r *reader) string16() string {
-	n := int(r.int16())
-	if r.err == nil && n < 0 {
-		r.err = fmt.Errorf("%w: null string", errConsumerRecord)
-	}
-	return string(r.need(n))
-}
-
-func (r *reader) compact() string {
-	n := r.length()
-	if r.err == nil && n < 0 {
-		r.err = fmt.Errorf("%w: null string", errConsumerRecord)
-	}
-	return string(r.need(n))
-}
-
-func (r *reader) nullableCompact() string {
-	n := r.length()
-	if n < 0 {
-		return ""
-	}
-	return string(r.need(n))
-}
-
-// arrayLen reads a compact array's length; a null array is empty. Every
-// element takes at least one byte, which bounds what a length may claim.
-func (r *reader) arrayLen() int { return max(r.length(), 0) }
-
-// tags reads a tagged fields section, giving each field to f (if any).
-func (r *reader) tags(f func(tag uint64, b []byte)) {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.err = fmt.Errorf("%w: %d tagged fields", errConsumerRecord, n)
-	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		tag := r.uvarint()
-		size := r.uvarint()
-		if size > uint64(len(r.b)) {
-			r.err = fmt.Errorf("%w: tagged field of %d bytes", errConsumerRecord, size)
-			return
-		}
-		b := r.need(int(size))
-		if f != nil && r.err == nil {
-			f(tag, b)
-		}
-	}
-}
-
-// topicPartitions reads []{TopicId uuid, Partitions []int32, tags}.
-func (r *reader) topicPartitions() tpSet { return r.assignedPartitions(nil) }
-
-// assignedPartitions reads []{TopicId uuid, Partitions []int32, tags}, with
-// the assignment epochs of tag 0 into epochs (when not nil).
-func (r *reader) assignedPartitions(epochs map[tp]int32) tpSet {
-	n := r.arrayLen()
-	b := tpBuilder{}
-	for i := 0; i < n && r.err == nil; i++ {
-		var id topicID
-		copy(id[:], r.need(16))
-		ps := r.int32s()
-		for _, p := range ps {
-			b.add(id, p)
-		}
-		r.tags(func(tag uint64, v []byte) {
-			if tag != 0 || epochs == nil {
-				return
-			}
-			er := reader{b: v}
-			if es := er.int32s(); er.err == nil && len(es) == len(ps) {
-				for j, p := range ps {
-					epochs[tp{id, p}] = es[j]
+	r.typ, r.tombstone = typ, value == nil
+	group, r.member, err = decodeGroupRecord("consumer", typ, key, value, consumerKeyHasMember(typ), func(vr *coordrecord.Reader) {
+		switch typ {
+		case consumerEpochType:
+			r.epoch = vr.Int32()
+			vr.Tags(func(tag uint64, b []byte) {
+				if tag == 0 && len(b) == 8 {
+					r.metaHash = int64(binary.BigEndian.Uint64(b))
 				}
+			})
+		case consumerMemberType:
+			m := &r.meta
+			m.instanceID = vr.CompactNullableString()
+			m.rackID = vr.CompactNullableString()
+			m.clientID = vr.CompactString()
+			m.clientHost = vr.CompactString()
+			n := vr.ArrayLen()
+			for range n {
+				m.topics = append(m.topics, vr.CompactString())
 			}
-		})
-	}
-	return b.set()
+			m.regex = vr.CompactNullableString()
+			m.rebalanceTimeout = vr.Int32()
+			m.assignor = vr.CompactNullableString()
+			vr.Tags(func(tag uint64, b []byte) {
+				if tag != 0 {
+					return
+				}
+				c, err := decodeClassicMeta(b)
+				if err != nil {
+					vr.Fail(err)
+				}
+				m.classic = c
+			})
+		case consumerTargetEpochType:
+			r.epoch = vr.Int32()
+			vr.Tags(nil)
+		case consumerTargetMemberType:
+			r.target = readTopicPartitions(vr, nil)
+			vr.Tags(nil)
+		case consumerCurrentType:
+			c := &r.current
+			c.epoch = vr.Int32()
+			c.previousEpoch = vr.Int32()
+			c.state = memberState(vr.Int8())
+			c.epochs = map[tp]int32{}
+			c.assigned = readTopicPartitions(vr, c.epochs)
+			c.revoking = readTopicPartitions(vr, c.epochs)
+			vr.Tags(nil)
+		}
+	})
+	return group, r, err
 }
 
-// int32s reads a compact []int32; a null one is empty.
-func (r *reader) int32s() []int32 {
-	m := r.arrayLen()
-	if m > len(r.b)/4 {
-		r.err = fmt.Errorf("%w: %d int32s", errConsumerRecord, m)
-		return nil
+// readTopicPartitions reads []{TopicId uuid, Partitions []int32, tags},
+// with the assignment epochs of tag 0 into epochs (when not nil).
+func readTopicPartitions(r *coordrecord.Reader, epochs map[tp]int32) tpSet {
+	var epoch func(topicID, int32, int32)
+	if epochs != nil {
+		epoch = func(id topicID, p, e int32) { epochs[tp{id, p}] = e }
 	}
-	out := make([]int32, m)
-	for i := range out {
-		out[i] = r.int32()
-	}
-	return out
+	return tpBuilder(readPartitionsBy(r, (*coordrecord.Reader).UUID, epoch)).set()
 }
 
 // appendClassicMeta appends the ClassicMemberMetadata struct of a member
 // record, with the presence byte of a nullable struct.
 func appendClassicMeta(dst []byte, c *classicMeta) []byte {
-	dst = append(dst, 1)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(c.sessionTimeout))
-	dst = binary.AppendUvarint(dst, uint64(len(c.protocols))+1)
+	dst = coordrecord.AppendInt8(dst, 1)
+	dst = coordrecord.AppendInt32(dst, c.sessionTimeout)
+	dst = coordrecord.AppendArrayLen(dst, len(c.protocols))
 	for _, p := range c.protocols {
-		dst = appendCompact(dst, p.Name)
-		dst = binary.AppendUvarint(dst, uint64(len(p.Metadata))+1)
-		dst = append(dst, p.Metadata...)
-		dst = append(dst, 0)
+		dst = coordrecord.AppendCompactString(dst, p.Name)
+		dst = coordrecord.AppendCompactBytes(dst, p.Metadata)
+		dst = coordrecord.AppendNoTags(dst)
 	}
-	return append(dst, 0)
+	return coordrecord.AppendNoTags(dst)
 }
 
 // decodeClassicMeta reads a ClassicMemberMetadata tagged field: with the
@@ -529,22 +301,21 @@ func decodeClassicMeta(b []byte) (*classicMeta, error) {
 }
 
 func readClassicMeta(b []byte) (*classicMeta, error) {
-	r := reader{b: b}
-	c := &classicMeta{sessionTimeout: r.int32()}
-	n := r.arrayLen()
-	for i := 0; i < n && r.err == nil; i++ {
-		name := r.compact()
-		m := r.length()
-		meta := r.need(max(m, 0))
-		r.tags(nil)
+	r := coordrecord.NewReader(b)
+	c := &classicMeta{sessionTimeout: r.Int32()}
+	n := r.ArrayLen()
+	for i := 0; i < n && r.Err() == nil; i++ {
+		name := r.CompactString()
+		meta := r.CompactBytes()
+		r.Tags(nil)
 		c.protocols = append(c.protocols, Protocol{Name: name, Metadata: bytes.Clone(meta)})
 	}
-	r.tags(nil)
-	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%w: %d bytes after the classic member metadata", errConsumerRecord, len(r.b))
+	r.Tags(nil)
+	if r.Err() == nil && r.Len() != 0 {
+		r.Fail(fmt.Errorf("%d bytes after the classic member metadata", r.Len()))
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("classic member metadata: %w", r.err)
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("classic member metadata: %w", err)
 	}
 	return c, nil
 }

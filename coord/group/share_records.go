@@ -1,9 +1,6 @@
 package group
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "kzero/coord/coordrecord"
 
 // The records of KIP-932 share groups in __consumer_offsets, in Kafka's
 // format (the share group coordinator-key and coordinator-value schemas of
@@ -15,11 +12,15 @@ import (
 //	      all schemas flexible (compact strings and arrays, a tagged
 //	      fields section at the end of every struct)
 //
-//	11 ShareGroupMetadata               Epoch int32; tag 0: MetadataHash int64
+//	11 ShareGroupMetadata               Epoch int32, MetadataHash int64
+//	                                    (not tagged, unlike a consumer
+//	                                    group's)
 //	10 ShareGroupMemberMetadata         RackId string?, ClientId,
 //	                                    ClientHost string,
 //	                                    SubscribedTopicNames []string
-//	12 ShareGroupTargetAssignmentMetadata  AssignmentEpoch int32
+//	12 ShareGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
+//	                                       AssignmentTimestamp int64
+//	                                       (KIP-1263, read and ignored)
 //	13 ShareGroupTargetAssignmentMember    TopicPartitions []{TopicId uuid,
 //	                                       Partitions []int32}
 //	14 ShareGroupCurrentMemberAssignment   MemberEpoch, PreviousMemberEpoch
@@ -27,8 +28,10 @@ import (
 //	                                    AssignedPartitions []{TopicId uuid,
 //	                                    Partitions []int32}
 //
-// Type 9 (ShareGroupPartitionMetadata, Kafka 4.0) is read and ignored, as
-// for consumer groups: the subscribed topics' metadata hash in the group's
+// The layouts are those of Kafka 4.3's schemas (ShareGroup*.json in
+// group-coordinator/src/main/resources/common/message). Type 9
+// (ShareGroupPartitionMetadata, Kafka 4.0 only) is read and ignored, as for
+// consumer groups: the subscribed topics' metadata hash in the group's
 // record replaces it. Type 15 (ShareGroupStatePartitionMetadata, which
 // partitions have state at the share coordinator) is not written: share
 // partition state is initialized by the partition leader on first use (see
@@ -83,12 +86,7 @@ func shareKeyHasMember(typ int16) bool {
 
 // appendShareKey appends the key of a share group record.
 func appendShareKey(dst []byte, typ int16, group, member string) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, uint16(typ))
-	dst = appendString16(dst, group)
-	if shareKeyHasMember(typ) {
-		dst = appendString16(dst, member)
-	}
-	return dst
+	return appendRecordKey(dst, typ, group, member, shareKeyHasMember(typ))
 }
 
 // appendShareValue appends r's value; nothing for a tombstone.
@@ -96,38 +94,32 @@ func appendShareValue(dst []byte, r *shareRecord) []byte {
 	if r.tombstone {
 		return dst
 	}
-	dst = binary.BigEndian.AppendUint16(dst, 0)
+	dst = appendValueVersion(dst)
 	switch r.typ {
 	case shareEpochType:
-		dst = binary.BigEndian.AppendUint32(dst, uint32(r.epoch))
-		if r.metaHash == 0 {
-			return append(dst, 0)
-		}
-		dst = append(dst, 1, 0, 8) // one tagged field: tag 0, 8 bytes
-		return binary.BigEndian.AppendUint64(dst, uint64(r.metaHash))
+		dst = coordrecord.AppendInt32(dst, r.epoch)
+		dst = coordrecord.AppendInt64(dst, r.metaHash)
+		return coordrecord.AppendNoTags(dst)
 	case shareMemberType:
 		m := &r.meta
-		dst = appendNullableCompact(dst, m.rackID)
-		dst = appendCompact(dst, m.clientID)
-		dst = appendCompact(dst, m.clientHost)
-		dst = binary.AppendUvarint(dst, uint64(len(m.topics))+1)
-		for _, t := range m.topics {
-			dst = appendCompact(dst, t)
-		}
-		return append(dst, 0)
+		dst = coordrecord.AppendCompactNullableString(dst, m.rackID)
+		dst = coordrecord.AppendCompactString(dst, m.clientID)
+		dst = coordrecord.AppendCompactString(dst, m.clientHost)
+		dst = coordrecord.AppendCompactStrings(dst, m.topics)
+		return coordrecord.AppendNoTags(dst)
 	case shareTargetEpochType:
-		dst = binary.BigEndian.AppendUint32(dst, uint32(r.epoch))
-		return append(dst, 0)
+		dst = coordrecord.AppendInt32(dst, r.epoch)
+		return coordrecord.AppendNoTags(dst)
 	case shareTargetMemberType:
-		dst = appendTopicPartitions(dst, r.target)
-		return append(dst, 0)
+		dst = appendTopicPartitions(dst, r.target, nil)
+		return coordrecord.AppendNoTags(dst)
 	case shareCurrentType:
 		c := &r.current
-		dst = binary.BigEndian.AppendUint32(dst, uint32(c.epoch))
-		dst = binary.BigEndian.AppendUint32(dst, uint32(c.previousEpoch))
-		dst = append(dst, byte(c.state))
-		dst = appendTopicPartitions(dst, c.assigned)
-		return append(dst, 0)
+		dst = coordrecord.AppendInt32(dst, c.epoch)
+		dst = coordrecord.AppendInt32(dst, c.previousEpoch)
+		dst = coordrecord.AppendInt8(dst, c.state)
+		dst = appendTopicPartitions(dst, c.assigned, nil)
+		return coordrecord.AppendNoTags(dst)
 	}
 	return dst
 }
@@ -135,57 +127,37 @@ func appendShareValue(dst []byte, r *shareRecord) []byte {
 // decodeShareRecord reads a share group record of type typ (10 to 14).
 // Any bytes give a record or an error, never a panic.
 func decodeShareRecord(typ int16, key, value []byte) (group string, r shareRecord, err error) {
-	kr := reader{b: key[2:]}
-	group = kr.string16()
-	r.typ = typ
-	if shareKeyHasMember(typ) {
-		r.member = kr.string16()
-	}
-	if kr.err != nil {
-		return "", r, fmt.Errorf("share group record key of type %d: %w", typ, kr.err)
-	}
-	if value == nil {
-		r.tombstone = true
-		return group, r, nil
-	}
-	vr := reader{b: value}
-	if v := vr.int16(); vr.err == nil && v != 0 {
-		return "", r, fmt.Errorf("share group record type %d value version %d: %w", typ, v, errConsumerRecord)
-	}
-	switch typ {
-	case shareEpochType:
-		r.epoch = vr.int32()
-		vr.tags(func(tag uint64, b []byte) {
-			if tag == 0 && len(b) == 8 {
-				r.metaHash = int64(binary.BigEndian.Uint64(b))
+	r.typ, r.tombstone = typ, value == nil
+	group, r.member, err = decodeGroupRecord("share", typ, key, value, shareKeyHasMember(typ), func(vr *coordrecord.Reader) {
+		switch typ {
+		case shareEpochType:
+			r.epoch = vr.Int32()
+			r.metaHash = vr.Int64()
+			vr.Tags(nil)
+		case shareMemberType:
+			m := &r.meta
+			m.rackID = vr.CompactNullableString()
+			m.clientID = vr.CompactString()
+			m.clientHost = vr.CompactString()
+			n := vr.ArrayLen()
+			for i := 0; i < n && vr.Err() == nil; i++ {
+				m.topics = append(m.topics, vr.CompactString())
 			}
-		})
-	case shareMemberType:
-		m := &r.meta
-		m.rackID = vr.nullableCompact()
-		m.clientID = vr.compact()
-		m.clientHost = vr.compact()
-		n := vr.arrayLen()
-		for i := 0; i < n && vr.err == nil; i++ {
-			m.topics = append(m.topics, vr.compact())
+			vr.Tags(nil)
+		case shareTargetEpochType:
+			r.epoch = vr.Int32()
+			vr.Tags(nil)
+		case shareTargetMemberType:
+			r.target = readTopicPartitions(vr, nil)
+			vr.Tags(nil)
+		case shareCurrentType:
+			c := &r.current
+			c.epoch = vr.Int32()
+			c.previousEpoch = vr.Int32()
+			c.state = vr.Int8()
+			c.assigned = readTopicPartitions(vr, nil)
+			vr.Tags(nil)
 		}
-		vr.tags(nil)
-	case shareTargetEpochType:
-		r.epoch = vr.int32()
-		vr.tags(nil)
-	case shareTargetMemberType:
-		r.target = vr.topicPartitions()
-		vr.tags(nil)
-	case shareCurrentType:
-		c := &r.current
-		c.epoch = vr.int32()
-		c.previousEpoch = vr.int32()
-		c.state = vr.int8()
-		c.assigned = vr.topicPartitions()
-		vr.tags(nil)
-	}
-	if vr.err != nil {
-		return "", r, fmt.Errorf("share group record of type %d for %q: %w", typ, group, vr.err)
-	}
-	return group, r, nil
+	})
+	return group, r, err
 }

@@ -2,10 +2,11 @@ package group
 
 import (
 	"encoding/binary"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+
+	"kzero/coord/coordrecord"
 )
 
 // The records of KIP-1071 streams groups in __consumer_offsets, in Kafka's
@@ -19,9 +20,10 @@ import (
 //	      section at the end of every struct)
 //
 //	17 StreamsGroupMetadata        Epoch int32, MetadataHash int64;
-//	                               tag 0: ValidatedTopologyEpoch int32,
-//	                               tag 1: LastAssignmentConfigs
-//	                               []{Key, Value string}
+//	                               tag 0: ValidatedTopologyEpoch int32
+//	                               (default -1), tag 1:
+//	                               LastAssignmentConfigs []{Key, Value
+//	                               string} (default null)
 //	19 StreamsGroupMemberMetadata  InstanceId string?, RackId string?,
 //	                               ClientId, ClientHost string,
 //	                               RebalanceTimeoutMs, TopologyEpoch int32,
@@ -29,7 +31,9 @@ import (
 //	                               {Host string, Port uint16}? (int8 -1
 //	                               null, 1 present), ClientTags []{Key,
 //	                               Value string}
-//	20 StreamsGroupTargetAssignmentMetadata  AssignmentEpoch int32
+//	20 StreamsGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
+//	                               AssignmentTimestamp int64 (KIP-1263,
+//	                               read and ignored)
 //	21 StreamsGroupTargetAssignmentMember    ActiveTasks, StandbyTasks,
 //	                               WarmupTasks []{SubtopologyId string,
 //	                               Partitions []int32}
@@ -67,6 +71,12 @@ const (
 	streamsCurrentType      = 22
 	streamsTopologyType     = 23
 )
+
+// streamsKeyHasMember reports whether a streams record type's key names a
+// member.
+func streamsKeyHasMember(typ int16) bool {
+	return typ == streamsMemberType || typ == streamsTargetMemberType || typ == streamsCurrentType
+}
 
 // isStreamsType reports whether a record type is a streams group record
 // this coordinator keeps.
@@ -191,12 +201,7 @@ type copartitionGroup struct {
 
 // appendStreamsKey appends the key of a streams group record.
 func appendStreamsKey(dst []byte, typ int16, group, member string) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, uint16(typ))
-	dst = appendString16(dst, group)
-	if typ == streamsMemberType || typ == streamsTargetMemberType || typ == streamsCurrentType {
-		dst = appendString16(dst, member)
-	}
-	return dst
+	return appendRecordKey(dst, typ, group, member, streamsKeyHasMember(typ))
 }
 
 // appendStreamsValue appends r's value; nothing for a tombstone.
@@ -204,362 +209,250 @@ func appendStreamsValue(dst []byte, r *streamsRecord) []byte {
 	if r.tombstone {
 		return dst
 	}
-	dst = binary.BigEndian.AppendUint16(dst, 0)
+	dst = appendValueVersion(dst)
 	switch r.typ {
 	case streamsEpochType:
-		dst = binary.BigEndian.AppendUint32(dst, uint32(r.epoch))
-		dst = binary.BigEndian.AppendUint64(dst, uint64(r.metaHash))
-		var configs []byte
-		if r.standbys >= 0 {
-			configs = binary.AppendUvarint(nil, 2)
-			configs = appendCompact(configs, numStandbyReplicasKey)
-			configs = appendCompact(configs, strconv.Itoa(int(r.standbys)))
-			configs = append(configs, 0)
+		dst = coordrecord.AppendInt32(dst, r.epoch)
+		dst = coordrecord.AppendInt64(dst, r.metaHash)
+		// A tagged field at its default is not written:
+		// ValidatedTopologyEpoch -1, LastAssignmentConfigs null.
+		validated, configs := r.validatedEpoch != -1, r.standbys >= 0
+		dst = coordrecord.AppendTagCount(dst, b2i(validated)+b2i(configs))
+		if validated {
+			dst = coordrecord.AppendTaggedInt32(dst, 0, r.validatedEpoch)
 		}
-		n := 1
-		if configs != nil {
-			n = 2
-		}
-		dst = append(dst, byte(n), 0, 4) // tag 0, 4 bytes
-		dst = binary.BigEndian.AppendUint32(dst, uint32(r.validatedEpoch))
-		if configs != nil {
-			dst = append(dst, 1)
-			dst = binary.AppendUvarint(dst, uint64(len(configs)))
-			dst = append(dst, configs...)
+		if configs {
+			kvs := appendKeyValues(nil, []keyValue{{numStandbyReplicasKey, strconv.Itoa(int(r.standbys))}})
+			dst = coordrecord.AppendTag(dst, 1, kvs)
 		}
 		return dst
 	case streamsMemberType:
 		m := &r.meta
-		dst = appendNullableCompact(dst, m.instanceID)
-		dst = appendNullableCompact(dst, m.rackID)
-		dst = appendCompact(dst, m.clientID)
-		dst = appendCompact(dst, m.clientHost)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(m.rebalanceTimeout))
-		dst = binary.BigEndian.AppendUint32(dst, uint32(m.topologyEpoch))
-		dst = appendCompact(dst, m.processID)
+		dst = coordrecord.AppendCompactNullableString(dst, m.instanceID)
+		dst = coordrecord.AppendCompactNullableString(dst, m.rackID)
+		dst = coordrecord.AppendCompactString(dst, m.clientID)
+		dst = coordrecord.AppendCompactString(dst, m.clientHost)
+		dst = coordrecord.AppendInt32(dst, m.rebalanceTimeout)
+		dst = coordrecord.AppendInt32(dst, m.topologyEpoch)
+		dst = coordrecord.AppendCompactString(dst, m.processID)
 		if m.endpoint == nil {
-			dst = append(dst, 0xff)
+			dst = coordrecord.AppendInt8(dst, -1)
 		} else {
-			dst = append(dst, 1)
-			dst = appendCompact(dst, m.endpoint.host)
-			dst = binary.BigEndian.AppendUint16(dst, m.endpoint.port)
-			dst = append(dst, 0)
+			dst = coordrecord.AppendInt8(dst, 1)
+			dst = coordrecord.AppendCompactString(dst, m.endpoint.host)
+			dst = coordrecord.AppendUint16(dst, m.endpoint.port)
+			dst = coordrecord.AppendNoTags(dst)
 		}
 		dst = appendKeyValues(dst, m.clientTags)
-		return append(dst, 0)
+		return coordrecord.AppendNoTags(dst)
 	case streamsTargetEpochType:
-		dst = binary.BigEndian.AppendUint32(dst, uint32(r.epoch))
-		return append(dst, 0)
+		dst = coordrecord.AppendInt32(dst, r.epoch)
+		return coordrecord.AppendNoTags(dst)
 	case streamsTargetMemberType:
-		dst = appendTaskSet(dst, r.target.active)
-		dst = appendTaskSet(dst, r.target.standby)
-		dst = appendTaskSet(dst, r.target.warmup)
-		return append(dst, 0)
+		dst = appendTaskSet(dst, r.target.active, nil)
+		dst = appendTaskSet(dst, r.target.standby, nil)
+		dst = appendTaskSet(dst, r.target.warmup, nil)
+		return coordrecord.AppendNoTags(dst)
 	case streamsCurrentType:
 		c := &r.current
-		dst = binary.BigEndian.AppendUint32(dst, uint32(c.epoch))
-		dst = binary.BigEndian.AppendUint32(dst, uint32(c.previousEpoch))
-		dst = append(dst, byte(c.state))
-		dst = appendActiveTasks(dst, c, c.assigned.active)
-		dst = appendTaskSet(dst, c.assigned.standby)
-		dst = appendTaskSet(dst, c.assigned.warmup)
-		dst = appendActiveTasks(dst, c, c.revoking.active)
-		dst = appendTaskSet(dst, c.revoking.standby)
-		dst = appendTaskSet(dst, c.revoking.warmup)
-		return append(dst, 0)
+		dst = coordrecord.AppendInt32(dst, c.epoch)
+		dst = coordrecord.AppendInt32(dst, c.previousEpoch)
+		dst = coordrecord.AppendInt8(dst, int8(c.state))
+		dst = appendTaskSet(dst, c.assigned.active, c.epochOf)
+		dst = appendTaskSet(dst, c.assigned.standby, nil)
+		dst = appendTaskSet(dst, c.assigned.warmup, nil)
+		dst = appendTaskSet(dst, c.revoking.active, c.epochOf)
+		dst = appendTaskSet(dst, c.revoking.standby, nil)
+		dst = appendTaskSet(dst, c.revoking.warmup, nil)
+		return coordrecord.AppendNoTags(dst)
 	case streamsTopologyType:
 		t := r.topology
-		dst = binary.BigEndian.AppendUint32(dst, uint32(t.epoch))
-		dst = binary.AppendUvarint(dst, uint64(len(t.subtopologies))+1)
+		dst = coordrecord.AppendInt32(dst, t.epoch)
+		dst = coordrecord.AppendArrayLen(dst, len(t.subtopologies))
 		for i := range t.subtopologies {
 			dst = appendSubtopology(dst, &t.subtopologies[i])
 		}
-		return append(dst, 0)
+		return coordrecord.AppendNoTags(dst)
 	}
 	return dst
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // numStandbyReplicasKey names the assignment config a group's metadata
 // record keeps (LastAssignmentConfigs), as Kafka names it.
 const numStandbyReplicasKey = "num.standby.replicas"
 
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(ss))+1)
-	for _, s := range ss {
-		dst = appendCompact(dst, s)
-	}
-	return dst
-}
-
 func appendKeyValues(dst []byte, kvs []keyValue) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(kvs))+1)
+	dst = coordrecord.AppendArrayLen(dst, len(kvs))
 	for _, kv := range kvs {
-		dst = appendCompact(dst, kv.key)
-		dst = appendCompact(dst, kv.value)
-		dst = append(dst, 0)
-	}
-	return dst
-}
-
-func appendInt16s(dst []byte, vs []int16) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(vs))+1)
-	for _, v := range vs {
-		dst = binary.BigEndian.AppendUint16(dst, uint16(v))
+		dst = coordrecord.AppendCompactString(dst, kv.key)
+		dst = coordrecord.AppendCompactString(dst, kv.value)
+		dst = coordrecord.AppendNoTags(dst)
 	}
 	return dst
 }
 
 func appendInternalTopics(dst []byte, ts []internalTopic) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(ts))+1)
+	dst = coordrecord.AppendArrayLen(dst, len(ts))
 	for _, t := range ts {
-		dst = appendCompact(dst, t.name)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(t.partitions))
-		dst = binary.BigEndian.AppendUint16(dst, uint16(t.replicationFactor))
+		dst = coordrecord.AppendCompactString(dst, t.name)
+		dst = coordrecord.AppendInt32(dst, t.partitions)
+		dst = coordrecord.AppendInt16(dst, t.replicationFactor)
 		dst = appendKeyValues(dst, t.configs)
-		dst = append(dst, 0)
+		dst = coordrecord.AppendNoTags(dst)
 	}
 	return dst
 }
 
 func appendSubtopology(dst []byte, s *subtopology) []byte {
-	dst = appendCompact(dst, s.id)
-	dst = appendStrings(dst, s.sourceTopics)
-	dst = appendStrings(dst, s.sourceRegex)
+	dst = coordrecord.AppendCompactString(dst, s.id)
+	dst = coordrecord.AppendCompactStrings(dst, s.sourceTopics)
+	dst = coordrecord.AppendCompactStrings(dst, s.sourceRegex)
 	dst = appendInternalTopics(dst, s.changelogs)
-	dst = appendStrings(dst, s.repartitionSinks)
+	dst = coordrecord.AppendCompactStrings(dst, s.repartitionSinks)
 	dst = appendInternalTopics(dst, s.repartitionSources)
-	dst = binary.AppendUvarint(dst, uint64(len(s.copartitionGroups))+1)
+	dst = coordrecord.AppendArrayLen(dst, len(s.copartitionGroups))
 	for _, g := range s.copartitionGroups {
-		dst = appendInt16s(dst, g.sourceTopics)
-		dst = appendInt16s(dst, g.sourceRegex)
-		dst = appendInt16s(dst, g.repartitionSources)
-		dst = append(dst, 0)
+		dst = coordrecord.AppendInt16s(dst, g.sourceTopics)
+		dst = coordrecord.AppendInt16s(dst, g.sourceRegex)
+		dst = coordrecord.AppendInt16s(dst, g.repartitionSources)
+		dst = coordrecord.AppendNoTags(dst)
 	}
-	return append(dst, 0)
+	return coordrecord.AppendNoTags(dst)
 }
 
 // appendTaskSet writes s as []{SubtopologyId, Partitions}, by subtopology
-// id.
-func appendTaskSet(dst []byte, s taskSet) []byte {
-	ids := s.ids()
-	dst = binary.AppendUvarint(dst, uint64(len(ids))+1)
-	for _, id := range ids {
-		dst = appendCompact(dst, id)
-		ps := s[id]
-		dst = binary.AppendUvarint(dst, uint64(len(ps))+1)
-		for _, p := range ps {
-			dst = binary.BigEndian.AppendUint32(dst, uint32(p))
-		}
-		dst = append(dst, 0)
-	}
-	return dst
-}
-
-// appendActiveTasks writes active tasks as appendTaskSet does, with each
-// partition's assignment epoch in tagged field 0.
-func appendActiveTasks(dst []byte, c *streamsCurrent, s taskSet) []byte {
-	ids := s.ids()
-	dst = binary.AppendUvarint(dst, uint64(len(ids))+1)
-	for _, id := range ids {
-		dst = appendCompact(dst, id)
-		ps := s[id]
-		dst = binary.AppendUvarint(dst, uint64(len(ps))+1)
-		for _, p := range ps {
-			dst = binary.BigEndian.AppendUint32(dst, uint32(p))
-		}
-		n := uint64(len(ps)) + 1
-		dst = append(dst, 1, 0) // one tagged field, tag 0
-		dst = binary.AppendUvarint(dst, uint64(uvarintLen(n))+4*uint64(len(ps)))
-		dst = binary.AppendUvarint(dst, n)
-		for _, p := range ps {
-			dst = binary.BigEndian.AppendUint32(dst, uint32(c.epochOf(id, p)))
-		}
-	}
-	return dst
+// id. With epochOf (active tasks of a current assignment), each
+// subtopology's partitions' assignment epochs follow in tagged field 0
+// (AssignmentEpochs).
+func appendTaskSet(dst []byte, s taskSet, epochOf func(string, int32) int32) []byte {
+	return appendPartitionsBy(dst, s.ids(), s, coordrecord.AppendCompactString, epochOf)
 }
 
 // decodeStreamsRecord reads a streams group record of type typ. Any bytes
 // give a record or an error, never a panic.
 func decodeStreamsRecord(typ int16, key, value []byte) (group string, r streamsRecord, err error) {
-	kr := reader{b: key[2:]}
-	group = kr.string16()
-	r.typ = typ
-	if typ == streamsMemberType || typ == streamsTargetMemberType || typ == streamsCurrentType {
-		r.member = kr.string16()
-	}
-	if kr.err != nil {
-		return "", r, fmt.Errorf("streams group record key of type %d: %w", typ, kr.err)
-	}
-	if value == nil {
-		r.tombstone = true
-		return group, r, nil
-	}
-	vr := reader{b: value}
-	if v := vr.int16(); vr.err == nil && v != 0 {
-		return "", r, fmt.Errorf("streams group record type %d value version %d: %w", typ, v, errConsumerRecord)
-	}
-	switch typ {
-	case streamsEpochType:
-		r.epoch = vr.int32()
-		r.metaHash = int64(vr.int64())
-		r.validatedEpoch, r.standbys = -1, -1
-		vr.tags(func(tag uint64, b []byte) {
-			switch tag {
-			case 0:
-				if len(b) == 4 {
-					r.validatedEpoch = int32(binary.BigEndian.Uint32(b))
-				}
-			case 1:
-				cr := reader{b: b}
-				for _, kv := range cr.keyValues() {
-					if n, err := strconv.Atoi(kv.value); err == nil && kv.key == numStandbyReplicasKey && n >= 0 && n <= 1<<20 {
-						r.standbys = int32(n)
+	r.typ, r.tombstone = typ, value == nil
+	group, r.member, err = decodeGroupRecord("streams", typ, key, value, streamsKeyHasMember(typ), func(vr *coordrecord.Reader) {
+		switch typ {
+		case streamsEpochType:
+			r.epoch = vr.Int32()
+			r.metaHash = vr.Int64()
+			r.validatedEpoch, r.standbys = -1, -1
+			vr.Tags(func(tag uint64, b []byte) {
+				switch tag {
+				case 0:
+					if len(b) == 4 {
+						r.validatedEpoch = int32(binary.BigEndian.Uint32(b))
+					}
+				case 1:
+					cr := coordrecord.NewReader(b)
+					for _, kv := range readKeyValues(&cr) {
+						if n, err := strconv.Atoi(kv.value); err == nil && kv.key == numStandbyReplicasKey && n >= 0 && n <= 1<<20 {
+							r.standbys = int32(n)
+						}
 					}
 				}
+			})
+		case streamsMemberType:
+			m := &r.meta
+			m.instanceID = vr.CompactNullableString()
+			m.rackID = vr.CompactNullableString()
+			m.clientID = vr.CompactString()
+			m.clientHost = vr.CompactString()
+			m.rebalanceTimeout = vr.Int32()
+			m.topologyEpoch = vr.Int32()
+			m.processID = vr.CompactString()
+			if vr.Int8() >= 0 && vr.Err() == nil {
+				m.endpoint = &hostPort{host: vr.CompactString(), port: vr.Uint16()}
+				vr.Tags(nil)
 			}
-		})
-	case streamsMemberType:
-		m := &r.meta
-		m.instanceID = vr.nullableCompact()
-		m.rackID = vr.nullableCompact()
-		m.clientID = vr.compact()
-		m.clientHost = vr.compact()
-		m.rebalanceTimeout = vr.int32()
-		m.topologyEpoch = vr.int32()
-		m.processID = vr.compact()
-		if vr.int8() >= 0 && vr.err == nil {
-			m.endpoint = &hostPort{host: vr.compact(), port: uint16(vr.int16())}
-			vr.tags(nil)
+			m.clientTags = readKeyValues(vr)
+			vr.Tags(nil)
+		case streamsTargetEpochType:
+			r.epoch = vr.Int32()
+			vr.Tags(nil)
+		case streamsTargetMemberType:
+			r.target.active = readTaskSet(vr, nil)
+			r.target.standby = readTaskSet(vr, nil)
+			r.target.warmup = readTaskSet(vr, nil)
+			vr.Tags(nil)
+		case streamsCurrentType:
+			c := &r.current
+			c.epoch = vr.Int32()
+			c.previousEpoch = vr.Int32()
+			c.state = streamsState(vr.Int8())
+			c.epochs = map[task]int32{}
+			c.assigned = taskAssignment{readTaskSet(vr, c.epochs), readTaskSet(vr, nil), readTaskSet(vr, nil)}
+			c.revoking = taskAssignment{readTaskSet(vr, c.epochs), readTaskSet(vr, nil), readTaskSet(vr, nil)}
+			vr.Tags(nil)
+		case streamsTopologyType:
+			t := &streamsTopology{epoch: vr.Int32()}
+			n := vr.ArrayLen()
+			for i := 0; i < n && vr.Err() == nil; i++ {
+				t.subtopologies = append(t.subtopologies, readSubtopology(vr))
+			}
+			vr.Tags(nil)
+			r.topology = t
 		}
-		m.clientTags = vr.keyValues()
-		vr.tags(nil)
-	case streamsTargetEpochType:
-		r.epoch = vr.int32()
-		vr.tags(nil)
-	case streamsTargetMemberType:
-		r.target.active = vr.taskSet()
-		r.target.standby = vr.taskSet()
-		r.target.warmup = vr.taskSet()
-		vr.tags(nil)
-	case streamsCurrentType:
-		c := &r.current
-		c.epoch = vr.int32()
-		c.previousEpoch = vr.int32()
-		c.state = streamsState(vr.int8())
-		c.epochs = map[task]int32{}
-		c.assigned = taskAssignment{vr.activeTasks(c.epochs), vr.taskSet(), vr.taskSet()}
-		c.revoking = taskAssignment{vr.activeTasks(c.epochs), vr.taskSet(), vr.taskSet()}
-		vr.tags(nil)
-	case streamsTopologyType:
-		t := &streamsTopology{epoch: vr.int32()}
-		n := vr.arrayLen()
-		for i := 0; i < n && vr.err == nil; i++ {
-			t.subtopologies = append(t.subtopologies, vr.subtopology())
-		}
-		vr.tags(nil)
-		r.topology = t
-	}
-	if vr.err != nil {
-		return "", r, fmt.Errorf("streams group record of type %d for %q: %w", typ, group, vr.err)
-	}
-	return group, r, nil
+	})
+	return group, r, err
 }
 
-func (r *reader) int64() uint64 {
-	if b := r.need(8); b != nil {
-		return binary.BigEndian.Uint64(b)
-	}
-	return 0
-}
-
-func (r *reader) strings() []string {
-	n := r.arrayLen()
-	out := make([]string, 0, min(n, len(r.b)))
-	for i := 0; i < n && r.err == nil; i++ {
-		out = append(out, r.compact())
-	}
-	return out
-}
-
-func (r *reader) keyValues() []keyValue {
-	n := r.arrayLen()
+func readKeyValues(r *coordrecord.Reader) []keyValue {
+	n := r.ArrayLen()
 	var out []keyValue
-	for i := 0; i < n && r.err == nil; i++ {
-		kv := keyValue{key: r.compact(), value: r.compact()}
-		r.tags(nil)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		kv := keyValue{key: r.CompactString(), value: r.CompactString()}
+		r.Tags(nil)
 		out = append(out, kv)
 	}
 	return out
 }
 
-func (r *reader) int16s() []int16 {
-	n := r.arrayLen()
-	if n > len(r.b)/2 {
-		r.err = fmt.Errorf("%w: %d int16s", errConsumerRecord, n)
-		return nil
-	}
-	out := make([]int16, n)
-	for i := range out {
-		out[i] = r.int16()
-	}
-	return out
-}
-
-func (r *reader) internalTopics() []internalTopic {
-	n := r.arrayLen()
+func readInternalTopics(r *coordrecord.Reader) []internalTopic {
+	n := r.ArrayLen()
 	var out []internalTopic
-	for i := 0; i < n && r.err == nil; i++ {
-		t := internalTopic{name: r.compact(), partitions: r.int32(), replicationFactor: r.int16()}
-		t.configs = r.keyValues()
-		r.tags(nil)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		t := internalTopic{name: r.CompactString(), partitions: r.Int32(), replicationFactor: r.Int16()}
+		t.configs = readKeyValues(r)
+		r.Tags(nil)
 		out = append(out, t)
 	}
 	return out
 }
 
-func (r *reader) subtopology() subtopology {
-	s := subtopology{id: r.compact()}
-	s.sourceTopics = r.strings()
-	s.sourceRegex = r.strings()
-	s.changelogs = r.internalTopics()
-	s.repartitionSinks = r.strings()
-	s.repartitionSources = r.internalTopics()
-	n := r.arrayLen()
-	for i := 0; i < n && r.err == nil; i++ {
-		g := copartitionGroup{sourceTopics: r.int16s(), sourceRegex: r.int16s(), repartitionSources: r.int16s()}
-		r.tags(nil)
+func readSubtopology(r *coordrecord.Reader) subtopology {
+	s := subtopology{id: r.CompactString()}
+	s.sourceTopics = r.CompactStrings()
+	s.sourceRegex = r.CompactStrings()
+	s.changelogs = readInternalTopics(r)
+	s.repartitionSinks = r.CompactStrings()
+	s.repartitionSources = readInternalTopics(r)
+	n := r.ArrayLen()
+	for i := 0; i < n && r.Err() == nil; i++ {
+		g := copartitionGroup{sourceTopics: r.Int16s(), sourceRegex: r.Int16s(), repartitionSources: r.Int16s()}
+		r.Tags(nil)
 		s.copartitionGroups = append(s.copartitionGroups, g)
 	}
-	r.tags(nil)
+	r.Tags(nil)
 	return s
 }
 
-// taskSet reads []{SubtopologyId string, Partitions []int32, tags}.
-func (r *reader) taskSet() taskSet { return r.activeTasks(nil) }
-
-// activeTasks reads a taskSet with the assignment epochs of tag 0 into
-// epochs (when not nil).
-func (r *reader) activeTasks(epochs map[task]int32) taskSet {
-	n := r.arrayLen()
-	s := taskSet{}
-	for i := 0; i < n && r.err == nil; i++ {
-		id := r.compact()
-		ps := r.int32s()
-		r.tags(func(tag uint64, v []byte) {
-			if tag != 0 || epochs == nil {
-				return
-			}
-			er := reader{b: v}
-			if es := er.int32s(); er.err == nil && len(es) == len(ps) {
-				for j, p := range ps {
-					epochs[task{id, p}] = es[j]
-				}
-			}
-		})
-		for _, p := range ps {
-			s.add(id, p)
-		}
+// readTaskSet reads []{SubtopologyId string, Partitions []int32, tags},
+// with the assignment epochs of tag 0 into epochs (when not nil).
+func readTaskSet(r *coordrecord.Reader, epochs map[task]int32) taskSet {
+	var epoch func(string, int32, int32)
+	if epochs != nil {
+		epoch = func(sub string, p, e int32) { epochs[task{sub, p}] = e }
 	}
+	s := taskSet(readPartitionsBy(r, (*coordrecord.Reader).CompactString, epoch))
 	s.normalize()
 	return s
 }

@@ -1,9 +1,9 @@
 package share
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
+
+	"kzero/coord/coordrecord"
 )
 
 // The records of __share_group_state, in the format of Kafka's share
@@ -25,11 +25,16 @@ import (
 //	      ShareUpdate    SnapshotEpoch int32, LeaderEpoch int32,
 //	                     StartOffset int64 (-1: unchanged),
 //	                     StateBatches as above
+//	      both           tag 0: DeliveryCompleteCount int32 (KIP-1226,
+//	                     Kafka 4.2; default -1, unknown)
 //
-// Delivery states: 0 available, 2 acknowledged, 4 archived. kzero writes
-// snapshots only (one record holds the whole state, and compaction keeps
-// the last one per share partition); it reads updates too, laying their
-// batches over the snapshot before them.
+// These are the layouts of Kafka 4.3's schemas (Share*.json in
+// share-coordinator/src/main/resources/common/message). Delivery states: 0
+// available, 2 acknowledged, 4 archived. kzero writes snapshots only (one
+// record holds the whole state, and compaction keeps the last one per
+// share partition); it reads updates too, laying their batches over the
+// snapshot before them. It does not keep DeliveryCompleteCount: it writes
+// none (Kafka reads -1) and skips it when reading.
 
 // Record types of __share_group_state.
 const (
@@ -63,38 +68,35 @@ type Snapshot struct {
 	Batches       []StateBatch
 }
 
-var errStateRecord = errors.New("malformed __share_group_state record")
-
 // appendStateKey appends the key of a share partition's record.
 func appendStateKey(dst []byte, typ int16, k Key) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, uint16(typ))
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(k.Group)))
-	dst = append(dst, k.Group...)
-	dst = append(dst, k.Topic[:]...)
-	return binary.BigEndian.AppendUint32(dst, uint32(k.Partition))
+	dst = coordrecord.AppendInt16(dst, typ)
+	dst = coordrecord.AppendString16(dst, k.Group)
+	dst = coordrecord.AppendUUID(dst, k.Topic)
+	return coordrecord.AppendInt32(dst, k.Partition)
 }
 
 // appendSnapshot appends a ShareSnapshot value.
 func appendSnapshot(dst []byte, s *Snapshot) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, 0)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(s.SnapshotEpoch))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(s.StateEpoch))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(s.LeaderEpoch))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(s.StartOffset))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(s.CreateTime))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(s.WriteTime))
+	dst = coordrecord.AppendInt16(dst, 0)
+	dst = coordrecord.AppendInt32(dst, s.SnapshotEpoch)
+	dst = coordrecord.AppendInt32(dst, s.StateEpoch)
+	dst = coordrecord.AppendInt32(dst, s.LeaderEpoch)
+	dst = coordrecord.AppendInt64(dst, s.StartOffset)
+	dst = coordrecord.AppendInt64(dst, s.CreateTime)
+	dst = coordrecord.AppendInt64(dst, s.WriteTime)
 	dst = appendBatches(dst, s.Batches)
-	return append(dst, 0)
+	return coordrecord.AppendNoTags(dst)
 }
 
 func appendBatches(dst []byte, bs []StateBatch) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(bs))+1)
+	dst = coordrecord.AppendArrayLen(dst, len(bs))
 	for _, b := range bs {
-		dst = binary.BigEndian.AppendUint64(dst, uint64(b.First))
-		dst = binary.BigEndian.AppendUint64(dst, uint64(b.Last))
-		dst = append(dst, byte(b.State))
-		dst = binary.BigEndian.AppendUint16(dst, uint16(b.Count))
-		dst = append(dst, 0)
+		dst = coordrecord.AppendInt64(dst, b.First)
+		dst = coordrecord.AppendInt64(dst, b.Last)
+		dst = coordrecord.AppendInt8(dst, b.State)
+		dst = coordrecord.AppendInt16(dst, b.Count)
+		dst = coordrecord.AppendNoTags(dst)
 	}
 	return dst
 }
@@ -111,132 +113,48 @@ type stateRecord struct {
 // for a record type it does not know. Any bytes give a record or an
 // error, never a panic.
 func decodeStateRecord(key, value []byte) (r stateRecord, ok bool, err error) {
-	kr := reader{b: key}
-	r.typ = kr.int16()
-	if kr.err == nil && r.typ != snapshotType && r.typ != updateType {
+	kr := coordrecord.NewReader(key)
+	r.typ = kr.Int16()
+	if kr.Err() == nil && r.typ != snapshotType && r.typ != updateType {
 		return r, false, nil
 	}
-	n := int(uint16(kr.int16()))
-	r.key.Group = string(kr.need(n))
-	copy(r.key.Topic[:], kr.need(16))
-	r.key.Partition = kr.int32()
-	if kr.err != nil {
-		return r, false, fmt.Errorf("share state key: %w", kr.err)
+	r.key.Group = kr.String16()
+	r.key.Topic = kr.UUID()
+	r.key.Partition = kr.Int32()
+	if err := kr.Err(); err != nil {
+		return r, false, fmt.Errorf("share state key: %w", err)
 	}
 	if value == nil {
 		r.tombstone = true
 		return r, true, nil
 	}
-	vr := reader{b: value}
-	if v := vr.int16(); vr.err == nil && v != 0 {
-		return r, false, fmt.Errorf("share state record type %d value version %d: %w", r.typ, v, errStateRecord)
+	vr, err := coordrecord.NewValueReader(value, 0)
+	if err != nil {
+		return r, false, fmt.Errorf("share state record type %d: %w", r.typ, err)
 	}
 	s := &r.snap
-	s.SnapshotEpoch = vr.int32()
+	s.SnapshotEpoch = vr.Int32()
 	if r.typ == snapshotType {
-		s.StateEpoch = vr.int32()
+		s.StateEpoch = vr.Int32()
 	}
-	s.LeaderEpoch = vr.int32()
-	s.StartOffset = vr.int64()
+	s.LeaderEpoch = vr.Int32()
+	s.StartOffset = vr.Int64()
 	if r.typ == snapshotType {
-		s.CreateTime = vr.int64()
-		s.WriteTime = vr.int64()
+		s.CreateTime = vr.Int64()
+		s.WriteTime = vr.Int64()
 	}
-	count := vr.arrayLen()
-	for i := 0; i < count && vr.err == nil; i++ {
-		b := StateBatch{First: vr.int64(), Last: vr.int64(), State: int8(vr.int8()), Count: vr.int16()}
-		vr.tags()
-		if vr.err == nil && (b.Last < b.First || b.First < 0) {
-			vr.err = fmt.Errorf("%w: state batch %d-%d", errStateRecord, b.First, b.Last)
+	count := vr.ArrayLen()
+	for i := 0; i < count && vr.Err() == nil; i++ {
+		b := StateBatch{First: vr.Int64(), Last: vr.Int64(), State: vr.Int8(), Count: vr.Int16()}
+		vr.Tags(nil)
+		if vr.Err() == nil && (b.Last < b.First || b.First < 0) {
+			vr.Fail(fmt.Errorf("state batch %d-%d", b.First, b.Last))
 		}
 		s.Batches = append(s.Batches, b)
 	}
-	vr.tags()
-	if vr.err != nil {
-		return r, false, fmt.Errorf("share state of %q: %w", r.key.Group, vr.err)
+	vr.Tags(nil)
+	if err := vr.Err(); err != nil {
+		return r, false, fmt.Errorf("share state of %q: %w", r.key.Group, err)
 	}
 	return r, true, nil
-}
-
-// reader reads big-endian and flexible-version fields with a sticky error.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) need(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || len(r.b) < n {
-		r.err = fmt.Errorf("%w: %d bytes needed, %d left", errStateRecord, n, len(r.b))
-		return nil
-	}
-	b := r.b[:n]
-	r.b = r.b[n:]
-	return b
-}
-
-func (r *reader) int8() int8 {
-	if b := r.need(1); b != nil {
-		return int8(b[0])
-	}
-	return 0
-}
-
-func (r *reader) int16() int16 {
-	if b := r.need(2); b != nil {
-		return int16(binary.BigEndian.Uint16(b))
-	}
-	return 0
-}
-
-func (r *reader) int32() int32 {
-	if b := r.need(4); b != nil {
-		return int32(binary.BigEndian.Uint32(b))
-	}
-	return 0
-}
-
-func (r *reader) int64() int64 {
-	if b := r.need(8); b != nil {
-		return int64(binary.BigEndian.Uint64(b))
-	}
-	return 0
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = fmt.Errorf("%w: bad uvarint", errStateRecord)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// arrayLen reads a compact array length (null is empty), bounded by the
-// bytes left.
-func (r *reader) arrayLen() int {
-	v := r.uvarint()
-	if v == 0 {
-		return 0
-	}
-	if v-1 > uint64(len(r.b)) {
-		r.err = fmt.Errorf("%w: array of %d", errStateRecord, v-1)
-		return 0
-	}
-	return int(v - 1)
-}
-
-// tags skips a tagged fields section.
-func (r *reader) tags() {
-	n := r.uvarint()
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		r.uvarint() // tag
-		r.need(int(min(r.uvarint(), uint64(len(r.b))+1)))
-	}
 }

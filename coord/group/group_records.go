@@ -1,0 +1,108 @@
+package group
+
+import (
+	"fmt"
+
+	"kzero/coord/coordrecord"
+)
+
+// The framing the records of KIP-848 consumer groups, KIP-932 share groups
+// and KIP-1071 streams groups share (consumer_records.go,
+// share_records.go, streams_records.go): the key is the record type, the
+// group and, for member records, the member; the value is version 0 of a
+// flexible schema. Their assignments are all lists of partitions by topic
+// id (TopicPartitions) or by subtopology id (TaskIds), each with its
+// partitions' assignment epochs in tagged field 0 where the schema has it.
+
+// appendRecordKey appends the key of a consumer, share or streams group
+// record: its type, the group and, withMember, the member.
+func appendRecordKey(dst []byte, typ int16, group, member string, withMember bool) []byte {
+	dst = coordrecord.AppendInt16(dst, typ)
+	dst = coordrecord.AppendString16(dst, group)
+	if withMember {
+		dst = coordrecord.AppendString16(dst, member)
+	}
+	return dst
+}
+
+// appendValueVersion starts the value of a consumer, share or streams
+// group record: every one is at version 0.
+func appendValueVersion(dst []byte) []byte { return coordrecord.AppendInt16(dst, 0) }
+
+// decodeGroupRecord reads the framing of a consumer, share or streams
+// group record of type typ (kind names which, for errors): the group and,
+// withMember, the member from the key; then, unless value is nil (a
+// tombstone), the value's version, and its fields with fields.
+func decodeGroupRecord(kind string, typ int16, key, value []byte, withMember bool, fields func(*coordrecord.Reader)) (group, member string, err error) {
+	kr := coordrecord.NewReader(key[2:])
+	group = kr.String16()
+	if withMember {
+		member = kr.String16()
+	}
+	if err := kr.Err(); err != nil {
+		return "", "", fmt.Errorf("%s group record key of type %d: %w", kind, typ, err)
+	}
+	if value == nil {
+		return group, member, nil
+	}
+	vr, err := coordrecord.NewValueReader(value, 0)
+	if err == nil {
+		fields(&vr)
+		err = vr.Err()
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("%s group record of type %d for %q: %w", kind, typ, group, err)
+	}
+	return group, member, nil
+}
+
+// appendPartitionsBy writes partitions by id (ids in order) as
+// TopicPartitions or TaskIds structs: the id (appendID), Partitions and,
+// with epochOf, the partitions' assignment epochs in tagged field 0
+// (AssignmentEpochs).
+func appendPartitionsBy[K comparable](dst []byte, ids []K, parts map[K][]int32, appendID func([]byte, K) []byte, epochOf func(K, int32) int32) []byte {
+	dst = coordrecord.AppendArrayLen(dst, len(ids))
+	var epochs []int32
+	for _, id := range ids {
+		ps := parts[id]
+		dst = appendID(dst, id)
+		dst = coordrecord.AppendInt32s(dst, ps)
+		if epochOf == nil {
+			dst = coordrecord.AppendNoTags(dst)
+			continue
+		}
+		epochs = epochs[:0]
+		for _, p := range ps {
+			epochs = append(epochs, epochOf(id, p))
+		}
+		dst = coordrecord.AppendTagCount(dst, 1)
+		dst = coordrecord.AppendTaggedInt32s(dst, 0, epochs)
+	}
+	return dst
+}
+
+// readPartitionsBy reads TopicPartitions or TaskIds structs into
+// partitions by id (readID reads an id; the partitions are as read, not
+// sorted), giving each partition's assignment epoch of tagged field 0 to
+// epoch (when not nil).
+func readPartitionsBy[K comparable](r *coordrecord.Reader, readID func(*coordrecord.Reader) K, epoch func(id K, p, e int32)) map[K][]int32 {
+	n := r.ArrayLen()
+	out := make(map[K][]int32, n)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		id := readID(r)
+		ps := r.Int32s()
+		out[id] = append(out[id], ps...)
+		r.Tags(func(tag uint64, v []byte) {
+			if tag != 0 || epoch == nil {
+				return
+			}
+			er := coordrecord.NewReader(v)
+			if es := er.Int32s(); er.Err() == nil && len(es) == len(ps) {
+				for j, p := range ps {
+					epoch(id, p, es[j])
+				}
+			}
+		})
+	}
+	return out
+}
