@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -69,5 +70,40 @@ func TestShareReceipt(t *testing.T) {
 	s.acked(nil, kgo.ShareAckResults{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 0, Err: context.DeadlineExceeded}})
 	if got := s.stats(); got.AckErrors != 1 || !strings.Contains(got.FirstAckError, "t[0]") {
 		t.Errorf("ack errors %+v", got)
+	}
+}
+
+// share-mixed-4 against kzero: records flow while the share consumers
+// join, so partitions move between members as each joins, and every
+// member forgets a partition and acknowledges what it read of it in one
+// ShareFetch. Every offset arrives once (Run fails the run otherwise),
+// with no acknowledgement refused and nothing redelivered: a broker that
+// gave back a forgotten partition's records before taking their
+// acknowledgements refuses them (INVALID_RECORD_STATE) and hands them to
+// another member. It builds kzero (go build), so it skips under -short.
+func TestShareMixedOnKzero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds kzero")
+	}
+	ws, err := ResolveWorkloads([]string{"share-mixed-4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	results, err := Run(ctx, ws, Options{Targets: []Target{{Label: "kzero", Start: "kzero"}}, Scale: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 {
+		t.Fatalf("%d results", len(results))
+	}
+	r := results[0]
+	if r.Error != "" || r.Share == nil || r.Produce == nil || r.Consume == nil || r.Consume.Records < r.Produce.Records || r.Produce.Records == 0 {
+		t.Fatalf("result %+v", r)
+	}
+	t.Logf("%d records produced, %d consumed; share stats %+v", r.Produce.Records, r.Consume.Records, *r.Share)
+	if r.Share.AckErrors != 0 || r.Share.Redelivered != 0 {
+		t.Fatalf("share stats %+v: acknowledgements refused or records redelivered", r.Share)
 	}
 }

@@ -53,6 +53,9 @@ func TestShippedWorkloads(t *testing.T) {
 		return w.Kind == KindConsume && w.total()*int64(w.RecordBytes) == 1<<30
 	})
 	has("mixed", func(w Workload) bool { return w.Kind == KindMixed })
+	has("share-group mixed: produce while share-consuming", func(w Workload) bool {
+		return w.Kind == KindMixed && w.ShareGroup && w.Consumers > 1 && w.Rate > 0
+	})
 	for _, n := range []int{1, 4, 16} {
 		has(fmt.Sprintf("share-group consume, %d consumers on 8 partitions", n), func(w Workload) bool {
 			return w.Kind == KindConsume && w.ShareGroup && w.Consumers == n && w.Partitions == 8 && w.total()*int64(w.RecordBytes) == 1<<30

@@ -127,7 +127,9 @@
 // A share group (share_group.go) keeps the same kind of state as a
 // consumer group, in the share group records of share_records.go: the
 // group epoch, each member's subscribed topic names, the target assignment
-// of the simple assignor, and each member's current assignment and epoch.
+// of the simple assignor (assignor_simple.go: Kafka's SimpleAssignor, each
+// partition shared by ceil(members/partitions) members), and each member's
+// current assignment and epoch.
 // Members of a share group consume partitions together (each partition's
 // leader hands every record to one of them), so a partition may be
 // assigned to several members, nothing is revoked first, and a member

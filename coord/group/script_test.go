@@ -152,6 +152,8 @@ func (s *script) respond(format string, args ...any) {
 
 func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
+	case "share-assign":
+		return shareAssignScript(t, d) // the assignor alone: no coordinator
 	case "join":
 		s.join(t, d)
 	case "sync":

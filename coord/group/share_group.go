@@ -246,7 +246,11 @@ func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutco
 	targetEpoch, target := sg.assignmentEpoch, sg.target[memberID]
 	if epoch > sg.assignmentEpoch {
 		ids := slices.Sorted(maps.Keys(byMember))
-		next := shareAssign(ids, byMember, subscribed, sg.target)
+		spec := &assignSpec{topics: subscribed, members: make([]assignMember, len(ids))}
+		for i, id := range ids {
+			spec.members[i] = assignMember{id: id, topics: byMember[id], current: sg.target[id]}
+		}
+		next := simpleAssignor{}.assign(spec)
 		for _, id := range ids {
 			if !next[id].equal(sg.target[id]) {
 				recs = append(recs, shareRecord{typ: shareTargetMemberType, member: id, target: next[id]})
@@ -371,81 +375,6 @@ func resolveShare(topics Topics, metas map[string]*shareMemberMeta) (map[string]
 		cm[id] = &memberMeta{topics: m.topics}
 	}
 	return (&consumerGroup{}).resolve(topics, cm)
-}
-
-// shareAssign is the simple assignor of share groups: every subscribed
-// partition goes to one of the members subscribed to its topic, the one
-// with the fewest partitions so far (the one that had it before on a tie,
-// then by id), so partitions spread evenly; then each member left without
-// a partition while others have some shares the subscribed partition with
-// the fewest members, so every member has work when members outnumber
-// partitions.
-func shareAssign(ids []string, byMember map[string][]topicID, topics map[topicID]assignTopic, prev map[string]tpSet) map[string]tpSet {
-	subscribers := map[topicID][]string{}
-	for _, id := range ids {
-		for _, t := range byMember[id] {
-			subscribers[t] = append(subscribers[t], id)
-		}
-	}
-	tids := slices.SortedFunc(maps.Keys(subscribers), compareIDs)
-	count := map[string]int{}
-	builders := map[string]tpBuilder{}
-	add := func(id string, t topicID, p int32) {
-		b := builders[id]
-		if b == nil {
-			b = tpBuilder{}
-			builders[id] = b
-		}
-		b.add(t, p)
-		count[id]++
-	}
-	holders := map[tp]int{}
-	for _, t := range tids {
-		cands := subscribers[t]
-		for p := range topics[t].partitions {
-			best := ""
-			for _, id := range cands {
-				switch {
-				case best == "":
-					best = id
-				case count[id] < count[best]:
-					best = id
-				case count[id] == count[best] && prev[id].has(t, p) && !prev[best].has(t, p):
-					best = id
-				}
-			}
-			add(best, t, p)
-			holders[tp{t, p}]++
-		}
-	}
-	for _, id := range ids {
-		if count[id] > 0 {
-			continue
-		}
-		var best tp
-		found := false
-		for _, t := range byMember[id] {
-			for p := range topics[t].partitions {
-				c := tp{t, p}
-				if !found || holders[c] < holders[best] {
-					best, found = c, true
-				}
-			}
-		}
-		if found {
-			add(id, best.id, best.p)
-			holders[best]++
-		}
-	}
-	out := make(map[string]tpSet, len(ids))
-	for _, id := range ids {
-		if b := builders[id]; b != nil {
-			out[id] = b.set()
-		} else {
-			out[id] = tpSet{}
-		}
-	}
-	return out
 }
 
 // unnamed lists s by topic id, topics in id order.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -43,9 +44,14 @@ type Key struct {
 // Entry is one share partition with the lock that guards it and the
 // leader epoch of the replica it was built on.
 type Entry struct {
+	key  Key
+	m    *Manager
+	gone atomic.Bool // dropped from the manager (Forget, DeleteGroup)
+
 	mu          sync.Mutex
 	leaderEpoch int32
 	p           *Partition
+	expiry      expiry // ends the acquisition locks when due (expiry.go)
 }
 
 // Manager holds this broker's share partitions and share sessions. Its
@@ -92,7 +98,7 @@ func (m *Manager) Lock(k Key, leaderEpoch int32, limits Limits, start func() int
 	e := m.parts[k]
 	if e == nil {
 		k.Group = strings.Clone(k.Group)
-		e = &Entry{leaderEpoch: -1}
+		e = &Entry{key: k, m: m, leaderEpoch: -1}
 		m.parts[k] = e
 	}
 	m.mu.Unlock()
@@ -172,13 +178,18 @@ func (m *Manager) Peek(k Key) (*Entry, *Partition) {
 	return e, e.p
 }
 
-// Unlock releases the share partition.
-func (e *Entry) Unlock() { e.mu.Unlock() }
+// Unlock releases the share partition; it wakes the share fetches
+// parked on it if records became acquirable, and arms the timer that ends
+// its acquisition locks (expiry.go).
+func (e *Entry) Unlock() { e.unlockAndWake() }
 
 // Forget drops the share partition of k: the next use reads it from the
 // store again (its saved state was changed, or deleted).
 func (m *Manager) Forget(k Key) {
 	m.mu.Lock()
+	if e := m.parts[k]; e != nil {
+		e.gone.Store(true)
+	}
 	delete(m.parts, k)
 	m.mu.Unlock()
 }
@@ -190,6 +201,7 @@ func (m *Manager) DeleteGroup(group string) {
 	defer m.mu.Unlock()
 	for k := range m.parts {
 		if k.Group == group {
+			m.parts[k].gone.Store(true)
 			delete(m.parts, k)
 		}
 	}
@@ -215,8 +227,7 @@ func (m *Manager) releaseMember(group, member string, tps []TP) {
 		k := Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}
 		if e, p := m.Peek(k); e != nil {
 			p.ReleaseMember(member)
-			e.Unlock()
-			m.Notify(k)
+			e.Unlock() // wakes the share fetches parked on it
 		}
 	}
 }

@@ -2,6 +2,7 @@ package share
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -56,6 +57,13 @@ type Partition struct {
 	start  int64      // SPSO
 	window []inflight // the records [start, start+len(window)); the SPEO is their end
 	limits Limits
+	// due: no acquisition lock ends before it (0: none held). A lower
+	// bound: a record acknowledged early leaves it behind until Expire.
+	due int64
+	// freed: records became acquirable (given back, or room made under
+	// MaxInFlight) since TakeFreed last said so; a parked share fetch may
+	// now acquire them.
+	freed bool
 }
 
 // NewPartition returns the state of a share partition that starts at
@@ -79,8 +87,8 @@ type Acquired struct {
 
 // Expire ends the acquisition locks due by now: such a record is
 // available again, or archived when its delivery count reached the limit.
-// It returns the next lock deadline (0 none).
-func (p *Partition) Expire(now int64) (next int64) {
+// It returns the next lock deadline (0 none) and how many locks ended.
+func (p *Partition) Expire(now int64) (next int64, ended int) {
 	for i := range p.window {
 		r := &p.window[i]
 		if r.state != acquired {
@@ -88,14 +96,38 @@ func (p *Partition) Expire(now int64) (next int64) {
 		}
 		if r.deadline <= now {
 			p.giveBack(r)
+			ended++
 			continue
 		}
 		if next == 0 || r.deadline < next {
 			next = r.deadline
 		}
 	}
+	p.due = next
 	p.advance()
-	return next
+	return next, ended
+}
+
+// LockDue is when the first acquisition lock may end: no lock ends
+// before it (0: no record is acquired). Its owner runs Expire then.
+func (p *Partition) LockDue() int64 { return p.due }
+
+// lock sets r's acquisition lock to end at deadline.
+func (p *Partition) lock(r *inflight, deadline int64) {
+	r.deadline = deadline
+	if p.due == 0 || deadline < p.due {
+		p.due = deadline
+	}
+}
+
+// TakeFreed reports whether records became acquirable since it last did:
+// records given back (an acknowledgement's RELEASE, an ended lock or
+// session), or room made under MaxInFlight. Parked share fetches of the
+// partition are to be woken then.
+func (p *Partition) TakeFreed() bool {
+	f := p.freed
+	p.freed = false
+	return f
 }
 
 // giveBack makes an acquired record available, or archives it past the
@@ -107,10 +139,13 @@ func (p *Partition) giveBack(r *inflight) {
 		return
 	}
 	r.state = available
+	p.freed = true
 }
 
-// advance moves the SPSO past the records done.
+// advance moves the SPSO past the records done. Moving it frees room
+// when the window was full.
 func (p *Partition) advance() {
+	full := len(p.window) >= p.limits.MaxInFlight
 	n := 0
 	for n < len(p.window) && (p.window[n].state == acknowledged || p.window[n].state == archived) {
 		n++
@@ -123,6 +158,9 @@ func (p *Partition) advance() {
 	p.window = p.window[n:]
 	if len(p.window) == 0 {
 		p.window = p.window[:0:0] // let the old array go
+	}
+	if full && len(p.window) < p.limits.MaxInFlight {
+		p.freed = true
 	}
 }
 
@@ -168,7 +206,8 @@ func (p *Partition) Acquire(now int64, member string, from, to int64, maxRecords
 	limit := int64(-1) // once maxRecords is reached: the end of the batch holding last
 	take := func(off int64, r *inflight) {
 		last = off
-		r.state, r.member, r.deadline = acquired, member, now+p.limits.LockDuration
+		r.state, r.member = acquired, member
+		p.lock(r, now+p.limits.LockDuration)
 		if r.count < 1<<15-1 {
 			r.count++
 		}
@@ -220,6 +259,10 @@ func (p *Partition) Acquire(now int64, member string, from, to int64, maxRecords
 		take(off, &p.window[len(p.window)-1])
 	}
 	p.advance()
+	if p.freed && len(p.window) >= p.limits.MaxInFlight {
+		// What was freed is taken unless some records are left available.
+		p.freed = slices.ContainsFunc(p.window, func(r inflight) bool { return r.state == available })
+	}
 	return out
 }
 
@@ -267,7 +310,7 @@ func (p *Partition) Acknowledge(now int64, member string, first, last int64, typ
 		case AckRelease:
 			p.giveBack(r)
 		case AckRenew:
-			r.deadline = now + p.limits.LockDuration
+			p.lock(r, now+p.limits.LockDuration)
 		}
 	}
 	p.advance()

@@ -12,14 +12,17 @@ import (
 // Script tests of Partition (testdata/partition_*.txt). Commands:
 //
 //	new start=0 [lock=1000] [limit=3] [max=100]
-//	acquire member=a from=0 to=10 [now=0] [max=N] [strict] [skip=(3,4)] [batches=(0-4,5-9)]
+//	acquire member=a from=0 to=10 [now=0] [max=N] [strict] [skip=(3,4)] [batches=(0-4,5-9)] [expire]
 //	ack member=a first=0 last=2 types=(1) [now=0]
 //	expire now=1000
 //	release member=a
 //	fetch-offset
+//	lock-due                        when the lock timer is to fire
 //	move-start offset=5
 //
-// After each command the partition is printed: SPSO, SPEO and its spans.
+// After each command the partition is printed: SPSO, SPEO and its spans,
+// after a line saying so when records became acquirable again (given back,
+// or room made under max.record.locks): parked share fetches wake then.
 func TestPartitionScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var p *Partition
@@ -50,6 +53,9 @@ func TestPartitionScripts(t *testing.T) {
 						return off + 1
 					}
 				}
+				if d.HasArg("expire") {
+					p.Expire(argInt(t, d, "now", 0)) // as a share fetch does first
+				}
 				got := p.Acquire(argInt(t, d, "now", 0), argStr(d, "member"), argInt(t, d, "from", 0), argInt(t, d, "to", 0),
 					int(argInt(t, d, "max", 0)), d.HasArg("strict"), func(o int64) bool { return skips[o] }, batchEnd)
 				fmt.Fprintf(&out, "acquired:")
@@ -65,9 +71,12 @@ func TestPartitionScripts(t *testing.T) {
 				err := p.Acknowledge(argInt(t, d, "now", 0), argStr(d, "member"), argInt(t, d, "first", 0), argInt(t, d, "last", 0), types)
 				fmt.Fprintf(&out, "ack: %v\n", errText(err))
 			case "expire":
-				fmt.Fprintf(&out, "next deadline: %d\n", p.Expire(argInt(t, d, "now", 0)))
+				next, ended := p.Expire(argInt(t, d, "now", 0))
+				fmt.Fprintf(&out, "next deadline: %d, %d locks ended\n", next, ended)
 			case "release":
 				p.ReleaseMember(argStr(d, "member"))
+			case "lock-due":
+				fmt.Fprintf(&out, "first lock ends by: %d\n", p.LockDue())
 			case "fetch-offset":
 				off, ok := p.FetchOffset()
 				fmt.Fprintf(&out, "fetch offset: %d ok=%v\n", off, ok)
@@ -75,6 +84,9 @@ func TestPartitionScripts(t *testing.T) {
 				p.MoveStart(argInt(t, d, "offset", 0))
 			default:
 				t.Fatalf("unknown command %q", d.Cmd)
+			}
+			if p.TakeFreed() {
+				out.WriteString("records acquirable again: wake parked fetches\n")
 			}
 			fmt.Fprintf(&out, "spso=%d speo=%d", p.Start(), p.End())
 			for _, s := range p.Spans() {

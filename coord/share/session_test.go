@@ -1,6 +1,9 @@
 package share
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // A consumer whose heartbeat took a partition away forgets it in its next
 // ShareFetch and acknowledges, in that same request, what it read of it:
@@ -20,7 +23,7 @@ func TestForgetKeepsRecordsForTheirAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Acquire(0, "m1", 0, 10, 100, true, nil, nil); len(got) != 1 || got[0].First != 0 || got[0].Last != 9 {
+	if got := p.Acquire(time.Now().UnixMilli(), "m1", 0, 10, 100, true, nil, nil); len(got) != 1 || got[0].First != 0 || got[0].Last != 9 {
 		t.Fatalf("acquired %+v", got)
 	}
 	e.Unlock()
@@ -33,7 +36,7 @@ func TestForgetKeepsRecordsForTheirAcks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Unlock()
-	if err := p.Acknowledge(1, "m1", 0, 9, []int8{1}); err != nil {
+	if err := p.Acknowledge(time.Now().UnixMilli(), "m1", 0, 9, []int8{1}); err != nil {
 		t.Fatalf("acknowledging records of a forgotten partition: %v", err)
 	}
 	if p.Start() != 10 {

@@ -2,9 +2,12 @@ package share
 
 // A share fetch with nothing to acquire waits for records: new ones (the
 // replica purgatory wakes it when the high watermark moves) or records
-// that become acquirable again (an acknowledgement releases some or moves
-// the SPSO, freeing room under max.record.locks). The second kind wakes it
-// through Notify.
+// that become acquirable again (Kafka completes its DelayedShareFetch
+// then). The second kind wakes it through Notify, which Entry.Unlock
+// calls when the partition says records were freed (Partition.TakeFreed):
+// an acknowledgement released some or moved the SPSO making room under
+// max.record.locks, a share session ended, or a lock ended (the lock
+// timer of expiry.go).
 
 // waiter is a parked share fetch: the share partitions it waits on and
 // how to wake it (at most once; the caller's func must be idempotent).
@@ -47,4 +50,19 @@ func (m *Manager) Notify(k Key) {
 	for _, f := range fire {
 		f()
 	}
+}
+
+// Acquirable reports whether k's share partition has records a share fetch
+// could acquire below bound (the partition's high watermark, or last
+// stable offset): available ones, or room for new ones under bound. A
+// share fetch about to park checks it after registering (Wait), since a
+// wake before then went to nobody.
+func (m *Manager) Acquirable(k Key, bound int64) bool {
+	e, p := m.Peek(k)
+	if e == nil {
+		return false
+	}
+	defer e.Unlock()
+	off, ok := p.FetchOffset()
+	return ok && off < bound
 }

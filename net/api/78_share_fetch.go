@@ -19,9 +19,10 @@ package api
 // and archives the batches of aborted transactions unseen;
 // read_uncommitted (the default) up to the high watermark.
 //
-// With nothing to acquire and MaxWaitMs > 0 the fetch waits in the replica
-// purgatory for new records, as Fetch does (an acknowledgement or an
-// expired lock that makes records available again does not wake it).
+// With nothing to acquire and MaxWaitMs > 0 the fetch waits (park) for new
+// records, as Fetch does, or for records acquirable again: released by an
+// acknowledgement, given back when a lock ends or a session closes, or
+// room made under max.record.locks (Kafka's DelayedShareFetch).
 
 import (
 	"cmp"
@@ -56,6 +57,7 @@ type shareFetchOp struct {
 	acks    map[share.TP]int16 // the acknowledgements' results
 	topics  []shareFetchTopic
 	parts   []*replica.Partition // the partitions read, to wait on
+	tps     []share.TP           // for each, its share partition
 	seen    []int64              // for each, where its read stopped
 }
 
@@ -131,9 +133,20 @@ func (h *Handler) shareFetch(req *server.Request) error {
 		return nil
 	}
 	f.release()
+	f.park()
+	return nil
+}
+
+// park waits for records to acquire, as Kafka's DelayedShareFetch: new
+// ones (the replica purgatory wakes it when a high watermark moves) or
+// records acquirable again on the share partitions read (released,
+// rejected or accepted making room under max.record.locks, or given back
+// when a lock ends: coord/share wakes it through Manager.Wait), until
+// MaxWaitMs. Whichever comes first reads again and answers.
+func (f *shareFetchOp) park() {
 	parts, seen := slices.Clone(f.parts), slices.Clone(f.seen)
-	keys := make([]share.Key, len(f.session))
-	for i, tp := range f.session {
+	keys := make([]share.Key, len(f.tps))
+	for i, tp := range f.tps {
 		keys[i] = share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}
 	}
 	var cancel func()
@@ -144,18 +157,23 @@ func (h *Handler) shareFetch(req *server.Request) error {
 		f.read()
 		f.respond()
 	}
-	w := replica.Wait(parts, 1, time.Duration(r.MaxWaitMillis)*time.Millisecond, again)
-	// Records released or room freed by an acknowledgement wake it too.
-	cancel = h.shares.Wait(keys, w.Fire)
+	w := replica.Wait(parts, 1, time.Duration(f.r.MaxWaitMillis)*time.Millisecond, again)
+	cancel = f.h.shares.Wait(keys, w.Fire)
 	close(ready)
+	// What changed between the read and the registrations: a HW move, or
+	// records acquirable again (their wake went out before the waiter
+	// was there).
 	for i, p := range parts {
-		if p.HighWatermark() > seen[i] {
+		if p.HighWatermark() > seen[i] || f.h.shares.Acquirable(keys[i], p.ReadBound(false, f.committed())) {
 			w.Fire()
-			break
+			return
 		}
 	}
-	return nil
 }
+
+// committed reports whether the group reads committed records only
+// (share.isolation.level).
+func (f *shareFetchOp) committed() bool { return f.cfg["share.isolation.level"] == "read_committed" }
 
 // acknowledge applies the request's acknowledgements.
 func (f *shareFetchOp) acknowledge() {
@@ -212,20 +230,14 @@ func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp
 			return kerr.InvalidRequest.Code // batches must ascend without overlap
 		}
 	}
-	_, roomBefore := sp.FetchOffset()
-	released := false
+	// Released records, or room made under max.record.locks, wake the
+	// share fetches parked on the partition when it is unlocked.
 	var code int16
 	for _, b := range batches {
-		released = released || slices.Contains(b.types, share.AckRelease)
 		if err := sp.Acknowledge(now, member, b.first, b.last, b.types); err != nil {
 			code = errCode(err)
 			break
 		}
-	}
-	// Released records, or room under max.record.locks, may serve a
-	// parked share fetch.
-	if _, room := sp.FetchOffset(); released || (room && !roomBefore) {
-		defer h.shares.Notify(key)
 	}
 	// What the batches before a failed one changed is saved too.
 	if err := h.shares.Save(key, e); err != nil {
@@ -255,7 +267,7 @@ func (f *shareFetchOp) read() (acquired bool) {
 			partMax[share.TP{Topic: t.TopicID, Partition: p.Partition}] = p.PartitionMaxBytes
 		}
 	}
-	f.topics, f.parts, f.seen = f.topics[:0], f.parts[:0], f.seen[:0]
+	f.topics, f.parts, f.tps, f.seen = f.topics[:0], f.parts[:0], f.tps[:0], f.seen[:0]
 	inResponse := map[share.TP]bool{}
 	add := func(tp share.TP, p shareFetchPartition) {
 		inResponse[tp] = true
@@ -299,7 +311,7 @@ func (f *shareFetchOp) read() (acquired bool) {
 			add(tp, p)
 			continue
 		}
-		f.parts, f.seen = append(f.parts, part), append(f.seen, end)
+		f.parts, f.tps, f.seen = append(f.parts, part), append(f.tps, tp), append(f.seen, end)
 		if len(p.acquired) > 0 {
 			acquired = true
 			remaining -= p.records.Len
@@ -375,7 +387,7 @@ func readHeaders(r log.FileRange, out []batchHeader) ([]batchHeader, error) {
 // the batches holding the acquired records as a file range, the ranges
 // acquired, and where the read could go up to.
 func (f *shareFetchOp) acquire(part *replica.Partition, tp share.TP, maxBytes, maxRecords int, strict bool) (log.FileRange, []share.Acquired, int64, error) {
-	committed := f.cfg["share.isolation.level"] == "read_committed"
+	committed := f.committed()
 	e, sp, err := f.h.shares.Lock(share.Key{Group: f.group, Topic: tp.Topic, Partition: tp.Partition}, part.LeaderEpoch(), f.limits,
 		func() int64 { return shareResetOffset(part, f.cfg["share.auto.offset.reset"]) })
 	if err != nil {
