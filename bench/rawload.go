@@ -179,14 +179,11 @@ func (r *run) rawProduce(ctx context.Context, total int64, d time.Duration, rate
 	}
 
 	var (
-		records, bytes     atomic.Int64 // every acknowledgement
-		inRecords, inBytes atomic.Int64 // acknowledged within the window
-		failed             atomic.Pointer[error]
-		wg                 sync.WaitGroup
-		start              = time.Now()
-		deadline           = start.Add(d)
-		windowStart        = start.Add(min(w.Warmup.D(), d))
-		timeline           = record(&bytes, timelineTick)
+		counts   = newTally(total, d, w.Warmup.D(), r.meter)
+		failed   atomic.Pointer[error]
+		wg       sync.WaitGroup
+		start    = counts.start
+		deadline = counts.deadline
 	)
 	fail := func(err error) {
 		if failed.CompareAndSwap(nil, &err) {
@@ -197,17 +194,7 @@ func (r *run) rawProduce(ctx context.Context, total int64, d time.Duration, rate
 	}
 	stop := context.AfterFunc(ctx, func() { fail(ctx.Err()) })
 	defer stop()
-	done := func(n int32) {
-		b := int64(n) * int64(w.RecordBytes)
-		records.Add(int64(n))
-		bytes.Add(b)
-		r.meter.produced.Add(int64(n))
-		r.meter.producedBytes.Add(b)
-		if now := time.Now(); total == 0 && now.Before(deadline) && !now.Before(windowStart) {
-			inRecords.Add(int64(n))
-			inBytes.Add(b)
-		}
-	}
+	done := func(n int32) { counts.ack(int64(n), int64(n)*int64(w.RecordBytes)) }
 	n := int64(len(producers))
 	for i, p := range producers {
 		share := total / n
@@ -284,19 +271,11 @@ func (r *run) rawProduce(ctx context.Context, total int64, d time.Duration, rate
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	tl := timeline.stop()
+	t, acked := counts.end()
 	if err := failed.Load(); err != nil {
 		return nil, 0, fmt.Errorf("raw produce: %w", *err)
 	}
-	if total == 0 {
-		t := newThroughput(inRecords.Load(), inBytes.Load(), deadline.Sub(windowStart))
-		t.Acked, t.Timeline = records.Load(), tl
-		return t, t.Acked, nil
-	}
-	t := newThroughput(records.Load(), bytes.Load(), elapsed)
-	t.Timeline = tl
-	return t, records.Load(), nil
+	return t, acked, nil
 }
 
 // rawConsume is consume (runner.go) with the raw consumer: it reads the

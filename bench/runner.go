@@ -346,16 +346,13 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 	}
 	defer closeAll(clients)
 	var (
-		records, bytes     atomic.Int64 // every acknowledgement
-		inRecords, inBytes atomic.Int64 // acknowledged within the window
-		aborting           atomic.Bool
-		failed             atomic.Pointer[error]
-		wg                 sync.WaitGroup
-		start              = time.Now()
-		deadline           = start.Add(d)
-		windowStart        = start.Add(min(r.w.Warmup.D(), d))
-		abortLate          = total == 0 && !stamp
-		timeline           = record(&bytes, timelineTick)
+		counts    = newTally(total, d, r.w.Warmup.D(), r.meter)
+		aborting  atomic.Bool
+		failed    atomic.Pointer[error]
+		wg        sync.WaitGroup
+		start     = counts.start
+		deadline  = counts.deadline
+		abortLate = total == 0 && !stamp
 	)
 	done := func(rec *kgo.Record, err error) {
 		if err != nil {
@@ -364,14 +361,7 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 			}
 			return
 		}
-		records.Add(1)
-		bytes.Add(int64(len(rec.Value)))
-		r.meter.produced.Add(1)
-		r.meter.producedBytes.Add(int64(len(rec.Value)))
-		if now := time.Now(); total == 0 && now.Before(deadline) && !now.Before(windowStart) {
-			inRecords.Add(1)
-			inBytes.Add(int64(len(rec.Value)))
-		}
+		counts.ack(1, int64(len(rec.Value)))
 	}
 	for i, cl := range clients {
 		share := int64(0)
@@ -413,22 +403,14 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	tl := timeline.stop()
+	t, acked := counts.end()
 	if err := failed.Load(); err != nil {
 		return nil, 0, fmt.Errorf("produce: %w", *err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("produce: %w", err)
 	}
-	if total == 0 {
-		t := newThroughput(inRecords.Load(), inBytes.Load(), deadline.Sub(windowStart))
-		t.Acked, t.Timeline = records.Load(), tl
-		return t, t.Acked, nil
-	}
-	t := newThroughput(records.Load(), bytes.Load(), elapsed)
-	t.Timeline = tl
-	return t, records.Load(), nil
+	return t, acked, nil
 }
 
 // consume reads the topic from earliest with the workload's consumers while
