@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
 )
 
 // A fetch that finds nothing waits (MaxWaitMs) and is answered as soon as a
@@ -19,8 +21,8 @@ func TestLongPollFetchWakesOnProduce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := newClient(t, b, kgo.DefaultProduceTopic("poll"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	createTopic(t, ctx, cl, "poll", 2, nil)
-	conn := dialRaw(t, b.Addr().String())
+	kzerotest.CreateTopic(t, ctx, cl, "poll", 2, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	const maxWait = 2 * time.Second
 	req := kmsg.NewPtrFetchRequest()
@@ -47,7 +49,7 @@ func TestLongPollFetchWakesOnProduce(t *testing.T) {
 	done := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		resp, err := conn.request(req)
+		resp, err := conn.Request(req)
 		done <- result{resp, err, time.Since(start)}
 	}()
 	time.Sleep(200 * time.Millisecond)

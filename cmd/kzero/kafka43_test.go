@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
 )
 
 // Kafka 4.3's versions of the APIs kzero serves, with raw requests:
@@ -30,13 +32,13 @@ func TestListOffsetsV11(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newClient(t, b, kgo.ProducerLinger(0))
-	createTopic(t, ctx, cl, "v11", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "v11", 1, nil)
 	for i := range 3 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "v11", Value: []byte{byte(i)}}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	for _, tc := range []struct {
 		timestamp, offset int64
 		epoch             int32
@@ -48,7 +50,7 @@ func TestListOffsetsV11(t *testing.T) {
 		rp.Timestamp = tc.timestamp
 		rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{rp}
 		req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
-		p := rawGroupRequest[*kmsg.ListOffsetsResponse](t, conn, 11, req).Topics[0].Partitions[0]
+		p := kzerotest.Do[*kmsg.ListOffsetsResponse](t, conn, 11, req).Topics[0].Partitions[0]
 		if p.ErrorCode != 0 || p.Offset != tc.offset || p.LeaderEpoch != tc.epoch {
 			t.Errorf("timestamp %d: %v offset %d epoch %d, want %d %d", tc.timestamp, kerr.ErrorForCode(p.ErrorCode), p.Offset, p.LeaderEpoch, tc.offset, tc.epoch)
 		}
@@ -64,17 +66,17 @@ func TestOffsetsByTopicID(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "ids", 2, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "ids", 2, nil)
 	td, err := kadm.NewClient(cl).ListTopics(ctx, "ids")
 	if err != nil || td["ids"].Err != nil {
 		t.Fatal(err, td["ids"].Err)
 	}
 	id := [16]byte(td["ids"].ID)
 	unknown := [16]byte{1, 2, 3}
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g10"
-	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 3, fc).ErrorCode)
+	wantNoErr(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 3, fc).ErrorCode)
 
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group = "g10"
@@ -88,7 +90,7 @@ func TestOffsetsByTopicID(t *testing.T) {
 		}
 		commit.Topics = append(commit.Topics, rt)
 	}
-	cr := rawGroupRequest[*kmsg.OffsetCommitResponse](t, conn, 10, commit)
+	cr := kzerotest.Do[*kmsg.OffsetCommitResponse](t, conn, 10, commit)
 	if len(cr.Topics) != 2 || cr.Topics[0].TopicID != id || cr.Topics[1].TopicID != unknown {
 		t.Fatalf("commit v10 topics: %+v", cr.Topics)
 	}
@@ -107,7 +109,7 @@ func TestOffsetsByTopicID(t *testing.T) {
 		g := kmsg.NewOffsetFetchRequestGroup()
 		g.Group, g.Topics = "g10", topics
 		req.Groups = []kmsg.OffsetFetchRequestGroup{g}
-		resp := rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, v, req)
+		resp := kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, v, req)
 		if len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
 			t.Fatalf("fetch v%d: %+v", v, resp.Groups)
 		}
@@ -141,19 +143,19 @@ func TestDescribeLogDirsSeveralDirs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	createTopic(t, ctx, cl, "spread", 6, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "spread", 6, nil)
 	for p := range int32(6) {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "spread", Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	req := kmsg.NewPtrDescribeLogDirsRequest()
 	rt := kmsg.NewDescribeLogDirsRequestTopic()
 	rt.Topic, rt.Partitions = "spread", []int32{0, 1, 2, 3, 4, 5}
 	req.Topics = []kmsg.DescribeLogDirsRequestTopic{rt}
 	for _, v := range []int16{0, 4, 5} {
-		resp := rawGroupRequest[*kmsg.DescribeLogDirsResponse](t, conn, v, req)
+		resp := kzerotest.Do[*kmsg.DescribeLogDirsResponse](t, conn, v, req)
 		var got []string
 		seen := map[int32]string{}
 		for _, d := range resp.Dirs {
@@ -198,10 +200,10 @@ func TestDescribeLogDirsSeveralDirs(t *testing.T) {
 func TestUpdateFeatures(t *testing.T) {
 	b := startTestBroker(t, t.TempDir())
 	defer stopBroker(t, b)
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "kzero-test", "1"
-	versions := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, av)
+	versions := kzerotest.Do[*kmsg.ApiVersionsResponse](t, conn, 3, av)
 	levels := map[string]int16{}
 	for _, f := range versions.FinalizedFeatures {
 		levels[f.Name] = f.MaxVersionLevel
@@ -222,7 +224,7 @@ func TestUpdateFeatures(t *testing.T) {
 	if versions.FinalizedFeaturesEpoch <= 1 {
 		t.Fatalf("finalized features epoch %d", versions.FinalizedFeaturesEpoch)
 	}
-	if again := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, av); again.FinalizedFeaturesEpoch < versions.FinalizedFeaturesEpoch {
+	if again := kzerotest.Do[*kmsg.ApiVersionsResponse](t, conn, 3, av); again.FinalizedFeaturesEpoch < versions.FinalizedFeaturesEpoch {
 		t.Fatalf("finalized features epoch went from %d to %d", versions.FinalizedFeaturesEpoch, again.FinalizedFeaturesEpoch)
 	}
 
@@ -230,7 +232,7 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Helper()
 		req := kmsg.NewPtrUpdateFeaturesRequest()
 		req.FeatureUpdates, req.ValidateOnly = updates, validateOnly
-		return rawGroupRequest[*kmsg.UpdateFeaturesResponse](t, conn, v, req)
+		return kzerotest.Do[*kmsg.UpdateFeaturesResponse](t, conn, v, req)
 	}
 	feature := func(name string, level int16, upgradeType int8) kmsg.UpdateFeaturesRequestFeatureUpdate {
 		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
@@ -294,16 +296,16 @@ func TestListConfigResources(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "listed-b", 1, nil)
-	createTopic(t, ctx, cl, "listed-a", 1, nil)
-	conn := dialRaw(t, b.Addr().String())
+	kzerotest.CreateTopic(t, ctx, cl, "listed-b", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "listed-a", 1, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
 	list := func(v int16, types ...kmsg.ConfigResourceType) *kmsg.ListConfigResourcesResponse {
 		t.Helper()
 		req := kmsg.NewPtrListConfigResourcesRequest()
 		for _, ty := range types {
 			req.ResourceTypes = append(req.ResourceTypes, int8(ty))
 		}
-		return rawGroupRequest[*kmsg.ListConfigResourcesResponse](t, conn, v, req)
+		return kzerotest.Do[*kmsg.ListConfigResourcesResponse](t, conn, v, req)
 	}
 	names := func(r *kmsg.ListConfigResourcesResponse) []string {
 		var out []string

@@ -10,10 +10,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
 )
 
 // metadataFor asks Metadata at version v about one topic by name.
-func metadataFor(t *testing.T, conn *rawConn, v int16, topic string, allowAutoCreate bool) kmsg.MetadataResponseTopic {
+func metadataFor(t *testing.T, conn *kzerotest.Conn, v int16, topic string, allowAutoCreate bool) kmsg.MetadataResponseTopic {
 	t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(v)
@@ -21,7 +23,7 @@ func metadataFor(t *testing.T, conn *rawConn, v int16, topic string, allowAutoCr
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = []kmsg.MetadataRequestTopic{rt}
 	req.AllowAutoTopicCreation = allowAutoCreate
-	resp, err := conn.request(req)
+	resp, err := conn.Request(req)
 	if err != nil {
 		t.Fatalf("metadata v%d %s: %v", v, topic, err)
 	}
@@ -34,7 +36,7 @@ func metadataFor(t *testing.T, conn *rawConn, v int16, topic string, allowAutoCr
 
 // awaitTopic repeats the Metadata request, as a client retries, until the
 // topic is there with its partitions, and returns it.
-func awaitTopic(t *testing.T, ctx context.Context, conn *rawConn, v int16, topic string) kmsg.MetadataResponseTopic {
+func awaitTopic(t *testing.T, ctx context.Context, conn *kzerotest.Conn, v int16, topic string) kmsg.MetadataResponseTopic {
 	t.Helper()
 	for {
 		mt := metadataFor(t, conn, v, topic, true)
@@ -72,7 +74,7 @@ func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	for v := int16(0); v <= 13; v++ {
 		if v >= 4 {
@@ -131,7 +133,7 @@ func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
 func TestMetadataAutoCreateDisabled(t *testing.T) {
 	b := startTestBroker(t, t.TempDir(), "auto.create.topics.enable", "false")
 	defer stopBroker(t, b)
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	for _, v := range []int16{0, 3, 4, 12} {
 		topic := fmt.Sprintf("never-v%d", v)
 		for range 2 {

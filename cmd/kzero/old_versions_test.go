@@ -11,12 +11,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
 )
 
 // Versions Kafka 4.0 removed (KIP-896) that kzero serves as Kafka 3.9 did,
 // with raw requests: ListOffsets v0, OffsetCommit v0-v1, OffsetFetch v0.
 
-func listOffsetsV0(t *testing.T, conn *rawConn, topic string, replicaID int32, timestamp int64, maxNum int32) kmsg.ListOffsetsResponseTopicPartition {
+func listOffsetsV0(t *testing.T, conn *kzerotest.Conn, topic string, replicaID int32, timestamp int64, maxNum int32) kmsg.ListOffsetsResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(0)
@@ -27,7 +29,7 @@ func listOffsetsV0(t *testing.T, conn *rawConn, topic string, replicaID int32, t
 	rp.Timestamp, rp.MaxNumOffsets = timestamp, maxNum
 	rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{rp}
 	req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
-	resp, err := conn.request(req)
+	resp, err := conn.Request(req)
 	if err != nil {
 		t.Fatalf("ListOffsets v0: %v", err)
 	}
@@ -43,8 +45,8 @@ func TestListOffsetsV0(t *testing.T) {
 	defer cancel()
 	cl := newClient(t, b, kgo.ProducerLinger(0))
 	// 30 records of 100 KiB fill several segments of 1 MiB (the smallest).
-	createTopic(t, ctx, cl, "v0", 1, map[string]*string{"segment.bytes": kmsg.StringPtr("1048576")})
-	conn := dialRaw(t, b.Addr().String())
+	kzerotest.CreateTopic(t, ctx, cl, "v0", 1, map[string]*string{"segment.bytes": kmsg.StringPtr("1048576")})
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	if p := listOffsetsV0(t, conn, "v0", -1, -1, 10); p.ErrorCode != 0 || !slices.Equal(p.OldStyleOffsets, []int64{0}) {
 		t.Fatalf("empty log, latest: %v %v", kerr.ErrorForCode(p.ErrorCode), p.OldStyleOffsets)
@@ -96,12 +98,12 @@ func TestOffsetCommitV0V1(t *testing.T) {
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	createTopic(t, ctx, newClient(t, b), "old", 2, nil)
-	conn := dialRaw(t, b.Addr().String())
+	kzerotest.CreateTopic(t, ctx, newClient(t, b), "old", 2, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
 	// FindCoordinator creates __consumer_offsets, as a client asks first.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g0"
-	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 0, fc).ErrorCode)
+	wantNoErr(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 0, fc).ErrorCode)
 
 	commit := func(v int16, group string, partition int32, offset int64, meta string) int16 {
 		t.Helper()
@@ -116,7 +118,7 @@ func TestOffsetCommitV0V1(t *testing.T) {
 		}
 		rt.Partitions = []kmsg.OffsetCommitRequestTopicPartition{rp}
 		req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
-		resp := rawGroupRequest[*kmsg.OffsetCommitResponse](t, conn, v, req)
+		resp := kzerotest.Do[*kmsg.OffsetCommitResponse](t, conn, v, req)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
 	fetch := func(v int16, group string) []kmsg.OffsetFetchResponseTopicPartition {
@@ -126,7 +128,7 @@ func TestOffsetCommitV0V1(t *testing.T) {
 		rt := kmsg.NewOffsetFetchRequestTopic()
 		rt.Topic, rt.Partitions = "old", []int32{0, 1}
 		req.Topics = []kmsg.OffsetFetchRequestTopic{rt}
-		return rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, v, req).Topics[0].Partitions
+		return kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, v, req).Topics[0].Partitions
 	}
 
 	wantNoErr(t, "commit v0", commit(0, "g0", 0, 7, "v0 meta"))
@@ -198,7 +200,7 @@ var kafka4Minimums = map[int16]int16{
 // lowest listed version.
 func listedMinimums(t *testing.T, addr string) map[int16]int16 {
 	t.Helper()
-	resp, err := dialRaw(t, addr).request(kmsg.NewPtrApiVersionsRequest())
+	resp, err := kzerotest.Dial(t, addr).Request(kmsg.NewPtrApiVersionsRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +240,7 @@ func TestLegacyVersionsOff(t *testing.T) {
 		}
 		req := kmsg.RequestForKey(key)
 		req.SetVersion(want - 1)
-		if _, err := dialRaw(t, strict.Addr().String()).request(req); err == nil {
+		if _, err := kzerotest.Dial(t, strict.Addr().String()).Request(req); err == nil {
 			t.Errorf("%s v%d answered with legacy versions off; want the connection closed", kmsg.NameForKey(key), want-1)
 		}
 	}
@@ -254,7 +256,7 @@ func TestOldAdminVersions(t *testing.T) {
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 
 	create := func(v int16, name string, validateOnly bool) kmsg.CreateTopicsResponseTopic {
@@ -267,7 +269,7 @@ func TestOldAdminVersions(t *testing.T) {
 		rc.Name, rc.Value = "retention.ms", kmsg.StringPtr("123456")
 		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{rc}
 		req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
-		return rawGroupRequest[*kmsg.CreateTopicsResponse](t, conn, v, req).Topics[0]
+		return kzerotest.Do[*kmsg.CreateTopicsResponse](t, conn, v, req).Topics[0]
 	}
 	wantNoErr(t, "create v1 validate only", create(1, "old1", true).ErrorCode)
 	wantNoErr(t, "create v0", create(0, "old0", false).ErrorCode)
@@ -285,7 +287,7 @@ func TestOldAdminVersions(t *testing.T) {
 	dr := kmsg.NewDescribeConfigsRequestResource()
 	dr.ResourceType, dr.ResourceName = kmsg.ConfigResourceTypeTopic, "old0"
 	dc.Resources = []kmsg.DescribeConfigsRequestResource{dr}
-	res := rawGroupRequest[*kmsg.DescribeConfigsResponse](t, conn, 0, dc).Resources[0]
+	res := kzerotest.Do[*kmsg.DescribeConfigsResponse](t, conn, 0, dc).Resources[0]
 	wantNoErr(t, "describe configs v0", res.ErrorCode)
 	defaults := 0
 	for _, c := range res.Configs {
@@ -319,7 +321,7 @@ func TestOldAdminVersions(t *testing.T) {
 		rp.Partition, rp.LeaderEpoch = 0, epoch
 		rt.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{rp}
 		req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
-		return rawGroupRequest[*kmsg.OffsetForLeaderEpochResponse](t, conn, v, req).Topics[0].Partitions[0]
+		return kzerotest.Do[*kmsg.OffsetForLeaderEpochResponse](t, conn, v, req).Topics[0].Partitions[0]
 	}
 	if p := epochEnd(0, "old0", 0); p.ErrorCode != 0 || p.EndOffset != 5 || p.LeaderEpoch != -1 {
 		t.Errorf("v0, epoch 0: %v end %d epoch %d (v0 has no epoch: -1 decoded)", kerr.ErrorForCode(p.ErrorCode), p.EndOffset, p.LeaderEpoch)
@@ -335,7 +337,7 @@ func TestOldAdminVersions(t *testing.T) {
 	}
 
 	// DescribeLogDirs v0: the one log dir, with both partitions of old0.
-	dl := rawGroupRequest[*kmsg.DescribeLogDirsResponse](t, conn, 0, kmsg.NewPtrDescribeLogDirsRequest())
+	dl := kzerotest.Do[*kmsg.DescribeLogDirsResponse](t, conn, 0, kmsg.NewPtrDescribeLogDirsRequest())
 	if len(dl.Dirs) != 1 || dl.Dirs[0].ErrorCode != 0 {
 		t.Fatalf("describe log dirs v0: %+v", dl.Dirs)
 	}
@@ -359,7 +361,7 @@ func TestOldAdminVersions(t *testing.T) {
 	mt.Topic, mt.Partitions = "missing", []int32{0}
 	m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{mt}
 	wm.Markers = []kmsg.WriteTxnMarkersRequestMarker{m}
-	wr := rawGroupRequest[*kmsg.WriteTxnMarkersResponse](t, conn, 0, wm)
+	wr := kzerotest.Do[*kmsg.WriteTxnMarkersResponse](t, conn, 0, wm)
 	if len(wr.Markers) != 1 || wr.Markers[0].ProducerID != 1 || wr.Markers[0].Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("write txn markers v0: %+v", wr.Markers)
 	}
@@ -368,7 +370,7 @@ func TestOldAdminVersions(t *testing.T) {
 	del := func(name string) int16 {
 		req := kmsg.NewPtrDeleteTopicsRequest()
 		req.TopicNames, req.TimeoutMillis = []string{name}, 10000
-		return rawGroupRequest[*kmsg.DeleteTopicsResponse](t, conn, 0, req).Topics[0].ErrorCode
+		return kzerotest.Do[*kmsg.DeleteTopicsResponse](t, conn, 0, req).Topics[0].ErrorCode
 	}
 	wantNoErr(t, "delete v0", del("old1"))
 	if code := del("old1"); code != kerr.UnknownTopicOrPartition.Code {

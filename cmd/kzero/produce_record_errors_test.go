@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kzero/kzerotest"
 	"kzero/record"
 )
 
@@ -31,8 +32,8 @@ func TestProduceRecordErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := dialRaw(t, b.Addr().String())
-	p, err := conn.produce("keyed", 0, batch)
+	conn := kzerotest.Dial(t, b.Addr().String())
+	p, err := conn.Produce("keyed", 0, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
