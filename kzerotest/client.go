@@ -102,3 +102,15 @@ func waitGroupLoaded(t testing.TB, conn *Conn, group string, deadline time.Time)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// WantCode fails the test unless an answer's error code is want's (nil:
+// no error).
+func WantCode(t testing.TB, what string, got int16, want *kerr.Error) {
+	t.Helper()
+	switch {
+	case want == nil && got != 0:
+		t.Fatalf("%s: %v", what, kerr.ErrorForCode(got))
+	case want != nil && got != want.Code:
+		t.Fatalf("%s: error code %d (%v), want %s", what, got, kerr.ErrorForCode(got), want.Message)
+	}
+}

@@ -13,13 +13,6 @@ import (
 // The group APIs at old and new versions, with raw requests: the fields
 // each version has, the errors each version gets.
 
-func wantNoErr(t *testing.T, what string, code int16) {
-	t.Helper()
-	if code != 0 {
-		t.Fatalf("%s: %v", what, kerr.ErrorForCode(code))
-	}
-}
-
 func TestGroupAPIVersions(t *testing.T) {
 	b := startGroupBroker(t, t.TempDir())
 	defer stopBroker(t, b)

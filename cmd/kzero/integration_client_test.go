@@ -33,3 +33,5 @@ func createTopic(t testing.TB, ctx context.Context, cl *kgo.Client, name string,
 func consumeN(t testing.TB, ctx context.Context, cl *kgo.Client, n int) []*kgo.Record {
 	return kzerotest.ConsumeN(t, ctx, cl, n)
 }
+
+func wantNoErr(t *testing.T, what string, code int16) { kzerotest.WantCode(t, what, code, nil) }

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"kzero/kzerotest"
 	"kzero/node"
+	"kzero/node/nodetest"
 )
 
 // ListOffsets by timestamp finds the first offset, in offset order, whose
@@ -22,11 +23,11 @@ import (
 // KIP-734) is the exact record holding the largest timestamp, even in the
 // middle of a batch.
 func TestListOffsetsByTime(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
+	cl := nodetest.Client(t, b)
 	kzerotest.CreateTopic(t, ctx, cl, "times", 1, nil)
 	conn := kzerotest.Dial(t, b.Addr().String())
 
@@ -144,16 +145,16 @@ func listOffsetRaw(t *testing.T, conn *kzerotest.Conn, topic string, version int
 // the new start survives a restart.
 func TestDeleteRecords(t *testing.T) {
 	dir := t.TempDir()
-	b := startTestBroker(t, dir)
+	b := startBroker(t, dir)
 	stopped := false
 	defer func() {
 		if !stopped {
-			stopBroker(t, b)
+			nodetest.Stop(t, b)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
+	cl := nodetest.Client(t, b)
 	kzerotest.CreateTopic(t, ctx, cl, "trim", 1, nil)
 	// Ten batches of ten records; the cut at 35 falls inside a batch.
 	const part, end, cut = int32(0), int64(100), int64(35)
@@ -192,7 +193,7 @@ func TestDeleteRecords(t *testing.T) {
 
 	checkStart := func(b *node.Node) {
 		t.Helper()
-		cl := newClient(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"trim": {part: kgo.NewOffset().AtStart()}}))
+		cl := nodetest.Client(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"trim": {part: kgo.NewOffset().AtStart()}}))
 		got := kzerotest.ConsumeN(t, ctx, cl, int(end-cut))
 		for i, r := range got {
 			if r.Offset != cut+int64(i) {
@@ -220,15 +221,15 @@ func TestDeleteRecords(t *testing.T) {
 	checkStart(b)
 
 	stopped = true
-	stopBroker(t, b)
-	b = startTestBroker(t, dir)
-	defer stopBroker(t, b)
+	nodetest.Stop(t, b)
+	b = startBroker(t, dir)
+	defer nodetest.Stop(t, b)
 	checkStart(b)
 
 	// -1 deletes up to the high watermark.
 	offsets = kadm.Offsets{}
 	offsets.Add(kadm.Offset{Topic: "trim", Partition: part, At: -1})
-	res, err = kadm.NewClient(newClient(t, b)).DeleteRecords(ctx, offsets)
+	res, err = kadm.NewClient(nodetest.Client(t, b)).DeleteRecords(ctx, offsets)
 	if err != nil {
 		t.Fatal(err)
 	}

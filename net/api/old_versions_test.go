@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/node"
+	"kzero/node/nodetest"
 )
 
 // Versions Kafka 4.0 removed (KIP-896) that kzero serves as Kafka 3.9 did,
@@ -39,11 +41,11 @@ func listOffsetsV0(t *testing.T, conn *kzerotest.Conn, topic string, replicaID i
 // ListOffsets v0 lists segment base offsets and the log end offset, newest
 // first, as Kafka 3.9's legacyFetchOffsetsBefore did.
 func TestListOffsetsV0(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.ProducerLinger(0))
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0))
 	// 30 records of 100 KiB fill several segments of 1 MiB (the smallest).
 	kzerotest.CreateTopic(t, ctx, cl, "v0", 1, map[string]*string{"segment.bytes": kmsg.StringPtr("1048576")})
 	conn := kzerotest.Dial(t, b.Addr().String())
@@ -94,16 +96,16 @@ func TestListOffsetsV0(t *testing.T) {
 // OffsetCommit v0 (no group management) and v1 (generation, member, and a
 // commit timestamp), read back with OffsetFetch v0 and v1.
 func TestOffsetCommitV0V1(t *testing.T) {
-	b := startGroupBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), fastGroups)
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	kzerotest.CreateTopic(t, ctx, newClient(t, b), "old", 2, nil)
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "old", 2, nil)
 	conn := kzerotest.Dial(t, b.Addr().String())
 	// FindCoordinator creates __consumer_offsets, as a client asks first.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g0"
-	wantNoErr(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 0, fc).ErrorCode)
+	kzerotest.WantCode(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 0, fc).ErrorCode, nil)
 
 	commit := func(v int16, group string, partition int32, offset int64, meta string) int16 {
 		t.Helper()
@@ -131,8 +133,8 @@ func TestOffsetCommitV0V1(t *testing.T) {
 		return kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, v, req).Topics[0].Partitions
 	}
 
-	wantNoErr(t, "commit v0", commit(0, "g0", 0, 7, "v0 meta"))
-	wantNoErr(t, "commit v1", commit(1, "g0", 1, 9, "v1 meta"))
+	kzerotest.WantCode(t, "commit v0", commit(0, "g0", 0, 7, "v0 meta"), nil)
+	kzerotest.WantCode(t, "commit v1", commit(1, "g0", 1, 9, "v1 meta"), nil)
 	for _, v := range []int16{0, 1} {
 		ps := fetch(v, "g0")
 		if ps[0].Offset != 7 || *ps[0].Metadata != "v0 meta" || ps[1].Offset != 9 || *ps[1].Metadata != "v1 meta" || ps[0].ErrorCode != 0 {
@@ -217,10 +219,12 @@ func listedMinimums(t *testing.T, addr string) map[int16]int16 {
 // settings are exactly those of kafka4Minimums (Produce and Fetch aside),
 // and with legacy versions on each is listed from v0.
 func TestLegacyVersionsOff(t *testing.T) {
-	strict := startTestBroker(t, t.TempDir(), "legacy.protocol.versions.enable", "false")
-	defer stopBroker(t, strict)
-	legacy := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, legacy)
+	strict := startBroker(t, t.TempDir(), func(c *node.Config) {
+		c.LegacyVersions, c.StaticConfigs["legacy.protocol.versions.enable"] = false, "false"
+	})
+	defer nodetest.Stop(t, strict)
+	legacy := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, legacy)
 	off, on := listedMinimums(t, strict.Addr().String()), listedMinimums(t, legacy.Addr().String())
 	for key, min := range on {
 		if _, ok := off[key]; !ok {
@@ -252,12 +256,12 @@ func TestLegacyVersionsOff(t *testing.T) {
 // DescribeLogDirs v0, OffsetForLeaderEpoch v0 (end offset only) and v1
 // (with its epoch), WriteTxnMarkers v0.
 func TestOldAdminVersions(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conn := kzerotest.Dial(t, b.Addr().String())
-	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 
 	create := func(v int16, name string, validateOnly bool) kmsg.CreateTopicsResponseTopic {
 		t.Helper()
@@ -271,15 +275,15 @@ func TestOldAdminVersions(t *testing.T) {
 		req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
 		return kzerotest.Do[*kmsg.CreateTopicsResponse](t, conn, v, req).Topics[0]
 	}
-	wantNoErr(t, "create v1 validate only", create(1, "old1", true).ErrorCode)
-	wantNoErr(t, "create v0", create(0, "old0", false).ErrorCode)
+	kzerotest.WantCode(t, "create v1 validate only", create(1, "old1", true).ErrorCode, nil)
+	kzerotest.WantCode(t, "create v0", create(0, "old0", false).ErrorCode, nil)
 	if code := create(0, "old0", false).ErrorCode; code != kerr.TopicAlreadyExists.Code {
 		t.Errorf("create v0 again: %v", kerr.ErrorForCode(code))
 	}
 	if r := create(1, "old0", false); r.ErrorCode != kerr.TopicAlreadyExists.Code || r.ErrorMessage == nil {
 		t.Errorf("create v1 again: %v, message %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
-	wantNoErr(t, "create v1", create(1, "old1", false).ErrorCode)
+	kzerotest.WantCode(t, "create v1", create(1, "old1", false).ErrorCode, nil)
 
 	// DescribeConfigs v0: the topic's own value is not a default, Kafka's
 	// defaults are.
@@ -288,7 +292,7 @@ func TestOldAdminVersions(t *testing.T) {
 	dr.ResourceType, dr.ResourceName = kmsg.ConfigResourceTypeTopic, "old0"
 	dc.Resources = []kmsg.DescribeConfigsRequestResource{dr}
 	res := kzerotest.Do[*kmsg.DescribeConfigsResponse](t, conn, 0, dc).Resources[0]
-	wantNoErr(t, "describe configs v0", res.ErrorCode)
+	kzerotest.WantCode(t, "describe configs v0", res.ErrorCode, nil)
 	defaults := 0
 	for _, c := range res.Configs {
 		if c.Name == "retention.ms" && (c.IsDefault || c.Value == nil || *c.Value != "123456") {
@@ -372,7 +376,7 @@ func TestOldAdminVersions(t *testing.T) {
 		req.TopicNames, req.TimeoutMillis = []string{name}, 10000
 		return kzerotest.Do[*kmsg.DeleteTopicsResponse](t, conn, 0, req).Topics[0].ErrorCode
 	}
-	wantNoErr(t, "delete v0", del("old1"))
+	kzerotest.WantCode(t, "delete v0", del("old1"), nil)
 	if code := del("old1"); code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("delete v0 again: %v", kerr.ErrorForCode(code))
 	}

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"bytes"
@@ -14,17 +14,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/node/nodetest"
 )
 
 // Keys, headers, null values (tombstones), empty values and explicit
 // timestamps come back exactly as produced; a null value stays null and an
 // empty one stays empty.
 func TestRecordShapesRoundTrip(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.DefaultProduceTopic("shapes"), kgo.ConsumeTopics("shapes"),
+	cl := nodetest.Client(t, b, kgo.DefaultProduceTopic("shapes"), kgo.ConsumeTopics("shapes"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ProducerLinger(0))
 	kzerotest.CreateTopic(t, ctx, cl, "shapes", 1, nil)
 
@@ -88,12 +89,12 @@ func show(b []byte) string {
 // byte more is refused with MESSAGE_TOO_LARGE. A topic whose limit is raised
 // takes 1 MiB values, and they come back intact.
 func TestMessageMaxBytes(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	// The client's own batch limit is raised so the broker is what says no.
-	cl := newClient(t, b, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4<<20),
+	cl := nodetest.Client(t, b, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4<<20),
 		kgo.ProducerLinger(0), kgo.FetchMaxPartitionBytes(1<<20), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	kzerotest.CreateTopic(t, ctx, cl, "limit", 1, nil)
 	big := "8388608"
@@ -159,11 +160,11 @@ func valueForBatchSize(t *testing.T, size int) int {
 
 // acks 0, 1 and -1 all store every record; acks=0 gets no response.
 func TestAcksLevels(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	admin := newClient(t, b)
+	admin := nodetest.Client(t, b)
 	kzerotest.CreateTopic(t, ctx, admin, "acks", 3, nil)
 
 	const perLevel = 100
@@ -176,7 +177,7 @@ func TestAcksLevels(t *testing.T) {
 		if level.name != "-1" {
 			opts = append(opts, kgo.DisableIdempotentWrite())
 		}
-		cl := newClient(t, b, opts...)
+		cl := nodetest.Client(t, b, opts...)
 		var rs []*kgo.Record
 		for i := 0; i < perLevel; i++ {
 			v := fmt.Sprintf("acks=%s #%d", level.name, i)
@@ -187,7 +188,7 @@ func TestAcksLevels(t *testing.T) {
 			t.Fatalf("acks=%s: %v", level.name, err)
 		}
 	}
-	cl := newClient(t, b, kgo.ConsumeTopics("acks"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := nodetest.Client(t, b, kgo.ConsumeTopics("acks"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	for _, r := range kzerotest.ConsumeN(t, ctx, cl, len(want)) {
 		if !want[string(r.Value)] {
 			t.Fatalf("unexpected or repeated record %q", r.Value)
@@ -201,11 +202,11 @@ func TestAcksLevels(t *testing.T) {
 // way to learn it must refresh its metadata), and a good acks=0 produce
 // gets no response at all.
 func TestProduceErrors(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	kzerotest.CreateTopic(t, ctx, newClient(t, b), "errs", 1, nil)
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "errs", 1, nil)
 	conn := kzerotest.Dial(t, b.Addr().String())
 	good := kzerotest.EncodeBatch(time.Now().UnixMilli(), []byte("ok"))
 	corrupt := append([]byte(nil), good...)

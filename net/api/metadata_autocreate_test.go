@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/node"
+	"kzero/node/nodetest"
 )
 
 // metadataFor asks Metadata at version v about one topic by name.
@@ -70,8 +72,11 @@ func wantCreating(t *testing.T, v int16, mt kmsg.MetadataResponseTopic, internal
 // retry finds the topic. v4+ requests that do not allow auto-creation, and
 // invalid names, create nothing.
 func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
-	b := startTestBroker(t, t.TempDir(), "num.partitions", "3", "transaction.state.log.num.partitions", "2")
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), func(c *node.Config) {
+		c.NumPartitions, c.StaticConfigs["num.partitions"] = 3, "3"
+		c.Txns.NumPartitions, c.StaticConfigs["transaction.state.log.num.partitions"] = 2, "2"
+	})
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conn := kzerotest.Dial(t, b.Addr().String())
@@ -111,7 +116,7 @@ func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
 	}
 
 	// Clients retry: producers to a new topic succeed.
-	cl := newClient(t, b, kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("kgo-new"))
+	cl := nodetest.Client(t, b, kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("kgo-new"))
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatalf("kgo produce to a new topic: %v", err)
 	}
@@ -131,8 +136,10 @@ func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
 // With auto.create.topics.enable=false nothing is created, whatever the
 // request allows.
 func TestMetadataAutoCreateDisabled(t *testing.T) {
-	b := startTestBroker(t, t.TempDir(), "auto.create.topics.enable", "false")
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), func(c *node.Config) {
+		c.AutoCreateTopics, c.StaticConfigs["auto.create.topics.enable"] = false, "false"
+	})
+	defer nodetest.Stop(t, b)
 	conn := kzerotest.Dial(t, b.Addr().String())
 	for _, v := range []int16{0, 3, 4, 12} {
 		topic := fmt.Sprintf("never-v%d", v)

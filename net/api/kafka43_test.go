@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/node/nodetest"
 )
 
 // Kafka 4.3's versions of the APIs kzero serves, with raw requests:
@@ -27,11 +28,11 @@ import (
 // remote storage, and -5, the latest tiered one, are -1 with no error:
 // nothing is tiered, as on a Kafka topic without remote storage.
 func TestListOffsetsV11(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.ProducerLinger(0))
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0))
 	kzerotest.CreateTopic(t, ctx, cl, "v11", 1, nil)
 	for i := range 3 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "v11", Value: []byte{byte(i)}}).FirstErr(); err != nil {
@@ -61,11 +62,11 @@ func TestListOffsetsV11(t *testing.T) {
 // back by name (v9) and by id (v10); an unknown id is UNKNOWN_TOPIC_ID on
 // each partition; a fetch of every offset answers with ids.
 func TestOffsetsByTopicID(t *testing.T) {
-	b := startGroupBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), fastGroups)
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
+	cl := nodetest.Client(t, b)
 	kzerotest.CreateTopic(t, ctx, cl, "ids", 2, nil)
 	td, err := kadm.NewClient(cl).ListTopics(ctx, "ids")
 	if err != nil || td["ids"].Err != nil {
@@ -76,7 +77,7 @@ func TestOffsetsByTopicID(t *testing.T) {
 	conn := kzerotest.Dial(t, b.Addr().String())
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g10"
-	wantNoErr(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 3, fc).ErrorCode)
+	kzerotest.WantCode(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 3, fc).ErrorCode, nil)
 
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group = "g10"
@@ -95,7 +96,7 @@ func TestOffsetsByTopicID(t *testing.T) {
 		t.Fatalf("commit v10 topics: %+v", cr.Topics)
 	}
 	for _, p := range cr.Topics[0].Partitions {
-		wantNoErr(t, "commit v10 by id", p.ErrorCode)
+		kzerotest.WantCode(t, "commit v10 by id", p.ErrorCode, nil)
 	}
 	for _, p := range cr.Topics[1].Partitions {
 		if p.ErrorCode != kerr.UnknownTopicID.Code {
@@ -138,11 +139,11 @@ func TestOffsetsByTopicID(t *testing.T) {
 func TestDescribeLogDirsSeveralDirs(t *testing.T) {
 	root := t.TempDir()
 	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
-	b := startTestBroker(t, dirs[0], "log.dirs", dirs[0]+","+dirs[1])
-	defer stopBroker(t, b)
+	b := nodetest.Start(t, nodetest.Config(dirs...))
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	kzerotest.CreateTopic(t, ctx, cl, "spread", 6, nil)
 	for p := range int32(6) {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "spread", Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
@@ -198,8 +199,8 @@ func TestDescribeLogDirsSeveralDirs(t *testing.T) {
 // its controller does not support; ApiVersions lists each feature
 // supported and finalized at that one level.
 func TestUpdateFeatures(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	conn := kzerotest.Dial(t, b.Addr().String())
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "kzero-test", "1"
@@ -242,7 +243,7 @@ func TestUpdateFeatures(t *testing.T) {
 	same := []kmsg.UpdateFeaturesRequestFeatureUpdate{feature("group.version", 1, 1), feature("transaction.version", 2, 1)}
 	for _, v := range []int16{0, 1, 2} {
 		r := update(v, false, same...)
-		wantNoErr(t, "update to the current levels", r.ErrorCode)
+		kzerotest.WantCode(t, "update to the current levels", r.ErrorCode, nil)
 		if want := 2; v == 2 {
 			want = 0
 			if len(r.Results) != want {
@@ -271,10 +272,10 @@ func TestUpdateFeatures(t *testing.T) {
 		}
 	}
 	// An unknown feature to level 0 is already so: a no-op.
-	wantNoErr(t, "unknown feature to 0", update(2, false, feature("test.feature.version", 0, 2)).ErrorCode)
+	kzerotest.WantCode(t, "unknown feature to 0", update(2, false, feature("test.feature.version", 0, 2)).ErrorCode, nil)
 
 	// kadm reads the same and refuses the same.
-	adm := kadm.NewClient(newClient(t, b))
+	adm := kadm.NewClient(nodetest.Client(t, b))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	up, err := adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "group.version", MaxVersionLevel: 0, UpgradeType: 2})
@@ -291,11 +292,11 @@ func TestUpdateFeatures(t *testing.T) {
 // none is named, and refuses a type Kafka does not list; v0 (client
 // metrics subscriptions) is empty.
 func TestListConfigResources(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
+	cl := nodetest.Client(t, b)
 	kzerotest.CreateTopic(t, ctx, cl, "listed-b", 1, nil)
 	kzerotest.CreateTopic(t, ctx, cl, "listed-a", 1, nil)
 	conn := kzerotest.Dial(t, b.Addr().String())
