@@ -2,6 +2,7 @@ package kzerotest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -112,5 +113,31 @@ func WantCode(t testing.TB, what string, got int16, want *kerr.Error) {
 		t.Fatalf("%s: %v", what, kerr.ErrorForCode(got))
 	case want != nil && got != want.Code:
 		t.Fatalf("%s: error code %d (%v), want %s", what, got, kerr.ErrorForCode(got), want.Message)
+	}
+}
+
+// BrokerRequest sends req to broker 1 through cl, which must know it
+// already (from an earlier metadata request), and returns its response as
+// R; kgo picks the version, the highest both sides serve.
+func BrokerRequest[R kmsg.Response](t testing.TB, ctx context.Context, cl *kgo.Client, req kmsg.Request) R {
+	t.Helper()
+	resp, err := cl.Broker(1).Request(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp.(R)
+}
+
+// WantErr fails the test unless got is want (nil: no error).
+func WantErr(t testing.TB, what string, got error, want *kerr.Error) {
+	t.Helper()
+	if want == nil {
+		if got != nil {
+			t.Fatalf("%s: %v", what, got)
+		}
+		return
+	}
+	if !errors.Is(got, want) {
+		t.Fatalf("%s: error %v, want %s", what, got, want.Message)
 	}
 }

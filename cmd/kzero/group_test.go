@@ -523,13 +523,13 @@ func TestGroupStaticMemberRestartsWithoutRebalance(t *testing.T) {
 	join.Group, join.InstanceID, join.ProtocolType = group, kmsg.StringPtr("s1"), "consumer"
 	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 20000, 20000
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: (&kmsg.ConsumerMemberMetadata{Topics: []string{topic}}).AppendTo(nil)}}
-	jr := adminRequest[*kmsg.JoinGroupResponse](t, ctx, prod, join)
+	jr := kzerotest.BrokerRequest[*kmsg.JoinGroupResponse](t, ctx, prod, join)
 	if jr.ErrorCode != 0 || jr.MemberID == newID || jr.Generation != gen {
 		t.Fatalf("duplicate join: %v, member %s, generation %d", kerr.ErrorForCode(jr.ErrorCode), jr.MemberID, jr.Generation)
 	}
 	old := kmsg.NewPtrHeartbeatRequest()
 	old.Group, old.MemberID, old.Generation, old.InstanceID = group, newID, newGen, kmsg.StringPtr("s1")
-	resp := adminRequest[*kmsg.HeartbeatResponse](t, ctx, prod, old)
+	resp := kzerotest.BrokerRequest[*kmsg.HeartbeatResponse](t, ctx, prod, old)
 	if resp.ErrorCode != kerr.FencedInstanceID.Code {
 		t.Fatalf("heartbeat of the fenced incarnation: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
@@ -626,7 +626,7 @@ func TestGroupAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "commit to a missing topic", resp.Error(), kerr.UnknownTopicOrPartition)
+	kzerotest.WantErr(t, "commit to a missing topic", resp.Error(), kerr.UnknownTopicOrPartition)
 
 	// __consumer_offsets: 50 partitions, compacted, internal.
 	td, err := adm.ListTopicsWithInternal(ctx, "__consumer_offsets")
@@ -664,7 +664,7 @@ func TestGroupAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "describe a missing group", gs["no-such-group"].Err, kerr.GroupIDNotFound)
+	kzerotest.WantErr(t, "describe a missing group", gs["no-such-group"].Err, kerr.GroupIDNotFound)
 
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
@@ -689,29 +689,29 @@ func TestGroupAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "simple commit to an active group", resp.Error(), kerr.UnknownMemberID)
+	kzerotest.WantErr(t, "simple commit to an active group", resp.Error(), kerr.UnknownMemberID)
 	del, err := adm.DeleteOffsets(ctx, "active", kadm.TopicsSet{"watched": {0: {}}, "other": {0: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "delete offsets of a subscribed topic", del["watched"][0], kerr.GroupSubscribedToTopic)
-	wantErr(t, "delete offsets of another topic", del["other"][0], nil)
+	kzerotest.WantErr(t, "delete offsets of a subscribed topic", del["watched"][0], kerr.GroupSubscribedToTopic)
+	kzerotest.WantErr(t, "delete offsets of another topic", del["other"][0], nil)
 
 	// Groups with members are not deleted.
 	dg, err := adm.DeleteGroups(ctx, "active", "admin-group", "no-such-group")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "delete an active group", dg["active"].Err, kerr.NonEmptyGroup)
-	wantErr(t, "delete an empty group", dg["admin-group"].Err, nil)
-	wantErr(t, "delete a missing group", dg["no-such-group"].Err, kerr.GroupIDNotFound)
+	kzerotest.WantErr(t, "delete an active group", dg["active"].Err, kerr.NonEmptyGroup)
+	kzerotest.WantErr(t, "delete an empty group", dg["admin-group"].Err, nil)
+	kzerotest.WantErr(t, "delete a missing group", dg["no-such-group"].Err, kerr.GroupIDNotFound)
 	consumer.Close()
 	waitGroup(t, ctx, adm, "active", func(g kadm.DescribedGroup) bool { return g.State == "Empty" })
 	dg, err = adm.DeleteGroups(ctx, "active")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "delete a group after its members left", dg["active"].Err, nil)
+	kzerotest.WantErr(t, "delete a group after its members left", dg["active"].Err, nil)
 	if fetched, err := adm.FetchOffsets(ctx, "active"); err != nil || len(fetched) != 0 {
 		t.Fatalf("offsets of a deleted group: %v %v", fetched, err)
 	}
