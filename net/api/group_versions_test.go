@@ -1,21 +1,24 @@
-package main
+package api_test
 
 import (
+	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/node/nodetest"
 )
 
 // The group APIs at old and new versions, with raw requests: the fields
 // each version has, the errors each version gets.
 
 func TestGroupAPIVersions(t *testing.T) {
-	b := startGroupBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), fastGroups)
+	defer nodetest.Stop(t, b)
 	conn := kzerotest.Dial(t, b.Addr().String())
 
 	// ApiVersions lists the classic group APIs, KIP-848's, and the
@@ -50,7 +53,7 @@ func TestGroupAPIVersions(t *testing.T) {
 		t.Fatalf("first find coordinator v0, before the offsets topic exists: %v", kerr.ErrorForCode(first.ErrorCode))
 	}
 	f0 := kzerotest.FindCoordinator(t, conn, 0, fc)
-	wantNoErr(t, "find coordinator v0", f0.ErrorCode)
+	kzerotest.WantCode(t, "find coordinator v0", f0.ErrorCode, nil)
 	if f0.NodeID != 1 || f0.Host != "127.0.0.1" || f0.Port <= 0 {
 		t.Fatalf("coordinator %d %s:%d", f0.NodeID, f0.Host, f0.Port)
 	}
@@ -84,7 +87,7 @@ func TestGroupAPIVersions(t *testing.T) {
 		return kzerotest.Do[*kmsg.JoinGroupResponse](t, conn, v, r)
 	}
 	j0 := join(0, "g0", "", nil, "range")
-	wantNoErr(t, "join v0", j0.ErrorCode)
+	kzerotest.WantCode(t, "join v0", j0.ErrorCode, nil)
 	if j0.Generation != 1 || j0.LeaderID != j0.MemberID || j0.Protocol == nil || *j0.Protocol != "range" || len(j0.Members) != 1 || string(j0.Members[0].ProtocolMetadata) != "range-meta" {
 		t.Fatalf("join v0: %+v", j0)
 	}
@@ -97,7 +100,7 @@ func TestGroupAPIVersions(t *testing.T) {
 	sync.Group, sync.MemberID, sync.Generation = "g0", j0.MemberID, j0.Generation
 	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: j0.MemberID, MemberAssignment: []byte{1, 2, 3}}}
 	s0 := kzerotest.Do[*kmsg.SyncGroupResponse](t, conn, 0, sync)
-	wantNoErr(t, "sync v0", s0.ErrorCode)
+	kzerotest.WantCode(t, "sync v0", s0.ErrorCode, nil)
 	if !slices.Equal(s0.MemberAssignment, []byte{1, 2, 3}) {
 		t.Fatalf("assignment %v", s0.MemberAssignment)
 	}
@@ -117,7 +120,7 @@ func TestGroupAPIVersions(t *testing.T) {
 	// Heartbeat v0.
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.Generation = "g0", j0.MemberID, j0.Generation
-	wantNoErr(t, "heartbeat v0", kzerotest.Do[*kmsg.HeartbeatResponse](t, conn, 0, hb).ErrorCode)
+	kzerotest.WantCode(t, "heartbeat v0", kzerotest.Do[*kmsg.HeartbeatResponse](t, conn, 0, hb).ErrorCode, nil)
 	hb.MemberID = "stranger"
 	if code := kzerotest.Do[*kmsg.HeartbeatResponse](t, conn, 4, hb).ErrorCode; code != kerr.UnknownMemberID.Code {
 		t.Fatalf("heartbeat of a stranger: %v", kerr.ErrorForCode(code))
@@ -141,7 +144,7 @@ func TestGroupAPIVersions(t *testing.T) {
 	// LeaveGroup v0 and v3 (batched).
 	lv := kmsg.NewPtrLeaveGroupRequest()
 	lv.Group, lv.MemberID = "g0", j0.MemberID
-	wantNoErr(t, "leave v0", kzerotest.Do[*kmsg.LeaveGroupResponse](t, conn, 0, lv).ErrorCode)
+	kzerotest.WantCode(t, "leave v0", kzerotest.Do[*kmsg.LeaveGroupResponse](t, conn, 0, lv).ErrorCode, nil)
 	lv = kmsg.NewPtrLeaveGroupRequest()
 	lv.Group = "g5"
 	lv.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "x", InstanceID: kmsg.StringPtr("inst")}, {InstanceID: kmsg.StringPtr("inst")}, {MemberID: "nobody"}}
@@ -156,7 +159,9 @@ func TestGroupAPIVersions(t *testing.T) {
 
 	// OffsetCommit v2 (with a retention time) outside group management,
 	// OffsetFetch v1 (partitions named) and v2 (all of the group's).
-	kzerotest.CreateTopic(t, adminContext(t), newClient(t, b), "vt", 2, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "vt", 2, nil)
 	oc := kmsg.NewPtrOffsetCommitRequest()
 	oc.Group, oc.Generation, oc.RetentionTimeMillis = "offsets", -1, 60_000
 	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "vt", Partitions: []kmsg.OffsetCommitRequestTopicPartition{
