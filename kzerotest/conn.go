@@ -196,8 +196,9 @@ func ProduceOnce(t testing.TB, conn *Conn, topic string, partition int32, batch 
 	return p
 }
 
-// Produce is ProduceOnce for any goroutine: it returns what fails.
-func (r *Conn) Produce(topic string, partition int32, batch []byte) (kmsg.ProduceResponseTopicPartition, error) {
+// ProduceRequest is a Produce v9 of one batch to one partition, acks=1 and
+// a 30s timeout, for a test to change before sending it.
+func ProduceRequest(topic string, partition int32, batch []byte) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(9)
 	req.Acks = 1
@@ -209,7 +210,12 @@ func (r *Conn) Produce(topic string, partition int32, batch []byte) (kmsg.Produc
 	rp.Records = batch
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := r.Request(req)
+	return req
+}
+
+// Produce is ProduceOnce for any goroutine: it returns what fails.
+func (r *Conn) Produce(topic string, partition int32, batch []byte) (kmsg.ProduceResponseTopicPartition, error) {
+	resp, err := r.Request(ProduceRequest(topic, partition, batch))
 	if err != nil {
 		return kmsg.ProduceResponseTopicPartition{}, err
 	}

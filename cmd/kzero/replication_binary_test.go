@@ -230,15 +230,8 @@ func TestReplicationProcesses(t *testing.T) {
 // produceAcksAll produces one batch with acks=all and returns the
 // partition's error.
 func produceAcksAll(conn *kzerotest.Conn, topic string, partition int32, batch []byte) error {
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
+	req := kzerotest.ProduceRequest(topic, partition, batch)
 	req.Acks, req.TimeoutMillis = -1, 10000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
 	resp, err := conn.Request(req)
 	if err != nil {
 		return err

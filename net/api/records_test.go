@@ -236,16 +236,8 @@ func TestProduceErrors(t *testing.T) {
 
 	// acks=0: no response; the next request's answer is the next frame.
 	zero := func(topic string) kmsg.Request {
-		req := kmsg.NewPtrProduceRequest()
-		req.SetVersion(9)
+		req := kzerotest.ProduceRequest(topic, 0, good)
 		req.Acks = 0
-		req.TimeoutMillis = 30000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = good
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
 		return req
 	}
 	if err := conn.Send(zero("errs")); err != nil {

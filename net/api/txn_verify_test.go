@@ -62,15 +62,8 @@ func TestTxnVerifyCodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := kmsg.NewPtrProduceRequest()
-		req.TransactionID = kmsg.StringPtr(txnID)
-		req.Acks, req.TimeoutMillis = -1, 30000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := kzerotest.ProduceRequest(topic, 0, batch)
+		req.TransactionID, req.Acks = kmsg.StringPtr(txnID), -1
 		return kzerotest.Do[*kmsg.ProduceResponse](t, conn, version, req).Topics[0].Partitions[0].ErrorCode
 	}
 	commitOffset := func(version int16, pid int64, epoch int16) int16 {
