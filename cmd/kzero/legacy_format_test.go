@@ -320,7 +320,6 @@ func legacyEntry(magic, attrs int8, offset, ts int64, key, value []byte) []byte 
 func legacyProduce(t *testing.T, conn *kzerotest.Conn, v int16, topic string, set []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(v)
 	req.Acks, req.TimeoutMillis = -1, 10000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
@@ -328,17 +327,12 @@ func legacyProduce(t *testing.T, conn *kzerotest.Conn, v int16, topic string, se
 	rp.Records = set
 	rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
 	req.Topics = []kmsg.ProduceRequestTopic{rt}
-	resp, err := conn.Request(req)
-	if err != nil {
-		t.Fatalf("Produce v%d: %v", v, err)
-	}
-	return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	return kzerotest.Do[*kmsg.ProduceResponse](t, conn, v, req).Topics[0].Partitions[0]
 }
 
 func legacyFetch(t *testing.T, conn *kzerotest.Conn, v int16, topic string, offset int64, maxBytes int32) kmsg.FetchResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(v)
 	req.MaxWaitMillis = 0
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic
@@ -346,11 +340,7 @@ func legacyFetch(t *testing.T, conn *kzerotest.Conn, v int16, topic string, offs
 	rp.FetchOffset, rp.PartitionMaxBytes = offset, maxBytes
 	rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
 	req.Topics = []kmsg.FetchRequestTopic{rt}
-	resp, err := conn.Request(req)
-	if err != nil {
-		t.Fatalf("Fetch v%d: %v", v, err)
-	}
-	return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	return kzerotest.Do[*kmsg.FetchResponse](t, conn, v, req).Topics[0].Partitions[0]
 }
 
 // readLegacySet decodes an uncompressed message set: magic, offsets, keys.

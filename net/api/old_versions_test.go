@@ -23,7 +23,6 @@ import (
 func listOffsetsV0(t *testing.T, conn *kzerotest.Conn, topic string, replicaID int32, timestamp int64, maxNum int32) kmsg.ListOffsetsResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
-	req.SetVersion(0)
 	req.ReplicaID = replicaID
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
@@ -31,11 +30,7 @@ func listOffsetsV0(t *testing.T, conn *kzerotest.Conn, topic string, replicaID i
 	rp.Timestamp, rp.MaxNumOffsets = timestamp, maxNum
 	rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{rp}
 	req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
-	resp, err := conn.Request(req)
-	if err != nil {
-		t.Fatalf("ListOffsets v0: %v", err)
-	}
-	return resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	return kzerotest.Do[*kmsg.ListOffsetsResponse](t, conn, 0, req).Topics[0].Partitions[0]
 }
 
 // ListOffsets v0 lists segment base offsets and the log end offset, newest
