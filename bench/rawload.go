@@ -321,22 +321,8 @@ func (r *run) rawConsume(ctx context.Context, feed func() (int64, error)) (*Thro
 	})
 	defer stopClose()
 
-	var (
-		records, bytes atomic.Int64
-		want           atomic.Int64
-		lastAt         atomic.Int64
-		finish         sync.Once
-		finished       = make(chan struct{})
-	)
-	want.Store(-1)
-	check := func() {
-		if t := want.Load(); t >= 0 && records.Load() >= t {
-			finish.Do(func() { close(finished); cancel(nil) })
-		}
-	}
-	start := time.Now()
-	timeline := record(&bytes, timelineTick)
-	cutoff := start.Add(w.Warmup.D()).UnixNano()
+	in := newIntake(w.Warmup.D(), r.meter, cancel)
+	cutoff := in.cutoff
 	lats := make([][]time.Duration, len(fetchers))
 	var wg sync.WaitGroup
 	for i, f := range fetchers {
@@ -360,60 +346,26 @@ func (r *run) rawConsume(ctx context.Context, feed func() (int64, error)) (*Thro
 					return
 				}
 				if got.records > 0 {
-					lastAt.Store(time.Now().UnixNano())
-					bytes.Add(got.bytes)
-					records.Add(got.records)
-					r.meter.consumedBytes.Add(got.bytes)
-					r.meter.consumed.Add(got.records)
-					check()
+					in.got(got.records, got.bytes, time.Now().UnixNano())
 				}
 			}
 		})
 	}
-	go watchConsume(cctx, &records, cancel)
+	go in.watch(cctx, stallTimeout)
 
 	n, err := feed()
 	if err != nil {
 		cancel(err)
 	} else {
-		want.Store(n)
-		check()
+		in.expect(n)
 	}
 	wg.Wait()
-	tl := timeline.stop()
-	select {
-	case <-finished:
-	default:
+	t, all, whole := in.end(0, lats)
+	if !whole {
 		if err := context.Cause(cctx); err != nil && !errors.Is(err, context.Canceled) {
 			return nil, nil, fmt.Errorf("raw consume: %w", err)
 		}
-		return nil, nil, fmt.Errorf("raw consume: stopped at %d records", records.Load())
+		return nil, nil, fmt.Errorf("raw consume: stopped at %d records", in.records.Load())
 	}
-	var all []time.Duration
-	for _, l := range lats {
-		all = append(all, l...)
-	}
-	t := newThroughput(records.Load(), bytes.Load(), time.Unix(0, lastAt.Load()).Sub(start))
-	t.Timeline = tl
 	return t, all, nil
-}
-
-// watchConsume ends a consume phase that stopped making progress.
-func watchConsume(ctx context.Context, records *atomic.Int64, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	seen, since := int64(-1), time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if n := records.Load(); n != seen {
-			seen, since = n, time.Now()
-		} else if time.Since(since) > stallTimeout {
-			cancel(fmt.Errorf("consume: stalled at %d records for %v", n, stallTimeout))
-			return
-		}
-	}
 }

@@ -447,24 +447,9 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 		clients[i] = cl
 	}
 
-	var (
-		records, bytes atomic.Int64
-		want           atomic.Int64
-		lastAt         atomic.Int64 // UnixNano of the last record received
-		flushErr       atomic.Pointer[error]
-		finish         sync.Once
-		finished       = make(chan struct{})
-	)
-	want.Store(-1)
-	check := func() {
-		if t := want.Load(); t >= 0 && records.Load() >= t {
-			finish.Do(func() { close(finished); cancel(nil) })
-		}
-	}
-	stamp := w.measuresLatency()
-	start := time.Now()
-	timeline := record(&bytes, timelineTick)
-	cutoff := start.Add(w.Warmup.D()).UnixNano()
+	var flushErr atomic.Pointer[error]
+	in := newIntake(w.Warmup.D(), r.meter, cancel)
+	stamp, cutoff := w.measuresLatency(), in.cutoff
 	lats := make([][]time.Duration, len(clients))
 	var wg sync.WaitGroup
 	for i, cl := range clients {
@@ -495,12 +480,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 					cl.MarkAcks(kgo.AckAccept)
 				}
 				if n > 0 {
-					lastAt.Store(now)
-					bytes.Add(b)
-					records.Add(n)
-					r.meter.consumedBytes.Add(b)
-					r.meter.consumed.Add(n)
-					check()
+					in.got(n, b, now)
 				}
 				fs.EachError(func(_ string, _ int32, err error) {
 					if !errors.Is(err, context.Canceled) && cctx.Err() == nil {
@@ -527,54 +507,28 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 	if r.share != nil {
 		stall = shareStallTimeout
 	}
-	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		seen, since := int64(-1), time.Now()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-t.C:
-			}
-			if n := records.Load(); n != seen {
-				seen, since = n, time.Now()
-			} else if time.Since(since) > stall {
-				cancel(fmt.Errorf("consume: stalled at %d records for %v", n, stall))
-				return
-			}
-		}
-	}()
+	go in.watch(cctx, stall)
 
 	n, err := feed()
 	if err != nil {
 		cancel(err)
 	} else {
-		want.Store(n)
-		check()
+		in.expect(n)
 	}
 	wg.Wait()
-	tl := timeline.stop()
-	select {
-	case <-finished:
-	default:
+	last := int64(0) // the last record received
+	if r.share != nil {
+		last = time.Now().UnixNano() // the acknowledgements flushed
+	}
+	t, all, whole := in.end(last, lats)
+	if !whole {
 		if err := context.Cause(cctx); err != nil {
 			return nil, nil, err
 		}
-		return nil, nil, fmt.Errorf("consume: stopped at %d records", records.Load())
+		return nil, nil, fmt.Errorf("consume: stopped at %d records", in.records.Load())
 	}
 	if err := flushErr.Load(); err != nil {
 		return nil, nil, *err
 	}
-	var all []time.Duration
-	for _, l := range lats {
-		all = append(all, l...)
-	}
-	end := time.Unix(0, lastAt.Load())
-	if r.share != nil {
-		end = time.Now() // the acknowledgements flushed
-	}
-	t := newThroughput(records.Load(), bytes.Load(), end.Sub(start))
-	t.Timeline = tl
 	return t, all, nil
 }
