@@ -353,12 +353,7 @@ func (r *run) rawConsume(ctx context.Context, feed func() (int64, error)) (*Thro
 	}
 	go in.watch(cctx, stallTimeout)
 
-	n, err := feed()
-	if err != nil {
-		cancel(err)
-	} else {
-		in.expect(n)
-	}
+	in.feed(feed)
 	wg.Wait()
 	t, all, whole := in.end(0, lats)
 	if !whole {

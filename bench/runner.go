@@ -509,12 +509,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 	}
 	go in.watch(cctx, stall)
 
-	n, err := feed()
-	if err != nil {
-		cancel(err)
-	} else {
-		in.expect(n)
-	}
+	in.feed(feed)
 	wg.Wait()
 	last := int64(0) // the last record received
 	if r.share != nil {

@@ -99,8 +99,14 @@ func (c *intake) got(n, b, now int64) {
 	c.check()
 }
 
-// expect sets the count the phase ends at: what the feed produced.
-func (c *intake) expect(n int64) {
+// feed runs the phase's feed, which returns how many records it
+// produced: the count the phase ends at. A feed that fails ends the phase.
+func (c *intake) feed(feed func() (int64, error)) {
+	n, err := feed()
+	if err != nil {
+		c.cancel(err)
+		return
+	}
 	c.want.Store(n)
 	c.check()
 }

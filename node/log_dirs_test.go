@@ -81,6 +81,28 @@ func awaitMoved(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, t
 	}
 }
 
+// flushAcked flushes the producer and returns the offset each of the
+// next records was acknowledged at, by sequence number; nil when the test
+// failed meanwhile (a produce error).
+func flushAcked(t *testing.T, ctx context.Context, pcl *kgo.Client, acked map[int64]int64, next int64) []int64 {
+	t.Helper()
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		return nil
+	}
+	final := make([]int64, next)
+	for seq := range next {
+		off, ok := acked[seq]
+		if !ok {
+			t.Fatalf("record %d never acknowledged", seq)
+		}
+		final[seq] = off
+	}
+	return final
+}
+
 // awaitLeading waits until n leads tp.
 func awaitLeading(t *testing.T, ctx context.Context, n *Node, tp log.TopicPartition) {
 	t.Helper()
@@ -259,19 +281,9 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	<-readDone
 	close(stop)
 	wg.Wait()
-	if err := pcl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if t.Failed() {
+	final := flushAcked(t, ctx, pcl, acked, next)
+	if final == nil {
 		return
-	}
-	final := make([]int64, next)
-	for seq := range next {
-		off, ok := acked[seq]
-		if !ok {
-			t.Fatalf("record %d never acknowledged", seq)
-		}
-		final[seq] = off
 	}
 	checkRead(t, during, final[:len(during)])
 	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
@@ -441,19 +453,9 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	if err := pcl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if t.Failed() {
+	final := flushAcked(t, ctx, pcl, acked, next)
+	if final == nil {
 		return
-	}
-	final := make([]int64, next)
-	for seq := range next {
-		off, ok := acked[seq]
-		if !ok {
-			t.Fatalf("record %d never acknowledged", seq)
-		}
-		final[seq] = off
 	}
 	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
 	// Every replica holds the same log, and the ISR is whole.
