@@ -179,14 +179,11 @@ func (r *run) rawProduce(ctx context.Context, total int64, d time.Duration, rate
 	}
 
 	var (
-		records, bytes     atomic.Int64 // every acknowledgement
-		inRecords, inBytes atomic.Int64 // acknowledged within the window
-		failed             atomic.Pointer[error]
-		wg                 sync.WaitGroup
-		start              = time.Now()
-		deadline           = start.Add(d)
-		windowStart        = start.Add(min(w.Warmup.D(), d))
-		timeline           = record(&bytes, timelineTick)
+		counts   = newTally(total, d, w.Warmup.D(), r.meter)
+		failed   atomic.Pointer[error]
+		wg       sync.WaitGroup
+		start    = counts.start
+		deadline = counts.deadline
 	)
 	fail := func(err error) {
 		if failed.CompareAndSwap(nil, &err) {
@@ -197,17 +194,7 @@ func (r *run) rawProduce(ctx context.Context, total int64, d time.Duration, rate
 	}
 	stop := context.AfterFunc(ctx, func() { fail(ctx.Err()) })
 	defer stop()
-	done := func(n int32) {
-		b := int64(n) * int64(w.RecordBytes)
-		records.Add(int64(n))
-		bytes.Add(b)
-		r.meter.produced.Add(int64(n))
-		r.meter.producedBytes.Add(b)
-		if now := time.Now(); total == 0 && now.Before(deadline) && !now.Before(windowStart) {
-			inRecords.Add(int64(n))
-			inBytes.Add(b)
-		}
-	}
+	done := func(n int32) { counts.ack(int64(n), int64(n)*int64(w.RecordBytes)) }
 	n := int64(len(producers))
 	for i, p := range producers {
 		share := total / n
@@ -284,19 +271,11 @@ func (r *run) rawProduce(ctx context.Context, total int64, d time.Duration, rate
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	tl := timeline.stop()
+	t, acked := counts.end()
 	if err := failed.Load(); err != nil {
 		return nil, 0, fmt.Errorf("raw produce: %w", *err)
 	}
-	if total == 0 {
-		t := newThroughput(inRecords.Load(), inBytes.Load(), deadline.Sub(windowStart))
-		t.Acked, t.Timeline = records.Load(), tl
-		return t, t.Acked, nil
-	}
-	t := newThroughput(records.Load(), bytes.Load(), elapsed)
-	t.Timeline = tl
-	return t, records.Load(), nil
+	return t, acked, nil
 }
 
 // rawConsume is consume (runner.go) with the raw consumer: it reads the
@@ -342,22 +321,8 @@ func (r *run) rawConsume(ctx context.Context, feed func() (int64, error)) (*Thro
 	})
 	defer stopClose()
 
-	var (
-		records, bytes atomic.Int64
-		want           atomic.Int64
-		lastAt         atomic.Int64
-		finish         sync.Once
-		finished       = make(chan struct{})
-	)
-	want.Store(-1)
-	check := func() {
-		if t := want.Load(); t >= 0 && records.Load() >= t {
-			finish.Do(func() { close(finished); cancel(nil) })
-		}
-	}
-	start := time.Now()
-	timeline := record(&bytes, timelineTick)
-	cutoff := start.Add(w.Warmup.D()).UnixNano()
+	in := newIntake(w.Warmup.D(), r.meter, cancel)
+	cutoff := in.cutoff
 	lats := make([][]time.Duration, len(fetchers))
 	var wg sync.WaitGroup
 	for i, f := range fetchers {
@@ -381,60 +346,21 @@ func (r *run) rawConsume(ctx context.Context, feed func() (int64, error)) (*Thro
 					return
 				}
 				if got.records > 0 {
-					lastAt.Store(time.Now().UnixNano())
-					bytes.Add(got.bytes)
-					records.Add(got.records)
-					r.meter.consumedBytes.Add(got.bytes)
-					r.meter.consumed.Add(got.records)
-					check()
+					in.got(got.records, got.bytes, time.Now().UnixNano())
 				}
 			}
 		})
 	}
-	go watchConsume(cctx, &records, cancel)
+	go in.watch(cctx, stallTimeout)
 
-	n, err := feed()
-	if err != nil {
-		cancel(err)
-	} else {
-		want.Store(n)
-		check()
-	}
+	in.feed(feed)
 	wg.Wait()
-	tl := timeline.stop()
-	select {
-	case <-finished:
-	default:
+	t, all, whole := in.end(0, lats)
+	if !whole {
 		if err := context.Cause(cctx); err != nil && !errors.Is(err, context.Canceled) {
 			return nil, nil, fmt.Errorf("raw consume: %w", err)
 		}
-		return nil, nil, fmt.Errorf("raw consume: stopped at %d records", records.Load())
+		return nil, nil, fmt.Errorf("raw consume: stopped at %d records", in.records.Load())
 	}
-	var all []time.Duration
-	for _, l := range lats {
-		all = append(all, l...)
-	}
-	t := newThroughput(records.Load(), bytes.Load(), time.Unix(0, lastAt.Load()).Sub(start))
-	t.Timeline = tl
 	return t, all, nil
-}
-
-// watchConsume ends a consume phase that stopped making progress.
-func watchConsume(ctx context.Context, records *atomic.Int64, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	seen, since := int64(-1), time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if n := records.Load(); n != seen {
-			seen, since = n, time.Now()
-		} else if time.Since(since) > stallTimeout {
-			cancel(fmt.Errorf("consume: stalled at %d records for %v", n, stallTimeout))
-			return
-		}
-	}
 }

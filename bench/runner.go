@@ -346,16 +346,13 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 	}
 	defer closeAll(clients)
 	var (
-		records, bytes     atomic.Int64 // every acknowledgement
-		inRecords, inBytes atomic.Int64 // acknowledged within the window
-		aborting           atomic.Bool
-		failed             atomic.Pointer[error]
-		wg                 sync.WaitGroup
-		start              = time.Now()
-		deadline           = start.Add(d)
-		windowStart        = start.Add(min(r.w.Warmup.D(), d))
-		abortLate          = total == 0 && !stamp
-		timeline           = record(&bytes, timelineTick)
+		counts    = newTally(total, d, r.w.Warmup.D(), r.meter)
+		aborting  atomic.Bool
+		failed    atomic.Pointer[error]
+		wg        sync.WaitGroup
+		start     = counts.start
+		deadline  = counts.deadline
+		abortLate = total == 0 && !stamp
 	)
 	done := func(rec *kgo.Record, err error) {
 		if err != nil {
@@ -364,14 +361,7 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 			}
 			return
 		}
-		records.Add(1)
-		bytes.Add(int64(len(rec.Value)))
-		r.meter.produced.Add(1)
-		r.meter.producedBytes.Add(int64(len(rec.Value)))
-		if now := time.Now(); total == 0 && now.Before(deadline) && !now.Before(windowStart) {
-			inRecords.Add(1)
-			inBytes.Add(int64(len(rec.Value)))
-		}
+		counts.ack(1, int64(len(rec.Value)))
 	}
 	for i, cl := range clients {
 		share := int64(0)
@@ -413,22 +403,14 @@ func (r *run) produce(ctx context.Context, total int64, d time.Duration, rate fl
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	tl := timeline.stop()
+	t, acked := counts.end()
 	if err := failed.Load(); err != nil {
 		return nil, 0, fmt.Errorf("produce: %w", *err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("produce: %w", err)
 	}
-	if total == 0 {
-		t := newThroughput(inRecords.Load(), inBytes.Load(), deadline.Sub(windowStart))
-		t.Acked, t.Timeline = records.Load(), tl
-		return t, t.Acked, nil
-	}
-	t := newThroughput(records.Load(), bytes.Load(), elapsed)
-	t.Timeline = tl
-	return t, records.Load(), nil
+	return t, acked, nil
 }
 
 // consume reads the topic from earliest with the workload's consumers while
@@ -465,24 +447,9 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 		clients[i] = cl
 	}
 
-	var (
-		records, bytes atomic.Int64
-		want           atomic.Int64
-		lastAt         atomic.Int64 // UnixNano of the last record received
-		flushErr       atomic.Pointer[error]
-		finish         sync.Once
-		finished       = make(chan struct{})
-	)
-	want.Store(-1)
-	check := func() {
-		if t := want.Load(); t >= 0 && records.Load() >= t {
-			finish.Do(func() { close(finished); cancel(nil) })
-		}
-	}
-	stamp := w.measuresLatency()
-	start := time.Now()
-	timeline := record(&bytes, timelineTick)
-	cutoff := start.Add(w.Warmup.D()).UnixNano()
+	var flushErr atomic.Pointer[error]
+	in := newIntake(w.Warmup.D(), r.meter, cancel)
+	stamp, cutoff := w.measuresLatency(), in.cutoff
 	lats := make([][]time.Duration, len(clients))
 	var wg sync.WaitGroup
 	for i, cl := range clients {
@@ -513,12 +480,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 					cl.MarkAcks(kgo.AckAccept)
 				}
 				if n > 0 {
-					lastAt.Store(now)
-					bytes.Add(b)
-					records.Add(n)
-					r.meter.consumedBytes.Add(b)
-					r.meter.consumed.Add(n)
-					check()
+					in.got(n, b, now)
 				}
 				fs.EachError(func(_ string, _ int32, err error) {
 					if !errors.Is(err, context.Canceled) && cctx.Err() == nil {
@@ -545,54 +507,23 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 	if r.share != nil {
 		stall = shareStallTimeout
 	}
-	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		seen, since := int64(-1), time.Now()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-t.C:
-			}
-			if n := records.Load(); n != seen {
-				seen, since = n, time.Now()
-			} else if time.Since(since) > stall {
-				cancel(fmt.Errorf("consume: stalled at %d records for %v", n, stall))
-				return
-			}
-		}
-	}()
+	go in.watch(cctx, stall)
 
-	n, err := feed()
-	if err != nil {
-		cancel(err)
-	} else {
-		want.Store(n)
-		check()
-	}
+	in.feed(feed)
 	wg.Wait()
-	tl := timeline.stop()
-	select {
-	case <-finished:
-	default:
+	last := int64(0) // the last record received
+	if r.share != nil {
+		last = time.Now().UnixNano() // the acknowledgements flushed
+	}
+	t, all, whole := in.end(last, lats)
+	if !whole {
 		if err := context.Cause(cctx); err != nil {
 			return nil, nil, err
 		}
-		return nil, nil, fmt.Errorf("consume: stopped at %d records", records.Load())
+		return nil, nil, fmt.Errorf("consume: stopped at %d records", in.records.Load())
 	}
 	if err := flushErr.Load(); err != nil {
 		return nil, nil, *err
 	}
-	var all []time.Duration
-	for _, l := range lats {
-		all = append(all, l...)
-	}
-	end := time.Unix(0, lastAt.Load())
-	if r.share != nil {
-		end = time.Now() // the acknowledgements flushed
-	}
-	t := newThroughput(records.Load(), bytes.Load(), end.Sub(start))
-	t.Timeline = tl
 	return t, all, nil
 }

@@ -65,6 +65,58 @@ func describeLogDirsOn(t *testing.T, ctx context.Context, cl *kgo.Client, broker
 	return out
 }
 
+// awaitMoved polls broker's DescribeLogDirs until topic's partition 0 has
+// one replica there, in dir and no longer a future log: the move finished.
+func awaitMoved(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, topic, dir string) {
+	t.Helper()
+	for {
+		got := describeLogDirsOn(t, ctx, cl, broker, topic)
+		if len(got) == 1 && got[0].dir == dir && !got[0].isFuture {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the move to %s on node %d never finished: %+v", dir, broker, got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// flushAcked flushes the producer and returns the offset each of the
+// next records was acknowledged at, by sequence number; nil when the test
+// failed meanwhile (a produce error).
+func flushAcked(t *testing.T, ctx context.Context, pcl *kgo.Client, acked map[int64]int64, next int64) []int64 {
+	t.Helper()
+	if err := pcl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		return nil
+	}
+	final := make([]int64, next)
+	for seq := range next {
+		off, ok := acked[seq]
+		if !ok {
+			t.Fatalf("record %d never acknowledged", seq)
+		}
+		final[seq] = off
+	}
+	return final
+}
+
+// awaitLeading waits until n leads tp.
+func awaitLeading(t *testing.T, ctx context.Context, n *Node, tp log.TopicPartition) {
+	t.Helper()
+	for {
+		if p, ok := n.Replicas().Partition(tp); ok && p.IsLeader() {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("node %d never led %s", n.ID(), tp)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // alterLogDir asks broker 1 to move topic's partition 0 to dir and
 // returns the partition's error code.
 func alterLogDir(t *testing.T, ctx context.Context, cl *kgo.Client, topic, dir string) int16 {
@@ -154,15 +206,7 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 		t.Fatalf("create: %v %v", err, res.Err)
 	}
 	tp := log.TopicPartition{Topic: topic, Partition: 0}
-	for {
-		if p, ok := c.nodes[0].Replicas().Partition(tp); ok && p.IsLeader() {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the partition never got a leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitLeading(t, ctx, c.nodes[0], tp)
 	dirs := c.nodes[0].Logs().Dirs()
 	first, _ := c.nodes[0].Logs().DirOf(tp)
 	other := dirs[0]
@@ -231,34 +275,15 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 		if code := alterLogDir(t, ctx, cl, topic, to); code != 0 {
 			t.Fatalf("move %d: %v", i, kerr.ErrorForCode(code))
 		}
-		for {
-			got := describeLogDirs(t, ctx, cl, topic)
-			if len(got) == 1 && got[0].dir == to && !got[0].isFuture {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("move %d never finished: %+v", i, got)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		awaitMoved(t, ctx, cl, 1, topic, to)
 		t.Logf("move %d to %s: %d records acknowledged during it", i, to, ackedCount()-before)
 	}
 	<-readDone
 	close(stop)
 	wg.Wait()
-	if err := pcl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if t.Failed() {
+	final := flushAcked(t, ctx, pcl, acked, next)
+	if final == nil {
 		return
-	}
-	final := make([]int64, next)
-	for seq := range next {
-		off, ok := acked[seq]
-		if !ok {
-			t.Fatalf("record %d never acknowledged", seq)
-		}
-		final[seq] = off
 	}
 	checkRead(t, during, final[:len(during)])
 	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
@@ -286,15 +311,7 @@ func TestAlterReplicaLogDirsErrors(t *testing.T) {
 		t.Fatalf("create: %v %v", err, res.Err)
 	}
 	tp := log.TopicPartition{Topic: "here", Partition: 0}
-	for {
-		if p, ok := c.nodes[0].Replicas().Partition(tp); ok && p.IsLeader() {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("no replica")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitLeading(t, ctx, c.nodes[0], tp)
 	if code := alterLogDir(t, ctx, cl, "here", "/no/such/dir"); code != kerr.LogDirNotFound.Code {
 		t.Fatalf("unknown dir: %v", kerr.ErrorForCode(code))
 	}
@@ -431,33 +448,14 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 		if code := alterLogDirOn(t, ctx, cl, i+1, topic, to); code != 0 {
 			t.Fatalf("move on node %d: %v", i+1, kerr.ErrorForCode(code))
 		}
-		for {
-			got := describeLogDirsOn(t, ctx, cl, i+1, topic)
-			if len(got) == 1 && got[0].dir == to && !got[0].isFuture {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("move on node %d never finished: %+v", i+1, got)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		awaitMoved(t, ctx, cl, i+1, topic, to)
 		t.Logf("node %d moved its replica: %d records acknowledged meanwhile", i+1, count()-before)
 	}
 	close(stop)
 	wg.Wait()
-	if err := pcl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if t.Failed() {
+	final := flushAcked(t, ctx, pcl, acked, next)
+	if final == nil {
 		return
-	}
-	final := make([]int64, next)
-	for seq := range next {
-		off, ok := acked[seq]
-		if !ok {
-			t.Fatalf("record %d never acknowledged", seq)
-		}
-		final[seq] = off
 	}
 	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
 	// Every replica holds the same log, and the ISR is whole.

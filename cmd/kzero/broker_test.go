@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -13,49 +11,44 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kzero/node"
+	"kzero/node/nodetest"
 )
 
-// startTestBroker runs an in-process broker on an ephemeral loopback port
-// with its data in dir.
-func startTestBroker(t *testing.T, dir string, extra ...string) *node.Node {
-	t.Helper()
-	over := map[string]string{
+// testOverrides are the server.properties keys of a test broker: an
+// ephemeral loopback port, its data in dir.
+func testOverrides(dir string) map[string]string {
+	return map[string]string{
 		"listeners":      "PLAINTEXT://127.0.0.1:0",
 		"log.dirs":       dir,
 		"admin.listener": "127.0.0.1:0",
 	}
+}
+
+// startTestBroker runs an in-process broker on an ephemeral loopback port
+// with its data in dir, configured from server.properties keys as the
+// binary is (extra: key, value, ...); it is stopped when the test ends
+// (nodetest.Start).
+func startTestBroker(t *testing.T, dir string, extra ...string) *node.Node {
+	t.Helper()
+	over := testOverrides(dir)
 	for i := 0; i+1 < len(extra); i += 2 {
 		over[extra[i]] = extra[i+1]
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg, err := loadConfig(nil, over, logger)
+	cfg, err := loadConfig(nil, over, nodetest.Logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := startNode(cfg, logger)
+	ncfg, err := cfg.nodeConfig(nodetest.Logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return nodetest.Start(t, ncfg)
 }
 
-func stopBroker(t *testing.T, b *node.Node) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
+func stopBroker(t *testing.T, b *node.Node) { nodetest.Stop(t, b) }
 
 func newClient(t *testing.T, b *node.Node, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr().String())}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return nodetest.Client(t, b, opts...)
 }
 
 func TestProduceConsumeEveryCodecAndRestart(t *testing.T) {

@@ -3,9 +3,13 @@ package main
 import (
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"kzero/node"
+	"kzero/node/nodetest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -161,5 +165,29 @@ func TestLoadConfig(t *testing.T) {
 	// Unknown keys are warned about, not fatal.
 	if _, err := loadConfig(nil, map[string]string{"no.such.key": "1"}, quiet); err != nil {
 		t.Errorf("unknown key refused: %v", err)
+	}
+}
+
+// TestNodetestConfigIsTheDefault keeps nodetest.Config, the broker of the
+// tests of packages below cmd/kzero (net/api's behaviour tests), equal to
+// what server.properties with only a test broker's keys (testOverrides)
+// gives, so a test that moves between the two keeps its broker.
+func TestNodetestConfigIsTheDefault(t *testing.T) {
+	dir := t.TempDir()
+	c, err := loadConfig(nil, testOverrides(dir), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.nodeConfig(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := nodetest.Config(dir)
+	for _, cfg := range []*node.Config{&want, &got} {
+		// Not comparable, or left out on purpose (nodetest.Config's doc).
+		cfg.Logger, cfg.Logs.Logger, cfg.ValidateBrokerConfig = nil, nil, nil
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("nodetest.Config differs from server.properties' defaults:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest"
 )
 
 // Consumer groups of clients other than franz-go: IBM/sarama and kcat
@@ -53,7 +55,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 			defer cancel()
 			topic, group := "sarama-"+c.version.String(), "sarama-group-"+c.version.String()
 			prod := newClient(t, b, kgo.ProducerLinger(0))
-			createTopic(t, ctx, prod, topic, 4, nil)
+			kzerotest.CreateTopic(t, ctx, prod, topic, 4, nil)
 			cfg := sarama.NewConfig()
 			cfg.Version = c.version
 			cfg.ClientID = "kzero-sarama-group"
@@ -124,7 +126,7 @@ func TestKcatBalancedConsumer(t *testing.T) {
 	defer cancel()
 	const topic, group = "kcat-group-topic", "kcat-group"
 	prod := newClient(t, b, kgo.ProducerLinger(0))
-	createTopic(t, ctx, prod, topic, 3, nil)
+	kzerotest.CreateTopic(t, ctx, prod, topic, 3, nil)
 	consume := func() []string {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, kcat, "-b", b.Addr().String(), "-G", group, "-e", "-q",

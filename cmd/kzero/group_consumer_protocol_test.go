@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest"
 	"kzero/node"
 )
 
@@ -89,7 +90,7 @@ func TestConsumerProtocolMembersComingAndGoing(t *testing.T) {
 			topic, group := "cp-"+bal.ProtocolName(), "cp-group-"+bal.ProtocolName()
 			prod := newClient(t, b, kgo.ProducerLinger(0))
 			adm := kadm.NewClient(prod)
-			createTopic(t, ctx, prod, topic, 6, nil)
+			kzerotest.CreateTopic(t, ctx, prod, topic, 6, nil)
 			l := newLedger()
 			const total, step = 3000, 250
 			opts := serverSide(bal)
@@ -141,7 +142,7 @@ func TestConsumerProtocolEvictsDeadMember(t *testing.T) {
 	const topic, group = "cp-evict", "cp-evict-group"
 	prod := newClient(t, b, kgo.ProducerLinger(0))
 	adm := kadm.NewClient(prod)
-	createTopic(t, ctx, prod, topic, 4, nil)
+	kzerotest.CreateTopic(t, ctx, prod, topic, 4, nil)
 	l := newLedger()
 	ks := &killSwitch{}
 	opts := serverSide(kgo.StickyBalancer())
@@ -174,14 +175,14 @@ func TestConsumerProtocolRegexPicksUpNewTopic(t *testing.T) {
 	defer cancel()
 	prod := newClient(t, b, kgo.ProducerLinger(0))
 	adm := kadm.NewClient(prod)
-	createTopic(t, ctx, prod, "rx-first", 2, nil)
+	kzerotest.CreateTopic(t, ctx, prod, "rx-first", 2, nil)
 	produceKeys(t, ctx, prod, "rx-first", 0, 50)
 	l := newLedger()
 	m := startMember(t, b, l, "m", "rx-group", "^rx-.*", append(serverSide(kgo.StickyBalancer()), kgo.ConsumeRegex())...)
 	defer m.stop()
 	l.waitDistinct(t, ctx, 50)
-	createTopic(t, ctx, prod, "rx-second", 3, nil)
-	createTopic(t, ctx, prod, "other", 1, nil)
+	kzerotest.CreateTopic(t, ctx, prod, "rx-second", 3, nil)
+	kzerotest.CreateTopic(t, ctx, prod, "other", 1, nil)
 	produceKeys(t, ctx, prod, "rx-second", 50, 100)
 	produceKeys(t, ctx, prod, "other", 100, 110)
 	l.waitDistinct(t, ctx, 100)
@@ -206,7 +207,7 @@ func TestConsumerProtocolRegexMatchesInternalTopic(t *testing.T) {
 	defer cancel()
 	prod := newClient(t, b)
 	adm := kadm.NewClient(prod)
-	createTopic(t, ctx, prod, "plain", 1, nil)
+	kzerotest.CreateTopic(t, ctx, prod, "plain", 1, nil)
 	cl := groupClient(t, b, "internal-rx", "^(__consumer_offsets|plain)$", append(serverSide(kgo.StickyBalancer()), kgo.ConsumeRegex())...)
 	go func() {
 		for {
@@ -231,7 +232,7 @@ func TestConsumerProtocolResumesAfterRestart(t *testing.T) {
 	defer cancel()
 	const topic, group = "cp-resume", "cp-resume-group"
 	prod := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	createTopic(t, ctx, prod, topic, 2, nil)
+	kzerotest.CreateTopic(t, ctx, prod, topic, 2, nil)
 	var rs []*kgo.Record
 	for p := int32(0); p < 2; p++ {
 		for i := 0; i < 50; i++ {
@@ -242,7 +243,7 @@ func TestConsumerProtocolResumesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := groupClient(t, b, group, topic, append(serverSide(kgo.StickyBalancer()), kgo.DisableAutoCommit())...)
-	consumeN(t, ctx, cl, 100)
+	kzerotest.ConsumeN(t, ctx, cl, 100)
 	at := map[int32]kgo.EpochOffset{0: {Epoch: -1, Offset: 30}, 1: {Epoch: -1, Offset: 20}}
 	var commitErr error
 	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{topic: at}, func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
@@ -273,7 +274,7 @@ func TestConsumerProtocolResumesAfterRestart(t *testing.T) {
 	cl = groupClient(t, b, group, topic, serverSide(kgo.StickyBalancer())...)
 	defer cl.Close()
 	first := map[int32]int64{0: -1, 1: -1}
-	for _, r := range consumeN(t, ctx, cl, 50) {
+	for _, r := range kzerotest.ConsumeN(t, ctx, cl, 50) {
 		if first[r.Partition] < 0 {
 			first[r.Partition] = r.Offset
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest"
 )
 
 // The online migration of a group with members from the classic to the
@@ -28,7 +30,7 @@ func TestGroupMigrationClassicToConsumer(t *testing.T) {
 			topic, group := "mig-"+bal.ProtocolName(), "mig-group-"+bal.ProtocolName()
 			prod := newClient(t, b, kgo.ProducerLinger(0))
 			adm := kadm.NewClient(prod)
-			createTopic(t, ctx, prod, topic, 6, nil)
+			kzerotest.CreateTopic(t, ctx, prod, topic, 6, nil)
 			l := newLedger()
 			const total, step = 2500, 250
 			classic := []kgo.Opt{kgo.Balancers(bal)}
@@ -81,8 +83,8 @@ func TestGroupDeletedTopicOffsetsArePurged(t *testing.T) {
 	defer cancel()
 	cl := newClient(t, b)
 	adm := kadm.NewClient(cl)
-	createTopic(t, ctx, cl, "doomed", 3, nil)
-	createTopic(t, ctx, cl, "kept", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "doomed", 3, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "kept", 1, nil)
 	offsets := kadm.Offsets{}
 	for p := range int32(3) {
 		offsets.AddOffset("doomed", p, 10+int64(p), -1)

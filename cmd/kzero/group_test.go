@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest"
 	"kzero/node"
 )
 
@@ -258,7 +259,7 @@ func TestGroupBalancersWithMembersComingAndGoing(t *testing.T) {
 			defer cancel()
 			topic, group := "bal-"+bal.ProtocolName(), "group-"+bal.ProtocolName()
 			prod := newClient(t, b, kgo.ProducerLinger(0))
-			createTopic(t, ctx, prod, topic, 6, nil)
+			kzerotest.CreateTopic(t, ctx, prod, topic, 6, nil)
 			l := newLedger()
 			const total, step = 3000, 250
 			opt := kgo.Balancers(bal)
@@ -354,7 +355,7 @@ func TestGroupEvictsMemberAfterSessionTimeout(t *testing.T) {
 	const topic, group = "evict", "evict-group"
 	prod := newClient(t, b, kgo.ProducerLinger(0))
 	adm := kadm.NewClient(prod)
-	createTopic(t, ctx, prod, topic, 4, nil)
+	kzerotest.CreateTopic(t, ctx, prod, topic, 4, nil)
 	l := newLedger()
 	ks := &killSwitch{}
 	doomed := startMember(t, b, l, "doomed", group, topic, kgo.Dialer(ks.dial),
@@ -457,7 +458,7 @@ func TestGroupStaticMemberRestartsWithoutRebalance(t *testing.T) {
 	const topic, group = "static", "static-group"
 	prod := newClient(t, b, kgo.ProducerLinger(0))
 	adm := kadm.NewClient(prod)
-	createTopic(t, ctx, prod, topic, 4, nil)
+	kzerotest.CreateTopic(t, ctx, prod, topic, 4, nil)
 
 	var mu sync.Mutex
 	revoked := map[string]int{}
@@ -522,13 +523,13 @@ func TestGroupStaticMemberRestartsWithoutRebalance(t *testing.T) {
 	join.Group, join.InstanceID, join.ProtocolType = group, kmsg.StringPtr("s1"), "consumer"
 	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 20000, 20000
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: (&kmsg.ConsumerMemberMetadata{Topics: []string{topic}}).AppendTo(nil)}}
-	jr := adminRequest[*kmsg.JoinGroupResponse](t, ctx, prod, join)
+	jr := kzerotest.BrokerRequest[*kmsg.JoinGroupResponse](t, ctx, prod, join)
 	if jr.ErrorCode != 0 || jr.MemberID == newID || jr.Generation != gen {
 		t.Fatalf("duplicate join: %v, member %s, generation %d", kerr.ErrorForCode(jr.ErrorCode), jr.MemberID, jr.Generation)
 	}
 	old := kmsg.NewPtrHeartbeatRequest()
 	old.Group, old.MemberID, old.Generation, old.InstanceID = group, newID, newGen, kmsg.StringPtr("s1")
-	resp := adminRequest[*kmsg.HeartbeatResponse](t, ctx, prod, old)
+	resp := kzerotest.BrokerRequest[*kmsg.HeartbeatResponse](t, ctx, prod, old)
 	if resp.ErrorCode != kerr.FencedInstanceID.Code {
 		t.Fatalf("heartbeat of the fenced incarnation: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
@@ -548,7 +549,7 @@ func TestGroupResumesAtCommittedOffsetsAfterRestart(t *testing.T) {
 	defer cancel()
 	const topic, group = "resume", "resume-group"
 	prod := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	createTopic(t, ctx, prod, topic, 2, nil)
+	kzerotest.CreateTopic(t, ctx, prod, topic, 2, nil)
 	var rs []*kgo.Record
 	for p := int32(0); p < 2; p++ {
 		for i := 0; i < 50; i++ {
@@ -559,7 +560,7 @@ func TestGroupResumesAtCommittedOffsetsAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := groupClient(t, b, group, topic, kgo.DisableAutoCommit())
-	consumeN(t, ctx, cl, 100)
+	kzerotest.ConsumeN(t, ctx, cl, 100)
 	at := map[int32]kgo.EpochOffset{0: {Epoch: -1, Offset: 30}, 1: {Epoch: -1, Offset: 20}}
 	var commitErr error
 	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{topic: at}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
@@ -581,7 +582,7 @@ func TestGroupResumesAtCommittedOffsetsAfterRestart(t *testing.T) {
 	cl = groupClient(t, b, group, topic)
 	defer cl.Close()
 	first := map[int32]int64{0: -1, 1: -1}
-	for _, r := range consumeN(t, ctx, cl, 50) {
+	for _, r := range kzerotest.ConsumeN(t, ctx, cl, 50) {
 		if first[r.Partition] < 0 {
 			first[r.Partition] = r.Offset
 		}
@@ -601,8 +602,8 @@ func TestGroupAdmin(t *testing.T) {
 	ctx := adminContext(t)
 	cl := newClient(t, b, kgo.ProducerLinger(0))
 	adm := kadm.NewClient(cl)
-	createTopic(t, ctx, cl, "watched", 2, nil)
-	createTopic(t, ctx, cl, "other", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "watched", 2, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "other", 1, nil)
 
 	// Commit outside group management; fetch with metadata.
 	offs := kadm.Offsets{}
@@ -625,7 +626,7 @@ func TestGroupAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "commit to a missing topic", resp.Error(), kerr.UnknownTopicOrPartition)
+	kzerotest.WantErr(t, "commit to a missing topic", resp.Error(), kerr.UnknownTopicOrPartition)
 
 	// __consumer_offsets: 50 partitions, compacted, internal.
 	td, err := adm.ListTopicsWithInternal(ctx, "__consumer_offsets")
@@ -648,7 +649,7 @@ func TestGroupAdmin(t *testing.T) {
 	if _, err := cl.ProduceSync(ctx, &kgo.Record{Topic: "watched", Value: []byte("v")}).First(); err != nil {
 		t.Fatal(err)
 	}
-	consumeN(t, ctx, consumer, 1)
+	kzerotest.ConsumeN(t, ctx, consumer, 1)
 	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -663,7 +664,7 @@ func TestGroupAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "describe a missing group", gs["no-such-group"].Err, kerr.GroupIDNotFound)
+	kzerotest.WantErr(t, "describe a missing group", gs["no-such-group"].Err, kerr.GroupIDNotFound)
 
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
@@ -688,29 +689,29 @@ func TestGroupAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "simple commit to an active group", resp.Error(), kerr.UnknownMemberID)
+	kzerotest.WantErr(t, "simple commit to an active group", resp.Error(), kerr.UnknownMemberID)
 	del, err := adm.DeleteOffsets(ctx, "active", kadm.TopicsSet{"watched": {0: {}}, "other": {0: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "delete offsets of a subscribed topic", del["watched"][0], kerr.GroupSubscribedToTopic)
-	wantErr(t, "delete offsets of another topic", del["other"][0], nil)
+	kzerotest.WantErr(t, "delete offsets of a subscribed topic", del["watched"][0], kerr.GroupSubscribedToTopic)
+	kzerotest.WantErr(t, "delete offsets of another topic", del["other"][0], nil)
 
 	// Groups with members are not deleted.
 	dg, err := adm.DeleteGroups(ctx, "active", "admin-group", "no-such-group")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "delete an active group", dg["active"].Err, kerr.NonEmptyGroup)
-	wantErr(t, "delete an empty group", dg["admin-group"].Err, nil)
-	wantErr(t, "delete a missing group", dg["no-such-group"].Err, kerr.GroupIDNotFound)
+	kzerotest.WantErr(t, "delete an active group", dg["active"].Err, kerr.NonEmptyGroup)
+	kzerotest.WantErr(t, "delete an empty group", dg["admin-group"].Err, nil)
+	kzerotest.WantErr(t, "delete a missing group", dg["no-such-group"].Err, kerr.GroupIDNotFound)
 	consumer.Close()
 	waitGroup(t, ctx, adm, "active", func(g kadm.DescribedGroup) bool { return g.State == "Empty" })
 	dg, err = adm.DeleteGroups(ctx, "active")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "delete a group after its members left", dg["active"].Err, nil)
+	kzerotest.WantErr(t, "delete a group after its members left", dg["active"].Err, nil)
 	if fetched, err := adm.FetchOffsets(ctx, "active"); err != nil || len(fetched) != 0 {
 		t.Fatalf("offsets of a deleted group: %v %v", fetched, err)
 	}

@@ -116,7 +116,7 @@ func TestIdentityRefusals(t *testing.T) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	consumeN(t, ctx, cl, 1)
+	kzerotest.ConsumeN(t, ctx, cl, 1)
 }
 
 func writeMeta(t *testing.T, dir string, mp log.MetaProperties) {

@@ -115,8 +115,8 @@ func TestBinaryReadySigtermRestart(t *testing.T) {
 		return cl
 	}
 	cl := client(p.Addr)
-	createTopic(t, ctx, cl, "kept", 3, nil)
-	createTopic(t, ctx, cl, "also-kept", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "kept", 3, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "also-kept", 1, nil)
 	want := map[string]string{}
 	var rs []*kgo.Record
 	for i := 0; i < 300; i++ {
@@ -144,7 +144,7 @@ func TestBinaryReadySigtermRestart(t *testing.T) {
 	if d := details["kept"]; d.Err != nil || len(d.Partitions) != 3 {
 		t.Fatalf("after restart, topic kept: %d partitions, %v", len(d.Partitions), d.Err)
 	}
-	for _, r := range consumeN(t, ctx, cl, len(want)) {
+	for _, r := range kzerotest.ConsumeN(t, ctx, cl, len(want)) {
 		if want[string(r.Key)] != string(r.Value) {
 			t.Fatalf("after restart, %s=%q, want %q", r.Key, r.Value, want[string(r.Key)])
 		}

@@ -23,6 +23,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
 )
 
 // startUnderLimit runs kzero with RLIMIT_NOFILE (soft and hard) at nofile
@@ -138,7 +140,7 @@ func TestThousandPartitionsUnderDescriptorLimit(t *testing.T) {
 		}
 		defer cons.Close()
 		next := map[string][]int64{"wide": make([]int64, partitions), "rolled": make([]int64, 1)}
-		for _, r := range consumeN(t, ctx, cons, partitions*perPartition+rolled) {
+		for _, r := range kzerotest.ConsumeN(t, ctx, cons, partitions*perPartition+rolled) {
 			want := fmt.Sprintf("%d/%d", r.Partition, next[r.Topic][r.Partition])
 			if r.Topic == "rolled" {
 				want = fmt.Sprintf("r%03d-%s", r.Offset, strings.Repeat("x", 40))
@@ -166,7 +168,7 @@ func TestPartitionsThatCannotOpenAreVisible(t *testing.T) {
 	const partitions, nofile = 600, 300
 	dir := t.TempDir()
 	p := startUnderLimit(t, nofile, binaryArgs(dir, "log.index.size.max.bytes=65536", "num.network.threads=1")...)
-	conn := dialRaw(t, p.Addr) // before the descriptors run out
+	conn := kzerotest.Dial(t, p.Addr) // before the descriptors run out
 
 	create := kmsg.NewPtrCreateTopicsRequest()
 	create.SetVersion(7)
@@ -174,7 +176,7 @@ func TestPartitionsThatCannotOpenAreVisible(t *testing.T) {
 	ct := kmsg.NewCreateTopicsRequestTopic()
 	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = "crowded", partitions, 1
 	create.Topics = append(create.Topics, ct)
-	resp, err := conn.request(create)
+	resp, err := conn.Request(create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +194,7 @@ func TestPartitionsThatCannotOpenAreVisible(t *testing.T) {
 	name := "crowded"
 	mt.Topic = &name
 	md.Topics = append(md.Topics, mt)
-	mresp, err := conn.request(md)
+	mresp, err := conn.Request(md)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,14 +214,14 @@ func TestPartitionsThatCannotOpenAreVisible(t *testing.T) {
 	}
 	t.Logf("%d of %d partitions opened under %d descriptors; %d offline", len(online), partitions, nofile, len(offline))
 
-	batch := encodeBatch(time.Now().UnixMilli(), []byte("v"))
-	if pr := produceRaw(t, conn, "crowded", offline[0], batch); pr.ErrorCode != kerr.KafkaStorageError.Code {
+	batch := kzerotest.EncodeBatch(time.Now().UnixMilli(), []byte("v"))
+	if pr := kzerotest.ProduceOnce(t, conn, "crowded", offline[0], batch); pr.ErrorCode != kerr.KafkaStorageError.Code {
 		t.Fatalf("produce to offline partition %d: error %d, want KAFKA_STORAGE_ERROR", offline[0], pr.ErrorCode)
 	}
-	if pr := produceRaw(t, conn, "crowded", online[0], batch); pr.ErrorCode != 0 {
+	if pr := kzerotest.ProduceOnce(t, conn, "crowded", online[0], batch); pr.ErrorCode != 0 {
 		t.Fatalf("produce to online partition %d: error %d", online[0], pr.ErrorCode)
 	}
-	if fp, recs := fetchOnce(t, conn, "crowded", online[0], 0, 0); fp.ErrorCode != 0 || len(recs) != 1 {
+	if fp, recs := kzerotest.FetchOnce(t, conn, "crowded", online[0], 0, 0); fp.ErrorCode != 0 || len(recs) != 1 {
 		t.Fatalf("fetch from online partition %d: error %d, %d records", online[0], fp.ErrorCode, len(recs))
 	}
 	if s := p.Stderr.String(); !strings.Contains(s, "cannot open partition") {
@@ -251,12 +253,12 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 	createTopicSlow(t, ctx, cl, "scale", partitions, nil)
 	t.Logf("created %d partitions in %v; broker holds %d descriptors", partitions, time.Since(begin).Round(time.Millisecond), procFDs(pid))
 
-	raws := make([]*rawConn, conns)
+	raws := make([]*kzerotest.Conn, conns)
 	for i := range raws {
-		raws[i] = dialRaw(t, p.Addr)
+		raws[i] = kzerotest.Dial(t, p.Addr)
 	}
 	t.Logf("%d connections open; broker holds %d descriptors", conns, procFDs(pid))
-	run := func(raws []*rawConn, round int, produce bool) {
+	run := func(raws []*kzerotest.Conn, round int, produce bool) {
 		t.Helper()
 		var wg sync.WaitGroup
 		errs := make(chan error, len(raws))
@@ -268,7 +270,7 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 					val := fmt.Sprintf("p%d-r%d", part, round)
 					off := int64(round)
 					if produce {
-						pr, err := conn.produce("scale", part, encodeBatch(time.Now().UnixMilli(), []byte(val)))
+						pr, err := conn.Produce("scale", part, kzerotest.EncodeBatch(time.Now().UnixMilli(), []byte(val)))
 						if err == nil {
 							err = kerr.ErrorForCode(pr.ErrorCode)
 						}
@@ -278,7 +280,7 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 						}
 						off = pr.BaseOffset
 					}
-					fp, recs, err := conn.fetch("scale", part, off, 0)
+					fp, recs, err := conn.Fetch("scale", part, off, 0)
 					if err == nil {
 						err = kerr.ErrorForCode(fp.ErrorCode)
 					}
@@ -305,7 +307,7 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 			round, partitions, conns, time.Since(begin).Round(time.Millisecond), procFDs(pid), procRSS(pid)>>10)
 	}
 	for _, r := range raws {
-		r.c.Close()
+		r.NetConn().Close()
 	}
 	cl.Close()
 	begin = time.Now()
@@ -316,9 +318,9 @@ func TestScaleTenThousandPartitions(t *testing.T) {
 	p = startUnderLimit(t, nofile, args...)
 	pid = p.Cmd.Process.Pid
 	t.Logf("restarted with %d partitions in %v; broker holds %d descriptors", partitions, time.Since(begin).Round(time.Millisecond), procFDs(pid))
-	raws = make([]*rawConn, conns)
+	raws = make([]*kzerotest.Conn, conns)
 	for i := range raws {
-		raws[i] = dialRaw(t, p.Addr)
+		raws[i] = kzerotest.Dial(t, p.Addr)
 	}
 	begin = time.Now()
 	run(raws, 0, false)

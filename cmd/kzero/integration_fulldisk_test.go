@@ -19,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sys/unix"
+
+	"kzero/kzerotest"
 )
 
 // smallFS mounts a fresh ext4 image of size bytes (1 KiB blocks, so an
@@ -188,7 +190,7 @@ func TestBinaryFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createTopic(t, ctx, cl, topic, 2, nil)
+	kzerotest.CreateTopic(t, ctx, cl, topic, 2, nil)
 	cl.Close()
 	if !produce(p.Addr, 1000) {
 		t.Fatalf("the file system never filled up (%d bytes free)", freeBytes(t, mnt))

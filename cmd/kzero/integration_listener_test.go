@@ -22,6 +22,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
+
+	"kzero/kzerotest"
 )
 
 // After kill -9, with the killed broker's connections in TIME_WAIT on its
@@ -35,9 +37,9 @@ func TestBinaryRestartsOnItsPortAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conns []*rawConn
+	var conns []*kzerotest.Conn
 	for range 8 {
-		c := dialRaw(t, first.Addr)
+		c := kzerotest.Dial(t, first.Addr)
 		apiVersions(t, c)
 		conns = append(conns, c)
 	}
@@ -48,10 +50,10 @@ func TestBinaryRestartsOnItsPortAfterKill(t *testing.T) {
 	// The dead broker's side closed first; once the clients close too, its
 	// sockets are in TIME_WAIT on the port.
 	for _, c := range conns {
-		if _, err := io.ReadAll(c.c); err != nil {
+		if _, err := io.ReadAll(c.NetConn()); err != nil {
 			t.Fatalf("read until the killed broker's close: %v", err)
 		}
-		c.c.Close()
+		c.NetConn().Close()
 	}
 	if n := timeWaitSockets(t, port); n == 0 {
 		t.Fatalf("no socket in TIME_WAIT on port %s: the test would prove nothing", port)
@@ -61,14 +63,14 @@ func TestBinaryRestartsOnItsPortAfterKill(t *testing.T) {
 	if again.Addr != first.Addr {
 		t.Fatalf("restarted on %s, want %s", again.Addr, first.Addr)
 	}
-	apiVersions(t, dialRaw(t, again.Addr))
+	apiVersions(t, kzerotest.Dial(t, again.Addr))
 
 	out, err := exec.Command(kzeroBinary(t), binaryArgs(t.TempDir(), "listeners=PLAINTEXT://"+first.Addr)...).CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || !strings.Contains(string(out), "address already in use") {
 		t.Fatalf("a second broker on %s: %v, want a bind failure; output:\n%s", first.Addr, err, out)
 	}
-	apiVersions(t, dialRaw(t, again.Addr))
+	apiVersions(t, kzerotest.Dial(t, again.Addr))
 	again.Stop(t)
 }
 
@@ -115,13 +117,13 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	}
 
 	// Open connections until one is not served.
-	var held []*rawConn
+	var held []*kzerotest.Conn
 	var refusal error
 	for range 4 * room {
-		c := dialRaw(t, p.Addr)
-		if _, err := c.request(apiVersionsRequest()); err != nil {
+		c := kzerotest.Dial(t, p.Addr)
+		if _, err := c.Request(apiVersionsRequest()); err != nil {
 			refusal = err
-			c.c.Close()
+			c.NetConn().Close()
 			break
 		}
 		held = append(held, c)
@@ -133,12 +135,12 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 
 	// Every connection the broker has is still answered.
 	for i, c := range held {
-		if _, err := c.request(apiVersionsRequest()); err != nil {
+		if _, err := c.Request(apiVersionsRequest()); err != nil {
 			t.Fatalf("connection %d after exhaustion: ApiVersions: %v\nstderr:\n%s", i, err, p.Stderr)
 		}
 		md := kmsg.NewPtrMetadataRequest()
 		md.Version = 1
-		if _, err := c.request(md); err != nil {
+		if _, err := c.Request(md); err != nil {
 			t.Fatalf("connection %d after exhaustion: Metadata: %v\nstderr:\n%s", i, err, p.Stderr)
 		}
 	}
@@ -148,16 +150,16 @@ func TestBinaryAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	// client closed may still be refused; it retries.
 	const freed = 4
 	for _, c := range held[:freed] {
-		c.c.Close()
+		c.NetConn().Close()
 	}
 	served, refused := 0, 0
 	for served < freed-1 {
-		c := dialRaw(t, p.Addr)
-		if _, err := c.request(apiVersionsRequest()); err != nil {
+		c := kzerotest.Dial(t, p.Addr)
+		if _, err := c.Request(apiVersionsRequest()); err != nil {
 			if refused++; refused > 100 {
 				t.Fatalf("no new connection served after %d connections closed: %v\nstderr:\n%s", freed, err, p.Stderr)
 			}
-			c.c.Close()
+			c.NetConn().Close()
 			continue
 		}
 		served++

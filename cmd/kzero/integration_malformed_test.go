@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
 )
 
 // framed prefixes body with its 4-byte size.
@@ -38,11 +40,11 @@ func TestMalformedFramesCloseOnlyTheirConnection(t *testing.T) {
 
 	cl := newClient(t, b, kgo.DefaultProduceTopic("survivor"), kgo.ConsumeTopics("survivor"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	createTopic(t, ctx, cl, "survivor", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "survivor", 1, nil)
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	bystander := dialRaw(t, addr)
+	bystander := kzerotest.Dial(t, addr)
 	versions := apiVersions(t, bystander)
 	produceMax := versions[kmsg.Produce.Int16()]
 
@@ -79,11 +81,11 @@ func TestMalformedFramesCloseOnlyTheirConnection(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			conn := dialRaw(t, addr)
-			if err := conn.write(c.bytes); err != nil {
+			conn := kzerotest.Dial(t, addr)
+			if err := conn.Write(c.bytes); err != nil {
 				t.Fatal(err)
 			}
-			conn.waitClosed(t)
+			conn.WaitClosed(t)
 		})
 	}
 
@@ -94,7 +96,7 @@ func TestMalformedFramesCloseOnlyTheirConnection(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("after")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	got := consumeN(t, ctx, cl, 2)
+	got := kzerotest.ConsumeN(t, ctx, cl, 2)
 	if string(got[0].Value) != "before" || string(got[1].Value) != "after" {
 		t.Fatalf("consumed %q, %q", got[0].Value, got[1].Value)
 	}
@@ -109,13 +111,13 @@ func TestMalformedFramesCloseOnlyTheirConnection(t *testing.T) {
 func TestApiVersionsTooNewAnsweredAsV0(t *testing.T) {
 	b := startTestBroker(t, t.TempDir())
 	defer stopBroker(t, b)
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	// The body is not parsed by the broker; send v4's.
 	body := append(header(kmsg.ApiVersions.Int16(), 127), 0 /* header tags */, 2, 'x', 2, '1', 0)
-	if err := conn.write(framed(body)); err != nil {
+	if err := conn.Write(framed(body)); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := readFrame(conn.c)
+	resp, err := kzerotest.ReadFrame(conn.NetConn())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +144,12 @@ func TestApiVersionsTooNewAnsweredAsV0(t *testing.T) {
 }
 
 // apiVersions asks for ApiVersions v3 and returns each key's max version.
-func apiVersions(t *testing.T, conn *rawConn) map[int16]int16 {
+func apiVersions(t *testing.T, conn *kzerotest.Conn) map[int16]int16 {
 	t.Helper()
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(3)
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "kzero-test", "1"
-	resp, err := conn.request(req)
+	resp, err := conn.Request(req)
 	if err != nil {
 		t.Fatal(err)
 	}

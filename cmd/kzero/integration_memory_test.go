@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kzero/kzerotest"
 )
 
 // 128 connections each declare a 100 MiB Produce frame and send 64 KiB of
@@ -17,19 +19,19 @@ func TestBinarySlowFramesBoundedMemory(t *testing.T) {
 	const limit = 32 << 20
 	p := startBinary(t, binaryArgs(t.TempDir(), fmt.Sprintf("queued.max.request.bytes=%d", limit), "num.network.threads=2")...)
 	before := rssKiB(t, p.Cmd.Process.Pid)
-	var conns []*rawConn
+	var conns []*kzerotest.Conn
 	for i := range 128 {
-		c := dialRaw(t, p.Addr)
+		c := kzerotest.Dial(t, p.Addr)
 		frame := binary.BigEndian.AppendUint32(nil, 100<<20)
 		frame = append(frame, header(0, 7)...)
 		frame = append(frame, make([]byte, 64<<10)...)
-		if err := c.write(frame); err != nil {
+		if err := c.Write(frame); err != nil {
 			t.Fatal(err)
 		}
 		if i < 16 {
 			// Blocks once the broker stops reading; fails when the test
 			// closes the connection.
-			go c.c.Write(make([]byte, 8<<20))
+			go c.NetConn().Write(make([]byte, 8<<20))
 		}
 		conns = append(conns, c)
 	}
@@ -38,7 +40,7 @@ func TestBinarySlowFramesBoundedMemory(t *testing.T) {
 			t.Fatalf("no read paused; holding %v bytes", metric(t, p, "kzero_request_bytes_held"))
 		}
 	}
-	apiVersions(t, dialRaw(t, p.Addr))
+	apiVersions(t, kzerotest.Dial(t, p.Addr))
 	held := metric(t, p, "kzero_request_bytes_held")
 	// A grant is made while the total is under the limit: over by at most
 	// one grant per event loop, each at most twice what arrived.
@@ -47,7 +49,7 @@ func TestBinarySlowFramesBoundedMemory(t *testing.T) {
 	}
 	t.Logf("RSS %d KiB before, %d KiB with 128 slow frames (%v bytes held, cap %d)", before, rssKiB(t, p.Cmd.Process.Pid), held, limit)
 	for _, c := range conns {
-		c.c.Close()
+		c.NetConn().Close()
 	}
 	p.Stop(t)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest"
 )
 
 // ackedRecord is a record a producer was told it wrote at an offset.
@@ -54,7 +56,7 @@ func TestProducePipelinedAckedOffsets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	const topic, partitions, perProducer = "stress", 3, 300
-	createTopic(t, ctx, newClient(t, b), topic, partitions, nil)
+	kzerotest.CreateTopic(t, ctx, newClient(t, b), topic, partitions, nil)
 	addr := b.Addr().String()
 
 	saramaCodecs := []sarama.CompressionCodec{sarama.CompressionNone, sarama.CompressionGZIP,

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest"
 )
 
 // Retention deletes whole old segments of a topic with small segment.bytes
@@ -27,7 +29,7 @@ func TestConsumeAfterRetentionDeletedSegments(t *testing.T) {
 
 	cl := newClient(t, b, kgo.DefaultProduceTopic("rolling"), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	segment, retention := "1048576", "2097152" // segment.bytes's minimum is 1 MiB
-	createTopic(t, ctx, cl, "rolling", 1, map[string]*string{"segment.bytes": &segment, "retention.bytes": &retention})
+	kzerotest.CreateTopic(t, ctx, cl, "rolling", 1, map[string]*string{"segment.bytes": &segment, "retention.bytes": &retention})
 
 	const records, size = 1500, 4 << 10 // about 6 MiB: six segments
 	pad := strings.Repeat("r", size-8)
@@ -70,7 +72,7 @@ func TestConsumeAfterRetentionDeletedSegments(t *testing.T) {
 	}
 
 	cons := newClient(t, b, kgo.ConsumeTopics("rolling"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	got := consumeThrough(t, ctx, cons, records-1)
+	got := kzerotest.ConsumeThrough(t, ctx, cons, records-1)
 	first := got[0].Offset
 	after := logStart()
 	if first < before || first > after {
@@ -95,14 +97,14 @@ func TestConsumeAfterRetentionDeletedSegments(t *testing.T) {
 
 	// A consumer whose position lay in a deleted segment is told
 	// OFFSET_OUT_OF_RANGE and resets to the new log start.
-	conn := dialRaw(t, b.Addr().String())
-	if p, _ := fetchOnce(t, conn, "rolling", 0, 10, 0); p.ErrorCode != kerr.OffsetOutOfRange.Code {
+	conn := kzerotest.Dial(t, b.Addr().String())
+	if p, _ := kzerotest.FetchOnce(t, conn, "rolling", 0, 10, 0); p.ErrorCode != kerr.OffsetOutOfRange.Code {
 		t.Fatalf("fetch in a deleted segment: %v", kerr.ErrorForCode(p.ErrorCode))
 	}
 	before = logStart()
 	behind := newClient(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"rolling": {0: kgo.NewOffset().At(10)}}),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	first = consumeThrough(t, ctx, behind, records-1)[0].Offset
+	first = kzerotest.ConsumeThrough(t, ctx, behind, records-1)[0].Offset
 	if after = logStart(); first < before || first > after {
 		t.Fatalf("a consumer at a deleted offset resumed at %d; the log start was %d before and %d after", first, before, after)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"kzero/kzerotest"
 )
 
 // IBM/sarama, configured as a Kafka 4.x client, produces with acks=all in
@@ -37,7 +39,7 @@ func saramaRoundTrip(t *testing.T, version sarama.KafkaVersion) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const topic, partitions = "sarama", 2
-	createTopic(t, ctx, newClient(t, b), topic, partitions, nil)
+	kzerotest.CreateTopic(t, ctx, newClient(t, b), topic, partitions, nil)
 	addrs := []string{b.Addr().String()}
 
 	type sent struct{ key, value, codec string }

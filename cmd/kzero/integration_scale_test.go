@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest"
 )
 
 // One topic of 1000 partitions: each gets records and a consumer of the
@@ -56,7 +58,7 @@ func TestThousandPartitions(t *testing.T) {
 
 	cons := newClient(t, b, kgo.ConsumeTopics("wide"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	next := make([]int64, partitions)
-	for _, r := range consumeN(t, ctx, cons, partitions*perPartition) {
+	for _, r := range kzerotest.ConsumeN(t, ctx, cons, partitions*perPartition) {
 		if want := fmt.Sprintf("%d/%d", r.Partition, next[r.Partition]); string(r.Value) != want || r.Offset != next[r.Partition] {
 			t.Fatalf("partition %d offset %d holds %q, want offset %d %q", r.Partition, r.Offset, r.Value, next[r.Partition], want)
 		}
@@ -73,14 +75,14 @@ func TestManyConnections(t *testing.T) {
 	defer cancel()
 	const conns, partitions = 500, 8
 	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "crowd", partitions, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "crowd", partitions, nil)
 	addr := b.Addr().String()
 	opened := b.ServerStats().ConnectionsOpened
 
 	// Open every connection first, then use them all at once.
-	raws := make([]*rawConn, conns)
+	raws := make([]*kzerotest.Conn, conns)
 	for i := range raws {
-		raws[i] = dialRaw(t, addr)
+		raws[i] = kzerotest.Dial(t, addr)
 	}
 	errs := make(chan error, conns)
 	var wg sync.WaitGroup
@@ -119,15 +121,15 @@ func TestManyConnections(t *testing.T) {
 
 // produceAndFetch produces value to partition over conn and fetches from
 // the offset it was given, expecting value there.
-func produceAndFetch(conn *rawConn, partition int32, value string) error {
-	p, err := conn.produce("crowd", partition, encodeBatch(time.Now().UnixMilli(), []byte(value)))
+func produceAndFetch(conn *kzerotest.Conn, partition int32, value string) error {
+	p, err := conn.Produce("crowd", partition, kzerotest.EncodeBatch(time.Now().UnixMilli(), []byte(value)))
 	if err != nil {
 		return fmt.Errorf("%s: produce: %w", value, err)
 	}
 	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 		return fmt.Errorf("%s: produce: %w", value, err)
 	}
-	fp, recs, err := conn.fetch("crowd", partition, p.BaseOffset, 0)
+	fp, recs, err := conn.Fetch("crowd", partition, p.BaseOffset, 0)
 	if err != nil {
 		return fmt.Errorf("%s: fetch: %w", value, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"kzero/kzerotest"
 	"kzero/net/api"
 )
 
@@ -132,7 +133,7 @@ func kgoConsume(t *testing.T, ctx context.Context, addr string, topic string, wa
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	for _, r := range consumeN(t, ctx, cl, n) {
+	for _, r := range kzerotest.ConsumeN(t, ctx, cl, n) {
 		w, ok := want[r.Partition][r.Offset]
 		if !ok || string(r.Key) != w.key || string(r.Value) != w.value {
 			t.Fatalf("kgo read partition %d offset %d: %q=%q, want %+v", r.Partition, r.Offset, r.Key, r.Value, w)
@@ -158,7 +159,7 @@ func TestSaramaOldVersions(t *testing.T) {
 	for _, v := range []sarama.KafkaVersion{sarama.V0_10_0_0, sarama.V1_0_0_0, sarama.V2_0_0_0} {
 		t.Run(v.String(), func(t *testing.T) {
 			topic := "old-" + v.String()
-			createTopic(t, ctx, newClient(t, b), topic, 2, nil)
+			kzerotest.CreateTopic(t, ctx, newClient(t, b), topic, 2, nil)
 			want := map[int32]map[int64]legacyRecord{0: {}, 1: {}}
 			before := api.Conversions()
 			saramaProduce(t, addrs, v, topic, codecs, want)
@@ -179,7 +180,7 @@ func TestSaramaOldVersions(t *testing.T) {
 	// A current client's records, every codec v1 has, read by 0.10.
 	const topic = "from-kgo"
 	cl := newClient(t, b, kgo.ProducerLinger(0))
-	createTopic(t, ctx, cl, topic, 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, topic, 1, nil)
 	want := map[int32]map[int64]legacyRecord{0: {}}
 	for _, codec := range []kgo.CompressionCodec{kgo.NoCompression(), kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression()} {
 		pcl := newClient(t, b, kgo.ProducerBatchCompression(codec), kgo.ProducerLinger(0))
@@ -205,7 +206,7 @@ func TestSaramaOldLargeRecords(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	createTopic(t, ctx, cl, "large", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "large", 1, nil)
 	want := map[int32]map[int64]legacyRecord{0: {}}
 	for i := range 3 {
 		r := &kgo.Record{Topic: "large", Key: fmt.Appendf(nil, "big-%d", i), Value: []byte(strings.Repeat(fmt.Sprint(i), 100<<10))}
@@ -261,8 +262,8 @@ func TestKgoOldVersions(t *testing.T) {
 	}{{"0.8.0", kversion.V0_8_0(), 0}, {"0.9.0", kversion.V0_9_0(), 0}, {"0.10.0", kversion.V0_10_0(), 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			topic := "kgo-" + tc.name
-			createTopic(t, ctx, newClient(t, b), topic, 1, nil)
-			createTopic(t, ctx, newClient(t, b), topic+"-lz4", 1, nil)
+			kzerotest.CreateTopic(t, ctx, newClient(t, b), topic, 1, nil)
+			kzerotest.CreateTopic(t, ctx, newClient(t, b), topic+"-lz4", 1, nil)
 			want := map[int32]map[int64]legacyRecord{0: {}}
 			wantLZ4 := map[int32]map[int64]legacyRecord{0: {}}
 			before := api.Conversions()
@@ -285,7 +286,7 @@ func TestKgoOldVersions(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer old.Close()
-			for _, r := range consumeN(t, ctx, old, len(want[0])) {
+			for _, r := range kzerotest.ConsumeN(t, ctx, old, len(want[0])) {
 				if w := want[0][r.Offset]; string(r.Key) != w.key || string(r.Value) != w.value {
 					t.Fatalf("old kgo read offset %d: %q=%q, want %+v", r.Offset, r.Key, r.Value, w)
 				}
@@ -316,10 +317,9 @@ func legacyEntry(magic, attrs int8, offset, ts int64, key, value []byte) []byte 
 	return out
 }
 
-func legacyProduce(t *testing.T, conn *rawConn, v int16, topic string, set []byte) kmsg.ProduceResponseTopicPartition {
+func legacyProduce(t *testing.T, conn *kzerotest.Conn, v int16, topic string, set []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(v)
 	req.Acks, req.TimeoutMillis = -1, 10000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
@@ -327,17 +327,12 @@ func legacyProduce(t *testing.T, conn *rawConn, v int16, topic string, set []byt
 	rp.Records = set
 	rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
 	req.Topics = []kmsg.ProduceRequestTopic{rt}
-	resp, err := conn.request(req)
-	if err != nil {
-		t.Fatalf("Produce v%d: %v", v, err)
-	}
-	return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	return kzerotest.Do[*kmsg.ProduceResponse](t, conn, v, req).Topics[0].Partitions[0]
 }
 
-func legacyFetch(t *testing.T, conn *rawConn, v int16, topic string, offset int64, maxBytes int32) kmsg.FetchResponseTopicPartition {
+func legacyFetch(t *testing.T, conn *kzerotest.Conn, v int16, topic string, offset int64, maxBytes int32) kmsg.FetchResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(v)
 	req.MaxWaitMillis = 0
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic
@@ -345,11 +340,7 @@ func legacyFetch(t *testing.T, conn *rawConn, v int16, topic string, offset int6
 	rp.FetchOffset, rp.PartitionMaxBytes = offset, maxBytes
 	rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
 	req.Topics = []kmsg.FetchRequestTopic{rt}
-	resp, err := conn.request(req)
-	if err != nil {
-		t.Fatalf("Fetch v%d: %v", v, err)
-	}
-	return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	return kzerotest.Do[*kmsg.FetchResponse](t, conn, v, req).Topics[0].Partitions[0]
 }
 
 // readLegacySet decodes an uncompressed message set: magic, offsets, keys.
@@ -392,9 +383,9 @@ func TestRawLegacyProduceFetch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "raw", 1, nil)
-	createTopic(t, ctx, cl, "compacted", 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
-	conn := dialRaw(t, b.Addr().String())
+	kzerotest.CreateTopic(t, ctx, cl, "raw", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "compacted", 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	now := time.Now().UnixMilli()
 	next := int64(0)
@@ -493,7 +484,7 @@ func TestRawLegacyProduceFetch(t *testing.T) {
 	// LogAppendTime: Produce v2 answers the append time, Fetch v3 gives
 	// it as the message's timestamp with the timestamp type bit set, and
 	// Fetch v1 (magic 0) has no timestamp at all.
-	createTopic(t, ctx, cl, "appended", 1, map[string]*string{"message.timestamp.type": kmsg.StringPtr("LogAppendTime")})
+	kzerotest.CreateTopic(t, ctx, cl, "appended", 1, map[string]*string{"message.timestamp.type": kmsg.StringPtr("LogAppendTime")})
 	p := legacyProduce(t, conn, 2, "appended", legacyEntry(1, 0, 0, 1, []byte("k"), []byte("v")))
 	if p.ErrorCode != 0 || p.LogAppendTime < now {
 		t.Fatalf("Produce v2 to a LogAppendTime topic: %v, append time %d", kerr.ErrorForCode(p.ErrorCode), p.LogAppendTime)
@@ -526,9 +517,9 @@ func TestLegacyFormatsOff(t *testing.T) {
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	createTopic(t, ctx, newClient(t, b), "strict", 1, nil)
-	conn := dialRaw(t, b.Addr().String())
-	resp, err := conn.request(kmsg.NewPtrApiVersionsRequest())
+	kzerotest.CreateTopic(t, ctx, newClient(t, b), "strict", 1, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
+	resp, err := conn.Request(kmsg.NewPtrApiVersionsRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +531,7 @@ func TestLegacyFormatsOff(t *testing.T) {
 		t.Fatalf("listed minimums: Produce %d, Fetch %d", mins[kmsg.Produce.Int16()], mins[kmsg.Fetch.Int16()])
 	}
 	for v := int16(0); v <= 2; v++ {
-		c := dialRaw(t, b.Addr().String())
+		c := kzerotest.Dial(t, b.Addr().String())
 		req := kmsg.NewPtrProduceRequest()
 		req.SetVersion(v)
 		req.Acks = 1
@@ -550,15 +541,15 @@ func TestLegacyFormatsOff(t *testing.T) {
 		rp.Records = legacyEntry(0, 0, 0, 0, []byte("k"), []byte("v"))
 		rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
 		req.Topics = []kmsg.ProduceRequestTopic{rt}
-		if _, err := c.request(req); err == nil {
+		if _, err := c.Request(req); err == nil {
 			t.Fatalf("Produce v%d answered with legacy versions off", v)
 		}
 	}
 	for v := int16(0); v <= 3; v++ {
-		c := dialRaw(t, b.Addr().String())
+		c := kzerotest.Dial(t, b.Addr().String())
 		req := kmsg.NewPtrFetchRequest()
 		req.SetVersion(v)
-		if _, err := c.request(req); err == nil {
+		if _, err := c.Request(req); err == nil {
 			t.Fatalf("Fetch v%d answered with legacy versions off", v)
 		}
 	}
@@ -579,7 +570,7 @@ func TestLibrdkafkaOldVersions(t *testing.T) {
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	createTopic(t, ctx, newClient(t, b), "rdkafka", 1, nil)
+	kzerotest.CreateTopic(t, ctx, newClient(t, b), "rdkafka", 1, nil)
 	run := func(stdin string, args ...string) string {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, kcat, append([]string{"-b", b.Addr().String(), "-t", "rdkafka", "-p", "0"}, args...)...)

@@ -23,6 +23,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
 )
 
 // ackedAt is where the broker said a record went.
@@ -199,15 +201,15 @@ func TestReplicationProcesses(t *testing.T) {
 	// A raw request: clients retry NOT_ENOUGH_REPLICAS until they time out.
 	// The leadership may move meanwhile (a preferred leader rebalance, the
 	// frozen node fenced): the request follows it.
-	conn := dialRaw(t, c.addrs[leader-1])
+	conn := kzerotest.Dial(t, c.addrs[leader-1])
 	for {
-		err := produceAcksAll(conn, topic, 1, encodeTimedBatch([]int64{time.Now().UnixMilli()}, [][]byte{[]byte("too few")}))
+		err := produceAcksAll(conn, topic, 1, kzerotest.EncodeTimedBatch([]int64{time.Now().UnixMilli()}, [][]byte{[]byte("too few")}))
 		if errors.Is(err, kerr.NotEnoughReplicas) {
 			break
 		}
 		if now, _ := partitionState(ctx, adm, topic, 1); errors.Is(err, kerr.NotLeaderForPartition) && now > 0 && now != leader {
 			t.Logf("the leadership of %s-1 moved from node %d to node %d", topic, leader, now)
-			leader, conn = now, dialRaw(t, c.addrs[now-1])
+			leader, conn = now, kzerotest.Dial(t, c.addrs[now-1])
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("acks=all with the ISR below min.insync.replicas: %v, want NOT_ENOUGH_REPLICAS", err)
@@ -227,17 +229,10 @@ func TestReplicationProcesses(t *testing.T) {
 
 // produceAcksAll produces one batch with acks=all and returns the
 // partition's error.
-func produceAcksAll(conn *rawConn, topic string, partition int32, batch []byte) error {
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
+func produceAcksAll(conn *kzerotest.Conn, topic string, partition int32, batch []byte) error {
+	req := kzerotest.ProduceRequest(topic, partition, batch)
 	req.Acks, req.TimeoutMillis = -1, 10000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := conn.request(req)
+	resp, err := conn.Request(req)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ package api
 // (0.11-2.0 producers do not expect it).
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -91,41 +94,41 @@ func (h *Handler) txnOffsetCommit(req *server.Request) error {
 		}
 	}
 	if len(tr.Offsets) > 0 {
-		codes := h.txnOffsetCommitCodes(r, tr)
-		for i, code := range codes {
-			if code == kerr.CoordinatorLoadInProgress.Code && r.Version < 2 {
-				code = kerr.CoordinatorNotAvailable.Code
+		for i, err := range h.commitTxnOffsets(r, tr) {
+			if errors.Is(err, kerr.CoordinatorLoadInProgress) && r.Version < 2 {
+				err = fmt.Errorf("%v: %w", err, kerr.CoordinatorNotAvailable)
 			}
-			where[i].ErrorCode = code
+			where[i].ErrorCode = errCode(err)
 		}
 	}
 	respond(req, resp)
 	return nil
 }
 
-// txnOffsetCommitCodes verifies the group's partition with the transaction
-// coordinator, then commits: a code per offset of tr.
-func (h *Handler) txnOffsetCommitCodes(r *kmsg.TxnOffsetCommitRequest, tr *group.TxnCommitRequest) []int16 {
+// commitTxnOffsets verifies the group's partition with the transaction
+// coordinator, then commits: an error per offset of tr.
+func (h *Handler) commitTxnOffsets(r *kmsg.TxnOffsetCommitRequest, tr *group.TxnCommitRequest) []error {
 	if r.Group == "" {
-		return errCodes(h.groups.TxnOffsetCommit(tr)) // INVALID_GROUP_ID
+		return h.groups.TxnOffsetCommit(tr) // INVALID_GROUP_ID
 	}
 	tp := log.TopicPartition{Topic: group.TopicName, Partition: h.groups.PartitionFor(r.Group)}
-	code := h.verifyTxnPartition(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tp, r.Version >= 5)
-	switch code {
-	case 0:
-		return errCodes(h.groups.TxnOffsetCommit(tr))
-	case kerr.ProducerFenced.Code:
-		code = kerr.InvalidProducerEpoch.Code
-	case kerr.TransactionAbortable.Code:
+	err := h.verifyTxnPartition(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tp, r.Version >= 5)
+	switch {
+	case err == nil:
+		return h.groups.TxnOffsetCommit(tr)
+	case errors.Is(err, kerr.ProducerFenced):
+		err = fmt.Errorf("%v: %w", err, kerr.InvalidProducerEpoch)
+	case errors.Is(err, kerr.TransactionAbortable):
 		if r.Version < 4 {
-			code = kerr.InvalidTxnState.Code
+			err = fmt.Errorf("%v: %w", err, kerr.InvalidTxnState)
 		}
-	case kerr.ConcurrentTransactions.Code, kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code:
-		code = kerr.CoordinatorNotAvailable.Code
+	case errors.Is(err, kerr.ConcurrentTransactions), errors.Is(err, kerr.CoordinatorNotAvailable),
+		errors.Is(err, kerr.NotCoordinator), errors.Is(err, kerr.CoordinatorLoadInProgress):
+		err = fmt.Errorf("%v: %w", err, kerr.CoordinatorNotAvailable)
 	}
-	codes := make([]int16, len(tr.Offsets))
-	for i := range codes {
-		codes[i] = code
+	errs := make([]error, len(tr.Offsets))
+	for i := range errs {
+		errs[i] = err
 	}
-	return codes
+	return errs
 }

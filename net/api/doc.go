@@ -48,4 +48,10 @@
 // rules and answer TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED,
 // CLUSTER_AUTHORIZATION_FAILED or TRANSACTIONAL_ID_AUTHORIZATION_FAILED as
 // Kafka does; without it, h.authorized is a nil check.
+//
+// Tests: the codecs and tables are tested inside the package; each API's
+// behaviour is tested from outside it (package api_test), against a whole
+// broker in the test's process (kzero/node/nodetest) driven by real clients
+// and raw requests (kzero/kzerotest). Scenarios across APIs, the binary,
+// its configuration and clusters are cmd/kzero's tests.
 package api

@@ -26,16 +26,16 @@ func (h *Handler) verifyTxnWrite(part *replica.Partition, tp log.TopicPartition,
 	if r.TransactionID == nil || *r.TransactionID == "" {
 		return fmt.Errorf("transactional batch without a transactional id: %w", kerr.InvalidTxnState)
 	}
-	if code := h.verifyTxnPartition(*r.TransactionID, pid, epoch, tp, r.Version >= 12); code != 0 {
-		err := kerr.ErrorForCode(code)
-		switch code {
-		case kerr.ConcurrentTransactions.Code, kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
+	if err := h.verifyTxnPartition(*r.TransactionID, pid, epoch, tp, r.Version >= 12); err != nil {
+		switch {
+		case errors.Is(err, kerr.ConcurrentTransactions), errors.Is(err, kerr.NotCoordinator),
+			errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.CoordinatorLoadInProgress):
 			// Producers retry NOT_ENOUGH_REPLICAS; older ones do not know
 			// CONCURRENT_TRANSACTIONS on produce, and a coordinator moving
 			// is not the partition's business (Kafka answers the same).
-			err = kerr.NotEnoughReplicas
-		case kerr.ProducerFenced.Code:
-			err = kerr.InvalidProducerEpoch // what a partition says of an old epoch
+			err = fmt.Errorf("%v: %w", err, kerr.NotEnoughReplicas)
+		case errors.Is(err, kerr.ProducerFenced):
+			err = fmt.Errorf("%v: %w", err, kerr.InvalidProducerEpoch) // what a partition says of an old epoch
 		}
 		return fmt.Errorf("transaction %q of producer %d epoch %d at %s: %w", *r.TransactionID, pid, epoch, tp, err)
 	}
@@ -45,29 +45,36 @@ func (h *Handler) verifyTxnWrite(part *replica.Partition, tp log.TopicPartition,
 // verifyTxnPartition asks the transaction coordinator whether partition tp
 // is part of the ongoing transaction of transactionalID at producerID and
 // producerEpoch (KIP-890 part 1); with add (transactions v2, KIP-890 part
-// 2) it adds the partition when it is not. It returns 0 or the Kafka error
-// code to answer the write with (INVALID_TXN_STATE, PRODUCER_FENCED,
-// INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, ...).
+// 2) it adds the partition when it is not. It returns nil or an error
+// wrapping the kerr error to answer the write with (INVALID_TXN_STATE,
+// PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS,
+// ...); the caller's edge turns it into a code.
 //
 // A coordinator on this broker is called in process; one on another broker
 // gets AddPartitionsToTxn v5 (TxnRouter), a round trip that only a
 // transaction's first write to each partition pays, on a goroutine of its
 // own rather than the event loop (produce, verifiesRemotely).
-func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) int16 {
+func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) error {
 	if h.txnRouter != nil {
 		if code, local := h.txnRouter.AddToTxn(transactionalID, producerID, producerEpoch, tp, add); !local {
-			if add && code == kerr.InvalidProducerIDMapping.Code {
-				code = kerr.InvalidTxnState.Code
+			err := kerr.ErrorForCode(code)
+			if add && errors.Is(err, kerr.InvalidProducerIDMapping) {
+				err = kerr.InvalidTxnState
 			}
-			return code
+			if err != nil {
+				err = fmt.Errorf("transaction coordinator of %q: %w", transactionalID, err)
+			}
+			return err
 		}
 	}
 	if !add {
-		return errCode(h.txns.Verify(transactionalID, producerID, producerEpoch, tp))
+		return h.txns.Verify(transactionalID, producerID, producerEpoch, tp)
 	}
 	err := h.txns.AddPartitions(transactionalID, producerID, producerEpoch, []log.TopicPartition{tp}, true)
 	if errors.Is(err, kerr.InvalidProducerIDMapping) {
-		return kerr.InvalidTxnState.Code
+		// Transactions v2 adds the partition itself: a producer id the
+		// coordinator does not know means no transaction to write in.
+		return fmt.Errorf("%v: %w", err, kerr.InvalidTxnState)
 	}
-	return errCode(err)
+	return err
 }

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -9,24 +9,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/node/nodetest"
 )
 
 // Fetch sessions (KIP-227) driven by hand: open, incremental fetches that
 // return only partitions with news, forgotten partitions, bad epochs and
 // unknown sessions.
 func TestFetchSessions(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.DefaultProduceTopic("s"))
+	cl := nodetest.Client(t, b, kgo.DefaultProduceTopic("s"))
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 3, 1, nil, "s"); err != nil {
 		t.Fatal(err)
 	}
 	produce := func(p int32) {
 		t.Helper()
 		r := &kgo.Record{Topic: "s", Partition: p, Value: []byte("v")}
-		cl2 := newClient(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		cl2 := nodetest.Client(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 		if err := cl2.ProduceSync(ctx, r).FirstErr(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest"
 	"kzero/node"
+	"kzero/node/nodetest"
 )
 
 // ListOffsets by timestamp finds the first offset, in offset order, whose
@@ -21,13 +23,13 @@ import (
 // KIP-734) is the exact record holding the largest timestamp, even in the
 // middle of a batch.
 func TestListOffsetsByTime(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "times", 1, nil)
-	conn := dialRaw(t, b.Addr().String())
+	cl := nodetest.Client(t, b)
+	kzerotest.CreateTopic(t, ctx, cl, "times", 1, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	const t0 = int64(1_600_000_000_000)
 	// Offsets 0-3 in one batch, 4-6 in one batch with the largest
@@ -41,7 +43,7 @@ func TestListOffsetsByTime(t *testing.T) {
 		return vs
 	}
 	for _, r := range [][2]int{{0, 4}, {4, 7}} {
-		p := produceRaw(t, conn, "times", 0, encodeTimedBatch(tss[r[0]:r[1]], values(r[0], r[1])))
+		p := kzerotest.ProduceOnce(t, conn, "times", 0, kzerotest.EncodeTimedBatch(tss[r[0]:r[1]], values(r[0], r[1])))
 		if err := kerr.ErrorForCode(p.ErrorCode); err != nil || p.BaseOffset != int64(r[0]) {
 			t.Fatalf("produce offsets %v: base %d, %v", r, p.BaseOffset, err)
 		}
@@ -104,7 +106,7 @@ func TestListOffsetsByTime(t *testing.T) {
 		t.Errorf("kadm max timestamp offset %d timestamp %d", o.Offset, o.Timestamp)
 	}
 	// An empty partition has no max timestamp record.
-	createTopic(t, ctx, cl, "empty", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "empty", 1, nil)
 	if off, ts, err := listOffsetRaw(t, conn, "empty", 10, -3); err != nil || off != -1 || ts != -1 {
 		t.Errorf("empty partition max timestamp: offset %d timestamp %d (%v), want -1 -1", off, ts, err)
 	}
@@ -112,7 +114,7 @@ func TestListOffsetsByTime(t *testing.T) {
 
 // listOffsetRaw asks for partition 0's offset at ts with ListOffsets at
 // version.
-func listOffsetRaw(t *testing.T, conn *rawConn, topic string, version int16, ts int64) (offset, timestamp int64, err error) {
+func listOffsetRaw(t *testing.T, conn *kzerotest.Conn, topic string, version int16, ts int64) (offset, timestamp int64, err error) {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(version)
@@ -125,7 +127,7 @@ func listOffsetRaw(t *testing.T, conn *rawConn, topic string, version int16, ts 
 	rp.CurrentLeaderEpoch = -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := conn.request(req)
+	resp, err := conn.Request(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,26 +145,26 @@ func listOffsetRaw(t *testing.T, conn *rawConn, topic string, version int16, ts 
 // the new start survives a restart.
 func TestDeleteRecords(t *testing.T) {
 	dir := t.TempDir()
-	b := startTestBroker(t, dir)
+	b := startBroker(t, dir)
 	stopped := false
 	defer func() {
 		if !stopped {
-			stopBroker(t, b)
+			nodetest.Stop(t, b)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "trim", 1, nil)
+	cl := nodetest.Client(t, b)
+	kzerotest.CreateTopic(t, ctx, cl, "trim", 1, nil)
 	// Ten batches of ten records; the cut at 35 falls inside a batch.
 	const part, end, cut = int32(0), int64(100), int64(35)
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	for batch := 0; batch < 10; batch++ {
 		var vs [][]byte
 		for i := 0; i < 10; i++ {
 			vs = append(vs, []byte(fmt.Sprint(batch*10+i)))
 		}
-		if p := produceRaw(t, conn, "trim", part, encodeBatch(time.Now().UnixMilli(), vs...)); p.ErrorCode != 0 {
+		if p := kzerotest.ProduceOnce(t, conn, "trim", part, kzerotest.EncodeBatch(time.Now().UnixMilli(), vs...)); p.ErrorCode != 0 {
 			t.Fatal(kerr.ErrorForCode(p.ErrorCode))
 		}
 	}
@@ -191,8 +193,8 @@ func TestDeleteRecords(t *testing.T) {
 
 	checkStart := func(b *node.Node) {
 		t.Helper()
-		cl := newClient(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"trim": {part: kgo.NewOffset().AtStart()}}))
-		got := consumeN(t, ctx, cl, int(end-cut))
+		cl := nodetest.Client(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"trim": {part: kgo.NewOffset().AtStart()}}))
+		got := kzerotest.ConsumeN(t, ctx, cl, int(end-cut))
 		for i, r := range got {
 			if r.Offset != cut+int64(i) {
 				t.Fatalf("record %d from the start has offset %d, want %d", i, r.Offset, cut+int64(i))
@@ -206,12 +208,12 @@ func TestDeleteRecords(t *testing.T) {
 			t.Fatalf("log start offset %d, want %d", s.Offset, cut)
 		}
 
-		conn := dialRaw(t, b.Addr().String())
-		p, _ := fetchOnce(t, conn, "trim", part, cut-1, 0)
+		conn := kzerotest.Dial(t, b.Addr().String())
+		p, _ := kzerotest.FetchOnce(t, conn, "trim", part, cut-1, 0)
 		if !errors.Is(kerr.ErrorForCode(p.ErrorCode), kerr.OffsetOutOfRange) {
 			t.Fatalf("fetch at %d below the log start %d: %v, want OFFSET_OUT_OF_RANGE", cut-1, cut, kerr.ErrorForCode(p.ErrorCode))
 		}
-		p, recs := fetchOnce(t, conn, "trim", part, cut, 0)
+		p, recs := kzerotest.FetchOnce(t, conn, "trim", part, cut, 0)
 		if p.ErrorCode != 0 || p.LogStartOffset != cut || len(recs) == 0 || recs[0].Offset != cut {
 			t.Fatalf("fetch at the log start: %v, log start %d, %d records", kerr.ErrorForCode(p.ErrorCode), p.LogStartOffset, len(recs))
 		}
@@ -219,15 +221,15 @@ func TestDeleteRecords(t *testing.T) {
 	checkStart(b)
 
 	stopped = true
-	stopBroker(t, b)
-	b = startTestBroker(t, dir)
-	defer stopBroker(t, b)
+	nodetest.Stop(t, b)
+	b = startBroker(t, dir)
+	defer nodetest.Stop(t, b)
 	checkStart(b)
 
 	// -1 deletes up to the high watermark.
 	offsets = kadm.Offsets{}
 	offsets.Add(kadm.Offset{Topic: "trim", Partition: part, At: -1})
-	res, err = kadm.NewClient(newClient(t, b)).DeleteRecords(ctx, offsets)
+	res, err = kadm.NewClient(nodetest.Client(t, b)).DeleteRecords(ctx, offsets)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"bytes"
@@ -12,19 +12,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
+	"kzero/node/nodetest"
 )
 
 // Keys, headers, null values (tombstones), empty values and explicit
 // timestamps come back exactly as produced; a null value stays null and an
 // empty one stays empty.
 func TestRecordShapesRoundTrip(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.DefaultProduceTopic("shapes"), kgo.ConsumeTopics("shapes"),
+	cl := nodetest.Client(t, b, kgo.DefaultProduceTopic("shapes"), kgo.ConsumeTopics("shapes"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ProducerLinger(0))
-	createTopic(t, ctx, cl, "shapes", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "shapes", 1, nil)
 
 	ts := time.UnixMilli(1_700_000_000_123)
 	want := []*kgo.Record{
@@ -45,7 +48,7 @@ func TestRecordShapesRoundTrip(t *testing.T) {
 			t.Fatalf("produce %q: %v", r.Key, err)
 		}
 	}
-	got := consumeN(t, ctx, cl, len(want))
+	got := kzerotest.ConsumeN(t, ctx, cl, len(want))
 	for i, w := range want {
 		g := got[i]
 		if g.Offset != int64(i) {
@@ -86,16 +89,16 @@ func show(b []byte) string {
 // byte more is refused with MESSAGE_TOO_LARGE. A topic whose limit is raised
 // takes 1 MiB values, and they come back intact.
 func TestMessageMaxBytes(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	// The client's own batch limit is raised so the broker is what says no.
-	cl := newClient(t, b, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4<<20),
+	cl := nodetest.Client(t, b, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4<<20),
 		kgo.ProducerLinger(0), kgo.FetchMaxPartitionBytes(1<<20), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	createTopic(t, ctx, cl, "limit", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "limit", 1, nil)
 	big := "8388608"
-	createTopic(t, ctx, cl, "big", 1, map[string]*string{"max.message.bytes": &big})
+	kzerotest.CreateTopic(t, ctx, cl, "big", 1, map[string]*string{"max.message.bytes": &big})
 
 	rng := rand.New(rand.NewPCG(3, 4))
 	value := func(n int) []byte {
@@ -125,7 +128,7 @@ func TestMessageMaxBytes(t *testing.T) {
 	}
 
 	cl.AddConsumeTopics("limit", "big")
-	got := consumeN(t, ctx, cl, 1+len(mib))
+	got := kzerotest.ConsumeN(t, ctx, cl, 1+len(mib))
 	var bigIdx int
 	for _, r := range got {
 		switch r.Topic {
@@ -147,7 +150,7 @@ func TestMessageMaxBytes(t *testing.T) {
 func valueForBatchSize(t *testing.T, size int) int {
 	t.Helper()
 	for n := size - 100; n < size; n++ {
-		if len(encodeBatch(0, make([]byte, n))) == size {
+		if len(kzerotest.EncodeBatch(0, make([]byte, n))) == size {
 			return n
 		}
 	}
@@ -157,12 +160,12 @@ func valueForBatchSize(t *testing.T, size int) int {
 
 // acks 0, 1 and -1 all store every record; acks=0 gets no response.
 func TestAcksLevels(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	admin := newClient(t, b)
-	createTopic(t, ctx, admin, "acks", 3, nil)
+	admin := nodetest.Client(t, b)
+	kzerotest.CreateTopic(t, ctx, admin, "acks", 3, nil)
 
 	const perLevel = 100
 	want := map[string]bool{}
@@ -174,7 +177,7 @@ func TestAcksLevels(t *testing.T) {
 		if level.name != "-1" {
 			opts = append(opts, kgo.DisableIdempotentWrite())
 		}
-		cl := newClient(t, b, opts...)
+		cl := nodetest.Client(t, b, opts...)
 		var rs []*kgo.Record
 		for i := 0; i < perLevel; i++ {
 			v := fmt.Sprintf("acks=%s #%d", level.name, i)
@@ -185,8 +188,8 @@ func TestAcksLevels(t *testing.T) {
 			t.Fatalf("acks=%s: %v", level.name, err)
 		}
 	}
-	cl := newClient(t, b, kgo.ConsumeTopics("acks"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	for _, r := range consumeN(t, ctx, cl, len(want)) {
+	cl := nodetest.Client(t, b, kgo.ConsumeTopics("acks"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for _, r := range kzerotest.ConsumeN(t, ctx, cl, len(want)) {
 		if !want[string(r.Value)] {
 			t.Fatalf("unexpected or repeated record %q", r.Value)
 		}
@@ -199,13 +202,13 @@ func TestAcksLevels(t *testing.T) {
 // way to learn it must refresh its metadata), and a good acks=0 produce
 // gets no response at all.
 func TestProduceErrors(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	createTopic(t, ctx, newClient(t, b), "errs", 1, nil)
-	conn := dialRaw(t, b.Addr().String())
-	good := encodeBatch(time.Now().UnixMilli(), []byte("ok"))
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "errs", 1, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
+	good := kzerotest.EncodeBatch(time.Now().UnixMilli(), []byte("ok"))
 	corrupt := append([]byte(nil), good...)
 	corrupt[len(corrupt)-1] ^= 0xff // the CRC covers the records
 
@@ -221,7 +224,7 @@ func TestProduceErrors(t *testing.T) {
 		{"unknown topic", "no-such-topic", 0, good, kerr.UnknownTopicOrPartition},
 		{"bad crc", "errs", 0, corrupt, kerr.CorruptMessage},
 	} {
-		p := produceRaw(t, conn, c.topic, c.partition, c.batch)
+		p := kzerotest.ProduceOnce(t, conn, c.topic, c.partition, c.batch)
 		if err := kerr.ErrorForCode(p.ErrorCode); !errors.Is(err, c.want) && err != c.want {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
@@ -232,28 +235,19 @@ func TestProduceErrors(t *testing.T) {
 	}
 
 	// acks=0: no response; the next request's answer is the next frame.
-	zero := func(topic string) []byte {
-		req := kmsg.NewPtrProduceRequest()
-		req.SetVersion(9)
+	zero := func(topic string) kmsg.Request {
+		req := kzerotest.ProduceRequest(topic, 0, good)
 		req.Acks = 0
-		req.TimeoutMillis = 30000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = good
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		conn.corrID++
-		return conn.f.AppendRequest(nil, req, conn.corrID)
+		return req
 	}
-	if err := conn.write(zero("errs")); err != nil {
+	if err := conn.Send(zero("errs")); err != nil {
 		t.Fatal(err)
 	}
-	if p := produceRaw(t, conn, "errs", 0, good); p.ErrorCode != 0 || p.BaseOffset != 2 {
+	if p := kzerotest.ProduceOnce(t, conn, "errs", 0, good); p.ErrorCode != 0 || p.BaseOffset != 2 {
 		t.Fatalf("after an acks=0 produce: base offset %d, %v; want 2", p.BaseOffset, kerr.ErrorForCode(p.ErrorCode))
 	}
-	if err := conn.write(zero("no-such-topic")); err != nil {
+	if err := conn.Send(zero("no-such-topic")); err != nil {
 		t.Fatal(err)
 	}
-	conn.waitClosed(t)
+	conn.WaitClosed(t)
 }

@@ -1,82 +1,29 @@
-package main
+package api_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
+	"kzero/node/nodetest"
 )
 
 // The group APIs at old and new versions, with raw requests: the fields
 // each version has, the errors each version gets.
 
-func rawGroupRequest[R kmsg.Response](t *testing.T, conn *rawConn, version int16, req kmsg.Request) R {
-	t.Helper()
-	req.SetVersion(version)
-	resp, err := conn.request(req)
-	if err != nil {
-		t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), version, err)
-	}
-	return resp.(R)
-}
-
-// findCoordinator asks until the coordinator is available: a request for
-// a key type whose internal topic does not exist yet starts creating it
-// and is answered COORDINATOR_NOT_AVAILABLE, as Kafka does; clients retry.
-// For a group it then waits until the coordinator has loaded the group's
-// partition (COORDINATOR_LOAD_IN_PROGRESS until then), as a client's
-// first group request would.
-func findCoordinator(t *testing.T, conn *rawConn, version int16, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, version, req)
-		code := resp.ErrorCode
-		if version >= 4 && len(resp.Coordinators) > 0 {
-			code = resp.Coordinators[0].ErrorCode
-		}
-		if code != kerr.CoordinatorNotAvailable.Code || time.Now().After(deadline) {
-			if code == 0 && req.CoordinatorType == 0 {
-				waitGroupLoaded(t, conn, req.CoordinatorKey, deadline)
-			}
-			return resp
-		}
-		time.Sleep(20 * time.Millisecond) // a client's retry backoff
-	}
-}
-
-// waitGroupLoaded asks DescribeGroups v0 about group until its coordinator
-// no longer answers COORDINATOR_LOAD_IN_PROGRESS.
-func waitGroupLoaded(t *testing.T, conn *rawConn, group string, deadline time.Time) {
-	t.Helper()
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Groups = []string{group}
-	for {
-		g := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 0, req).Groups[0]
-		if g.ErrorCode != kerr.CoordinatorLoadInProgress.Code || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func wantNoErr(t *testing.T, what string, code int16) {
-	t.Helper()
-	if code != 0 {
-		t.Fatalf("%s: %v", what, kerr.ErrorForCode(code))
-	}
-}
-
 func TestGroupAPIVersions(t *testing.T) {
-	b := startGroupBroker(t, t.TempDir())
-	defer stopBroker(t, b)
-	conn := dialRaw(t, b.Addr().String())
+	b := startBroker(t, t.TempDir(), fastGroups)
+	defer nodetest.Stop(t, b)
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	// ApiVersions lists the classic group APIs, KIP-848's, and the
 	// group.version feature at 1.
-	av := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, kmsg.NewPtrApiVersionsRequest())
+	av := kzerotest.Do[*kmsg.ApiVersionsResponse](t, conn, 3, kmsg.NewPtrApiVersionsRequest())
 	served := map[int16][2]int16{}
 	for _, k := range av.ApiKeys {
 		served[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
@@ -102,28 +49,28 @@ func TestGroupAPIVersions(t *testing.T) {
 	// exists it names this broker.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g0"
-	if first := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 0, fc); first.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+	if first := kzerotest.Do[*kmsg.FindCoordinatorResponse](t, conn, 0, fc); first.ErrorCode != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("first find coordinator v0, before the offsets topic exists: %v", kerr.ErrorForCode(first.ErrorCode))
 	}
-	f0 := findCoordinator(t, conn, 0, fc)
-	wantNoErr(t, "find coordinator v0", f0.ErrorCode)
+	f0 := kzerotest.FindCoordinator(t, conn, 0, fc)
+	kzerotest.WantCode(t, "find coordinator v0", f0.ErrorCode, nil)
 	if f0.NodeID != 1 || f0.Host != "127.0.0.1" || f0.Port <= 0 {
 		t.Fatalf("coordinator %d %s:%d", f0.NodeID, f0.Host, f0.Port)
 	}
 	fc.CoordinatorType = 1
-	f1 := findCoordinator(t, conn, 1, fc)
+	f1 := kzerotest.FindCoordinator(t, conn, 1, fc)
 	if f1.ErrorCode != 0 || f1.NodeID != 1 {
 		t.Fatalf("transaction coordinator v1: %v node %d", kerr.ErrorForCode(f1.ErrorCode), f1.NodeID)
 	}
 	fc = kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKeys = []string{"a", "b"}
-	f4 := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 4, fc)
+	f4 := kzerotest.Do[*kmsg.FindCoordinatorResponse](t, conn, 4, fc)
 	if len(f4.Coordinators) != 2 || f4.Coordinators[0].Key != "a" || f4.Coordinators[1].Key != "b" ||
 		f4.Coordinators[0].ErrorCode != 0 || f4.Coordinators[1].NodeID != 1 {
 		t.Fatalf("batched: %+v", f4.Coordinators)
 	}
 	fc.CoordinatorType = 9
-	f6 := rawGroupRequest[*kmsg.FindCoordinatorResponse](t, conn, 6, fc)
+	f6 := kzerotest.Do[*kmsg.FindCoordinatorResponse](t, conn, 6, fc)
 	if f6.Coordinators[0].ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("unknown key type: %v", kerr.ErrorForCode(f6.Coordinators[0].ErrorCode))
 	}
@@ -137,10 +84,10 @@ func TestGroupAPIVersions(t *testing.T) {
 		for _, p := range protocols {
 			r.Protocols = append(r.Protocols, kmsg.JoinGroupRequestProtocol{Name: p, Metadata: []byte(p + "-meta")})
 		}
-		return rawGroupRequest[*kmsg.JoinGroupResponse](t, conn, v, r)
+		return kzerotest.Do[*kmsg.JoinGroupResponse](t, conn, v, r)
 	}
 	j0 := join(0, "g0", "", nil, "range")
-	wantNoErr(t, "join v0", j0.ErrorCode)
+	kzerotest.WantCode(t, "join v0", j0.ErrorCode, nil)
 	if j0.Generation != 1 || j0.LeaderID != j0.MemberID || j0.Protocol == nil || *j0.Protocol != "range" || len(j0.Members) != 1 || string(j0.Members[0].ProtocolMetadata) != "range-meta" {
 		t.Fatalf("join v0: %+v", j0)
 	}
@@ -152,20 +99,20 @@ func TestGroupAPIVersions(t *testing.T) {
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Group, sync.MemberID, sync.Generation = "g0", j0.MemberID, j0.Generation
 	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: j0.MemberID, MemberAssignment: []byte{1, 2, 3}}}
-	s0 := rawGroupRequest[*kmsg.SyncGroupResponse](t, conn, 0, sync)
-	wantNoErr(t, "sync v0", s0.ErrorCode)
+	s0 := kzerotest.Do[*kmsg.SyncGroupResponse](t, conn, 0, sync)
+	kzerotest.WantCode(t, "sync v0", s0.ErrorCode, nil)
 	if !slices.Equal(s0.MemberAssignment, []byte{1, 2, 3}) {
 		t.Fatalf("assignment %v", s0.MemberAssignment)
 	}
 	// v5 checks the protocol name.
 	sync.GroupAssignment = nil
 	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("roundrobin")
-	s5 := rawGroupRequest[*kmsg.SyncGroupResponse](t, conn, 5, sync)
+	s5 := kzerotest.Do[*kmsg.SyncGroupResponse](t, conn, 5, sync)
 	if s5.ErrorCode != kerr.InconsistentGroupProtocol.Code {
 		t.Fatalf("sync v5 with another protocol: %v", kerr.ErrorForCode(s5.ErrorCode))
 	}
 	sync.Protocol = kmsg.StringPtr("range")
-	s5 = rawGroupRequest[*kmsg.SyncGroupResponse](t, conn, 5, sync)
+	s5 = kzerotest.Do[*kmsg.SyncGroupResponse](t, conn, 5, sync)
 	if s5.ErrorCode != 0 || s5.Protocol == nil || *s5.Protocol != "range" || *s5.ProtocolType != "consumer" || !slices.Equal(s5.MemberAssignment, []byte{1, 2, 3}) {
 		t.Fatalf("sync v5: %+v", s5)
 	}
@@ -173,9 +120,9 @@ func TestGroupAPIVersions(t *testing.T) {
 	// Heartbeat v0.
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.Generation = "g0", j0.MemberID, j0.Generation
-	wantNoErr(t, "heartbeat v0", rawGroupRequest[*kmsg.HeartbeatResponse](t, conn, 0, hb).ErrorCode)
+	kzerotest.WantCode(t, "heartbeat v0", kzerotest.Do[*kmsg.HeartbeatResponse](t, conn, 0, hb).ErrorCode, nil)
 	hb.MemberID = "stranger"
-	if code := rawGroupRequest[*kmsg.HeartbeatResponse](t, conn, 4, hb).ErrorCode; code != kerr.UnknownMemberID.Code {
+	if code := kzerotest.Do[*kmsg.HeartbeatResponse](t, conn, 4, hb).ErrorCode; code != kerr.UnknownMemberID.Code {
 		t.Fatalf("heartbeat of a stranger: %v", kerr.ErrorForCode(code))
 	}
 
@@ -197,11 +144,11 @@ func TestGroupAPIVersions(t *testing.T) {
 	// LeaveGroup v0 and v3 (batched).
 	lv := kmsg.NewPtrLeaveGroupRequest()
 	lv.Group, lv.MemberID = "g0", j0.MemberID
-	wantNoErr(t, "leave v0", rawGroupRequest[*kmsg.LeaveGroupResponse](t, conn, 0, lv).ErrorCode)
+	kzerotest.WantCode(t, "leave v0", kzerotest.Do[*kmsg.LeaveGroupResponse](t, conn, 0, lv).ErrorCode, nil)
 	lv = kmsg.NewPtrLeaveGroupRequest()
 	lv.Group = "g5"
 	lv.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "x", InstanceID: kmsg.StringPtr("inst")}, {InstanceID: kmsg.StringPtr("inst")}, {MemberID: "nobody"}}
-	l3 := rawGroupRequest[*kmsg.LeaveGroupResponse](t, conn, 3, lv)
+	l3 := kzerotest.Do[*kmsg.LeaveGroupResponse](t, conn, 3, lv)
 	var codes []int16
 	for _, m := range l3.Members {
 		codes = append(codes, m.ErrorCode)
@@ -212,24 +159,26 @@ func TestGroupAPIVersions(t *testing.T) {
 
 	// OffsetCommit v2 (with a retention time) outside group management,
 	// OffsetFetch v1 (partitions named) and v2 (all of the group's).
-	createTopic(t, adminContext(t), newClient(t, b), "vt", 2, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "vt", 2, nil)
 	oc := kmsg.NewPtrOffsetCommitRequest()
 	oc.Group, oc.Generation, oc.RetentionTimeMillis = "offsets", -1, 60_000
 	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "vt", Partitions: []kmsg.OffsetCommitRequestTopicPartition{
 		{Partition: 0, Offset: 10, Metadata: kmsg.StringPtr("m0")}, {Partition: 7, Offset: 1}}}}
-	c2 := rawGroupRequest[*kmsg.OffsetCommitResponse](t, conn, 2, oc)
+	c2 := kzerotest.Do[*kmsg.OffsetCommitResponse](t, conn, 2, oc)
 	if p := c2.Topics[0].Partitions; p[0].ErrorCode != 0 || p[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("commit v2: %+v", p)
 	}
 	of := kmsg.NewPtrOffsetFetchRequest()
 	of.Group = "offsets"
 	of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "vt", Partitions: []int32{0, 1}}}
-	f1r := rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, 1, of)
+	f1r := kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, 1, of)
 	if p := f1r.Topics[0].Partitions; p[0].Offset != 10 || *p[0].Metadata != "m0" || p[1].Offset != -1 || *p[1].Metadata != "" {
 		t.Fatalf("fetch v1: %+v", p)
 	}
 	of.Topics = nil
-	f2r := rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, 2, of)
+	f2r := kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, 2, of)
 	if f2r.ErrorCode != 0 || len(f2r.Topics) != 1 || len(f2r.Topics[0].Partitions) != 1 || f2r.Topics[0].Partitions[0].Offset != 10 {
 		t.Fatalf("fetch v2 of all: %+v", f2r)
 	}
@@ -237,14 +186,14 @@ func TestGroupAPIVersions(t *testing.T) {
 	of = kmsg.NewPtrOffsetFetchRequest()
 	of.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "offsets"}, {Group: "unknown", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "vt", Partitions: []int32{0}}}}}
 	of.RequireStable = true
-	f8 := rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, 8, of)
+	f8 := kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, 8, of)
 	if len(f8.Groups) != 2 || f8.Groups[0].Topics[0].Partitions[0].Offset != 10 || f8.Groups[1].ErrorCode != 0 || f8.Groups[1].Topics[0].Partitions[0].Offset != -1 {
 		t.Fatalf("fetch v8: %+v", f8.Groups)
 	}
 
 	// ListGroups v0 and with filters.
 	lg := kmsg.NewPtrListGroupsRequest()
-	l0 := rawGroupRequest[*kmsg.ListGroupsResponse](t, conn, 0, lg)
+	l0 := kzerotest.Do[*kmsg.ListGroupsResponse](t, conn, 0, lg)
 	var names []string
 	for _, g := range l0.Groups {
 		names = append(names, g.Group)
@@ -254,28 +203,28 @@ func TestGroupAPIVersions(t *testing.T) {
 		t.Fatalf("listed %v", names)
 	}
 	lg.StatesFilter = []string{"completingrebalance"}
-	l4 := rawGroupRequest[*kmsg.ListGroupsResponse](t, conn, 4, lg)
+	l4 := kzerotest.Do[*kmsg.ListGroupsResponse](t, conn, 4, lg)
 	if len(l4.Groups) != 1 || l4.Groups[0].Group != "g4" || l4.Groups[0].GroupState != "CompletingRebalance" {
 		t.Fatalf("listed by state %+v", l4.Groups)
 	}
 	lg.StatesFilter, lg.TypesFilter = nil, []string{"consumer"}
-	if l5 := rawGroupRequest[*kmsg.ListGroupsResponse](t, conn, 5, lg); len(l5.Groups) != 0 {
+	if l5 := kzerotest.Do[*kmsg.ListGroupsResponse](t, conn, 5, lg); len(l5.Groups) != 0 {
 		t.Fatalf("listed KIP-848 groups %+v", l5.Groups)
 	}
 	lg.TypesFilter = []string{"Classic"}
-	if l5 := rawGroupRequest[*kmsg.ListGroupsResponse](t, conn, 5, lg); len(l5.Groups) != 4 || l5.Groups[0].GroupType != "classic" {
+	if l5 := kzerotest.Do[*kmsg.ListGroupsResponse](t, conn, 5, lg); len(l5.Groups) != 4 || l5.Groups[0].GroupType != "classic" {
 		t.Fatalf("listed classic groups %+v", l5.Groups)
 	}
 
 	// DescribeGroups: a missing group is Dead before v6, not found from v6.
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Groups = []string{"missing", "g4"}
-	d0 := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 0, dg)
+	d0 := kzerotest.Do[*kmsg.DescribeGroupsResponse](t, conn, 0, dg)
 	if d0.Groups[0].ErrorCode != 0 || d0.Groups[0].State != "Dead" || d0.Groups[1].State != "CompletingRebalance" || len(d0.Groups[1].Members) != 1 {
 		t.Fatalf("describe v0: %+v", d0.Groups)
 	}
 	dg.IncludeAuthorizedOperations = true
-	d6 := rawGroupRequest[*kmsg.DescribeGroupsResponse](t, conn, 6, dg)
+	d6 := kzerotest.Do[*kmsg.DescribeGroupsResponse](t, conn, 6, dg)
 	if d6.Groups[0].ErrorCode != kerr.GroupIDNotFound.Code || d6.Groups[1].AuthorizedOperations != 1<<3|1<<6|1<<8 {
 		t.Fatalf("describe v6: %+v", d6.Groups)
 	}
@@ -284,13 +233,13 @@ func TestGroupAPIVersions(t *testing.T) {
 	od := kmsg.NewPtrOffsetDeleteRequest()
 	od.Group = "offsets"
 	od.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "vt", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}, {Topic: "nope", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
-	o0 := rawGroupRequest[*kmsg.OffsetDeleteResponse](t, conn, 0, od)
+	o0 := kzerotest.Do[*kmsg.OffsetDeleteResponse](t, conn, 0, od)
 	if o0.ErrorCode != 0 || o0.Topics[0].Partitions[0].ErrorCode != 0 || o0.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("offset delete: %+v", o0)
 	}
 	del := kmsg.NewPtrDeleteGroupsRequest()
 	del.Groups = []string{"offsets", "g4", "missing"}
-	d := rawGroupRequest[*kmsg.DeleteGroupsResponse](t, conn, 0, del)
+	d := kzerotest.Do[*kmsg.DeleteGroupsResponse](t, conn, 0, del)
 	codes = codes[:0]
 	for _, g := range d.Groups {
 		codes = append(codes, g.ErrorCode)

@@ -1,25 +1,26 @@
-package main
+package api_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"kzero/kzerotest"
+	"kzero/node/nodetest"
 	"kzero/record"
 )
 
 // A batch with keyless records sent to a compacted topic is rejected with
 // INVALID_RECORD and, from Produce v8, the index of each keyless record.
 func TestProduceRecordErrors(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	compact := "compact"
-	adminCreate(t, ctx, kadm.NewClient(newClient(t, b)), "keyed", 1, map[string]*string{"cleanup.policy": &compact})
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "keyed", 1, map[string]*string{"cleanup.policy": &compact})
 
 	var bld record.Builder
 	bld.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1,
@@ -31,8 +32,8 @@ func TestProduceRecordErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := dialRaw(t, b.Addr().String())
-	p, err := conn.produce("keyed", 0, batch)
+	conn := kzerotest.Dial(t, b.Addr().String())
+	p, err := conn.Produce("keyed", 0, batch)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"kzero/kzerotest"
+	"kzero/node/nodetest"
 	"kzero/record"
 )
 
@@ -31,20 +33,20 @@ func withRecords(batch []byte, codec record.Codec, count int32, section []byte) 
 // error and stored nowhere; a consumer then reads the partition's good
 // records and reaches its end instead of looping on a poisoned offset.
 func TestProduceRefusesCorruptBatches(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	createTopic(t, ctx, newClient(t, b), "poison", 1, nil)
-	conn := dialRaw(t, b.Addr().String())
-	plog := partitionLog(t, b, "poison", 0)
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "poison", 1, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
+	plog := nodetest.PartitionLog(t, b, "poison", 0)
 
 	now := time.Now().UnixMilli()
-	if p := produceRaw(t, conn, "poison", 0, encodeBatch(now, []byte("first"))); p.ErrorCode != 0 || p.BaseOffset != 0 {
+	if p := kzerotest.ProduceOnce(t, conn, "poison", 0, kzerotest.EncodeBatch(now, []byte("first"))); p.ErrorCode != 0 || p.BaseOffset != 0 {
 		t.Fatalf("good batch: offset %d, %v", p.BaseOffset, kerr.ErrorForCode(p.ErrorCode))
 	}
 
-	model := encodeBatch(now, bytes.Repeat([]byte("a"), 200), bytes.Repeat([]byte("b"), 200), bytes.Repeat([]byte("c"), 200))
+	model := kzerotest.EncodeBatch(now, bytes.Repeat([]byte("a"), 200), bytes.Repeat([]byte("b"), 200), bytes.Repeat([]byte("c"), 200))
 	three := model[record.BatchHeaderSize:]
 	// A record after its length: attributes, timestamp delta, offset
 	// delta, null key, null value, no headers.
@@ -85,7 +87,7 @@ func TestProduceRefusesCorruptBatches(t *testing.T) {
 		)
 	}
 	for _, c := range cases {
-		p := produceRaw(t, conn, "poison", 0, c.batch)
+		p := kzerotest.ProduceOnce(t, conn, "poison", 0, c.batch)
 		if p.ErrorCode != c.want.Code {
 			t.Errorf("%s: %v, want %v", c.name, kerr.ErrorForCode(p.ErrorCode), c.want)
 		}
@@ -97,11 +99,11 @@ func TestProduceRefusesCorruptBatches(t *testing.T) {
 		}
 	}
 
-	if p := produceRaw(t, conn, "poison", 0, encodeBatch(now, []byte("last"))); p.ErrorCode != 0 || p.BaseOffset != 1 {
+	if p := kzerotest.ProduceOnce(t, conn, "poison", 0, kzerotest.EncodeBatch(now, []byte("last"))); p.ErrorCode != 0 || p.BaseOffset != 1 {
 		t.Fatalf("good batch after the refusals: offset %d, %v", p.BaseOffset, kerr.ErrorForCode(p.ErrorCode))
 	}
-	consumer := newClient(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"poison": {0: kgo.NewOffset().AtStart()}}))
-	recs := consumeThrough(t, ctx, consumer, 1)
+	consumer := nodetest.Client(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"poison": {0: kgo.NewOffset().AtStart()}}))
+	recs := kzerotest.ConsumeThrough(t, ctx, consumer, 1)
 	if len(recs) != 2 || string(recs[0].Value) != "first" || string(recs[1].Value) != "last" {
 		t.Fatalf("consumed %d records: %v", len(recs), recs)
 	}

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -10,10 +10,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
+	"kzero/node"
+	"kzero/node/nodetest"
 )
 
 // metadataFor asks Metadata at version v about one topic by name.
-func metadataFor(t *testing.T, conn *rawConn, v int16, topic string, allowAutoCreate bool) kmsg.MetadataResponseTopic {
+func metadataFor(t *testing.T, conn *kzerotest.Conn, v int16, topic string, allowAutoCreate bool) kmsg.MetadataResponseTopic {
 	t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(v)
@@ -21,7 +25,7 @@ func metadataFor(t *testing.T, conn *rawConn, v int16, topic string, allowAutoCr
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = []kmsg.MetadataRequestTopic{rt}
 	req.AllowAutoTopicCreation = allowAutoCreate
-	resp, err := conn.request(req)
+	resp, err := conn.Request(req)
 	if err != nil {
 		t.Fatalf("metadata v%d %s: %v", v, topic, err)
 	}
@@ -34,7 +38,7 @@ func metadataFor(t *testing.T, conn *rawConn, v int16, topic string, allowAutoCr
 
 // awaitTopic repeats the Metadata request, as a client retries, until the
 // topic is there with its partitions, and returns it.
-func awaitTopic(t *testing.T, ctx context.Context, conn *rawConn, v int16, topic string) kmsg.MetadataResponseTopic {
+func awaitTopic(t *testing.T, ctx context.Context, conn *kzerotest.Conn, v int16, topic string) kmsg.MetadataResponseTopic {
 	t.Helper()
 	for {
 		mt := metadataFor(t, conn, v, topic, true)
@@ -68,11 +72,14 @@ func wantCreating(t *testing.T, v int16, mt kmsg.MetadataResponseTopic, internal
 // retry finds the topic. v4+ requests that do not allow auto-creation, and
 // invalid names, create nothing.
 func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
-	b := startTestBroker(t, t.TempDir(), "num.partitions", "3", "transaction.state.log.num.partitions", "2")
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), func(c *node.Config) {
+		c.NumPartitions, c.StaticConfigs["num.partitions"] = 3, "3"
+		c.Txns.NumPartitions, c.StaticConfigs["transaction.state.log.num.partitions"] = 2, "2"
+	})
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	for v := int16(0); v <= 13; v++ {
 		if v >= 4 {
@@ -109,7 +116,7 @@ func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
 	}
 
 	// Clients retry: producers to a new topic succeed.
-	cl := newClient(t, b, kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("kgo-new"))
+	cl := nodetest.Client(t, b, kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("kgo-new"))
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatalf("kgo produce to a new topic: %v", err)
 	}
@@ -129,9 +136,11 @@ func TestMetadataAutoCreateAnswersUnknownFirst(t *testing.T) {
 // With auto.create.topics.enable=false nothing is created, whatever the
 // request allows.
 func TestMetadataAutoCreateDisabled(t *testing.T) {
-	b := startTestBroker(t, t.TempDir(), "auto.create.topics.enable", "false")
-	defer stopBroker(t, b)
-	conn := dialRaw(t, b.Addr().String())
+	b := startBroker(t, t.TempDir(), func(c *node.Config) {
+		c.AutoCreateTopics, c.StaticConfigs["auto.create.topics.enable"] = false, "false"
+	})
+	defer nodetest.Stop(t, b)
+	conn := kzerotest.Dial(t, b.Addr().String())
 	for _, v := range []int16{0, 3, 4, 12} {
 		topic := fmt.Sprintf("never-v%d", v)
 		for range 2 {

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -8,19 +8,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
+	"kzero/node/nodetest"
 )
 
 // A fetch that finds nothing waits (MaxWaitMs) and is answered as soon as a
 // record arrives on any partition it asked for: the record produced 200ms
 // into a 2s wait comes back in the response, before the wait expires.
 func TestLongPollFetchWakesOnProduce(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.DefaultProduceTopic("poll"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	createTopic(t, ctx, cl, "poll", 2, nil)
-	conn := dialRaw(t, b.Addr().String())
+	cl := nodetest.Client(t, b, kgo.DefaultProduceTopic("poll"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	kzerotest.CreateTopic(t, ctx, cl, "poll", 2, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	const maxWait = 2 * time.Second
 	req := kmsg.NewPtrFetchRequest()
@@ -47,7 +50,7 @@ func TestLongPollFetchWakesOnProduce(t *testing.T) {
 	done := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		resp, err := conn.request(req)
+		resp, err := conn.Request(req)
 		done <- result{resp, err, time.Since(start)}
 	}()
 	time.Sleep(200 * time.Millisecond)

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
+	"kzero/node/nodetest"
 )
 
 // Kafka 4.3's versions of the APIs kzero serves, with raw requests:
@@ -25,18 +28,18 @@ import (
 // remote storage, and -5, the latest tiered one, are -1 with no error:
 // nothing is tiered, as on a Kafka topic without remote storage.
 func TestListOffsetsV11(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.ProducerLinger(0))
-	createTopic(t, ctx, cl, "v11", 1, nil)
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0))
+	kzerotest.CreateTopic(t, ctx, cl, "v11", 1, nil)
 	for i := range 3 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "v11", Value: []byte{byte(i)}}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	for _, tc := range []struct {
 		timestamp, offset int64
 		epoch             int32
@@ -48,7 +51,7 @@ func TestListOffsetsV11(t *testing.T) {
 		rp.Timestamp = tc.timestamp
 		rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{rp}
 		req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
-		p := rawGroupRequest[*kmsg.ListOffsetsResponse](t, conn, 11, req).Topics[0].Partitions[0]
+		p := kzerotest.Do[*kmsg.ListOffsetsResponse](t, conn, 11, req).Topics[0].Partitions[0]
 		if p.ErrorCode != 0 || p.Offset != tc.offset || p.LeaderEpoch != tc.epoch {
 			t.Errorf("timestamp %d: %v offset %d epoch %d, want %d %d", tc.timestamp, kerr.ErrorForCode(p.ErrorCode), p.Offset, p.LeaderEpoch, tc.offset, tc.epoch)
 		}
@@ -59,22 +62,22 @@ func TestListOffsetsV11(t *testing.T) {
 // back by name (v9) and by id (v10); an unknown id is UNKNOWN_TOPIC_ID on
 // each partition; a fetch of every offset answers with ids.
 func TestOffsetsByTopicID(t *testing.T) {
-	b := startGroupBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), fastGroups)
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "ids", 2, nil)
+	cl := nodetest.Client(t, b)
+	kzerotest.CreateTopic(t, ctx, cl, "ids", 2, nil)
 	td, err := kadm.NewClient(cl).ListTopics(ctx, "ids")
 	if err != nil || td["ids"].Err != nil {
 		t.Fatal(err, td["ids"].Err)
 	}
 	id := [16]byte(td["ids"].ID)
 	unknown := [16]byte{1, 2, 3}
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g10"
-	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 3, fc).ErrorCode)
+	kzerotest.WantCode(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 3, fc).ErrorCode, nil)
 
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group = "g10"
@@ -88,12 +91,12 @@ func TestOffsetsByTopicID(t *testing.T) {
 		}
 		commit.Topics = append(commit.Topics, rt)
 	}
-	cr := rawGroupRequest[*kmsg.OffsetCommitResponse](t, conn, 10, commit)
+	cr := kzerotest.Do[*kmsg.OffsetCommitResponse](t, conn, 10, commit)
 	if len(cr.Topics) != 2 || cr.Topics[0].TopicID != id || cr.Topics[1].TopicID != unknown {
 		t.Fatalf("commit v10 topics: %+v", cr.Topics)
 	}
 	for _, p := range cr.Topics[0].Partitions {
-		wantNoErr(t, "commit v10 by id", p.ErrorCode)
+		kzerotest.WantCode(t, "commit v10 by id", p.ErrorCode, nil)
 	}
 	for _, p := range cr.Topics[1].Partitions {
 		if p.ErrorCode != kerr.UnknownTopicID.Code {
@@ -107,7 +110,7 @@ func TestOffsetsByTopicID(t *testing.T) {
 		g := kmsg.NewOffsetFetchRequestGroup()
 		g.Group, g.Topics = "g10", topics
 		req.Groups = []kmsg.OffsetFetchRequestGroup{g}
-		resp := rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, v, req)
+		resp := kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, v, req)
 		if len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
 			t.Fatalf("fetch v%d: %+v", v, resp.Groups)
 		}
@@ -136,24 +139,24 @@ func TestOffsetsByTopicID(t *testing.T) {
 func TestDescribeLogDirsSeveralDirs(t *testing.T) {
 	root := t.TempDir()
 	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
-	b := startTestBroker(t, dirs[0], "log.dirs", dirs[0]+","+dirs[1])
-	defer stopBroker(t, b)
+	b := nodetest.Start(t, nodetest.Config(dirs...))
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	createTopic(t, ctx, cl, "spread", 6, nil)
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	kzerotest.CreateTopic(t, ctx, cl, "spread", 6, nil)
 	for p := range int32(6) {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "spread", Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn := dialRaw(t, b.Addr().String())
+	conn := kzerotest.Dial(t, b.Addr().String())
 	req := kmsg.NewPtrDescribeLogDirsRequest()
 	rt := kmsg.NewDescribeLogDirsRequestTopic()
 	rt.Topic, rt.Partitions = "spread", []int32{0, 1, 2, 3, 4, 5}
 	req.Topics = []kmsg.DescribeLogDirsRequestTopic{rt}
 	for _, v := range []int16{0, 4, 5} {
-		resp := rawGroupRequest[*kmsg.DescribeLogDirsResponse](t, conn, v, req)
+		resp := kzerotest.Do[*kmsg.DescribeLogDirsResponse](t, conn, v, req)
 		var got []string
 		seen := map[int32]string{}
 		for _, d := range resp.Dirs {
@@ -196,12 +199,12 @@ func TestDescribeLogDirsSeveralDirs(t *testing.T) {
 // its controller does not support; ApiVersions lists each feature
 // supported and finalized at that one level.
 func TestUpdateFeatures(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
-	conn := dialRaw(t, b.Addr().String())
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
+	conn := kzerotest.Dial(t, b.Addr().String())
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "kzero-test", "1"
-	versions := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, av)
+	versions := kzerotest.Do[*kmsg.ApiVersionsResponse](t, conn, 3, av)
 	levels := map[string]int16{}
 	for _, f := range versions.FinalizedFeatures {
 		levels[f.Name] = f.MaxVersionLevel
@@ -222,7 +225,7 @@ func TestUpdateFeatures(t *testing.T) {
 	if versions.FinalizedFeaturesEpoch <= 1 {
 		t.Fatalf("finalized features epoch %d", versions.FinalizedFeaturesEpoch)
 	}
-	if again := rawGroupRequest[*kmsg.ApiVersionsResponse](t, conn, 3, av); again.FinalizedFeaturesEpoch < versions.FinalizedFeaturesEpoch {
+	if again := kzerotest.Do[*kmsg.ApiVersionsResponse](t, conn, 3, av); again.FinalizedFeaturesEpoch < versions.FinalizedFeaturesEpoch {
 		t.Fatalf("finalized features epoch went from %d to %d", versions.FinalizedFeaturesEpoch, again.FinalizedFeaturesEpoch)
 	}
 
@@ -230,7 +233,7 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Helper()
 		req := kmsg.NewPtrUpdateFeaturesRequest()
 		req.FeatureUpdates, req.ValidateOnly = updates, validateOnly
-		return rawGroupRequest[*kmsg.UpdateFeaturesResponse](t, conn, v, req)
+		return kzerotest.Do[*kmsg.UpdateFeaturesResponse](t, conn, v, req)
 	}
 	feature := func(name string, level int16, upgradeType int8) kmsg.UpdateFeaturesRequestFeatureUpdate {
 		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
@@ -240,7 +243,7 @@ func TestUpdateFeatures(t *testing.T) {
 	same := []kmsg.UpdateFeaturesRequestFeatureUpdate{feature("group.version", 1, 1), feature("transaction.version", 2, 1)}
 	for _, v := range []int16{0, 1, 2} {
 		r := update(v, false, same...)
-		wantNoErr(t, "update to the current levels", r.ErrorCode)
+		kzerotest.WantCode(t, "update to the current levels", r.ErrorCode, nil)
 		if want := 2; v == 2 {
 			want = 0
 			if len(r.Results) != want {
@@ -269,10 +272,10 @@ func TestUpdateFeatures(t *testing.T) {
 		}
 	}
 	// An unknown feature to level 0 is already so: a no-op.
-	wantNoErr(t, "unknown feature to 0", update(2, false, feature("test.feature.version", 0, 2)).ErrorCode)
+	kzerotest.WantCode(t, "unknown feature to 0", update(2, false, feature("test.feature.version", 0, 2)).ErrorCode, nil)
 
 	// kadm reads the same and refuses the same.
-	adm := kadm.NewClient(newClient(t, b))
+	adm := kadm.NewClient(nodetest.Client(t, b))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	up, err := adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "group.version", MaxVersionLevel: 0, UpgradeType: 2})
@@ -289,21 +292,21 @@ func TestUpdateFeatures(t *testing.T) {
 // none is named, and refuses a type Kafka does not list; v0 (client
 // metrics subscriptions) is empty.
 func TestListConfigResources(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b)
-	createTopic(t, ctx, cl, "listed-b", 1, nil)
-	createTopic(t, ctx, cl, "listed-a", 1, nil)
-	conn := dialRaw(t, b.Addr().String())
+	cl := nodetest.Client(t, b)
+	kzerotest.CreateTopic(t, ctx, cl, "listed-b", 1, nil)
+	kzerotest.CreateTopic(t, ctx, cl, "listed-a", 1, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
 	list := func(v int16, types ...kmsg.ConfigResourceType) *kmsg.ListConfigResourcesResponse {
 		t.Helper()
 		req := kmsg.NewPtrListConfigResourcesRequest()
 		for _, ty := range types {
 			req.ResourceTypes = append(req.ResourceTypes, int8(ty))
 		}
-		return rawGroupRequest[*kmsg.ListConfigResourcesResponse](t, conn, v, req)
+		return kzerotest.Do[*kmsg.ListConfigResourcesResponse](t, conn, v, req)
 	}
 	names := func(r *kmsg.ListConfigResourcesResponse) []string {
 		var out []string

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -11,15 +11,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest"
+	"kzero/node"
+	"kzero/node/nodetest"
 )
 
 // Versions Kafka 4.0 removed (KIP-896) that kzero serves as Kafka 3.9 did,
 // with raw requests: ListOffsets v0, OffsetCommit v0-v1, OffsetFetch v0.
 
-func listOffsetsV0(t *testing.T, conn *rawConn, topic string, replicaID int32, timestamp int64, maxNum int32) kmsg.ListOffsetsResponseTopicPartition {
+func listOffsetsV0(t *testing.T, conn *kzerotest.Conn, topic string, replicaID int32, timestamp int64, maxNum int32) kmsg.ListOffsetsResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
-	req.SetVersion(0)
 	req.ReplicaID = replicaID
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
@@ -27,24 +30,20 @@ func listOffsetsV0(t *testing.T, conn *rawConn, topic string, replicaID int32, t
 	rp.Timestamp, rp.MaxNumOffsets = timestamp, maxNum
 	rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{rp}
 	req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
-	resp, err := conn.request(req)
-	if err != nil {
-		t.Fatalf("ListOffsets v0: %v", err)
-	}
-	return resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	return kzerotest.Do[*kmsg.ListOffsetsResponse](t, conn, 0, req).Topics[0].Partitions[0]
 }
 
 // ListOffsets v0 lists segment base offsets and the log end offset, newest
 // first, as Kafka 3.9's legacyFetchOffsetsBefore did.
 func TestListOffsetsV0(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := newClient(t, b, kgo.ProducerLinger(0))
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0))
 	// 30 records of 100 KiB fill several segments of 1 MiB (the smallest).
-	createTopic(t, ctx, cl, "v0", 1, map[string]*string{"segment.bytes": kmsg.StringPtr("1048576")})
-	conn := dialRaw(t, b.Addr().String())
+	kzerotest.CreateTopic(t, ctx, cl, "v0", 1, map[string]*string{"segment.bytes": kmsg.StringPtr("1048576")})
+	conn := kzerotest.Dial(t, b.Addr().String())
 
 	if p := listOffsetsV0(t, conn, "v0", -1, -1, 10); p.ErrorCode != 0 || !slices.Equal(p.OldStyleOffsets, []int64{0}) {
 		t.Fatalf("empty log, latest: %v %v", kerr.ErrorForCode(p.ErrorCode), p.OldStyleOffsets)
@@ -92,16 +91,16 @@ func TestListOffsetsV0(t *testing.T) {
 // OffsetCommit v0 (no group management) and v1 (generation, member, and a
 // commit timestamp), read back with OffsetFetch v0 and v1.
 func TestOffsetCommitV0V1(t *testing.T) {
-	b := startGroupBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir(), fastGroups)
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	createTopic(t, ctx, newClient(t, b), "old", 2, nil)
-	conn := dialRaw(t, b.Addr().String())
+	kzerotest.CreateTopic(t, ctx, nodetest.Client(t, b), "old", 2, nil)
+	conn := kzerotest.Dial(t, b.Addr().String())
 	// FindCoordinator creates __consumer_offsets, as a client asks first.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g0"
-	wantNoErr(t, "find coordinator", findCoordinator(t, conn, 0, fc).ErrorCode)
+	kzerotest.WantCode(t, "find coordinator", kzerotest.FindCoordinator(t, conn, 0, fc).ErrorCode, nil)
 
 	commit := func(v int16, group string, partition int32, offset int64, meta string) int16 {
 		t.Helper()
@@ -116,7 +115,7 @@ func TestOffsetCommitV0V1(t *testing.T) {
 		}
 		rt.Partitions = []kmsg.OffsetCommitRequestTopicPartition{rp}
 		req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
-		resp := rawGroupRequest[*kmsg.OffsetCommitResponse](t, conn, v, req)
+		resp := kzerotest.Do[*kmsg.OffsetCommitResponse](t, conn, v, req)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
 	fetch := func(v int16, group string) []kmsg.OffsetFetchResponseTopicPartition {
@@ -126,11 +125,11 @@ func TestOffsetCommitV0V1(t *testing.T) {
 		rt := kmsg.NewOffsetFetchRequestTopic()
 		rt.Topic, rt.Partitions = "old", []int32{0, 1}
 		req.Topics = []kmsg.OffsetFetchRequestTopic{rt}
-		return rawGroupRequest[*kmsg.OffsetFetchResponse](t, conn, v, req).Topics[0].Partitions
+		return kzerotest.Do[*kmsg.OffsetFetchResponse](t, conn, v, req).Topics[0].Partitions
 	}
 
-	wantNoErr(t, "commit v0", commit(0, "g0", 0, 7, "v0 meta"))
-	wantNoErr(t, "commit v1", commit(1, "g0", 1, 9, "v1 meta"))
+	kzerotest.WantCode(t, "commit v0", commit(0, "g0", 0, 7, "v0 meta"), nil)
+	kzerotest.WantCode(t, "commit v1", commit(1, "g0", 1, 9, "v1 meta"), nil)
 	for _, v := range []int16{0, 1} {
 		ps := fetch(v, "g0")
 		if ps[0].Offset != 7 || *ps[0].Metadata != "v0 meta" || ps[1].Offset != 9 || *ps[1].Metadata != "v1 meta" || ps[0].ErrorCode != 0 {
@@ -198,7 +197,7 @@ var kafka4Minimums = map[int16]int16{
 // lowest listed version.
 func listedMinimums(t *testing.T, addr string) map[int16]int16 {
 	t.Helper()
-	resp, err := dialRaw(t, addr).request(kmsg.NewPtrApiVersionsRequest())
+	resp, err := kzerotest.Dial(t, addr).Request(kmsg.NewPtrApiVersionsRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,10 +214,12 @@ func listedMinimums(t *testing.T, addr string) map[int16]int16 {
 // settings are exactly those of kafka4Minimums (Produce and Fetch aside),
 // and with legacy versions on each is listed from v0.
 func TestLegacyVersionsOff(t *testing.T) {
-	strict := startTestBroker(t, t.TempDir(), "legacy.protocol.versions.enable", "false")
-	defer stopBroker(t, strict)
-	legacy := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, legacy)
+	strict := startBroker(t, t.TempDir(), func(c *node.Config) {
+		c.LegacyVersions, c.StaticConfigs["legacy.protocol.versions.enable"] = false, "false"
+	})
+	defer nodetest.Stop(t, strict)
+	legacy := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, legacy)
 	off, on := listedMinimums(t, strict.Addr().String()), listedMinimums(t, legacy.Addr().String())
 	for key, min := range on {
 		if _, ok := off[key]; !ok {
@@ -238,7 +239,7 @@ func TestLegacyVersionsOff(t *testing.T) {
 		}
 		req := kmsg.RequestForKey(key)
 		req.SetVersion(want - 1)
-		if _, err := dialRaw(t, strict.Addr().String()).request(req); err == nil {
+		if _, err := kzerotest.Dial(t, strict.Addr().String()).Request(req); err == nil {
 			t.Errorf("%s v%d answered with legacy versions off; want the connection closed", kmsg.NameForKey(key), want-1)
 		}
 	}
@@ -250,12 +251,12 @@ func TestLegacyVersionsOff(t *testing.T) {
 // DescribeLogDirs v0, OffsetForLeaderEpoch v0 (end offset only) and v1
 // (with its epoch), WriteTxnMarkers v0.
 func TestOldAdminVersions(t *testing.T) {
-	b := startTestBroker(t, t.TempDir())
-	defer stopBroker(t, b)
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn := dialRaw(t, b.Addr().String())
-	cl := newClient(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	conn := kzerotest.Dial(t, b.Addr().String())
+	cl := nodetest.Client(t, b, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 
 	create := func(v int16, name string, validateOnly bool) kmsg.CreateTopicsResponseTopic {
 		t.Helper()
@@ -267,17 +268,17 @@ func TestOldAdminVersions(t *testing.T) {
 		rc.Name, rc.Value = "retention.ms", kmsg.StringPtr("123456")
 		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{rc}
 		req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
-		return rawGroupRequest[*kmsg.CreateTopicsResponse](t, conn, v, req).Topics[0]
+		return kzerotest.Do[*kmsg.CreateTopicsResponse](t, conn, v, req).Topics[0]
 	}
-	wantNoErr(t, "create v1 validate only", create(1, "old1", true).ErrorCode)
-	wantNoErr(t, "create v0", create(0, "old0", false).ErrorCode)
+	kzerotest.WantCode(t, "create v1 validate only", create(1, "old1", true).ErrorCode, nil)
+	kzerotest.WantCode(t, "create v0", create(0, "old0", false).ErrorCode, nil)
 	if code := create(0, "old0", false).ErrorCode; code != kerr.TopicAlreadyExists.Code {
 		t.Errorf("create v0 again: %v", kerr.ErrorForCode(code))
 	}
 	if r := create(1, "old0", false); r.ErrorCode != kerr.TopicAlreadyExists.Code || r.ErrorMessage == nil {
 		t.Errorf("create v1 again: %v, message %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
-	wantNoErr(t, "create v1", create(1, "old1", false).ErrorCode)
+	kzerotest.WantCode(t, "create v1", create(1, "old1", false).ErrorCode, nil)
 
 	// DescribeConfigs v0: the topic's own value is not a default, Kafka's
 	// defaults are.
@@ -285,8 +286,8 @@ func TestOldAdminVersions(t *testing.T) {
 	dr := kmsg.NewDescribeConfigsRequestResource()
 	dr.ResourceType, dr.ResourceName = kmsg.ConfigResourceTypeTopic, "old0"
 	dc.Resources = []kmsg.DescribeConfigsRequestResource{dr}
-	res := rawGroupRequest[*kmsg.DescribeConfigsResponse](t, conn, 0, dc).Resources[0]
-	wantNoErr(t, "describe configs v0", res.ErrorCode)
+	res := kzerotest.Do[*kmsg.DescribeConfigsResponse](t, conn, 0, dc).Resources[0]
+	kzerotest.WantCode(t, "describe configs v0", res.ErrorCode, nil)
 	defaults := 0
 	for _, c := range res.Configs {
 		if c.Name == "retention.ms" && (c.IsDefault || c.Value == nil || *c.Value != "123456") {
@@ -319,7 +320,7 @@ func TestOldAdminVersions(t *testing.T) {
 		rp.Partition, rp.LeaderEpoch = 0, epoch
 		rt.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{rp}
 		req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
-		return rawGroupRequest[*kmsg.OffsetForLeaderEpochResponse](t, conn, v, req).Topics[0].Partitions[0]
+		return kzerotest.Do[*kmsg.OffsetForLeaderEpochResponse](t, conn, v, req).Topics[0].Partitions[0]
 	}
 	if p := epochEnd(0, "old0", 0); p.ErrorCode != 0 || p.EndOffset != 5 || p.LeaderEpoch != -1 {
 		t.Errorf("v0, epoch 0: %v end %d epoch %d (v0 has no epoch: -1 decoded)", kerr.ErrorForCode(p.ErrorCode), p.EndOffset, p.LeaderEpoch)
@@ -335,7 +336,7 @@ func TestOldAdminVersions(t *testing.T) {
 	}
 
 	// DescribeLogDirs v0: the one log dir, with both partitions of old0.
-	dl := rawGroupRequest[*kmsg.DescribeLogDirsResponse](t, conn, 0, kmsg.NewPtrDescribeLogDirsRequest())
+	dl := kzerotest.Do[*kmsg.DescribeLogDirsResponse](t, conn, 0, kmsg.NewPtrDescribeLogDirsRequest())
 	if len(dl.Dirs) != 1 || dl.Dirs[0].ErrorCode != 0 {
 		t.Fatalf("describe log dirs v0: %+v", dl.Dirs)
 	}
@@ -359,7 +360,7 @@ func TestOldAdminVersions(t *testing.T) {
 	mt.Topic, mt.Partitions = "missing", []int32{0}
 	m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{mt}
 	wm.Markers = []kmsg.WriteTxnMarkersRequestMarker{m}
-	wr := rawGroupRequest[*kmsg.WriteTxnMarkersResponse](t, conn, 0, wm)
+	wr := kzerotest.Do[*kmsg.WriteTxnMarkersResponse](t, conn, 0, wm)
 	if len(wr.Markers) != 1 || wr.Markers[0].ProducerID != 1 || wr.Markers[0].Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("write txn markers v0: %+v", wr.Markers)
 	}
@@ -368,9 +369,9 @@ func TestOldAdminVersions(t *testing.T) {
 	del := func(name string) int16 {
 		req := kmsg.NewPtrDeleteTopicsRequest()
 		req.TopicNames, req.TimeoutMillis = []string{name}, 10000
-		return rawGroupRequest[*kmsg.DeleteTopicsResponse](t, conn, 0, req).Topics[0].ErrorCode
+		return kzerotest.Do[*kmsg.DeleteTopicsResponse](t, conn, 0, req).Topics[0].ErrorCode
 	}
-	wantNoErr(t, "delete v0", del("old1"))
+	kzerotest.WantCode(t, "delete v0", del("old1"), nil)
 	if code := del("old1"); code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("delete v0 again: %v", kerr.ErrorForCode(code))
 	}
