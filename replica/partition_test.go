@@ -15,7 +15,7 @@ import (
 	"kzero/record"
 )
 
-func batch(t *testing.T, n int) []byte {
+func batch(t testing.TB, n int) []byte {
 	t.Helper()
 	var b record.Builder
 	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
@@ -29,7 +29,7 @@ func batch(t *testing.T, n int) []byte {
 	return out
 }
 
-func newManager(t *testing.T) *Manager {
+func newManager(t testing.TB) *Manager {
 	t.Helper()
 	cfg := log.DefaultManagerConfig(t.TempDir())
 	cfg.Defaults.SegmentIndexBytes = 1 << 16
@@ -41,7 +41,7 @@ func newManager(t *testing.T) *Manager {
 	return NewManager(1, logs)
 }
 
-func lead(t *testing.T, m *Manager, name string, minISR int) *Partition {
+func lead(t testing.TB, m *Manager, name string, minISR int) *Partition {
 	t.Helper()
 	cfg := log.DefaultConfig()
 	cfg.SegmentIndexBytes = 1 << 16
