@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -390,12 +391,9 @@ func TestMoveFollowsTruncation(t *testing.T) {
 	copyAll()
 
 	// A truncation, then other batches at the same offsets.
-	p.writeMu.RLock()
-	if err := p.Log().TruncateTo(150); err != nil {
+	if err := p.truncate(150, false); err != nil {
 		t.Fatal(err)
 	}
-	p.truncateFuture(150, false)
-	p.writeMu.RUnlock()
 	if fut.LogEndOffset() != 150 {
 		t.Fatalf("future log ends at %d after the truncation", fut.LogEndOffset())
 	}
@@ -413,15 +411,84 @@ func TestMoveFollowsTruncation(t *testing.T) {
 	copyAll()
 
 	// The log starts over further on.
-	p.writeMu.RLock()
-	if err := p.Log().TruncateFullyAndStartAt(1000); err != nil {
+	if err := p.truncate(1000, true); err != nil {
 		t.Fatal(err)
 	}
-	p.truncateFuture(1000, true)
-	p.writeMu.RUnlock()
 	if _, err := p.Append(batch(t, 2), 1); err != nil {
 		t.Fatal(err)
 	}
 	copyAll()
 	close(mv.done)
+}
+
+// TestMoveRunsHeldWritesOnTheNewLog: a write that waits for a move's last
+// step (the log's writes held) finds the old log closed once the future
+// log is swapped in, and is written to the new log instead.
+func TestMoveRunsHeldWritesOnTheNewLog(t *testing.T) {
+	lcfg := log.DefaultManagerConfig(t.TempDir(), t.TempDir())
+	lcfg.Defaults.SegmentIndexBytes = 1 << 16
+	logs, err := log.OpenManager(lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	m := NewManager(1, logs)
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	tp := log.TopicPartition{Topic: "t"}
+	p, err := m.MakeLeader(LeaderSpec{TP: tp, ISR: []int32{1}, MinInsyncReplicas: 1, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := p.Append(batch(t, 5), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from, _ := logs.DirOf(tp)
+	to := logs.Dirs()[0]
+	if to == from {
+		to = logs.Dirs()[1]
+	}
+	fut, err := logs.CreateFuture(tp, to, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv := &move{p: p, dir: to, fut: fut, stop: make(chan struct{}), done: make(chan struct{})}
+	p.move.Store(mv)
+	defer close(mv.done)
+	old := p.Log()
+	// Held as the last step holds them, a little early: the append below
+	// waits in the old log.
+	old.HoldWrites()
+	type result struct {
+		info log.AppendInfo
+		err  error
+	}
+	appended := make(chan result, 1)
+	go func() {
+		info, err := p.Append(batch(t, 3), 1)
+		appended <- result{info, err}
+	}()
+	for old.HeldWrites() == 0 {
+		select {
+		case r := <-appended:
+			t.Fatalf("append went on while held: %+v", r)
+		default:
+			runtime.Gosched()
+		}
+	}
+	if done, err := mv.finish(); err != nil || !done {
+		t.Fatalf("finish: %v %v", done, err)
+	}
+	r := <-appended
+	if r.err != nil || r.info.FirstOffset != 50 {
+		t.Fatalf("held append: %+v", r)
+	}
+	if p.Log() == old || p.LogEndOffset() != 53 {
+		t.Fatalf("after the move: log replaced %v, ends at %d", p.Log() != old, p.LogEndOffset())
+	}
+	if d, _ := logs.DirOf(tp); d != to {
+		t.Fatalf("the log is in %s", d)
+	}
 }
