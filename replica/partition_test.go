@@ -210,8 +210,9 @@ func testFollowerWaiterWokenByHighWatermark(t *testing.T) {
 		t.Fatalf("hw %d before follower 3 fetched", hw)
 	}
 	fired := make(chan string, 2)
-	WaitFollower([]*Partition{p}, []int64{0}, 1, time.Hour, func() { fired <- "knows hw 0" })
-	silent := WaitFollower([]*Partition{p}, []int64{math.MaxInt64}, 1, time.Hour, func() { fired <- "said nothing" })
+	end := p.LogEndOffset()
+	Park(Parked{Parts: []*Partition{p}, Seen: []int64{end}, KnownHW: []int64{0}, Follower: true}, 1, time.Hour, func() { fired <- "knows hw 0" })
+	silent := Park(Parked{Parts: []*Partition{p}, Seen: []int64{end}, KnownHW: []int64{math.MaxInt64}, Follower: true}, 1, time.Hour, func() { fired <- "said nothing" })
 	synctest.Wait()
 	if len(fired) != 0 {
 		t.Fatalf("fired before the HW moved: %s", <-fired)
@@ -490,5 +491,49 @@ func TestMoveRunsHeldWritesOnTheNewLog(t *testing.T) {
 	}
 	if d, _ := logs.DirOf(tp); d != to {
 		t.Fatalf("the log is in %s", d)
+	}
+}
+
+// A waiter fires only once registered on every partition: an append while
+// it registers is held until then (Park's look again reads what the
+// registration covers, and the fetch's read may reuse it after firing).
+// Park fires at once for a partition readable past what the fetch saw.
+func TestWaiterArmsAfterRegistering(t *testing.T) {
+	synctest.Test(t, testWaiterArmsAfterRegistering)
+}
+
+func testWaiterArmsAfterRegistering(t *testing.T) {
+	m := newManager(t)
+	p := lead(t, m, "a", 1)
+	fired := make(chan string, 2)
+	w := register([]*Partition{p}, nil, 1, time.Hour, func() { fired <- "registering" }, false)
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatal("fired while registering")
+	}
+	w.arm(false)
+	if got := <-fired; got != "registering" {
+		t.Fatal(got)
+	}
+
+	seen := p.HighWatermark()
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now() // fake time: it moves only when every goroutine waits
+	Park(Parked{Parts: []*Partition{p}, Seen: []int64{seen}}, 1, time.Hour, func() { fired <- "moved" })
+	if got := <-fired; got != "moved" || time.Since(start) >= time.Hour {
+		t.Fatalf("%s after %v", got, time.Since(start))
+	}
+	Park(Parked{Parts: []*Partition{p}, Seen: []int64{p.HighWatermark()}}, 1, time.Hour, func() { fired <- "timeout" })
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatal("a waiter with nothing new fired")
+	}
+	if got := <-fired; got != "timeout" || time.Since(start) < time.Hour {
+		t.Fatalf("%s after %v", got, time.Since(start))
 	}
 }
