@@ -155,13 +155,14 @@ func BenchmarkServeParkedFetch(b *testing.B) {
 	}
 }
 
-// checkProduced fails b unless the produce response resp (v11, its
-// correlation id first) has every partition appended.
+// checkProduced fails b unless the produce response resp (v11: the
+// correlation id and the flexible header's tags first) has every
+// partition appended.
 func checkProduced(b *testing.B, resp []byte) {
 	b.Helper()
 	r := kmsg.NewPtrProduceResponse()
 	r.SetVersion(11)
-	if err := r.ReadFrom(resp[4:]); err != nil {
+	if err := r.ReadFrom(resp[5:]); err != nil {
 		b.Fatal(err)
 	}
 	for _, t := range r.Topics {

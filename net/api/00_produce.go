@@ -282,8 +282,8 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, op *pro
 	if len(records) == 0 {
 		return nil, 0, kerr.CorruptMessage
 	}
-	// A v0-v2 message set parses as no batch here: it never went off the
-	// loop for its size, as before its up-conversion.
+	// A v0-v2 message set does not parse as a batch: its size never
+	// sends it off the loop.
 	b, _, berr := record.ParseBatch(records)
 	if !op.offLoop && berr == nil && op.decompressesMuch(b) {
 		return nil, 0, errOffLoop
