@@ -124,6 +124,7 @@ func (l *Log) drainOnce() {
 func (l *Log) commit(group []*appendOp) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.waitWritableLocked()
 	if l.mu.closed {
 		err := errClosed
 		if l.mu.offline {

@@ -19,7 +19,8 @@ import (
 // Log is one partition's log: a list of segments, the last one active.
 //
 // Ownership: appends, roll, truncation and deletion run under mu, one at a
-// time (appends through the group-commit queue in append.go). Reads take no
+// time (appends through the group-commit queue in append.go); a replica
+// move holds the writes for its last step (hold.go). Reads take no
 // lock: they load the segment list, an immutable slice replaced on every
 // change, and the offsets, which are atomics published after the bytes
 // they cover are written.
@@ -58,7 +59,10 @@ type Log struct {
 		offline       bool  // closed by an I/O error (offline.go); its files are still open
 		noSpace       bool  // a write failed for lack of space: probe first (space.go)
 		lastSnapAt    int64 // offset of the newest producer snapshot
+		held          bool  // writes wait (hold.go)
+		waiting       int   // writes waiting while held
 	}
+	released sync.Cond // on mu: the writes are no longer held (hold.go)
 
 	epochs *epochCache
 	queue  appendQueue
@@ -101,6 +105,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 		opts.Files = defaultFiles()
 	}
 	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files, offlineCount: opts.Offline}
+	l.released.L = &l.mu.Mutex
 	l.cfg.Store(&cfg)
 	if err := completeSwaps(dir, &cfg); err != nil {
 		return nil, err

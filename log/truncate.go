@@ -13,6 +13,7 @@ import (
 func (l *Log) TruncateTo(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.waitWritableLocked()
 	if l.mu.closed {
 		return errClosed
 	}
@@ -89,6 +90,7 @@ func (l *Log) TruncateTo(offset int64) error {
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.waitWritableLocked()
 	if l.mu.closed {
 		return errClosed
 	}
@@ -126,6 +128,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.waitWritableLocked()
 	if l.mu.closed {
 		return 0, errClosed
 	}

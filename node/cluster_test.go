@@ -34,7 +34,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // controller listeners. They are below the ephemeral port range: a port
 // from it could meanwhile become the local end of one of the test's own
 // outbound connections, and binding it would fail.
-func freeAddrs(t *testing.T, n int) []string {
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
 	low := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {

@@ -27,6 +27,11 @@ func (r *rawConn) roundTrip(t testing.TB, req []byte) []byte {
 	if _, err := r.c.Write(req); err != nil {
 		t.Fatal(err)
 	}
+	return r.read(t)
+}
+
+// read reads one response.
+func (r *rawConn) read(t testing.TB) []byte {
 	if _, err := io.ReadFull(r.c, r.buf[:4]); err != nil {
 		t.Fatal(err)
 	}

@@ -58,9 +58,10 @@
 //
 // AlterLogDir moves a replica to another of the broker's log dirs while it
 // serves (move.go): a copier goroutine per move fills a future log there
-// as a follower fills its log, then holds the partition's writes
-// (writeMu: appends, truncations and log start changes take it shared),
-// copies the rest and has the log manager swap the future log in. The
+// as a follower fills its log, then holds the log's writes
+// (log.Log.HoldWrites: appends, truncations and log start changes wait on
+// the log's own lock), copies the rest and has the log manager swap the
+// future log in; a write held meanwhile runs on the new log. The
 // Partition's log is therefore loaded through an atomic pointer (Log);
 // its waiters, roles and ISR stay on the Partition.
 //

@@ -369,20 +369,12 @@ func (f *fetcher) truncate(c *wire.Client, items []fetchItem) error {
 func (f *fetcher) cut(it fetchItem, offset int64, why string) {
 	p := it.p
 	p.roleMu.Lock()
-	p.writeMu.RLock()
 	ok := p.Role() == Follower && p.LeaderEpoch() == it.s.epoch
 	var err error
 	if ok && offset < p.Log().LogEndOffset() {
-		if hw := p.HighWatermark(); offset < hw {
-			f.m.cfg.Logger.Warn("follower truncates below its high watermark", "partition", p.TP.String(), "offset", offset, "hw", hw)
-			p.Log().OnHighWatermark(offset)
-		}
 		f.m.cfg.Logger.Info("follower truncates its log", "partition", p.TP.String(), "from", p.Log().LogEndOffset(), "to", offset, "why", why)
-		if err = p.Log().TruncateTo(offset); err == nil {
-			p.truncateFuture(offset, false)
-		}
+		err = p.truncate(offset, false)
 	}
-	p.writeMu.RUnlock()
 	p.roleMu.Unlock()
 	if err != nil {
 		f.m.cfg.Logger.Error("follower cannot truncate its log", "partition", p.TP.String(), "err", err)
@@ -416,15 +408,11 @@ func (f *fetcher) startAtLeaderLogStart(c *wire.Client, it fetchItem) error {
 	start := resp.Topics[0].Partitions[0].Offset
 	p := it.p
 	p.roleMu.Lock()
-	p.writeMu.RLock()
 	var err error
 	if p.Role() == Follower && p.LeaderEpoch() == it.s.epoch && p.Log().LogEndOffset() < start {
 		f.m.cfg.Logger.Info("follower starts over at the leader's log start", "partition", p.TP.String(), "offset", start)
-		if err = p.Log().TruncateFullyAndStartAt(start); err == nil {
-			p.truncateFuture(start, true)
-		}
+		err = p.truncate(start, true)
 	}
-	p.writeMu.RUnlock()
 	p.roleMu.Unlock()
 	if err != nil {
 		f.m.cfg.Logger.Error("follower cannot restart its log", "partition", p.TP.String(), "err", err)
@@ -514,11 +502,12 @@ func (f *fetcher) apply(it fetchItem, rp *kmsg.FetchResponseTopicPartition) {
 	if p.Role() != Follower || p.LeaderEpoch() != it.s.epoch {
 		return
 	}
-	p.writeMu.RLock()
 	if len(records) > 0 {
 		f.m.stats.fetchedBytes.Add(int64(len(records)))
-		if _, err := p.Log().Append(records, log.OriginReplication, it.s.epoch); err != nil {
-			p.writeMu.RUnlock()
+		if err := p.write(func(l *log.Log) error {
+			_, err := l.Append(records, log.OriginReplication, it.s.epoch)
+			return err
+		}); err != nil {
 			f.m.cfg.Logger.Error("follower cannot append the leader's batches", "partition", p.TP.String(), "err", err)
 			f.update(p, it.s.epoch, func(s *fetchState) { s.truncate = true })
 			f.backoff(p, it.s.epoch)
@@ -527,11 +516,13 @@ func (f *fetcher) apply(it fetchItem, rp *kmsg.FetchResponseTopicPartition) {
 	}
 	leo := p.Log().LogEndOffset()
 	if start := min(rp.LogStartOffset, leo); start > p.Log().LogStartOffset() {
-		if _, err := p.Log().DeleteRecordsBefore(start); err != nil {
+		if err := p.write(func(l *log.Log) error {
+			_, err := l.DeleteRecordsBefore(start)
+			return err
+		}); err != nil {
 			f.m.cfg.Logger.Warn("follower cannot raise its log start offset", "partition", p.TP.String(), "err", err)
 		}
 	}
-	p.writeMu.RUnlock()
 	if hw := min(rp.HighWatermark, leo); hw > p.HighWatermark() {
 		p.setHW(hw)
 		p.wakeReaders(int64(len(records))) // consumers reading from this follower (KIP-392)

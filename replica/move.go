@@ -15,8 +15,10 @@ import (
 // batches into a future log in the destination dir (log/future.go) the
 // way a follower appends its leader's, so offsets, leader epochs,
 // producer state and the transaction index come out the same; once it
-// has caught up, it holds the partition's writes (writeMu), copies the
-// rest, and the log manager swaps the future log in. The partition's
+// has caught up, it holds the log's writes (log.Log.HoldWrites), copies
+// the rest, and the log manager swaps the future log in; a write that
+// waited meanwhile finds the old log closed and runs on the new one
+// (Partition.write). The partition's
 // waiters (purgatories) are on the Partition and stay; a read that holds
 // a range of the old log keeps it.
 
@@ -35,9 +37,12 @@ type move struct {
 	// current log that fut must follow (truncateFuture).
 	mu     sync.Mutex
 	failed error // a truncation of fut failed: the move is abandoned. Under mu.
-	buf    []byte
-	stop   chan struct{}
-	done   chan struct{}
+	// swapped: the last step swapped fut in (or tried to); a truncation
+	// of the old log done before it is in fut already. Under mu.
+	swapped bool
+	buf     []byte
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 // AlterLogDir moves a replica's log to the log dir path (one of
@@ -236,19 +241,21 @@ func (mv *move) copyChunkLocked(end int64) (int64, error) {
 	return n, err
 }
 
-// finish is the move's last step: with the partition's writes held, it
-// copies what is left, and the log manager swaps the future log in. It
-// reports false when the move was stopped meanwhile.
+// finish is the move's last step: with the log's writes held, it copies
+// what is left, and the log manager swaps the future log in. It reports
+// false when the move was stopped meanwhile.
 func (mv *move) finish() (bool, error) {
 	p := mv.p
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
 	if mv.stopped() {
 		return false, nil
 	}
+	cur := p.Log()
+	cur.HoldWrites()
+	// Released once the new log is published: a write held meanwhile
+	// finds the old log closed and runs again on the new one.
+	defer cur.ReleaseWrites()
 	mv.mu.Lock()
 	defer mv.mu.Unlock()
-	cur := p.Log()
 	for mv.fut.LogEndOffset() < cur.LogEndOffset() {
 		n, _, err := mv.copyLocked()
 		if err != nil {
@@ -262,6 +269,7 @@ func (mv *move) finish() (bool, error) {
 	if _, _, err := mv.copyLocked(); err != nil { // the log start, and nothing else to copy
 		return false, err
 	}
+	mv.swapped = true
 	p.swapping.Store(true)
 	defer p.swapping.Store(false) // after the new log is published
 	nl, err := p.m.logs.ReplaceWithFuture(p.TP)
@@ -298,9 +306,31 @@ func (mv *move) abandon(err error) {
 	}
 }
 
+// truncate cuts a follower's log at offset (fully: the log starts over
+// there, empty), lowering its HW first when the cut is below it, and a
+// moving replica's future log with it. Both steps are on the log the cut
+// runs on: a move that swaps the log meanwhile carries over no HW the
+// cut lowered, and the cut then runs again on the new log.
+func (p *Partition) truncate(offset int64, fully bool) error {
+	err := p.write(func(l *log.Log) error {
+		if fully {
+			return l.TruncateFullyAndStartAt(offset)
+		}
+		if hw := l.HighWatermark(); offset < hw {
+			p.m.cfg.Logger.Warn("follower truncates below its high watermark", "partition", p.TP.String(), "offset", offset, "hw", hw)
+			l.OnHighWatermark(offset)
+		}
+		return l.TruncateTo(offset)
+	})
+	if err == nil {
+		p.truncateFuture(offset, fully)
+	}
+	return err
+}
+
 // truncateFuture makes a moving replica's future log follow a truncation
-// of its log to offset (fully: the log starts over there). Caller holds
-// writeMu (shared), having truncated the log.
+// of its log to offset (fully: the log starts over there), unless the
+// move's last step copied the log after it.
 func (p *Partition) truncateFuture(offset int64, fully bool) {
 	mv := p.move.Load()
 	if mv == nil {
@@ -308,6 +338,9 @@ func (p *Partition) truncateFuture(offset int64, fully bool) {
 	}
 	mv.mu.Lock()
 	defer mv.mu.Unlock()
+	if mv.swapped {
+		return
+	}
 	var err error
 	switch {
 	case fully:

@@ -36,10 +36,6 @@ type Partition struct {
 	cur    atomic.Pointer[log.Log]
 	nodeID int32
 	m      *Manager
-	// writeMu holds the log still for a move's last step: every append,
-	// truncation and log start change takes it shared, the swap to the
-	// moved log exclusively.
-	writeMu sync.RWMutex
 	// move is the partition's move to another log dir in progress.
 	move atomic.Pointer[move]
 	// swapping: a move's last step closes the log and publishes the new
@@ -217,9 +213,11 @@ func (p *Partition) Append(records []byte, acks int16) (log.AppendInfo, error) {
 			return log.AppendInfo{}, fmt.Errorf("isr %d below min.insync.replicas %d: %w", n, min, kerr.NotEnoughReplicas)
 		}
 	}
-	p.writeMu.RLock()
-	info, err := p.Log().Append(records, log.OriginClient, p.leaderEpoch.Load())
-	p.writeMu.RUnlock()
+	var info log.AppendInfo
+	err := p.write(func(l *log.Log) (err error) {
+		info, err = l.Append(records, log.OriginClient, p.leaderEpoch.Load())
+		return err
+	})
 	if err != nil {
 		return info, err
 	}
@@ -235,9 +233,11 @@ func (p *Partition) AppendCoordinator(records []byte) (log.AppendInfo, error) {
 	if p.Role() != Leader {
 		return log.AppendInfo{}, kerr.NotLeaderForPartition
 	}
-	p.writeMu.RLock()
-	info, err := p.Log().Append(records, log.OriginCoordinator, p.leaderEpoch.Load())
-	p.writeMu.RUnlock()
+	var info log.AppendInfo
+	err := p.write(func(l *log.Log) (err error) {
+		info, err = l.Append(records, log.OriginCoordinator, p.leaderEpoch.Load())
+		return err
+	})
 	if err == nil {
 		p.afterAppend(info)
 	}
@@ -445,9 +445,12 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	if offset < 0 || offset > hw {
 		return -1, fmt.Errorf("offset %d above the high watermark %d: %w", offset, hw, kerr.OffsetOutOfRange)
 	}
-	p.writeMu.RLock()
-	defer p.writeMu.RUnlock()
-	return p.Log().DeleteRecordsBefore(offset)
+	var start int64
+	err := p.write(func(l *log.Log) (err error) {
+		start, err = l.DeleteRecordsBefore(offset)
+		return err
+	})
+	return start, err
 }
 
 // PreferredReadReplica is the replica a consumer in clientRack should
@@ -489,6 +492,20 @@ func (p *Partition) wakeReaders(grown int64) {
 	ready := readyLocked(p.mu.watchers, max(grown, 1))
 	p.mu.Unlock()
 	fire(ready)
+}
+
+// write runs a write (an append, truncation or log start change) on the
+// partition's log, and once more on the log a move swapped in meanwhile:
+// the move's last step held the old log's writes (log.Log.HoldWrites), so
+// one that waited for it found the old log closed and wrote nothing.
+func (p *Partition) write(f func(l *log.Log) error) error {
+	for {
+		l := p.Log()
+		err := f(l)
+		if err == nil || p.Log() == l || !errors.Is(err, kerr.KafkaStorageError) {
+			return err
+		}
+	}
 }
 
 // readLog reads the partition's log. A read that found the log closed

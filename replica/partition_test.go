@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -15,7 +16,7 @@ import (
 	"kzero/record"
 )
 
-func batch(t *testing.T, n int) []byte {
+func batch(t testing.TB, n int) []byte {
 	t.Helper()
 	var b record.Builder
 	b.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
@@ -29,7 +30,7 @@ func batch(t *testing.T, n int) []byte {
 	return out
 }
 
-func newManager(t *testing.T) *Manager {
+func newManager(t testing.TB) *Manager {
 	t.Helper()
 	cfg := log.DefaultManagerConfig(t.TempDir())
 	cfg.Defaults.SegmentIndexBytes = 1 << 16
@@ -41,7 +42,7 @@ func newManager(t *testing.T) *Manager {
 	return NewManager(1, logs)
 }
 
-func lead(t *testing.T, m *Manager, name string, minISR int) *Partition {
+func lead(t testing.TB, m *Manager, name string, minISR int) *Partition {
 	t.Helper()
 	cfg := log.DefaultConfig()
 	cfg.SegmentIndexBytes = 1 << 16
@@ -209,8 +210,9 @@ func testFollowerWaiterWokenByHighWatermark(t *testing.T) {
 		t.Fatalf("hw %d before follower 3 fetched", hw)
 	}
 	fired := make(chan string, 2)
-	WaitFollower([]*Partition{p}, []int64{0}, 1, time.Hour, func() { fired <- "knows hw 0" })
-	silent := WaitFollower([]*Partition{p}, []int64{math.MaxInt64}, 1, time.Hour, func() { fired <- "said nothing" })
+	end := p.LogEndOffset()
+	Park(Parked{Parts: []*Partition{p}, Seen: []int64{end}, KnownHW: []int64{0}, Follower: true}, 1, time.Hour, func() { fired <- "knows hw 0" })
+	silent := Park(Parked{Parts: []*Partition{p}, Seen: []int64{end}, KnownHW: []int64{math.MaxInt64}, Follower: true}, 1, time.Hour, func() { fired <- "said nothing" })
 	synctest.Wait()
 	if len(fired) != 0 {
 		t.Fatalf("fired before the HW moved: %s", <-fired)
@@ -390,12 +392,9 @@ func TestMoveFollowsTruncation(t *testing.T) {
 	copyAll()
 
 	// A truncation, then other batches at the same offsets.
-	p.writeMu.RLock()
-	if err := p.Log().TruncateTo(150); err != nil {
+	if err := p.truncate(150, false); err != nil {
 		t.Fatal(err)
 	}
-	p.truncateFuture(150, false)
-	p.writeMu.RUnlock()
 	if fut.LogEndOffset() != 150 {
 		t.Fatalf("future log ends at %d after the truncation", fut.LogEndOffset())
 	}
@@ -413,15 +412,128 @@ func TestMoveFollowsTruncation(t *testing.T) {
 	copyAll()
 
 	// The log starts over further on.
-	p.writeMu.RLock()
-	if err := p.Log().TruncateFullyAndStartAt(1000); err != nil {
+	if err := p.truncate(1000, true); err != nil {
 		t.Fatal(err)
 	}
-	p.truncateFuture(1000, true)
-	p.writeMu.RUnlock()
 	if _, err := p.Append(batch(t, 2), 1); err != nil {
 		t.Fatal(err)
 	}
 	copyAll()
 	close(mv.done)
+}
+
+// TestMoveRunsHeldWritesOnTheNewLog: a write that waits for a move's last
+// step (the log's writes held) finds the old log closed once the future
+// log is swapped in, and is written to the new log instead.
+func TestMoveRunsHeldWritesOnTheNewLog(t *testing.T) {
+	lcfg := log.DefaultManagerConfig(t.TempDir(), t.TempDir())
+	lcfg.Defaults.SegmentIndexBytes = 1 << 16
+	logs, err := log.OpenManager(lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	m := NewManager(1, logs)
+	cfg := log.DefaultConfig()
+	cfg.SegmentIndexBytes = 1 << 16
+	tp := log.TopicPartition{Topic: "t"}
+	p, err := m.MakeLeader(LeaderSpec{TP: tp, ISR: []int32{1}, MinInsyncReplicas: 1, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := p.Append(batch(t, 5), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from, _ := logs.DirOf(tp)
+	to := logs.Dirs()[0]
+	if to == from {
+		to = logs.Dirs()[1]
+	}
+	fut, err := logs.CreateFuture(tp, to, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv := &move{p: p, dir: to, fut: fut, stop: make(chan struct{}), done: make(chan struct{})}
+	p.move.Store(mv)
+	defer close(mv.done)
+	old := p.Log()
+	// Held as the last step holds them, a little early: the append below
+	// waits in the old log.
+	old.HoldWrites()
+	type result struct {
+		info log.AppendInfo
+		err  error
+	}
+	appended := make(chan result, 1)
+	go func() {
+		info, err := p.Append(batch(t, 3), 1)
+		appended <- result{info, err}
+	}()
+	for old.HeldWrites() == 0 {
+		select {
+		case r := <-appended:
+			t.Fatalf("append went on while held: %+v", r)
+		default:
+			runtime.Gosched()
+		}
+	}
+	if done, err := mv.finish(); err != nil || !done {
+		t.Fatalf("finish: %v %v", done, err)
+	}
+	r := <-appended
+	if r.err != nil || r.info.FirstOffset != 50 {
+		t.Fatalf("held append: %+v", r)
+	}
+	if p.Log() == old || p.LogEndOffset() != 53 {
+		t.Fatalf("after the move: log replaced %v, ends at %d", p.Log() != old, p.LogEndOffset())
+	}
+	if d, _ := logs.DirOf(tp); d != to {
+		t.Fatalf("the log is in %s", d)
+	}
+}
+
+// A waiter fires only once registered on every partition: an append while
+// it registers is held until then (Park's look again reads what the
+// registration covers, and the fetch's read may reuse it after firing).
+// Park fires at once for a partition readable past what the fetch saw.
+func TestWaiterArmsAfterRegistering(t *testing.T) {
+	synctest.Test(t, testWaiterArmsAfterRegistering)
+}
+
+func testWaiterArmsAfterRegistering(t *testing.T) {
+	m := newManager(t)
+	p := lead(t, m, "a", 1)
+	fired := make(chan string, 2)
+	w := register([]*Partition{p}, nil, 1, time.Hour, func() { fired <- "registering" }, false)
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatal("fired while registering")
+	}
+	w.arm(false)
+	if got := <-fired; got != "registering" {
+		t.Fatal(got)
+	}
+
+	seen := p.HighWatermark()
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now() // fake time: it moves only when every goroutine waits
+	Park(Parked{Parts: []*Partition{p}, Seen: []int64{seen}}, 1, time.Hour, func() { fired <- "moved" })
+	if got := <-fired; got != "moved" || time.Since(start) >= time.Hour {
+		t.Fatalf("%s after %v", got, time.Since(start))
+	}
+	Park(Parked{Parts: []*Partition{p}, Seen: []int64{p.HighWatermark()}}, 1, time.Hour, func() { fired <- "timeout" })
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatal("a waiter with nothing new fired")
+	}
+	if got := <-fired; got != "timeout" || time.Since(start) < time.Hour {
+		t.Fatalf("%s after %v", got, time.Since(start))
+	}
 }

@@ -15,32 +15,71 @@ import (
 // follower that told the HW it knows (Fetch v18, KIP-1166) is also woken
 // as soon as the HW passes it, so followers learn HW moves at once rather
 // than after replica.fetch.wait.max.ms. It holds no goroutine while
-// waiting.
+// waiting. It fires only once registered on every partition: a firing
+// that comes sooner waits for the registration to end.
 type Waiter struct {
 	need     atomic.Int64 // bytes still wanted
 	fire     func()
 	timer    atomic.Pointer[time.Timer]
 	parts    []*Partition
 	follower bool
+	state    atomic.Int32 // registering, deferred or armed
 	once     sync.Once
+}
+
+// A Waiter's states: a firing while it registers is deferred until it is
+// armed.
+const (
+	registering int32 = iota
+	deferred
+	armed
+)
+
+// Parked is what a fetch that found too little read, for its waiter
+// (Park): the partitions, the offset each read could go up to (a
+// ReadResult's End), and for a follower's fetch the HW it knows of each
+// (math.MaxInt64: it did not say).
+type Parked struct {
+	Parts     []*Partition
+	Seen      []int64
+	KnownHW   []int64 // a follower's fetch only
+	Follower  bool
+	Committed bool // read_committed: a consumer reads up to the LSO
+}
+
+// Park registers the waiter of a fetch that read r: it calls fire (from
+// another goroutine) once minBytes more bytes are readable (a consumer's:
+// below the HW; a follower's: appended), once the HW of r.Parts[i] passes
+// r.KnownHW[i] (a follower's), or when maxWait passes. Having registered,
+// it looks again: an append or HW move between the read and the
+// registration woke no one, so a partition readable past r.Seen (or, for
+// a follower, with a HW past r.KnownHW) fires it at once. The waiter owns
+// r's slices until it calls fire, which may then reuse them for its own
+// read: the caller must not touch them after Park returns.
+func Park(r Parked, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
+	w := register(r.Parts, r.KnownHW, minBytes, maxWait, fire, r.Follower)
+	moved := false
+	for i, p := range r.Parts {
+		if p.ReadBound(r.Follower, r.Committed) > r.Seen[i] || r.Follower && p.HighWatermark() > r.KnownHW[i] {
+			moved = true
+			break
+		}
+	}
+	w.arm(moved)
+	return w
 }
 
 // Wait registers a consumer fetch's waiter on parts that calls fire (from
 // another goroutine) once minBytes more bytes are below their HW or
 // maxWait passes.
 func Wait(parts []*Partition, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
-	return wait(parts, nil, minBytes, maxWait, fire, false)
+	w := register(parts, nil, minBytes, maxWait, fire, false)
+	w.arm(false)
+	return w
 }
 
-// WaitFollower registers a follower fetch's waiter: it fires once minBytes
-// more bytes are appended to parts, once the HW of parts[i] passes
-// knownHW[i] (math.MaxInt64: the follower did not say), or when maxWait
-// passes.
-func WaitFollower(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
-	return wait(parts, knownHW, minBytes, maxWait, fire, true)
-}
-
-func wait(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Duration, fire func(), follower bool) *Waiter {
+// register registers a waiter on parts, not yet armed.
+func register(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Duration, fire func(), follower bool) *Waiter {
 	w := &Waiter{fire: fire, parts: parts, follower: follower}
 	w.need.Store(max(minBytes, 1))
 	for i, p := range parts {
@@ -58,8 +97,21 @@ func wait(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Dura
 	return w
 }
 
-// trigger fires the waiter once and unregisters it.
+// arm lets the waiter fire, and fires it when now is set or a firing came
+// while it registered.
+func (w *Waiter) arm(now bool) {
+	if now || !w.state.CompareAndSwap(registering, armed) {
+		w.state.Store(armed)
+		go w.trigger()
+	}
+}
+
+// trigger fires the waiter once and unregisters it; before it is armed,
+// it leaves the firing to arm.
 func (w *Waiter) trigger() {
+	if w.state.CompareAndSwap(registering, deferred) || w.state.Load() == deferred {
+		return
+	}
 	w.once.Do(func() {
 		w.unregister()
 		w.fire()

@@ -49,21 +49,12 @@ func (h *Handler) produce(req *server.Request) error {
 			return err
 		}
 	}
-	if h.verifiesRemotely(r) || decompressesMuch(r) {
-		// A round trip to another broker's transaction coordinator, or
-		// the decompression that validates large compressed batches
-		// (milliseconds of CPU), must not hold up the event loop this
-		// produce may be served on, and its other connections: serve it
-		// on a goroutine. The request stays valid until it completes, and
-		// the connection's next request waits for that.
-		go func() {
-			if err := h.serveProduce(req, op); err != nil {
-				req.Fail(err)
-			}
-		}()
-		return nil
+	op.responseTopics()
+	// ACLs: WRITE on the transactional id, then on each topic (appendAll).
+	if r.TransactionID != nil && !h.authorized(req, opWrite, resTxnID, *r.TransactionID) {
+		op.denied = kerr.TransactionalIDAuthorizationFailed
 	}
-	return h.serveProduce(req, op)
+	return h.appendAll(req, op)
 }
 
 // produceOp is one produce request's decoded request and its response,
@@ -75,6 +66,20 @@ type produceOp struct {
 	resp    kmsg.ProduceResponse
 	waits   []commitWait
 	pending atomic.Int32
+	denied  error // fails every partition: the transactional id is not ours to write
+
+	// The append pass (appendAll): the partition it is at, its topic's
+	// name and the error that fails the topic's partitions (once
+	// resolved), whether a partition failed, and the compressed batch
+	// bytes it has validated. When a partition would hold the event loop
+	// up, the pass continues from there on a goroutine (offLoop).
+	topic, part int
+	resolved    bool
+	name        string
+	topicErr    error
+	failed      bool
+	compressed  int
+	offLoop     bool
 }
 
 var produceOps = sync.Pool{New: func() any { return new(produceOp) }}
@@ -92,6 +97,8 @@ func (op *produceOp) free() {
 	op.txnID = ""
 	clear(op.waits)
 	op.waits = op.waits[:0]
+	op.resolved = false
+	op.denied, op.topic, op.part, op.name, op.topicErr, op.failed, op.compressed, op.offLoop = nil, 0, 0, "", nil, false, 0, false
 	produceOps.Put(op)
 }
 
@@ -115,98 +122,86 @@ func (op *produceOp) responseTopics() {
 // goroutine costs a few microseconds.
 const offLoopCompressedBytes = 16 << 10
 
-// decompressesMuch reports whether r carries more compressed batch bytes
-// than offLoopCompressedBytes.
-func decompressesMuch(r *kmsg.ProduceRequest) bool {
-	n := 0
-	for _, t := range r.Topics {
-		for _, p := range t.Partitions {
-			for rest := p.Records; len(rest) > 0; {
-				b, next, err := record.ParseBatch(rest)
-				if err != nil {
-					break // the append refuses it, cheaply
-				}
-				if b.Compression() != record.CodecNone {
-					n += len(b)
-				}
-				rest = next
-			}
-		}
-	}
-	return n > offLoopCompressedBytes
-}
+// errOffLoop is appendPartition's answer for a partition that must not be
+// appended on the event loop: appendAll continues on a goroutine.
+var errOffLoop = errors.New("append off the event loop")
 
-// verifiesRemotely reports whether serving r asks another broker's
-// transaction coordinator (txn_verify.go): a transactional produce whose
-// coordinator is elsewhere, with a batch of a transaction its partition
-// has not seen yet.
-func (h *Handler) verifiesRemotely(r *kmsg.ProduceRequest) bool {
-	if r.TransactionID == nil || *r.TransactionID == "" || h.txnRouter == nil || !h.txnRouter.Remote(*r.TransactionID) {
-		return false
-	}
-	for _, t := range r.Topics {
-		name := t.Topic
-		if r.Version >= 13 {
-			name, _ = h.topicName(t.TopicID)
-		}
-		for _, p := range t.Partitions {
-			b, _, err := record.ParseBatch(p.Records)
-			if err != nil || !b.IsTransactional() {
-				continue
-			}
-			part, err := h.replicas.Get(log.TopicPartition{Topic: name, Partition: p.Partition})
-			if err == nil && !part.InTransaction(b.ProducerID(), b.ProducerEpoch()) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (h *Handler) serveProduce(req *server.Request, op *produceOp) error {
+// appendAll appends the request's partitions, from the one op is at, and
+// answers. It is one pass over the request: each partition's batch header
+// is parsed once, by appendPartition, which also tells whether the
+// partition would hold up the event loop this produce may be served on,
+// and its other connections: a round trip to another broker's
+// transaction coordinator, or the decompression that validates large
+// compressed batches (milliseconds of CPU). From such a partition on, the
+// pass continues on a goroutine; the request stays valid until it
+// completes, and the connection's next request waits for that.
+func (h *Handler) appendAll(req *server.Request, op *produceOp) error {
 	r, resp := &op.req, &op.resp
-	op.responseTopics()
-	failed := false
-	// ACLs: WRITE on the transactional id, then on each topic.
-	var denied error
-	if r.TransactionID != nil && !h.authorized(req, opWrite, resTxnID, *r.TransactionID) {
-		denied = kerr.TransactionalIDAuthorizationFailed
-	}
-	for i := range r.Topics {
-		t := &r.Topics[i]
-		rt := &resp.Topics[i]
-		rt.Topic, rt.TopicID = t.Topic, t.TopicID
-		name, unknown := t.Topic, denied
-		if r.Version >= 13 && unknown == nil {
-			var ok bool
-			if name, ok = h.topicName(t.TopicID); !ok {
-				unknown = kerr.UnknownTopicID
-			}
+	for ; op.topic < len(r.Topics); op.topic, op.part, op.resolved = op.topic+1, 0, false {
+		t := &r.Topics[op.topic]
+		rt := &resp.Topics[op.topic]
+		if !op.resolved {
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			op.name, op.topicErr = h.produceTopic(req, op, t)
+			op.resolved = true
 		}
-		if unknown == nil && !h.authorized(req, opWrite, resTopic, name) {
-			unknown = kerr.TopicAuthorizationFailed
-		}
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			rp := &rt.Partitions[j]
+		for ; op.part < len(t.Partitions); op.part++ {
+			p := &t.Partitions[op.part]
+			rp := &rt.Partitions[op.part]
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
-			err := unknown
+			err := op.topicErr
 			if err == nil {
 				var part *replica.Partition
 				var next int64
-				part, next, err = h.appendPartition(log.TopicPartition{Topic: name, Partition: p.Partition}, p.Records, r, rp)
+				part, next, err = h.appendPartition(log.TopicPartition{Topic: op.name, Partition: p.Partition}, p.Records, op, rp)
+				if err == errOffLoop {
+					op.offLoop = true
+					go func() {
+						if err := h.appendAll(req, op); err != nil {
+							req.Fail(err)
+						}
+					}()
+					return nil
+				}
 				if err == nil && r.Acks == -1 {
 					op.waits = append(op.waits, commitWait{part, next, rp})
 				}
 			}
 			if err != nil {
-				failed = true
+				op.failed = true
 				failPartition(r.Version, rp, err)
 			}
 		}
 	}
+	return h.answerProduce(req, op)
+}
+
+// produceTopic resolves a produce topic's name and checks WRITE on it; the
+// error fails each of its partitions.
+func (h *Handler) produceTopic(req *server.Request, op *produceOp, t *kmsg.ProduceRequestTopic) (string, error) {
+	if op.denied != nil {
+		return t.Topic, op.denied
+	}
+	name := t.Topic
+	if op.req.Version >= 13 {
+		var ok bool
+		if name, ok = h.topicName(t.TopicID); !ok {
+			return name, kerr.UnknownTopicID
+		}
+	}
+	if !h.authorized(req, opWrite, resTopic, name) {
+		return name, kerr.TopicAuthorizationFailed
+	}
+	return name, nil
+}
+
+// answerProduce answers a produce whose partitions are appended: at once,
+// or for acks=all once the HW passes every append.
+func (h *Handler) answerProduce(req *server.Request, op *produceOp) error {
+	r, resp := &op.req, &op.resp
 	if r.Acks == 0 {
+		failed := op.failed
 		op.free()
 		if failed {
 			return fmt.Errorf("acks=0 produce failed on a partition: closing the connection")
@@ -265,8 +260,14 @@ func failPartition(version int16, rp *kmsg.ProduceResponseTopicPartition, err er
 }
 
 // appendPartition appends one partition's records and fills in its answer;
-// it returns the partition and the HW that commits the append.
-func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg.ProduceRequest, rp *kmsg.ProduceResponseTopicPartition) (*replica.Partition, int64, error) {
+// it returns the partition and the HW that commits the append. On the
+// event loop (not op.offLoop) it answers errOffLoop, having appended
+// nothing, for a partition that would hold the loop up: a transactional
+// batch that another broker's transaction coordinator must verify, or a
+// compressed batch that takes the request's compressed bytes over
+// offLoopCompressedBytes.
+func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, op *produceOp, rp *kmsg.ProduceResponseTopicPartition) (*replica.Partition, int64, error) {
+	r := &op.req
 	acks := r.Acks
 	if acks != 0 && acks != 1 && acks != -1 {
 		return nil, 0, kerr.InvalidRequiredAcks
@@ -281,13 +282,23 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg
 	if len(records) == 0 {
 		return nil, 0, kerr.CorruptMessage
 	}
+	// A v0-v2 message set does not parse as a batch: its size never
+	// sends it off the loop.
+	b, _, berr := record.ParseBatch(records)
+	if !op.offLoop && berr == nil && op.decompressesMuch(b) {
+		return nil, 0, errOffLoop
+	}
 	if r.Version < 3 {
 		if records, err = upconvert(records); err != nil {
 			return nil, 0, err
 		}
+		b, _, berr = record.ParseBatch(records)
 	}
-	if b, _, err := record.ParseBatch(records); err == nil && b.IsTransactional() {
-		if err := h.verifyTxnWrite(p, tp, b, r); err != nil {
+	if berr == nil && b.IsTransactional() && !p.InTransaction(b.ProducerID(), b.ProducerEpoch()) {
+		if !op.offLoop && h.verifiesRemotely(r) {
+			return nil, 0, errOffLoop
+		}
+		if err := h.verifyTxnWrite(tp, b, r); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -299,6 +310,22 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, r *kmsg
 	rp.LogAppendTime = info.LogAppendTime
 	rp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1, nil
+}
+
+// decompressesMuch adds a compressed batch to the compressed bytes op has
+// validated and reports whether they went over offLoopCompressedBytes.
+func (op *produceOp) decompressesMuch(b record.Batch) bool {
+	if b.Compression() != record.CodecNone {
+		op.compressed += len(b)
+	}
+	return op.compressed > offLoopCompressedBytes
+}
+
+// verifiesRemotely reports whether the transaction of r is coordinated on
+// another broker, whom verifying a transactional batch (txn_verify.go)
+// then asks.
+func (h *Handler) verifiesRemotely(r *kmsg.ProduceRequest) bool {
+	return r.TransactionID != nil && *r.TransactionID != "" && h.txnRouter != nil && h.txnRouter.Remote(*r.TransactionID)
 }
 
 // recordErrors lists the records a rejected batch was rejected for

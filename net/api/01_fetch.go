@@ -31,7 +31,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,24 +63,18 @@ type fetchOp struct {
 	req     *server.Request
 	r       *kmsg.FetchRequest // &request
 	request kmsg.FetchRequest
-	// holds counts who still uses the op: the response (1), and the
-	// goroutine registering a parked fetch's waiter, which may fire and
-	// answer before that goroutine is done with it (1 more).
-	holds   atomic.Int32
 	session *fetchSession
 	full    bool // every partition goes in the response
 	targets []fetchTarget
 	topics  []fetchTopic
-	parts   []*replica.Partition // partitions found, to wait on
-	seen    []int64              // for each, the offset its read stopped at
-	known   []int64              // for each, the HW the follower knows (followers only)
-	hwNews  bool                 // a follower's partition has a HW above what it knows
-	replica int32                // the follower fetching; -1 for a consumer
-
-	// A parked fetch's partitions, and what its read saw of them, kept
-	// apart from parts, seen and known, which the waiter's read rewrites.
-	waitParts           []*replica.Partition
-	waitSeen, waitKnown []int64
+	// The partitions found, to wait on, with the offset each read could
+	// go up to and the HW the follower knows of each (followers only): a
+	// parked fetch's waiter owns them until it fires and reads again.
+	parts   []*replica.Partition
+	seen    []int64
+	known   []int64
+	hwNews  bool  // a follower's partition has a HW above what it knows
+	replica int32 // the follower fetching; -1 for a consumer
 }
 
 var fetchOps = sync.Pool{New: func() any {
@@ -90,11 +83,8 @@ var fetchOps = sync.Pool{New: func() any {
 	return f
 }}
 
-// done drops a hold on f, and returns it to the pool with the last.
+// done returns f to the pool once it is answered.
 func (f *fetchOp) done() {
-	if f.holds.Add(-1) > 0 {
-		return
-	}
 	// The records were sent (the response owns their ranges) or released;
 	// clear to capacity: a session's trim leaves topics and partitions
 	// past the lengths.
@@ -106,9 +96,7 @@ func (f *fetchOp) done() {
 	f.topics = f.topics[:0]
 	clear(f.targets)
 	clear(f.parts)
-	clear(f.waitParts)
 	f.targets, f.parts, f.seen, f.known = f.targets[:0], f.parts[:0], f.seen[:0], f.known[:0]
-	f.waitParts, f.waitSeen, f.waitKnown = f.waitParts[:0], f.waitSeen[:0], f.waitKnown[:0]
 	// The request's strings alias its buffer: drop them (the partitions
 	// hold no pointers; their slices stay for the next request).
 	for i := range f.request.Topics {
@@ -132,7 +120,6 @@ func fetchReplicaID(r *kmsg.FetchRequest) int32 {
 
 func (h *Handler) fetch(req *server.Request) error {
 	f := fetchOps.Get().(*fetchOp)
-	f.holds.Store(1)
 	r := f.r
 	if !readFetchRequest(req.Body, req.Header.APIVersion, r) {
 		if err := decode(req, r); err != nil {
@@ -169,35 +156,14 @@ func (h *Handler) fetch(req *server.Request) error {
 		return nil
 	}
 	f.release()
-	// What was read, kept apart: once registered, the waiter may fire and
-	// read again into f at any moment (and answer: f stays ours until
-	// done below).
-	f.holds.Add(1)
-	parts := append(f.waitParts[:0], f.parts...)
-	seen := append(f.waitSeen[:0], f.seen...)
-	known := append(f.waitKnown[:0], f.known...)
-	f.waitParts, f.waitSeen, f.waitKnown = parts, seen, known
-	follower, committed := f.replica >= 0, r.IsolationLevel == 1
-	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
-	again := func() {
+	// From here the waiter owns what was read, and f: once it fires (not
+	// before it is registered on every partition), it reads again into f
+	// and answers.
+	parked := replica.Parked{Parts: f.parts, Seen: f.seen, KnownHW: f.known, Follower: f.replica >= 0, Committed: r.IsolationLevel == 1}
+	replica.Park(parked, int64(r.MinBytes)-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
 		f.read()
 		f.respond()
-	}
-	var w *replica.Waiter
-	if follower {
-		w = replica.WaitFollower(parts, known, int64(r.MinBytes)-bytes, maxWait, again)
-	} else {
-		w = replica.Wait(parts, int64(r.MinBytes)-bytes, maxWait, again)
-	}
-	// An append (or HW move) between the read and the registration woke
-	// no one: look again now that the waiter is registered.
-	for i, p := range parts {
-		if p.ReadBound(follower, committed) > seen[i] || follower && p.HighWatermark() > known[i] {
-			w.Fire()
-			break
-		}
-	}
-	f.done()
+	})
 	return nil
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"kzero/log"
 	"kzero/record"
-	"kzero/replica"
 )
 
 // verifyTxnWrite checks a transactional batch before it is appended: the
@@ -17,12 +16,10 @@ import (
 // transaction the coordinator knows to include the partition (KIP-890 part
 // 1), or, from Produce v12 (transactions v2, part 2), the partition is
 // added to the producer's transaction here. Later batches of the same
-// transaction pass on the partition's own producer state.
-func (h *Handler) verifyTxnWrite(part *replica.Partition, tp log.TopicPartition, b record.Batch, r *kmsg.ProduceRequest) error {
+// transaction pass on the partition's own producer state: the caller
+// verifies only a batch its partition is not InTransaction for.
+func (h *Handler) verifyTxnWrite(tp log.TopicPartition, b record.Batch, r *kmsg.ProduceRequest) error {
 	pid, epoch := b.ProducerID(), b.ProducerEpoch()
-	if part.InTransaction(pid, epoch) {
-		return nil
-	}
 	if r.TransactionID == nil || *r.TransactionID == "" {
 		return fmt.Errorf("transactional batch without a transactional id: %w", kerr.InvalidTxnState)
 	}
@@ -53,7 +50,7 @@ func (h *Handler) verifyTxnWrite(part *replica.Partition, tp log.TopicPartition,
 // A coordinator on this broker is called in process; one on another broker
 // gets AddPartitionsToTxn v5 (TxnRouter), a round trip that only a
 // transaction's first write to each partition pays, on a goroutine of its
-// own rather than the event loop (produce, verifiesRemotely).
+// own rather than the event loop (appendAll, verifiesRemotely).
 func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) error {
 	if h.txnRouter != nil {
 		if code, local := h.txnRouter.AddToTxn(transactionalID, producerID, producerEpoch, tp, add); !local {
