@@ -78,7 +78,7 @@ func throttleMillis(d time.Duration) int32 {
 // produceThrottle records a produce's request bytes and returns the
 // throttle time for its response, muting the connection for it.
 func (h *Handler) produceThrottle(req *server.Request) int32 {
-	d := h.record(h.quotas.produce, req, float64(len(req.Body)))
+	d := h.record(h.quotas.produce, req, float64(req.Size()))
 	throttle(h.quotas.produce, req, d)
 	return throttleMillis(d)
 }

@@ -50,7 +50,7 @@ type sensor struct {
 // NewManager accounts the quota key with cfg; maxThrottle bounds the
 // throttle times it gives (0: unbounded).
 func NewManager(key string, cfg Config, maxThrottle time.Duration) *Manager {
-	if cfg.Samples < 2 {
+	if cfg.Samples < 1 {
 		cfg.Samples = DefaultConfig.Samples
 	}
 	if cfg.Window <= 0 {
@@ -186,7 +186,7 @@ func (m *Manager) sensorLocked(c Client, now int64) *sensor {
 	}
 	s := m.mu.sensors[c]
 	if s == nil {
-		s = &sensor{rate: NewRate(m.cfg.Samples, m.cfg.Window, now)}
+		s = &sensor{rate: NewRate(m.cfg.Samples, m.cfg.Window)}
 		m.mu.sensors[c] = s
 	}
 	s.last = now
