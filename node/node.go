@@ -381,6 +381,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		TxnRouter:   txnRouter{n},
 		Shares:      shares,
 	})
+	n.ctrl.Subscribe(n.applyQuotaImage) // called at once with the current image
 	ready.h.Store(n.api)
 
 	n.srv.Accept()

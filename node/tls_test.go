@@ -123,7 +123,12 @@ func TestSSLCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, adm := c.client(0, kgo.DialTLSConfig(clientTLS), kgo.RequiredAcks(kgo.AllISRAcks()))
+	// An idempotent producer does not give up on a record whose request
+	// may have been appended, whatever its context says: with acks=all and
+	// min.insync.replicas=3, a follower that cannot reach the leader keeps
+	// the first ProduceSync retrying for ever, and the test would never
+	// end. Letting the context fail it bounds the test by ctx.
+	cl, adm := c.client(0, kgo.DialTLSConfig(clientTLS), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowIdempotentProduceCancellation())
 	if res, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": new("3")}, "tls"); err != nil || res.Err != nil {
 		t.Fatalf("create: %v %v", err, res)
 	}

@@ -155,6 +155,30 @@ func (h *throttleHook) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _
 // fresh client may make, (samples-1) windows' worth, is small.
 var quotaProps = []string{"quota.window.num", "3", "quota.window.size.seconds", "1"}
 
+// rateQuotaProps: the shortest window kzero allows (2 samples of 1 s), for
+// the tests that measure a throttled client's rate. Kafka's windowed rate
+// lets a client that always has data ready through in bursts: when the
+// sample holding the last burst expires, the rate falls, the client sends
+// up to (samples-1) windows' worth at once, and is then throttled for
+// about as long. Its long-run rate is the quota, but over a few seconds it
+// swings with a period of samples windows; the shortest window makes the
+// swing small next to the measurement (a simulation of an ideal client
+// over 10 s from 2 s after its first throttle: 98% to 107% of the quota
+// with 2 samples, 92% to 101% with 3).
+var rateQuotaProps = []string{"quota.window.num", "2", "quota.window.size.seconds", "1"}
+
+// rateSpan is how long a throttled client's rate is measured: five
+// periods of the swing above.
+const rateSpan = 10 * time.Second
+
+// checkRate fails unless got is within 10% of the quota (issue 16).
+func checkRate(t *testing.T, what string, got, quota float64) {
+	t.Helper()
+	if got > quota*1.1 || got < quota*0.9 {
+		t.Fatalf("%s rate %.0f B/s is %.0f%% of the quota %.0f B/s, want 90%% to 110%%", what, got, 100*got/quota, quota)
+	}
+}
+
 // setQuota sets one quota of a client id.
 func setQuota(t *testing.T, adm *kadm.Client, clientID, key string, v float64) {
 	t.Helper()
@@ -207,12 +231,13 @@ func measureRate(t *testing.T, hook *throttleHook, span time.Duration, step func
 }
 
 // TestProduceQuotaThrottles: a producer with a producer_byte_rate of X
-// is told throttle times and its acknowledged bytes over 6 s, from its
-// first throttle on, stay at or below X plus 10%. (An upper bound only: a
-// loaded machine can make it slower, never faster.)
+// that always has records ready is told throttle times, and its
+// acknowledged bytes over 10 s, from 2 s after its first throttle, are
+// within 10% of X: not over it, and not held far under it either (the
+// throttle times are what bring its rate to the quota, no more).
 func TestProduceQuotaThrottles(t *testing.T) {
 	const rate = 256 << 10
-	b := startTestBroker(t, t.TempDir(), quotaProps...)
+	b := startTestBroker(t, t.TempDir(), rateQuotaProps...)
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -225,24 +250,23 @@ func TestProduceQuotaThrottles(t *testing.T) {
 	cl := newClient(t, b, kgo.ClientID("throttled-producer"), kgo.WithHooks(hook), kgo.DefaultProduceTopic("quota"),
 		kgo.ProducerLinger(0), kgo.ProducerBatchMaxBytes(20<<10), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	value := incompressible(16 << 10)
-	got := measureRate(t, hook, 6*time.Second, func(ctx context.Context) int64 {
+	got := measureRate(t, hook, rateSpan, func(ctx context.Context) int64 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 			return 0
 		}
 		return int64(len(value))
 	})
 	t.Logf("produce rate %.0f B/s, quota %d B/s, %d throttled responses", got, rate, hook.n.Load())
-	if got > rate*1.1 {
-		t.Fatalf("produce rate %.0f B/s over the quota %d B/s", got, rate)
-	}
+	checkRate(t, "produce", got, rate)
 }
 
 // TestFetchQuotaThrottles: a consumer with a consumer_byte_rate of X
-// reading a topic full of records is told throttle times and its bytes
-// over 6 s, from its first throttle on, stay at or below X plus 10%.
+// reading a topic full of records is told throttle times, and the bytes
+// it gets over 10 s, from 2 s after its first throttle, are within 10% of
+// X.
 func TestFetchQuotaThrottles(t *testing.T) {
 	const rate = 256 << 10
-	b := startTestBroker(t, t.TempDir(), quotaProps...)
+	b := startTestBroker(t, t.TempDir(), rateQuotaProps...)
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -250,12 +274,17 @@ func TestFetchQuotaThrottles(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "quota"); err != nil {
 		t.Fatal(err)
 	}
-	// Batches well under what the quota allows in one window: a fetch
-	// returns at least one whole batch (KIP-74), and a batch larger than
-	// that is throttled every time, in Kafka too.
+	// Batches of two 8 KiB records, well under what the quota allows in
+	// one window: a fetch returns at least one whole batch (KIP-74), and
+	// a batch larger than that is throttled every time, in Kafka too. A
+	// throttled fetch is answered empty and not counted, so a consumer
+	// gets a whole batch only when it fits under the quota: it ends under
+	// the quota by up to a batch per window's worth (a simulation: 93% to
+	// 96% of the quota in the long run with 32 KiB batches, 96% to 98%
+	// with these).
 	prod := newClient(t, b, kgo.DefaultProduceTopic("quota"), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerBatchMaxBytes(40<<10))
-	value := incompressible(16 << 10)
+		kgo.ProducerBatchMaxBytes(20<<10))
+	value := incompressible(8 << 10)
 	for range 8 << 20 / len(value) {
 		prod.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
 			if err != nil {
@@ -268,10 +297,17 @@ func TestFetchQuotaThrottles(t *testing.T) {
 	}
 	setQuota(t, adm, "throttled-consumer", "consumer_byte_rate", rate)
 	hook := &throttleHook{}
+	// A fetch size under one batch: each fetch answers exactly its first
+	// batch, whole (KIP-74). A larger limit that is not a whole number of
+	// batches ends the answer with part of a batch, in Kafka too (a log
+	// read is a file slice of the limit's length); the client drops that
+	// part and fetches it again, and the quota has counted it, so the
+	// records the client gets would fall short of the bytes the quota lets
+	// through, by up to a batch per fetch.
 	cl := newClient(t, b, kgo.ClientID("throttled-consumer"), kgo.WithHooks(hook), kgo.ConsumeTopics("quota"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<10), kgo.FetchMaxPartitionBytes(64<<10))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(1<<10), kgo.FetchMaxPartitionBytes(1<<10))
 	var mu sync.Mutex
-	got := measureRate(t, hook, 6*time.Second, func(ctx context.Context) int64 {
+	got := measureRate(t, hook, rateSpan, func(ctx context.Context) int64 {
 		mu.Lock() // one poller: the bytes of a fetch are counted once
 		defer mu.Unlock()
 		var n int64
@@ -279,9 +315,7 @@ func TestFetchQuotaThrottles(t *testing.T) {
 		return n
 	})
 	t.Logf("fetch rate %.0f B/s, quota %d B/s, %d throttled responses", got, rate, hook.n.Load())
-	if got > rate*1.1 {
-		t.Fatalf("fetch rate %.0f B/s over the quota %d B/s", got, rate)
-	}
+	checkRate(t, "fetch", got, rate)
 }
 
 // TestControllerMutationQuota: with a controller_mutation_rate of 1/s

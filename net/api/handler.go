@@ -214,7 +214,7 @@ func (h *Handler) Serve(req *server.Request) {
 		req.Fail(fmt.Errorf("api key %d version %d: %w", key, v, errUnsupportedVersion))
 		return
 	}
-	if rq := h.quotas.request; !exemptFromRequestQuota(key) && rq.Update(h.cluster.Image()) && rq.Enabled() {
+	if rq := h.quotas.request; !exemptFromRequestQuota(key) && rq.Enabled() {
 		// The request quota charges the handler's time: respond claims
 		// the charge and puts the throttle time in the response; a
 		// response written otherwise, or later, is charged here when Serve

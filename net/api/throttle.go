@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/metadata"
 	"kzero/net/quota"
 	"kzero/net/server"
 )
@@ -35,6 +36,19 @@ func newQuotas(cfg quota.Config) *quotas {
 	}
 }
 
+// ApplyQuotas takes the client quotas of a new metadata image. The
+// metadata publisher calls it once per image, as Kafka's quota managers
+// are updated by the metadata publisher, not per request; the request
+// path reads what it left with atomic loads and takes no lock unless a
+// quota applies to the client.
+func (h *Handler) ApplyQuotas(img *metadata.Image) {
+	q := h.quotas
+	q.produce.Update(img)
+	q.fetch.Update(img)
+	q.request.Update(img)
+	q.mutations.Update(img)
+}
+
 // QuotaStats are the throttle counters per quota key, for the metrics.
 func (h *Handler) QuotaStats() map[string]quota.Stats {
 	return map[string]quota.Stats{
@@ -55,7 +69,6 @@ func (h *Handler) quotaClient(req *server.Request) quota.Client {
 // record adds v to the client's use of m's quota and returns the
 // throttle time it earns.
 func (h *Handler) record(m *quota.Manager, req *server.Request, v float64) time.Duration {
-	m.Update(h.cluster.Image())
 	if !m.Enabled() {
 		return 0
 	}
@@ -78,7 +91,7 @@ func throttleMillis(d time.Duration) int32 {
 // produceThrottle records a produce's request bytes and returns the
 // throttle time for its response, muting the connection for it.
 func (h *Handler) produceThrottle(req *server.Request) int32 {
-	d := h.record(h.quotas.produce, req, float64(len(req.Body)))
+	d := h.record(h.quotas.produce, req, float64(req.Size()))
 	throttle(h.quotas.produce, req, d)
 	return throttleMillis(d)
 }
@@ -88,7 +101,6 @@ func (h *Handler) produceThrottle(req *server.Request) int32 {
 // an idle start), or -1 without a quota.
 func (h *Handler) fetchCap(req *server.Request) int64 {
 	m := h.quotas.fetch
-	m.Update(h.cluster.Image())
 	if !m.Enabled() {
 		return -1
 	}
@@ -150,7 +162,6 @@ type mutationQuota struct {
 
 func (h *Handler) mutationQuota(req *server.Request, strictSince int16) *mutationQuota {
 	m := h.quotas.mutations
-	m.Update(h.cluster.Image())
 	q := &mutationQuota{h: h, req: req, strict: req.Header.APIVersion >= strictSince}
 	q.c = h.quotaClient(req)
 	q.enabled = m.Applies(q.c)

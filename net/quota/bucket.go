@@ -67,7 +67,7 @@ type Mutations struct {
 
 // NewMutations accounts controller mutations with cfg's window.
 func NewMutations(cfg Config) *Mutations {
-	if cfg.Samples < 2 {
+	if cfg.Samples < 1 {
 		cfg.Samples = DefaultConfig.Samples
 	}
 	if cfg.Window <= 0 {

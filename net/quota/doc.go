@@ -10,10 +10,15 @@
 //
 //   - Rate is pure (the clock is an argument): Kafka's SampledStat and
 //     Rate. A sample starts at the first value recorded after the last
-//     one ended; samples older than samples*window are dropped; the rate
-//     is the sum over the samples divided by the time they span, stretched
-//     to at least (samples-1) windows so a new client's first burst does
-//     not read as an enormous rate.
+//     one ended; up to samples+1 samples are kept, and a sample whose last
+//     value is samples*window old is dropped; the rate is the sum over the
+//     samples divided by the time since the oldest one began, stretched to
+//     at least (samples-1) windows so a new client's first burst does not
+//     read as an enormous rate. A client that always has data ready is
+//     let through in bursts of up to (samples-1) windows' worth, each time
+//     the sample holding the last burst is dropped: its long-run rate is
+//     the quota, its rate over a few windows swings around it (Kafka's
+//     too).
 //   - Resolve picks the quota of a (user, client-id) by Kafka's precedence,
 //     most specific first: user+client-id, user+default client-id, user,
 //     default user+client-id, default user+default client-id, default

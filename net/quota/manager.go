@@ -50,7 +50,7 @@ type sensor struct {
 // NewManager accounts the quota key with cfg; maxThrottle bounds the
 // throttle times it gives (0: unbounded).
 func NewManager(key string, cfg Config, maxThrottle time.Duration) *Manager {
-	if cfg.Samples < 2 {
+	if cfg.Samples < 1 {
 		cfg.Samples = DefaultConfig.Samples
 	}
 	if cfg.Window <= 0 {
@@ -65,11 +65,12 @@ func NewManager(key string, cfg Config, maxThrottle time.Duration) *Manager {
 func (m *Manager) Key() string { return m.key }
 
 // Update takes the quotas of the manager's key from img, when it is a new
-// image. Cheap when it is not; callers pass the image on every request.
-// It returns true, to chain with Enabled.
-func (m *Manager) Update(img *metadata.Image) bool {
+// image: the metadata publisher calls it once per image. Readers (Record,
+// Enabled, Bound) see the old or the new quotas whole, with one atomic
+// load.
+func (m *Manager) Update(img *metadata.Image) {
 	if img == nil || m.image.Load() == img {
-		return true
+		return
 	}
 	l := Limits{}
 	for e, vals := range img.ClientQuotas() {
@@ -79,7 +80,6 @@ func (m *Manager) Update(img *metadata.Image) bool {
 	}
 	m.limits.Store(&l)
 	m.image.Store(img)
-	return true
 }
 
 // Enabled reports whether any quota of the manager's key is set.
@@ -186,7 +186,7 @@ func (m *Manager) sensorLocked(c Client, now int64) *sensor {
 	}
 	s := m.mu.sensors[c]
 	if s == nil {
-		s = &sensor{rate: NewRate(m.cfg.Samples, m.cfg.Window, now)}
+		s = &sensor{rate: NewRate(m.cfg.Samples, m.cfg.Window)}
 		m.mu.sensors[c] = s
 	}
 	s.last = now

@@ -33,7 +33,7 @@ func TestRateAndThrottle(t *testing.T) {
 		// 30 s of nothing: all expired.
 		{40 * sec, 0, 0, 10 * time.Second, 0},
 	}
-	r := NewRate(11, time.Second, 0)
+	r := NewRate(11, time.Second)
 	for i, s := range steps {
 		r.Record(s.at, s.v)
 		rate, span := r.Measure(s.at)
@@ -43,6 +43,39 @@ func TestRateAndThrottle(t *testing.T) {
 		if got := ThrottleTime(rate, 100, span); got != s.throttle {
 			t.Fatalf("step %d: throttle %v, want %v", i, got, s.throttle)
 		}
+	}
+}
+
+// TestRateKeepsOverlappingSample: a sample that began before the last
+// samples windows but holds a value inside them still counts, with its
+// start (Kafka keeps samples+1 samples and expires one by its last value,
+// not its first); it goes when its last value is samples windows old.
+func TestRateKeepsOverlappingSample(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	r := NewRate(3, time.Second)
+	r.Record(0, 100)
+	r.Record(900*ms, 100) // same sample, last value at 0.9 s
+	r.Record(sec, 0)      // second sample
+	r.Record(2*sec, 0)    // third
+	r.Record(3*sec, 0)    // a fourth: the first is 3 s old but its last value is not
+	if rate, span := r.Measure(3 * sec); rate != 200.0/3 || span != 3*time.Second {
+		t.Fatalf("at 3 s: rate %v over %v, want 66.67 over 3s", rate, span)
+	}
+	// At 3.9 s the first sample's last value is 3 s old: it goes, and the
+	// span is from the second sample's start, 2.9 s, stretched to 2 whole
+	// windows and the part of the third: 2.9 s.
+	if rate, span := r.Measure(3*sec + 900*ms); rate != 0 || span != 2900*time.Millisecond {
+		t.Fatalf("at 3.9 s: rate %v over %v, want 0 over 2.9s", rate, span)
+	}
+}
+
+// TestRateOneSample: quota.window.num=1, which Kafka allows, measures
+// over the current window only, with no stretch.
+func TestRateOneSample(t *testing.T) {
+	r := NewRate(1, time.Second)
+	r.Record(0, 100)
+	if rate, span := r.Measure(sec / 2); rate != 200 || span != time.Second/2 {
+		t.Fatalf("rate %v over %v, want 200 over 0.5s", rate, span)
 	}
 }
 

@@ -55,3 +55,13 @@ func (c *Conn) pauseForMute() {
 		c.setReadInterest(false)
 	}
 }
+
+// Size is the request's size as Kafka's quotas count a produce
+// (RequestChannel.Request.sizeInBytes): its header and body, without the
+// 4-byte size in front. While the request is served.
+func (r *Request) Size() int {
+	if r.frame == nil {
+		return len(r.Body)
+	}
+	return len(r.frame.B)
+}
