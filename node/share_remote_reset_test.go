@@ -125,6 +125,33 @@ func TestShareResetReachesRemoteLeader(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	// The share coordinator fences an initialization with an older state
+	// epoch, and summarizes the state it keeps.
+	co := cl.Broker(int(rig.coordinator))
+	initReq := kmsg.NewPtrInitializeShareGroupStateRequest()
+	initReq.GroupID = group
+	it := kmsg.NewInitializeShareGroupStateRequestTopic()
+	it.TopicID = rig.topicID
+	it.Partitions = []kmsg.InitializeShareGroupStateRequestTopicPartition{{Partition: 0, StateEpoch: after.StateEpoch - 1, StartOffset: 0}}
+	initReq.Topics = append(initReq.Topics, it)
+	if resp, err := initReq.RequestWith(ctx, co); err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.FencedStateEpoch.Code {
+		t.Fatalf("initialize with an older state epoch: %v %+v", err, resp)
+	}
+	saved, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	sum.Version, sum.GroupID = 1, group
+	st := kmsg.NewReadShareGroupStateSummaryRequestTopic()
+	st.TopicID, st.Partitions = rig.topicID, []kmsg.ReadShareGroupStateSummaryRequestTopicPartition{{Partition: 0, LeaderEpoch: -1}}
+	sum.Topics = append(sum.Topics, st)
+	if resp, err := sum.RequestWith(ctx, co); err != nil {
+		t.Fatal(err)
+	} else if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.StateEpoch != after.StateEpoch || p.StartOffset != saved.StartOffset || p.DeliveryCompleteCount < 0 {
+		t.Fatalf("summary: %+v, want state epoch %d, start offset %d", p, after.StateEpoch, saved.StartOffset)
+	}
+
 	// Deleting the group deletes its state on the share coordinator.
 	for {
 		_, err := adm.DeleteGroup(ctx, group)

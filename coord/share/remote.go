@@ -213,3 +213,16 @@ func (m *Manager) SummaryState(k Key) (Summary, error) {
 	}
 	return m.store.Summary(k)
 }
+
+// Serves reports whether this broker serves k's state partition: nil, or
+// an error wrapping kerr.NotCoordinator or
+// kerr.CoordinatorLoadInProgress, the share coordinator's first answer to
+// any request about k.
+func (s *Store) Serves(k Key) error {
+	sh, err := s.table.Lock(s.PartitionFor(k))
+	if err != nil {
+		return err
+	}
+	sh.Unlock()
+	return nil
+}

@@ -48,10 +48,12 @@ func (h *Handler) initializeShareGroupState(req *server.Request) error {
 				rp.ErrorCode = kerr.InvalidRequest.Code
 			case st == nil:
 				rp.ErrorCode = kerr.NotCoordinator.Code
-			case !h.sharePartitionKnown(t.TopicID, p.Partition):
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				err := st.Initialize(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}, p.StateEpoch, p.StartOffset)
+				k := share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}
+				err := h.shareStateCheck(st, k)
+				if err == nil {
+					err = st.Initialize(k, p.StateEpoch, p.StartOffset)
+				}
 				rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -62,10 +64,18 @@ func (h *Handler) initializeShareGroupState(req *server.Request) error {
 	return nil
 }
 
-// sharePartitionKnown reports whether the metadata image has the topic id
-// and partition: the share coordinator answers UNKNOWN_TOPIC_OR_PARTITION
-// for others.
-func (h *Handler) sharePartitionKnown(id [16]byte, partition int32) bool {
-	t := h.cluster.Image().TopicByID(id)
-	return t != nil && partition >= 0 && int(partition) < len(t.Partitions)
+// shareStateCheck is the share coordinator's answer before it looks at
+// k's state, in Kafka's order: NOT_COORDINATOR or
+// COORDINATOR_LOAD_IN_PROGRESS for a state partition it does not serve,
+// then UNKNOWN_TOPIC_OR_PARTITION for a topic id or partition the
+// metadata image does not know.
+func (h *Handler) shareStateCheck(st *share.Store, k share.Key) error {
+	if err := st.Serves(k); err != nil {
+		return err
+	}
+	t := h.cluster.Image().TopicByID(k.Topic)
+	if t == nil || int(k.Partition) >= len(t.Partitions) {
+		return kerr.UnknownTopicOrPartition
+	}
+	return nil
 }

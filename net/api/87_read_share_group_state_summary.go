@@ -31,7 +31,6 @@ func (h *Handler) readShareGroupStateSummary(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrReadShareGroupStateSummaryResponse()
-	resp.Version = r.Version
 	denied := !h.authorized(req, opClusterAct, resCluster, clusterName)
 	st := h.shares.Store()
 	for _, t := range r.Topics {
@@ -47,10 +46,13 @@ func (h *Handler) readShareGroupStateSummary(req *server.Request) error {
 				rp.ErrorCode = kerr.InvalidRequest.Code
 			case st == nil:
 				rp.ErrorCode = kerr.NotCoordinator.Code
-			case !h.sharePartitionKnown(t.TopicID, p.Partition):
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				sum, err := st.Summary(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition})
+				k := share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}
+				err := h.shareStateCheck(st, k)
+				var sum share.Summary
+				if err == nil {
+					sum, err = st.Summary(k)
+				}
 				if err != nil {
 					rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)
 					break
