@@ -64,11 +64,56 @@ func describeShareStart(t *testing.T, ctx context.Context, cl *kgo.Client, group
 	return p.StartOffset
 }
 
+// releaseAll has a member of group release the n records it gets.
+func releaseAll(t *testing.T, ctx context.Context, c *testCluster, node int, group string, n int) {
+	t.Helper()
+	cons, _ := c.client(node, kgo.ShareGroup(group), kgo.ConsumeTopics("sq"), kgo.FetchMaxWait(500*time.Millisecond))
+	defer cons.Close()
+	for got := 0; got < n; {
+		rs := pollShareRecords(t, ctx, cons)
+		for _, r := range rs {
+			r.Ack(kgo.AckRelease)
+		}
+		got += len(rs)
+		if err := cons.FlushAcks(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// consumeFrom has a member of group accept what it gets until it got
+// every value of want; acknowledgements may fail meanwhile (fenced).
+func consumeFrom(t *testing.T, ctx context.Context, c *testCluster, node int, group string, want ...string) {
+	t.Helper()
+	cons, _ := c.client(node, kgo.ShareGroup(group), kgo.ConsumeTopics("sq"), kgo.FetchMaxWait(500*time.Millisecond))
+	defer cons.Close()
+	got := map[string]bool{}
+	for !allIn(got, want) {
+		for _, r := range pollShareRecords(t, ctx, cons) {
+			got[string(r.Value)] = true
+			r.Ack(kgo.AckAccept)
+		}
+		if err := cons.FlushAcks(ctx); err != nil {
+			t.Logf("flush acks: %v", err)
+		}
+	}
+}
+
+func allIn(got map[string]bool, want []string) bool {
+	for _, w := range want {
+		if !got[w] {
+			return false
+		}
+	}
+	return true
+}
+
 // A reset with AlterShareGroupOffsets served by the group's coordinator,
 // with the state partition on another broker and the share partition led
-// by a third one that still holds the group's share partition: the state
-// is initialized on the share coordinator with a newer state epoch, the
-// leader's next write is fenced, and it serves from the new start offset.
+// by a third one that still holds the group's share partition (a share
+// session of the group stays open there): the state is initialized on the
+// share coordinator with a newer state epoch, the leader's next write is
+// fenced, and it serves from the new start offset.
 // Then DeleteGroups deletes the state on the share coordinator.
 func TestShareResetReachesRemoteLeader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -82,6 +127,18 @@ func TestShareResetReachesRemoteLeader(t *testing.T) {
 	if got := describeShareStart(t, ctx, cl, group); got != 5 {
 		t.Fatalf("described start offset %d before the reset, want 5", got)
 	}
+
+	// A share session of the group stays open on the leader (a member
+	// that never closed it), so the leader keeps the group's share
+	// partition after the next consumer leaves: read again, with 5-9
+	// released (available).
+	ghost := kmsg.NewPtrShareFetchRequest()
+	ghost.Version = 2
+	ghost.GroupID, ghost.MemberID = kmsg.StringPtr(group), kmsg.StringPtr("ghost")
+	if resp, err := ghost.RequestWith(ctx, cl.Broker(int(rig.partLeader))); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("open a share session: %v %+v", err, resp)
+	}
+	releaseAll(t, ctx, c, rig.lead, group, 5)
 
 	resp := alterShareStart(t, ctx, cl, group, 2)
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
@@ -99,18 +156,7 @@ func TestShareResetReachesRemoteLeader(t *testing.T) {
 	// state epoch (5-9 available): what it hands out first is
 	// acknowledged in vain (fenced), then it reads the state again and
 	// delivers 2-4 again.
-	cons, _ := c.client(rig.lead, kgo.ShareGroup(group), kgo.ConsumeTopics("sq"), kgo.FetchMaxWait(500*time.Millisecond))
-	got := map[string]bool{}
-	for !got["2"] || !got["3"] || !got["4"] {
-		for _, r := range pollShareRecords(t, ctx, cons) {
-			got[string(r.Value)] = true
-			r.Ack(kgo.AckAccept)
-		}
-		if err := cons.FlushAcks(ctx); err != nil {
-			t.Logf("flush acks: %v", err)
-		}
-	}
-	cons.Close()
+	consumeFrom(t, ctx, c, rig.lead, group, "2", "3", "4")
 	for {
 		snap, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
 		if err != nil {
@@ -167,4 +213,38 @@ func TestShareResetReachesRemoteLeader(t *testing.T) {
 	if snap, found, err := c.nodes[rig.coordinator-1].shareState.Read(key); err != nil || found {
 		t.Fatalf("state on the share coordinator after DeleteGroups: %+v %v %v", snap, found, err)
 	}
+}
+
+// A reset after the group's last share session on the leader ended: the
+// leader put the share partition away then (Kafka's onGroupEmpty), so
+// the next fetch reads the reset state although the share partition it
+// held had nothing left to hand out (no write to be fenced).
+func TestShareResetAfterGroupEmptied(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rig := shareAcrossBrokers(t, ctx)
+	c, cl, group, key := rig.c, rig.cl, rig.group, rig.key
+	consumeFrom(t, ctx, c, rig.lead, group, "5", "6", "7", "8", "9")
+	for {
+		snap, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.StartOffset == 10 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("state %+v, want start offset 10", snap)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp := alterShareStart(t, ctx, cl, group, 7)
+	if resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter share group offsets: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
+	}
+	// Nothing else is produced: without the reset read again, the
+	// consumer would wait for ever (bounded here).
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ccancel()
+	consumeFrom(t, cctx, c, rig.lead, group, "7", "8", "9")
 }

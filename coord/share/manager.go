@@ -231,7 +231,8 @@ func (m *Manager) GroupPartitions(group string) []Key {
 }
 
 // releaseMember gives back what member holds in the share partitions
-// listed.
+// listed; then, if the group has no share session left here, its share
+// partitions are put away (groupEmptied).
 func (m *Manager) releaseMember(group, member string, tps []TP) {
 	for _, tp := range tps {
 		k := Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}
@@ -241,6 +242,59 @@ func (m *Manager) releaseMember(group, member string, tps []TP) {
 			m.Notify(k)
 		}
 	}
+	m.groupEmptied(group)
+}
+
+// groupEmptied puts away group's share partitions once no member of it
+// has a share session here, as Kafka's share partition manager drops a
+// group's share partitions from its cache when the group's last share
+// session ends (ShareGroupListener.onGroupEmpty): each one's state is
+// saved and the next fetch reads it again, so what changed it meanwhile
+// (AlterShareGroupOffsets, DeleteShareGroupOffsets, on whichever broker)
+// takes effect even when the share partition would never write again to
+// be fenced. Share partitions whose state has no home (no
+// __share_group_state, or a coordinator this broker cannot reach) are kept:
+// their state lives only here.
+func (m *Manager) groupEmptied(group string) {
+	var keys []Key
+	var entries []*Entry
+	m.mu.Lock()
+	for sk := range m.sessions {
+		if sk.group == group {
+			m.mu.Unlock()
+			return
+		}
+	}
+	for k, e := range m.parts {
+		if k.Group == group && m.durable(k) {
+			keys, entries = append(keys, k), append(entries, e)
+		}
+	}
+	m.mu.Unlock()
+	for i, e := range entries {
+		e.mu.Lock()
+		if e.p != nil && !e.fenced {
+			_ = m.Save(keys[i], e) // best effort: the saved state is consistent without it
+		}
+		e.fenced = true // a Lock that holds e reads the state again
+		e.mu.Unlock()
+		m.mu.Lock()
+		if m.parts[keys[i]] == e {
+			delete(m.parts, keys[i])
+		}
+		m.mu.Unlock()
+	}
+}
+
+// durable reports whether k's state has a home: the state topic exists
+// and this broker leads k's state partition or can reach the broker that
+// does.
+func (m *Manager) durable(k Key) bool {
+	if m.store == nil || m.store.cfg.Leader == nil {
+		return false
+	}
+	local, exists := m.store.cfg.Leader(m.store.PartitionFor(k))
+	return exists && (local || m.remote != nil)
 }
 
 // errSessionLimit: group.share.max.share.sessions sessions are open.
