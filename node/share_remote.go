@@ -10,10 +10,13 @@ import (
 	"kzero/log"
 )
 
-// shareRemote is the persister of the share partitions this broker leads
-// whose __share_group_state partition another broker leads: it reads and
-// writes their state there with ReadShareGroupState and
-// WriteShareGroupState (Kafka's share partition leader does the same).
+// shareRemote is the persister of the share partitions whose
+// __share_group_state partition another broker leads: a share partition
+// leader reads and writes their state there with ReadShareGroupState and
+// WriteShareGroupState, a share group's coordinator initializes,
+// summarizes and deletes it with InitializeShareGroupState,
+// ReadShareGroupStateSummary and DeleteShareGroupState (Kafka's
+// persister does the same).
 // The coordinator is the state partition's leader in this node's metadata
 // image, not a FindCoordinator round trip.
 type shareRemote struct{ n *Node }
@@ -68,7 +71,7 @@ func (r shareRemote) Read(k share.Key, leaderEpoch int32) (share.Snapshot, bool,
 				return share.Snapshot{}, false, kerr.ErrorForCode(rp.ErrorCode)
 			}
 			if rp.StartOffset < 0 {
-				return share.Snapshot{}, false, nil
+				return share.Snapshot{StateEpoch: rp.StateEpoch, StartOffset: -1}, false, nil // initialized without a start offset
 			}
 			snap := share.Snapshot{StateEpoch: rp.StateEpoch, LeaderEpoch: leaderEpoch, StartOffset: rp.StartOffset}
 			for _, b := range rp.StateBatches {
@@ -157,4 +160,60 @@ func (r shareRemote) Delete(keys []share.Key) error {
 		}
 	}
 	return nil
+}
+
+// Initialize implements share.Remote.
+func (r shareRemote) Initialize(k share.Key, stateEpoch int32, start int64) error {
+	req := kmsg.NewPtrInitializeShareGroupStateRequest()
+	req.GroupID = k.Group
+	t := kmsg.NewInitializeShareGroupStateRequestTopic()
+	t.TopicID = k.Topic
+	p := kmsg.NewInitializeShareGroupStateRequestTopicPartition()
+	p.Partition, p.StateEpoch, p.StartOffset = k.Partition, stateEpoch, start
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	resp := kmsg.NewPtrInitializeShareGroupStateResponse()
+	if err := r.call(k, req, resp); err != nil {
+		return err
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rt.TopicID == k.Topic && rp.Partition == k.Partition {
+				return kerr.ErrorForCode(rp.ErrorCode)
+			}
+		}
+	}
+	return fmt.Errorf("share coordinator answered no partition: %w", kerr.UnknownServerError)
+}
+
+// Summary implements share.Remote (ReadShareGroupStateSummary v1, with
+// the delivery-complete count).
+func (r shareRemote) Summary(k share.Key) (share.Summary, error) {
+	req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	req.Version = 1
+	req.GroupID = k.Group
+	t := kmsg.NewReadShareGroupStateSummaryRequestTopic()
+	t.TopicID = k.Topic
+	p := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
+	p.Partition, p.LeaderEpoch = k.Partition, -1
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	resp := kmsg.NewPtrReadShareGroupStateSummaryResponse()
+	resp.Version = req.Version
+	none := share.Summary{StartOffset: -1}
+	if err := r.call(k, req, resp); err != nil {
+		return none, err
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rt.TopicID != k.Topic || rp.Partition != k.Partition {
+				continue
+			}
+			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+				return none, err
+			}
+			return share.Summary{StateEpoch: rp.StateEpoch, LeaderEpoch: rp.LeaderEpoch, StartOffset: rp.StartOffset, DeliveryComplete: max(rp.DeliveryCompleteCount, 0)}, nil
+		}
+	}
+	return none, fmt.Errorf("share coordinator answered no partition: %w", kerr.UnknownServerError)
 }

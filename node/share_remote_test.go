@@ -130,8 +130,9 @@ func shareAcrossBrokers(t *testing.T, ctx context.Context) shareRig {
 		if coordinator == partLeader {
 			continue
 		}
-		// and whose group coordinator is not the share coordinator, so
-		// that the share group offsets APIs ask the share coordinator too.
+		// and whose group coordinator is the third broker, so that the
+		// share group offsets APIs ask the share coordinator too and the
+		// share partition's leader is another broker.
 		var groupCoordinator int32
 		for {
 			fc := adm.FindGroupCoordinators(ctx, group)[group]
@@ -144,7 +145,7 @@ func shareAcrossBrokers(t *testing.T, ctx context.Context) shareRig {
 			}
 			time.Sleep(50 * time.Millisecond) // __consumer_offsets is being created
 		}
-		if groupCoordinator != coordinator {
+		if groupCoordinator != coordinator && groupCoordinator != partLeader {
 			break
 		}
 	}

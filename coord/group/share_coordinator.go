@@ -243,17 +243,19 @@ func (ld *loader) applyShare(group string, r *shareRecord) {
 }
 
 // ShareGroupStatus says whether group is a share group this broker
-// coordinates: whether it has no members; GROUP_ID_NOT_FOUND for a
-// group that does not exist or is of another type; the coordinator
-// errors. With create, a group that does not exist is created empty
-// (AlterShareGroupOffsets on a new group, as Kafka).
-func (c *Coordinator) ShareGroupStatus(group string, create bool) (empty bool, err error) {
+// coordinates: whether it has no members, and its group epoch (the state
+// epoch Kafka's group coordinator initializes share partition state with:
+// AlterShareGroupOffsets); GROUP_ID_NOT_FOUND for a group that does not
+// exist or is of another type; the coordinator errors. With create, a
+// group that does not exist is created empty (AlterShareGroupOffsets on a
+// new group, as Kafka).
+func (c *Coordinator) ShareGroupStatus(group string, create bool) (empty bool, epoch int32, err error) {
 	if group == "" {
-		return false, kerr.InvalidGroupID
+		return false, 0, kerr.InvalidGroupID
 	}
 	s, err := c.lock(group)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	now := c.now()
 	e := s.mu.groups[group]
@@ -264,14 +266,14 @@ func (c *Coordinator) ShareGroupStatus(group string, create bool) (empty bool, e
 		if err := s.writeShareLocked(e.g.id, recs); err != nil {
 			delete(s.mu.groups, e.g.id)
 			s.Unlock()
-			return false, storeErr(err)
+			return false, 0, storeErr(err)
 		}
 		s.replayShareLocked(e.g, recs)
 	case e == nil || e.g.share == nil:
 		s.Unlock()
-		return false, kerr.GroupIDNotFound
+		return false, 0, kerr.GroupIDNotFound
 	}
-	empty = len(e.g.share.members) == 0
+	empty, epoch = len(e.g.share.members) == 0, e.g.share.epoch
 	s.finishLocked(e, now)
-	return empty, nil
+	return empty, epoch, nil
 }

@@ -38,4 +38,15 @@
 // WriteFenced: a deposed leader's older leader epoch is fenced). Only
 // when no __share_group_state exists yet is a share partition kept in
 // memory.
+//
+// State epochs: a share partition leader writes with the state epoch of
+// the state it read. AlterShareGroupOffsets on the share group's
+// coordinator initializes the state afresh (Initialize,
+// InitializeShareGroupState to another broker) under a newer state
+// epoch, so the leader's next write is fenced (FENCED_STATE_EPOCH): the
+// entry is marked fenced and the next fetch reads the state again. When
+// the last share session of a group on this broker ends, its share
+// partitions are saved and put away (Kafka's onGroupEmpty), so a reset
+// takes effect even without a write to fence. DescribeShareGroupOffsets
+// reads Summary (ReadShareGroupStateSummary).
 package share

@@ -41,8 +41,9 @@ type Key struct {
 	Partition int32
 }
 
-// Entry is one share partition with the lock that guards it and the
-// leader epoch of the replica it was built on.
+// Entry is one share partition with the lock that guards it, the leader
+// epoch of the replica it was built on and the state epoch of the saved
+// state it was read from.
 type Entry struct {
 	key  Key
 	m    *Manager
@@ -50,8 +51,18 @@ type Entry struct {
 
 	mu          sync.Mutex
 	leaderEpoch int32
-	p           *Partition
-	expiry      expiry // ends the acquisition locks when due (expiry.go)
+	// stateEpoch is the saved state's when the partition was read; its
+	// writes carry it, and the share coordinator fences them once the
+	// share group's coordinator has initialized the state again
+	// (AlterShareGroupOffsets).
+	stateEpoch int32
+	// fenced: a write was fenced (FENCED_STATE_EPOCH,
+	// FENCED_LEADER_EPOCH); the next Lock reads the state again and Peek
+	// finds nothing, as Kafka's share partition manager drops a fenced
+	// share partition from its cache.
+	fenced bool
+	p      *Partition
+	expiry expiry // ends the acquisition locks when due (expiry.go)
 }
 
 // Manager holds this broker's share partitions and share sessions. Its
@@ -103,60 +114,71 @@ func (m *Manager) Lock(k Key, leaderEpoch int32, limits Limits, start func() int
 	}
 	m.mu.Unlock()
 	e.mu.Lock()
-	if e.p == nil || e.leaderEpoch != leaderEpoch {
-		p, err := m.load(k, leaderEpoch, limits, start)
+	if e.p == nil || e.fenced || e.leaderEpoch != leaderEpoch {
+		p, stateEpoch, err := m.load(k, leaderEpoch, limits, start)
 		if err != nil {
 			e.mu.Unlock()
 			return nil, nil, err
 		}
-		e.p, e.leaderEpoch = p, leaderEpoch
+		e.p, e.leaderEpoch, e.stateEpoch, e.fenced = p, leaderEpoch, stateEpoch, false
 	}
 	e.p.limits = limits
 	return e, e.p, nil
 }
 
-// load reads a share partition's saved state, or starts it afresh when it
-// has none (or its coordinator is another broker it cannot reach).
-func (m *Manager) load(k Key, leaderEpoch int32, limits Limits, start func() int64) (*Partition, error) {
+// load reads a share partition's saved state and its state epoch, or
+// starts it afresh when it has none, or only a state epoch (initialized
+// without a start offset), or its coordinator is another broker it cannot
+// reach.
+func (m *Manager) load(k Key, leaderEpoch int32, limits Limits, start func() int64) (*Partition, int32, error) {
 	if m.store != nil {
 		snap, found, err := m.store.Read(k)
 		if m.remoteFor(k, err) {
 			if snap, found, err = m.remote.Read(k, leaderEpoch); err != nil {
-				return nil, fmt.Errorf("share state of %s: %w", stateKey(k), err)
+				return nil, 0, fmt.Errorf("share state of %s: %w", stateKey(k), err)
 			}
 		}
 		switch {
 		case errors.Is(err, kerr.CoordinatorLoadInProgress):
-			return nil, err
+			return nil, 0, err
 		case errors.Is(err, kerr.NotCoordinator) && m.store.cfg.Leader != nil:
 			// Led here but not served yet (the image that makes this
 			// broker its leader is being applied): wait for it rather
 			// than start afresh over saved state.
 			if local, exists := m.store.cfg.Leader(m.store.PartitionFor(k)); local && exists {
-				return nil, fmt.Errorf("share state of %s: %w", stateKey(k), kerr.CoordinatorLoadInProgress)
+				return nil, 0, fmt.Errorf("share state of %s: %w", stateKey(k), kerr.CoordinatorLoadInProgress)
 			}
-		case err == nil && found:
-			return RestorePartition(snap.StartOffset, snap.Batches, limits), nil // capped at max.record.locks
+		case err == nil && found && snap.StartOffset >= 0:
+			return RestorePartition(snap.StartOffset, snap.Batches, limits), snap.StateEpoch, nil // capped at max.record.locks
+		case err == nil:
+			return NewPartition(start(), limits), snap.StateEpoch, nil
 		}
 	}
-	return NewPartition(start(), limits), nil
+	return NewPartition(start(), limits), 0, nil
 }
 
 // Save writes the share partition's state to the store, or to the share
 // coordinator on another broker (Remote); a no-op without either. The
-// caller holds its lock.
+// caller holds its lock. A write the coordinator fences (the state was
+// initialized again under a newer state epoch, or a newer leader wrote)
+// marks the entry fenced, so the next Lock reads the state again, and is
+// NOT_LEADER_OR_FOLLOWER to the caller, as Kafka's share partition
+// answers it.
 func (m *Manager) Save(k Key, e *Entry) error {
 	if m.store == nil {
 		return nil
 	}
 	start, batches := e.p.State()
-	snap := Snapshot{StateEpoch: 1, LeaderEpoch: e.leaderEpoch, StartOffset: start, Batches: batches}
-	err := m.store.Write(k, snap)
+	snap := Snapshot{StateEpoch: e.stateEpoch, LeaderEpoch: e.leaderEpoch, StartOffset: start, Batches: batches}
+	err := m.store.WriteFenced(k, snap)
 	if m.remoteFor(k, err) {
-		return m.remote.Write(k, snap)
-	}
-	if errors.Is(err, kerr.NotCoordinator) {
+		err = m.remote.Write(k, snap)
+	} else if errors.Is(err, kerr.NotCoordinator) {
 		return nil
+	}
+	if errors.Is(err, kerr.FencedStateEpoch) || errors.Is(err, kerr.FencedLeaderEpoch) {
+		e.fenced = true
+		return fmt.Errorf("%v: %w", err, kerr.NotLeaderForPartition)
 	}
 	return err
 }
@@ -171,7 +193,7 @@ func (m *Manager) Peek(k Key) (*Entry, *Partition) {
 		return nil, nil
 	}
 	e.mu.Lock()
-	if e.p == nil {
+	if e.p == nil || e.fenced {
 		e.mu.Unlock()
 		return nil, nil
 	}
@@ -221,7 +243,8 @@ func (m *Manager) GroupPartitions(group string) []Key {
 }
 
 // releaseMember gives back what member holds in the share partitions
-// listed.
+// listed; then, if the group has no share session left here, its share
+// partitions are put away (groupEmptied).
 func (m *Manager) releaseMember(group, member string, tps []TP) {
 	for _, tp := range tps {
 		k := Key{Group: group, Topic: tp.Topic, Partition: tp.Partition}
@@ -230,6 +253,60 @@ func (m *Manager) releaseMember(group, member string, tps []TP) {
 			e.Unlock() // wakes the share fetches parked on it
 		}
 	}
+	m.groupEmptied(group)
+}
+
+// groupEmptied puts away group's share partitions once no member of it
+// has a share session here, as Kafka's share partition manager drops a
+// group's share partitions from its cache when the group's last share
+// session ends (ShareGroupListener.onGroupEmpty): each one's state is
+// saved and the next fetch reads it again, so what changed it meanwhile
+// (AlterShareGroupOffsets, DeleteShareGroupOffsets, on whichever broker)
+// takes effect even when the share partition would never write again to
+// be fenced. Share partitions whose state has no home (no
+// __share_group_state, or a coordinator this broker cannot reach) are kept:
+// their state lives only here.
+func (m *Manager) groupEmptied(group string) {
+	var keys []Key
+	var entries []*Entry
+	m.mu.Lock()
+	for sk := range m.sessions {
+		if sk.group == group {
+			m.mu.Unlock()
+			return
+		}
+	}
+	for k, e := range m.parts {
+		if k.Group == group && m.durable(k) {
+			keys, entries = append(keys, k), append(entries, e)
+		}
+	}
+	m.mu.Unlock()
+	for i, e := range entries {
+		e.mu.Lock()
+		if e.p != nil && !e.fenced {
+			_ = m.Save(keys[i], e) // best effort: the saved state is consistent without it
+		}
+		e.fenced = true // a Lock that holds e reads the state again
+		e.mu.Unlock()
+		m.mu.Lock()
+		if m.parts[keys[i]] == e {
+			delete(m.parts, keys[i])
+			e.gone.Store(true) // its lock timer does nothing now
+		}
+		m.mu.Unlock()
+	}
+}
+
+// durable reports whether k's state has a home: the state topic exists
+// and this broker leads k's state partition or can reach the broker that
+// does.
+func (m *Manager) durable(k Key) bool {
+	if m.store == nil || m.store.cfg.Leader == nil {
+		return false
+	}
+	local, exists := m.store.cfg.Leader(m.store.PartitionFor(k))
+	return exists && (local || m.remote != nil)
 }
 
 // errSessionLimit: group.share.max.share.sessions sessions are open.

@@ -7,21 +7,29 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// Remote reaches the share coordinator on another broker: the share
-// partition leader's persister, which sends ReadShareGroupState and
-// WriteShareGroupState to the leader of the share partition's
+// Remote reaches the share coordinator on another broker (Kafka's
+// persister): the share partition leader reads and writes state with
+// ReadShareGroupState and WriteShareGroupState, the share group's
+// coordinator initializes, summarizes and deletes it with
+// InitializeShareGroupState, ReadShareGroupStateSummary and
+// DeleteShareGroupState, each sent to the leader of the share partition's
 // __share_group_state partition. It is used only when the Store says
 // another broker coordinates the state: a local state partition is read
 // and written in process.
 type Remote interface {
 	// Read returns the saved state of k; found is false when the
-	// coordinator has none. leaderEpoch is the share partition's: an
-	// older one than the coordinator saved is fenced.
+	// coordinator has none or it has no start offset (snap still
+	// carries its state epoch then). leaderEpoch is the share
+	// partition's: an older one than the coordinator saved is fenced.
 	Read(k Key, leaderEpoch int32) (snap Snapshot, found bool, err error)
 	// Write saves the state of k and returns once it is committed.
 	Write(k Key, snap Snapshot) error
 	// Delete deletes the saved state of keys (DeleteShareGroupState).
 	Delete(keys []Key) error
+	// Initialize starts the state of k afresh (Store.Initialize).
+	Initialize(k Key, stateEpoch int32, start int64) error
+	// Summary summarizes the saved state of k (Store.Summary).
+	Summary(k Key) (Summary, error)
 }
 
 // SetRemote makes the manager reach share coordinators on other brokers
@@ -78,20 +86,6 @@ func (m *Manager) remoteKey(k Key) bool {
 	return m.remoteFor(k, kerr.NotCoordinator)
 }
 
-// ReadState returns k's saved state, from the store when this broker
-// coordinates it, else from the share coordinator on another broker
-// (with no leader epoch: the share group offsets APIs read it, not a
-// share partition leader).
-func (m *Manager) ReadState(k Key) (snap Snapshot, found bool, err error) {
-	if m.store == nil {
-		return Snapshot{}, false, nil
-	}
-	if m.remoteKey(k) {
-		return m.remote.Read(k, -1)
-	}
-	return m.store.Read(k)
-}
-
 // DeleteState deletes the saved state of keys: in the store for those
 // this broker coordinates, with the share coordinator on another broker
 // for the others.
@@ -127,4 +121,108 @@ func (s *Store) DeleteChecked(k Key) error {
 	}
 	defer sh.Unlock()
 	return sh.deleteLocked(k)
+}
+
+// Initialize starts a share partition's state afresh
+// (InitializeShareGroupState, sent by the share group's coordinator when
+// a group first uses a partition and when AlterShareGroupOffsets resets
+// it): a snapshot with state epoch stateEpoch, start offset start (-1:
+// the share partition leader starts it at share.auto.offset.reset) and
+// nothing in flight. A state epoch older than the saved state's is
+// refused with FENCED_STATE_EPOCH (-1 is never fenced), as Kafka's
+// ShareCoordinatorShard.initializeState does. The saved leader epoch is
+// kept, so a deposed leader stays fenced (Kafka keeps the highest leader
+// epoch it has seen beside the snapshot). A share partition leader
+// writing under the older state epoch is fenced from then on: it reads
+// the state again.
+func (s *Store) Initialize(k Key, stateEpoch int32, start int64) error {
+	sh, err := s.table.Lock(s.PartitionFor(k))
+	if err != nil {
+		return err
+	}
+	defer sh.Unlock()
+	snap := Snapshot{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: start}
+	if prev := sh.states[k]; prev != nil {
+		if stateEpoch != -1 && stateEpoch < prev.StateEpoch {
+			return fmt.Errorf("share state of %s: state epoch %d < %d: %w", stateKey(k), stateEpoch, prev.StateEpoch, kerr.FencedStateEpoch)
+		}
+		snap.LeaderEpoch = prev.LeaderEpoch
+	}
+	return s.writeLocked(sh, k, snap)
+}
+
+// Summary is what ReadShareGroupStateSummary tells of a share partition's
+// saved state.
+type Summary struct {
+	StateEpoch  int32
+	LeaderEpoch int32
+	StartOffset int64 // -1: no saved state, or not initialized with one
+	// DeliveryComplete counts the offsets from StartOffset whose
+	// delivery is complete (acknowledged or archived; KIP-1226).
+	DeliveryComplete int32
+}
+
+// noSummary is the summary of a share partition without saved state, as
+// Kafka answers it: start offset -1, epochs 0.
+var noSummary = Summary{StartOffset: -1}
+
+// summaryOf summarizes a snapshot.
+func summaryOf(snap *Snapshot) Summary {
+	sum := Summary{StateEpoch: snap.StateEpoch, LeaderEpoch: snap.LeaderEpoch, StartOffset: snap.StartOffset}
+	for _, b := range snap.Batches {
+		if (b.State == stateAcknowledged || b.State == stateArchived) && b.Last >= snap.StartOffset {
+			sum.DeliveryComplete += int32(b.Last - max(b.First, snap.StartOffset) + 1)
+		}
+	}
+	return sum
+}
+
+// Summary returns the summary of k's saved state
+// (ReadShareGroupStateSummary): start offset -1 when it has none.
+func (s *Store) Summary(k Key) (Summary, error) {
+	snap, found, err := s.Read(k)
+	if err != nil || !found {
+		return noSummary, err
+	}
+	return summaryOf(&snap), nil
+}
+
+// InitializeState initializes k's state (Store.Initialize) on the share
+// coordinator: in the store when this broker coordinates it, else on the
+// broker that does (InitializeShareGroupState). Without a store there is
+// no share coordinator: COORDINATOR_NOT_AVAILABLE.
+func (m *Manager) InitializeState(k Key, stateEpoch int32, start int64) error {
+	if m.store == nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	if m.remoteKey(k) {
+		return m.remote.Initialize(k, stateEpoch, start)
+	}
+	return m.store.Initialize(k, stateEpoch, start)
+}
+
+// SummaryState returns the summary of k's saved state, from the store
+// when this broker coordinates it, else from the share coordinator on
+// another broker (ReadShareGroupStateSummary).
+func (m *Manager) SummaryState(k Key) (Summary, error) {
+	if m.store == nil {
+		return noSummary, nil
+	}
+	if m.remoteKey(k) {
+		return m.remote.Summary(k)
+	}
+	return m.store.Summary(k)
+}
+
+// Serves reports whether this broker serves k's state partition: nil, or
+// an error wrapping kerr.NotCoordinator or
+// kerr.CoordinatorLoadInProgress, the share coordinator's first answer to
+// any request about k.
+func (s *Store) Serves(k Key) error {
+	sh, err := s.table.Lock(s.PartitionFor(k))
+	if err != nil {
+		return err
+	}
+	sh.Unlock()
+	return nil
 }

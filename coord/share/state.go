@@ -59,10 +59,9 @@ func (c *StateConfig) setDefaults() {
 // belongs to partition abs(hash("group:topicId:partition")) % partitions
 // of the topic, Java's String.hashCode as Kafka computes it, led by the
 // broker that serves it; its shard is rebuilt from the partition when this
-// broker becomes its leader. Reads and writes are in-process calls from
-// the share partition leaders of this broker (the inter-broker APIs 83-87
-// are not served: a share partition whose state lives on another broker
-// is kept in memory only).
+// broker becomes its leader. The share partition leaders and share group
+// coordinators of this broker call it in process; those of other brokers
+// through the inter-broker APIs 83-87 (Remote on their side).
 type Store struct {
 	cfg   StateConfig
 	table *shards.Table[*stateShard]

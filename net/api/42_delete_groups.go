@@ -4,7 +4,8 @@ package api
 // is deleted with its committed offsets (tombstones in
 // __consumer_offsets) if it has no members; else NON_EMPTY_GROUP, and
 // GROUP_ID_NOT_FOUND for a group that does not exist. A share group's
-// share partition state kept here goes with it.
+// share partition state goes with it, on this broker's share coordinator
+// and on the others' (DeleteShareGroupState).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,12 +32,21 @@ func (h *Handler) deleteGroups(req *server.Request) error {
 		rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
 		resp.Groups = append(resp.Groups, rg)
 	}
+	shareGroup := make([]bool, len(allowed))
+	for i, g := range allowed {
+		_, _, err := h.groups.ShareGroupStatus(g, false)
+		shareGroup[i] = err == nil
+	}
 	for i, err := range h.groups.DeleteGroups(allowed) {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = allowed[i], errCode(err)
 		resp.Groups = append(resp.Groups, rg)
-		if err == nil {
+		switch {
+		case err != nil:
+		case shareGroup[i]:
 			h.deleteShareGroupState(allowed[i])
+		default:
+			h.shares.DeleteGroup(allowed[i])
 		}
 	}
 	respond(req, resp)

@@ -36,7 +36,7 @@ func (h *Handler) describeShareGroupOffsets(req *server.Request) error {
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}
-		if _, err := h.groups.ShareGroupStatus(g.GroupID, false); err != nil {
+		if _, _, err := h.groups.ShareGroupStatus(g.GroupID, false); err != nil {
 			rg.ErrorCode = errCode(err)
 			resp.Groups = append(resp.Groups, rg)
 			continue

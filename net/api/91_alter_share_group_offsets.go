@@ -1,14 +1,20 @@
 package api
 
 // AlterShareGroupOffsets: v0 (KIP-932). Sets the share-partition start
-// offset of a share group's partitions: their saved state becomes that
-// offset with nothing in flight. The group must be empty
+// offset of a share group's partitions: as Kafka's group coordinator, it
+// initializes their state on the share coordinator
+// (InitializeShareGroupState when another broker leads the state
+// partition) with that offset, nothing in flight, and a newer state epoch:
+// the group epoch, or one past the saved state epoch if that is not newer.
+// A share partition leader holding the old state is fenced at its next
+// write and reads the state again. The group must be empty
 // (NON_EMPTY_GROUP); one that does not exist is created, empty, as Kafka
 // does; one of another type gets GROUP_ID_NOT_FOUND. READ on the group
 // and READ on each topic.
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,7 +42,7 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 	if !h.authorized(req, opRead, resGroup, r.GroupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
-	empty, err := h.groups.ShareGroupStatus(r.GroupID, true)
+	empty, groupEpoch, err := h.groups.ShareGroupStatus(r.GroupID, true)
 	if err != nil {
 		return fail(errCode(err))
 	}
@@ -62,12 +68,10 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case !h.authorized(req, opRead, resTopic, t.Topic):
 				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			case st == nil:
-				rp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			case p.StartOffset < 0:
 				rp.ErrorCode = kerr.InvalidRequest.Code
 			default:
-				rp.ErrorCode = h.setShareStart(st, share.Key{Group: r.GroupID, Topic: tm.ID, Partition: p.Partition}, p.StartOffset)
+				rp.ErrorCode = h.setShareStart(share.Key{Group: r.GroupID, Topic: tm.ID, Partition: p.Partition}, groupEpoch, p.StartOffset)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -77,16 +81,24 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 	return nil
 }
 
-// setShareStart saves a share partition's new start offset, with nothing
-// in flight, and drops the live share partition so it is read again.
-func (h *Handler) setShareStart(st *share.Store, k share.Key, start int64) int16 {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := st.Await(ctx, k); err != nil {
+// setShareStart initializes a share partition's state with a new start
+// offset and a newer state epoch, and drops the live share partition
+// here so it is read again (a leader on another broker is fenced).
+func (h *Handler) setShareStart(k share.Key, groupEpoch int32, start int64) int16 {
+	if st := h.shares.Store(); st != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := st.Await(ctx, k)
+		cancel()
+		if err != nil && !errors.Is(err, kerr.NotCoordinator) {
+			return storeUnavailable(err)
+		}
+	}
+	sum, err := h.shares.SummaryState(k) // ReadShareGroupStateSummary when another broker coordinates it
+	if err != nil {
 		return storeUnavailable(err)
 	}
-	if err := st.Write(k, share.Snapshot{StateEpoch: 1, LeaderEpoch: -1, StartOffset: start}); err != nil {
-		return storeUnavailable(err)
+	if err := h.shares.InitializeState(k, max(groupEpoch, sum.StateEpoch+1), start); err != nil {
+		return stateErrCode(err)
 	}
 	h.shares.Forget(k)
 	return 0

@@ -7,6 +7,10 @@ package api
 // DELETE on the group and READ on each topic.
 
 import (
+	"bytes"
+	"cmp"
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -32,7 +36,7 @@ func (h *Handler) deleteShareGroupOffsets(req *server.Request) error {
 	if !h.authorized(req, opDelete, resGroup, r.GroupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
-	empty, err := h.groups.ShareGroupStatus(r.GroupID, false)
+	empty, _, err := h.groups.ShareGroupStatus(r.GroupID, false)
 	if err != nil {
 		return fail(errCode(err))
 	}
@@ -74,17 +78,38 @@ func (h *Handler) deleteShareState(keys []share.Key) int16 {
 	return 0
 }
 
-// deleteShareGroupState deletes the state of a deleted group's share
-// partitions this broker keeps (none for other group types).
+// deleteShareGroupState deletes the saved state of a deleted share
+// group's share partitions wherever it is kept: in the store here, and on
+// the share coordinators of other brokers (DeleteShareGroupState), and
+// drops the live ones here. Kafka's group coordinator knows which
+// partitions it initialized (its ShareGroupStatePartitionMetadata
+// record); kzero does not record them, so every partition of every topic
+// is named: each share coordinator gets one request, and a share
+// partition without saved state costs it a map look-up.
 func (h *Handler) deleteShareGroupState(group string) {
 	keys := h.shares.GroupPartitions(group)
 	if st := h.shares.Store(); st != nil {
 		for k := range st.GroupStates(group) {
 			keys = append(keys, k)
 		}
+		for _, t := range h.cluster.Image().Topics() {
+			for p := range t.Partitions {
+				keys = append(keys, share.Key{Group: group, Topic: t.ID, Partition: int32(p)})
+			}
+		}
 	}
 	if len(keys) > 0 {
-		h.deleteShareState(keys)
+		if code := h.deleteShareState(slices.Compact(slices.SortedFunc(slices.Values(keys), compareShareKeys))); code != 0 {
+			h.logger.Warn("cannot delete the share state of a deleted share group", "group", group, "err", kerr.ErrorForCode(code))
+		}
 	}
 	h.shares.DeleteGroup(group)
+}
+
+// compareShareKeys orders share partitions by topic id, then partition.
+func compareShareKeys(a, b share.Key) int {
+	if c := bytes.Compare(a.Topic[:], b.Topic[:]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
 }

@@ -1,0 +1,250 @@
+package node
+
+// The share group's coordinator initializes share partition state on the
+// share coordinator of another broker (InitializeShareGroupState), reads
+// its summary there (ReadShareGroupStateSummary) and deletes it there
+// (DeleteShareGroupState); the share partition leader on a third broker
+// is fenced by the new state epoch and reads the state again.
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// alterShareStart sets the group's start offset of sq-0 with
+// AlterShareGroupOffsets, once the group is empty.
+func alterShareStart(t *testing.T, ctx context.Context, cl *kgo.Client, group string, start int64) *kmsg.AlterShareGroupOffsetsResponse {
+	t.Helper()
+	for {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = group
+		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+		rt.Topic = "sq"
+		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		rp.Partition, rp.StartOffset = 0, start
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode == kerr.NonEmptyGroup.Code && ctx.Err() == nil { // the closed member's leave is on its way
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		return resp
+	}
+}
+
+// describeShareStart is the group's start offset of sq-0 as its
+// coordinator describes it.
+func describeShareStart(t *testing.T, ctx context.Context, cl *kgo.Client, group string) int64 {
+	t.Helper()
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	g.GroupID = group
+	gt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
+	gt.Topic, gt.Partitions = "sq", []int32{0}
+	g.Topics = append(g.Topics, gt)
+	req.Groups = append(req.Groups, g)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 || len(resp.Groups[0].Topics) != 1 {
+		t.Fatalf("describe share group offsets: %v %+v", err, resp)
+	}
+	p := resp.Groups[0].Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatalf("describe share group offsets of sq-0: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	return p.StartOffset
+}
+
+// releaseAll has a member of group release the n records it gets.
+func releaseAll(t *testing.T, ctx context.Context, c *testCluster, node int, group string, n int) {
+	t.Helper()
+	cons, _ := c.client(node, kgo.ShareGroup(group), kgo.ConsumeTopics("sq"), kgo.FetchMaxWait(500*time.Millisecond))
+	defer cons.Close()
+	for got := 0; got < n; {
+		rs := pollShareRecords(t, ctx, cons)
+		for _, r := range rs {
+			r.Ack(kgo.AckRelease)
+		}
+		got += len(rs)
+		if err := cons.FlushAcks(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// consumeFrom has a member of group accept what it gets until it got
+// every value of want; acknowledgements may fail meanwhile (fenced).
+func consumeFrom(t *testing.T, ctx context.Context, c *testCluster, node int, group string, want ...string) {
+	t.Helper()
+	cons, _ := c.client(node, kgo.ShareGroup(group), kgo.ConsumeTopics("sq"), kgo.FetchMaxWait(500*time.Millisecond))
+	defer cons.Close()
+	got := map[string]bool{}
+	for !allIn(got, want) {
+		for _, r := range pollShareRecords(t, ctx, cons) {
+			got[string(r.Value)] = true
+			r.Ack(kgo.AckAccept)
+		}
+		if err := cons.FlushAcks(ctx); err != nil {
+			t.Logf("flush acks: %v", err)
+		}
+	}
+}
+
+func allIn(got map[string]bool, want []string) bool {
+	for _, w := range want {
+		if !got[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// A reset with AlterShareGroupOffsets served by the group's coordinator,
+// with the state partition on another broker and the share partition led
+// by a third one that still holds the group's share partition (a share
+// session of the group stays open there): the state is initialized on the
+// share coordinator with a newer state epoch, the leader's next write is
+// fenced, and it serves from the new start offset.
+// Then DeleteGroups deletes the state on the share coordinator.
+func TestShareResetReachesRemoteLeader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rig := shareAcrossBrokers(t, ctx)
+	c, cl, adm, group, key := rig.c, rig.cl, rig.adm, rig.group, rig.key
+	before, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := describeShareStart(t, ctx, cl, group); got != 5 {
+		t.Fatalf("described start offset %d before the reset, want 5", got)
+	}
+
+	// A share session of the group stays open on the leader (a member
+	// that never closed it), so the leader keeps the group's share
+	// partition after the next consumer leaves: read again, with 5-9
+	// released (available).
+	ghost := kmsg.NewPtrShareFetchRequest()
+	ghost.Version = 2
+	ghost.GroupID, ghost.MemberID = kmsg.StringPtr(group), kmsg.StringPtr("ghost")
+	if resp, err := ghost.RequestWith(ctx, cl.Broker(int(rig.partLeader))); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("open a share session: %v %+v", err, resp)
+	}
+	releaseAll(t, ctx, c, rig.lead, group, 5)
+
+	resp := alterShareStart(t, ctx, cl, group, 2)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter share group offsets: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
+	}
+	after, found, err := c.nodes[rig.coordinator-1].shareState.Read(key)
+	if err != nil || !found || after.StartOffset != 2 || len(after.Batches) != 0 || after.StateEpoch <= before.StateEpoch {
+		t.Fatalf("state on the share coordinator after the reset: %+v %v %v, want start offset 2 past state epoch %d", after, found, err, before.StateEpoch)
+	}
+	if got := describeShareStart(t, ctx, cl, group); got != 2 {
+		t.Fatalf("described start offset %d after the reset, want 2", got)
+	}
+
+	// The leader still holds the share partition read under the old
+	// state epoch (5-9 available): what it hands out first is
+	// acknowledged in vain (fenced), then it reads the state again and
+	// delivers 2-4 again.
+	consumeFrom(t, ctx, c, rig.lead, group, "2", "3", "4")
+	for {
+		snap, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.StateEpoch != after.StateEpoch || snap.StartOffset < 2 {
+			t.Fatalf("state after the leader read it again: %+v, want state epoch %d from offset 2", snap, after.StateEpoch)
+		}
+		if snap.StartOffset >= 5 || ctx.Err() != nil {
+			break // the acknowledgements of 2-4 were saved
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The share coordinator fences an initialization with an older state
+	// epoch, and summarizes the state it keeps.
+	co := cl.Broker(int(rig.coordinator))
+	initReq := kmsg.NewPtrInitializeShareGroupStateRequest()
+	initReq.GroupID = group
+	it := kmsg.NewInitializeShareGroupStateRequestTopic()
+	it.TopicID = rig.topicID
+	it.Partitions = []kmsg.InitializeShareGroupStateRequestTopicPartition{{Partition: 0, StateEpoch: after.StateEpoch - 1, StartOffset: 0}}
+	initReq.Topics = append(initReq.Topics, it)
+	if resp, err := initReq.RequestWith(ctx, co); err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.FencedStateEpoch.Code {
+		t.Fatalf("initialize with an older state epoch: %v %+v", err, resp)
+	}
+	saved, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	sum.Version, sum.GroupID = 1, group
+	st := kmsg.NewReadShareGroupStateSummaryRequestTopic()
+	st.TopicID, st.Partitions = rig.topicID, []kmsg.ReadShareGroupStateSummaryRequestTopicPartition{{Partition: 0, LeaderEpoch: -1}}
+	sum.Topics = append(sum.Topics, st)
+	if resp, err := sum.RequestWith(ctx, co); err != nil {
+		t.Fatal(err)
+	} else if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.StateEpoch != after.StateEpoch || p.StartOffset != saved.StartOffset || p.DeliveryCompleteCount < 0 {
+		t.Fatalf("summary: %+v, want state epoch %d, start offset %d", p, after.StateEpoch, saved.StartOffset)
+	}
+
+	// Deleting the group deletes its state on the share coordinator.
+	for {
+		_, err := adm.DeleteGroup(ctx, group)
+		if errors.Is(err, kerr.NonEmptyGroup) && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("delete group: %v", err)
+		}
+		break
+	}
+	if snap, found, err := c.nodes[rig.coordinator-1].shareState.Read(key); err != nil || found {
+		t.Fatalf("state on the share coordinator after DeleteGroups: %+v %v %v", snap, found, err)
+	}
+}
+
+// A reset after the group's last share session on the leader ended: the
+// leader put the share partition away then (Kafka's onGroupEmpty), so
+// the next fetch reads the reset state although the share partition it
+// held had nothing left to hand out (no write to be fenced).
+func TestShareResetAfterGroupEmptied(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rig := shareAcrossBrokers(t, ctx)
+	c, cl, group, key := rig.c, rig.cl, rig.group, rig.key
+	consumeFrom(t, ctx, c, rig.lead, group, "5", "6", "7", "8", "9")
+	for {
+		snap, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.StartOffset == 10 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("state %+v, want start offset 10", snap)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp := alterShareStart(t, ctx, cl, group, 7)
+	if resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter share group offsets: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
+	}
+	// Nothing else is produced: without the reset read again, the
+	// consumer would wait for ever (bounded here).
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ccancel()
+	consumeFrom(t, cctx, c, rig.lead, group, "7", "8", "9")
+}
