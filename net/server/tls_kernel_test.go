@@ -539,3 +539,30 @@ func TestKTLSSlowReader(t *testing.T) {
 		t.Fatal("the socket never filled up: the test did not test waiting")
 	}
 }
+
+// TestKTLSRefusedLeavesTCP: when the kernel refuses the keys (here a
+// cipher id it does not know, as an older kernel refuses ChaCha20 or
+// TLS 1.3), offload fails before errSpoiled and the socket, although it
+// now has the tls ULP, still carries bytes unchanged both ways, so
+// crypto/tls can go on over it (the relay).
+func TestKTLSRefusedLeavesTCP(t *testing.T) {
+	needKernelTLS(t)
+	srv, cli := tcpPair(t)
+	defer srv.Close()
+	defer cli.Close()
+	bogus := aead{kernel: 999, keyLen: 16, ivLen: 4}
+	keys := trafficKeys{key: make([]byte, 16), iv: make([]byte, 12)}
+	err := offload(srv, sessionKeys{version: tls.VersionTLS13, suite: bogus, tx: keys, rx: keys})
+	if err == nil || errors.Is(err, errSpoiled) {
+		t.Fatalf("offload of an unknown cipher: %v", err)
+	}
+	for _, d := range []struct{ from, to *net.TCPConn }{{srv, cli}, {cli, srv}} {
+		if _, err := d.from.Write([]byte("\x16\x03\x03 plain")); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 10)
+		if _, err := io.ReadFull(d.to, b); err != nil || string(b) != "\x16\x03\x03 plain" {
+			t.Fatalf("after a refused offload: %q %v", b, err)
+		}
+	}
+}
