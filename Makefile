@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 30s
 
-.PHONY: build run test test-invariants vet lint unit race bench fuzz clean bench-suite bench-report scale chaos
+.PHONY: build run test test-invariants test-ktls vet lint unit race bench fuzz clean bench-suite bench-report scale chaos
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -23,6 +23,14 @@ test: lint
 # About as long as the package's plain run (~20 s), so `make test` runs it once.
 test-invariants:
 	$(GO) test -count=1 -tags invariants -timeout 10m ./log/
+
+# test-ktls runs net/server's TLS tests in a qemu VM whose Debian kernel has kernel TLS (CONFIG_TLS),
+# which the host's kernel may lack: test/ktls/run.sh takes qemu, the kernel and busybox from
+# Debian's packages and boots an initramfs with the static test binary (KVM when it boots, TCG
+# otherwise). KTLS_BENCH=1 adds BenchmarkKTLSConsume (kTLS, user-space TLS, plaintext) there.
+# Not part of `make test`.
+test-ktls:
+	test/ktls/run.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -21,7 +21,7 @@ import (
 
 // tlsServer starts a server with one SSL listener; the handler answers
 // "listener principal" unless the body asks for a file range.
-func tlsServer(t *testing.T, set TLSSettings, h Handler) (*Server, *TLS) {
+func tlsServer(t testing.TB, set TLSSettings, h Handler) (*Server, *TLS) {
 	t.Helper()
 	tl, err := NewTLS(set)
 	if err != nil {
