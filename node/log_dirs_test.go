@@ -81,20 +81,60 @@ func awaitMoved(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, t
 	}
 }
 
-// flushAcked flushes the producer and returns the offset each of the
-// next records was acknowledged at, by sequence number; nil when the test
-// failed meanwhile (a produce error).
-func flushAcked(t *testing.T, ctx context.Context, pcl *kgo.Client, acked map[int64]int64, next int64) []int64 {
+// ackLog is what a test's producer sent, by sequence number, and the
+// offset each record was acknowledged at. One goroutine produces;
+// acknowledgements arrive on the client's.
+type ackLog struct {
+	pcl  *kgo.Client
+	pad  string
+	next int64 // the next sequence number; the producing goroutine's
+
+	mu    sync.Mutex
+	acked map[int64]int64 // sequence number -> offset
+}
+
+// newAckLog produces through pcl records of their sequence number and pad
+// dots.
+func newAckLog(pcl *kgo.Client, pad int) *ackLog {
+	return &ackLog{pcl: pcl, pad: strings.Repeat(".", pad), acked: map[int64]int64{}}
+}
+
+// produce sends the next record.
+func (a *ackLog) produce(t *testing.T, ctx context.Context) {
+	seq := a.next
+	a.next++
+	a.pcl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + a.pad)}, func(r *kgo.Record, err error) {
+		if err != nil {
+			t.Errorf("produce %d: %v", seq, err)
+			return
+		}
+		a.mu.Lock()
+		a.acked[seq] = r.Offset
+		a.mu.Unlock()
+	})
+}
+
+// count is how many records were acknowledged so far.
+func (a *ackLog) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.acked)
+}
+
+// flush flushes the producer and returns the offset each record sent was
+// acknowledged at, by sequence number; nil when the test failed meanwhile
+// (a produce error). The producing goroutine must have ended.
+func (a *ackLog) flush(t *testing.T, ctx context.Context) []int64 {
 	t.Helper()
-	if err := pcl.Flush(ctx); err != nil {
+	if err := a.pcl.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if t.Failed() {
 		return nil
 	}
-	final := make([]int64, next)
-	for seq := range next {
-		off, ok := acked[seq]
+	final := make([]int64, a.next)
+	for seq := range a.next {
+		off, ok := a.acked[seq]
 		if !ok {
 			t.Fatalf("record %d never acknowledged", seq)
 		}
@@ -219,29 +259,11 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	// acknowledged at.
 	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
 		kgo.MaxProduceRequestsInflightPerBroker(1), kgo.ProducerBatchMaxBytes(64<<10))
-	pad := strings.Repeat(".", 1000)
-	var mu sync.Mutex
-	acked := map[int64]int64{} // sequence number -> offset
-	var next int64             // the producer's next sequence number
+	sent := newAckLog(pcl, 1000)
 	produce := func(n int) {
 		for range n {
-			seq := next
-			next++
-			pcl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + pad)}, func(r *kgo.Record, err error) {
-				if err != nil {
-					t.Errorf("produce %d: %v", seq, err)
-					return
-				}
-				mu.Lock()
-				acked[seq] = r.Offset
-				mu.Unlock()
-			})
+			sent.produce(t, ctx)
 		}
-	}
-	ackedCount := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
 	}
 	produce(4000) // ~4 MB over several segments before the first move
 	if err := pcl.Flush(ctx); err != nil {
@@ -271,17 +293,17 @@ func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
 	})
 
 	for i, to := range []string{other, first, other} {
-		before := ackedCount()
+		before := sent.count()
 		if code := alterLogDir(t, ctx, cl, topic, to); code != 0 {
 			t.Fatalf("move %d: %v", i, kerr.ErrorForCode(code))
 		}
 		awaitMoved(t, ctx, cl, 1, topic, to)
-		t.Logf("move %d to %s: %d records acknowledged during it", i, to, ackedCount()-before)
+		t.Logf("move %d to %s: %d records acknowledged during it", i, to, sent.count()-before)
 	}
 	<-readDone
 	close(stop)
 	wg.Wait()
-	final := flushAcked(t, ctx, pcl, acked, next)
+	final := sent.flush(t, ctx)
 	if final == nil {
 		return
 	}
@@ -404,9 +426,7 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 	follower := (leader + 1) % 3
 
 	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
-	var mu sync.Mutex
-	acked := map[int64]int64{}
-	var next int64
+	sent := newAckLog(pcl, 200)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -416,25 +436,10 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 				return
 			default:
 			}
-			seq := next
-			next++
-			pcl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(seq) + strings.Repeat(".", 200))}, func(r *kgo.Record, err error) {
-				if err != nil {
-					t.Errorf("produce %d: %v", seq, err)
-					return
-				}
-				mu.Lock()
-				acked[seq] = r.Offset
-				mu.Unlock()
-			})
+			sent.produce(t, ctx)
 		}
 	})
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	for count() < 2000 && ctx.Err() == nil {
+	for sent.count() < 2000 && ctx.Err() == nil {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for _, i := range []int{follower, leader} {
@@ -444,16 +449,16 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 		if to == cur {
 			to = n.Logs().Dirs()[1]
 		}
-		before := count()
+		before := sent.count()
 		if code := alterLogDirOn(t, ctx, cl, i+1, topic, to); code != 0 {
 			t.Fatalf("move on node %d: %v", i+1, kerr.ErrorForCode(code))
 		}
 		awaitMoved(t, ctx, cl, i+1, topic, to)
-		t.Logf("node %d moved its replica: %d records acknowledged meanwhile", i+1, count()-before)
+		t.Logf("node %d moved its replica: %d records acknowledged meanwhile", i+1, sent.count()-before)
 	}
 	close(stop)
 	wg.Wait()
-	final := flushAcked(t, ctx, pcl, acked, next)
+	final := sent.flush(t, ctx)
 	if final == nil {
 		return
 	}
