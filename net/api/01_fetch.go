@@ -322,24 +322,16 @@ func (f *fetchOp) respond() {
 	f.done()
 }
 
-// quotaThrottle records a consumer's response bytes against its
-// consumer_byte_rate and returns the throttle time, muting the
-// connection; a throttled response is sent empty, so its bytes are taken
-// back (Kafka's unrecordQuotaSensor).
+// quotaThrottle records a consumer's response size against its
+// consumer_byte_rate (throttle.go) and returns the throttle time, muting
+// the connection; a throttled response is sent empty, so its bytes are
+// taken back (Kafka's unrecordQuotaSensor).
 func (f *fetchOp) quotaThrottle() time.Duration {
-	if f.replica >= 0 {
-		return 0
-	}
-	var size int64
-	for i := range f.topics {
-		for j := range f.topics[i].parts {
-			size += f.topics[i].parts[j].records.Len
-		}
-	}
-	if size == 0 {
-		return 0
-	}
 	h, m := f.h, f.h.quotas.fetch
+	if f.replica >= 0 || !m.Enabled() {
+		return 0
+	}
+	size := f.quotaSize()
 	d := h.record(m, f.req, float64(size))
 	if d > 0 {
 		m.Unrecord(h.quotaClient(f.req), float64(size), time.Now().UnixNano())

@@ -199,3 +199,105 @@ func (q *mutationQuota) finish() int32 {
 
 // throttlingMessage is Kafka's ThrottlingQuotaExceededException message.
 const throttlingMessage = "The throttling quota has been exceeded."
+
+// quotaSize is what a consumer's fetch response counts against its
+// consumer_byte_rate: Kafka counts the response's size
+// (FetchContext.getResponseSize: 4 bytes of correlation id and the body,
+// records and all), with, for an incremental session, only the partitions
+// the response will carry; an empty response counts its few bytes too.
+func (f *fetchOp) quotaSize() int64 {
+	s := f.session
+	if s == nil || f.full {
+		return fetchResponseSize(f.r.Version, f.topics, false)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fetchResponseSize(f.r.Version, f.topics, true)
+}
+
+// fetchResponseSize is 4 plus the size of the body appendFetchResponse
+// writes for topics at version v (v4+); incremental counts only the
+// partitions trimToChanges keeps (the caller holds the session's lock).
+func fetchResponseSize(v int16, topics []fetchTopic, incremental bool) int64 {
+	flexible := v >= 12
+	arrayLen := func(n int) int64 {
+		if flexible {
+			return int64(uvarintLen(uint64(n + 1)))
+		}
+		return 4
+	}
+	var tags int64
+	if flexible {
+		tags = 1
+	}
+	size := int64(4 + 4) // correlation id, throttle_time_ms
+	if v >= 7 {
+		size += 2 + 4 // error_code, session_id
+	}
+	ntopics := 0
+	var body int64
+	for i := range topics {
+		t := &topics[i]
+		nparts := 0
+		var parts int64
+		for j := range t.parts {
+			p := &t.parts[j]
+			if incremental && !p.changed() {
+				continue
+			}
+			nparts++
+			parts += 4 + 2 + 8 + 8 // partition, error_code, high_watermark, last_stable_offset
+			if v >= 5 {
+				parts += 8 // log_start_offset
+			}
+			if p.committed {
+				parts += arrayLen(len(p.aborted)) + int64(len(p.aborted))*(8+8+tags)
+			} else {
+				parts += arrayLen(-1)
+			}
+			if v >= 11 {
+				parts += 4 // preferred_read_replica
+			}
+			n := p.records.Len
+			if p.records.Empty() {
+				n = 0
+			}
+			if flexible {
+				parts += int64(uvarintLen(uint64(n+1))) + n
+			} else {
+				parts += 4 + n
+			}
+			parts += tags
+		}
+		if incremental && nparts == 0 {
+			continue
+		}
+		ntopics++
+		if v >= 13 {
+			body += 16
+		} else if flexible {
+			body += int64(uvarintLen(uint64(len(t.name)+1))) + int64(len(t.name))
+		} else {
+			body += 2 + int64(len(t.name))
+		}
+		body += arrayLen(nparts) + parts + tags
+	}
+	return size + arrayLen(ntopics) + body + tags
+}
+
+// changed reports whether an incremental response carries p: records,
+// an error, or news the session has not told (trimToChanges' test).
+// Caller holds the session's lock.
+func (p *fetchPartition) changed() bool {
+	sp := p.session
+	return sp == nil || !sp.sent || !p.records.Empty() || p.err != 0 || p.hw != sp.hw || p.lso != sp.lso || p.logStart != sp.logStart
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
