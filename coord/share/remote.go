@@ -125,10 +125,11 @@ func (s *Store) DeleteChecked(k Key) error {
 
 // Initialize starts a share partition's state afresh
 // (InitializeShareGroupState, sent by the share group's coordinator when
-// a group first uses a partition and when AlterShareGroupOffsets resets
-// it): a snapshot with state epoch stateEpoch, start offset start (-1:
-// the share partition leader starts it at share.auto.offset.reset) and
-// nothing in flight. A state epoch older than the saved state's is
+// AlterShareGroupOffsets resets it; Kafka's also sends it before a group
+// is first assigned the partition, kzero's share partition leaders start
+// a share partition themselves): a snapshot with state epoch stateEpoch,
+// start offset start (-1: the share partition leader starts it at
+// share.auto.offset.reset) and nothing in flight. A state epoch older than the saved state's is
 // refused with FENCED_STATE_EPOCH (-1 is never fenced), as Kafka's
 // ShareCoordinatorShard.initializeState does. The saved leader epoch is
 // kept, so a deposed leader stays fenced (Kafka keeps the highest leader
