@@ -24,6 +24,14 @@ import (
 // of them (a peer's KeyUpdate cannot be followed without rekeying the
 // kernel, which Linux only learned in 6.14, and Kafka's clients
 // reconnect). onClose counts those closes (Stats.KernelTLSRecordCloses).
+// The kernel's EIO comes before it consumes the record, on every kernel
+// (6.14's rekeying too needs the record read with a control message
+// first), so nothing decrypted with a stale key reaches the broker.
+//
+// None of this runs where the kernel lacks the tls module: `make
+// test-ktls` (test/ktls) boots a Debian kernel that has it and runs the
+// tests that check the crypto_info layouts, sendfile over kTLS and the
+// KeyUpdate close against it.
 //
 // golang.org/x/sys/unix has SOL_TLS and TCP_ULP but not the rest of
 // linux/tls.h; these are its values.

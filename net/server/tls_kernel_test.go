@@ -557,12 +557,13 @@ func TestKTLSRefusedLeavesTCP(t *testing.T) {
 		t.Fatalf("offload of an unknown cipher: %v", err)
 	}
 	for _, d := range []struct{ from, to *net.TCPConn }{{srv, cli}, {cli, srv}} {
+		_ = d.to.SetReadDeadline(time.Now().Add(time.Minute)) // against a hang, not a timing check
 		if _, err := d.from.Write([]byte("\x16\x03\x03 plain")); err != nil {
 			t.Fatal(err)
 		}
 		b := make([]byte, 10)
 		if _, err := io.ReadFull(d.to, b); err != nil || string(b) != "\x16\x03\x03 plain" {
-			t.Fatalf("after a refused offload: %q %v", b, err)
+			t.Fatalf("after a refused offload, %s→%s: %q %v", d.from.LocalAddr(), d.to.LocalAddr(), b, err)
 		}
 	}
 }

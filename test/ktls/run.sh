@@ -13,15 +13,15 @@
 #   KTLS_WORK     cache and build folder (default: ${TMPDIR:-/tmp}/kzero-ktls)
 #   KTLS_RUN      -test.run pattern (default: TLS)
 #   KTLS_BENCH=1  also run BenchmarkKTLSConsume (kTLS, user-space TLS, plaintext;
-#                 KTLS_BENCHTIME fetches of 1 MiB each, default 1024x)
-#   KTLS_TIMEOUT  seconds before the guest is killed (default: 900)
+#                 KTLS_BENCHTIME fetches of 1 MiB each, default 256x)
+#   KTLS_TIMEOUT  seconds before the guest is killed (default: 900; 3600 with KTLS_BENCH)
 #   KTLS_MEM      guest memory (default: 2G)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${KTLS_WORK:-${TMPDIR:-/tmp}/kzero-ktls}
 run=${KTLS_RUN:-TLS}
-timeout_s=${KTLS_TIMEOUT:-900}
+timeout_s=${KTLS_TIMEOUT:-$([ "${KTLS_BENCH:-}" = 1 ] && echo 3600 || echo 900)}
 mem=${KTLS_MEM:-2G}
 mkdir -p "$work/debs"
 
@@ -88,7 +88,7 @@ cp "$work/server.test" "$rootfs/bin/"
 echo "127.0.0.1 localhost" >"$rootfs/etc/hosts"
 bench=
 if [ "${KTLS_BENCH:-}" = 1 ]; then
-	bench="-test.bench=KTLSConsume -test.benchtime=${KTLS_BENCHTIME:-1024x}"
+	bench="-test.bench=KTLSConsume -test.benchtime=${KTLS_BENCHTIME:-256x}"
 fi
 cat >"$rootfs/init" <<INIT
 #!/bin/sh
@@ -103,7 +103,7 @@ for m in tls gcm ccm ctr ghash_generic ghash_clmulni_intel aesni_intel chacha20p
 done
 echo "ktls-guest: kernel \$(cat /proc/sys/kernel/osrelease), modules: \$(lsmod | awk 'NR>1{print \$1}' | grep -E '^(tls|gcm|aesni_intel|chacha20poly1305)\$' | tr '\n' ' ')"
 cd /tmp
-KZERO_KTLS_REQUIRED=1 GOMAXPROCS=\$(grep -c ^processor /proc/cpuinfo) /bin/server.test -test.v -test.count=1 -test.timeout=${timeout_s}s -test.run '$run' $bench
+KZERO_KTLS_REQUIRED=1 GOMAXPROCS=\$(grep -c ^processor /proc/cpuinfo) /bin/server.test -test.v -test.count=1 -test.timeout=$((timeout_s > 120 ? timeout_s - 60 : timeout_s))s -test.run '$run' $bench
 echo "ktls-guest: exit \$?"
 poweroff -f
 INIT
