@@ -150,7 +150,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		DefaultPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor:     cfg.DefaultReplicationFactor,
 		ValidateBrokerConfig:         cfg.ValidateBrokerConfig,
-		ValidateGroupConfigs:         cfg.Groups.ValidateStreamsConfigs,
+		ValidateGroupConfigs:         cfg.Groups.ValidateGroupConfigs,
 		Logger:                       n.logger,
 	})
 	if err != nil {

@@ -146,6 +146,10 @@ var keys = func() map[string]key {
 	i("group.share.max.size", "200", 1)
 	l("group.share.record.lock.duration.ms", "30000", 1000)
 	i("group.share.delivery.count.limit", "5", 2)
+	i("group.share.min.record.lock.duration.ms", "15000", 1000)
+	i("group.share.max.record.lock.duration.ms", "60000", 30000)
+	i("group.share.min.delivery.count.limit", "2", 2)
+	i("group.share.max.delivery.count.limit", "10", 5)
 	i("group.share.partition.max.record.locks", "2000", 100)
 	i("group.share.max.share.sessions", "2000", 1)
 	// The share coordinator (coord/share): __share_group_state.

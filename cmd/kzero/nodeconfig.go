@@ -199,7 +199,7 @@ func (c *brokerConfig) groupConfig() group.Config {
 		StreamsMaxHeartbeatInterval:  msDuration(c.long("group.streams.max.heartbeat.interval.ms")),
 		StreamsMaxSize:               c.int("group.streams.max.size"),
 		StreamsNumStandbyReplicas:    c.int("group.streams.num.standby.replicas"),
-		StreamsMaxStandbyReplicas:    c.int("group.streams.max.standby.replicas"),
+		StreamsMaxStandbyReplicas:    new(c.int("group.streams.max.standby.replicas")),
 		Share: group.ShareConfig{
 			SessionTimeout:       msDuration(c.long("group.share.session.timeout.ms")),
 			MinSessionTimeout:    msDuration(c.long("group.share.min.session.timeout.ms")),
@@ -208,6 +208,12 @@ func (c *brokerConfig) groupConfig() group.Config {
 			MinHeartbeatInterval: msDuration(c.long("group.share.min.heartbeat.interval.ms")),
 			MaxHeartbeatInterval: msDuration(c.long("group.share.max.heartbeat.interval.ms")),
 			MaxSize:              c.int("group.share.max.size"),
+			Bounds: group.ShareBounds{
+				MinRecordLockDuration: msDuration(c.long("group.share.min.record.lock.duration.ms")),
+				MaxRecordLockDuration: msDuration(c.long("group.share.max.record.lock.duration.ms")),
+				MinDeliveryCountLimit: c.int("group.share.min.delivery.count.limit"),
+				MaxDeliveryCountLimit: c.int("group.share.max.delivery.count.limit"),
+			},
 		},
 	}
 }

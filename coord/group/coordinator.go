@@ -52,7 +52,8 @@ type Config struct {
 	// (45s) and heartbeat interval (5s) members get, each kept within
 	// its min and max (45s-60s, 5s-15s); the most members a group may
 	// have (unbounded); the standby replicas of each task (0, at most
-	// group.streams.max.standby.replicas, 2); how long the assignment of
+	// group.streams.max.standby.replicas, 2 when nil: 0 is a max Kafka
+	// allows); how long the assignment of
 	// an empty group's first member waits for others (0 here, 3s in
 	// the broker's configuration, as Kafka).
 	StreamsInitialRebalanceDelay time.Duration // group.streams.initial.rebalance.delay.ms (3s; 0 none)
@@ -64,7 +65,7 @@ type Config struct {
 	StreamsMaxHeartbeatInterval  time.Duration
 	StreamsMaxSize               int
 	StreamsNumStandbyReplicas    int
-	StreamsMaxStandbyReplicas    int
+	StreamsMaxStandbyReplicas    *int
 
 	Share ShareConfig // KIP-932 share groups, group.share.*
 

@@ -19,6 +19,7 @@ type ShareConfig struct {
 	MinHeartbeatInterval time.Duration // group.share.min.heartbeat.interval.ms (5s)
 	MaxHeartbeatInterval time.Duration // group.share.max.heartbeat.interval.ms (15s)
 	MaxSize              int           // group.share.max.size (200)
+	Bounds               ShareBounds   // the bounds of share.* group configs
 }
 
 func (c *ShareConfig) setDefaults() {

@@ -1,9 +1,6 @@
 package group
 
-import (
-	"fmt"
-	"strconv"
-)
+import "strconv"
 
 // Per-group streams configs (Kafka 4.3's GroupConfig, streams.*): set
 // with IncrementalAlterConfigs on a GROUP resource and kept in the
@@ -20,51 +17,6 @@ const (
 	streamsNumStandbysKey       = "streams.num.standby.replicas"
 	streamsInitialDelayKey      = "streams.initial.rebalance.delay.ms"
 )
-
-// Kafka's defaults of the streams group configs, which its
-// GroupConfig.validate reads for the keys a group does not set (its
-// ConfigDef defaults, not the broker's values).
-var streamsConfigDefaults = map[string]int64{
-	streamsSessionTimeoutKey:    45000,
-	streamsHeartbeatIntervalKey: 5000,
-	streamsNumStandbysKey:       0,
-	streamsInitialDelayKey:      3000,
-}
-
-// ValidateStreamsConfigs checks a group's dynamic configs (all of them,
-// as they would be after a change) as Kafka's GroupConfig.validate checks
-// its streams configs: the session timeout and heartbeat interval within
-// the broker's group.streams.min/max bounds, the standby replicas at most
-// group.streams.max.standby.replicas, and the session timeout above the
-// heartbeat interval. A key the group does not set counts at Kafka's
-// default. Other keys are not looked at.
-func (c Config) ValidateStreamsConfigs(set map[string]string) error {
-	c.setStreamsDefaults()
-	get := func(key string) int64 {
-		if n, err := strconv.ParseInt(set[key], 10, 32); err == nil {
-			return n
-		}
-		return streamsConfigDefaults[key]
-	}
-	session, interval, standbys := get(streamsSessionTimeoutKey), get(streamsHeartbeatIntervalKey), get(streamsNumStandbysKey)
-	checks := []struct {
-		ok       bool
-		key, why string
-	}{
-		{interval >= c.StreamsMinHeartbeatInterval.Milliseconds(), streamsHeartbeatIntervalKey, "greater than or equal to group.streams.min.heartbeat.interval.ms"},
-		{interval <= c.StreamsMaxHeartbeatInterval.Milliseconds(), streamsHeartbeatIntervalKey, "less than or equal to group.streams.max.heartbeat.interval.ms"},
-		{session >= c.StreamsMinSessionTimeout.Milliseconds(), streamsSessionTimeoutKey, "greater than or equal to group.streams.min.session.timeout.ms"},
-		{session <= c.StreamsMaxSessionTimeout.Milliseconds(), streamsSessionTimeoutKey, "less than or equal to group.streams.max.session.timeout.ms"},
-		{standbys <= int64(c.StreamsMaxStandbyReplicas), streamsNumStandbysKey, "less than or equal to group.streams.max.standby.replicas"},
-		{session > interval, streamsSessionTimeoutKey, "greater than " + streamsHeartbeatIntervalKey},
-	}
-	for _, ch := range checks {
-		if !ch.ok {
-			return fmt.Errorf("%s must be %s", ch.key, ch.why)
-		}
-	}
-	return nil
-}
 
 // forGroup is the policy of a group with the dynamic configs set: the
 // broker's, as the group's streams configs override it. A value that

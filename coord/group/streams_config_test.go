@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// TestValidateStreamsConfigs: a group's streams configs are checked as
+// TestValidateGroupConfigsStreams: a group's streams configs are checked as
 // Kafka's GroupConfig.validate checks them, against the broker's bounds,
 // with Kafka's defaults for the keys the group does not set.
-func TestValidateStreamsConfigs(t *testing.T) {
+func TestValidateGroupConfigsStreams(t *testing.T) {
 	broker := Config{
 		StreamsMinSessionTimeout: 10 * time.Second, StreamsMaxSessionTimeout: 60 * time.Second,
 		StreamsMinHeartbeatInterval: time.Second, StreamsMaxHeartbeatInterval: 15 * time.Second,
-		StreamsMaxStandbyReplicas: 2,
+		StreamsMaxStandbyReplicas: new(2),
 	}
 	for _, tc := range []struct {
 		set        map[string]string
@@ -21,7 +21,7 @@ func TestValidateStreamsConfigs(t *testing.T) {
 	}{
 		{nil, "", 0},
 		{map[string]string{"streams.session.timeout.ms": "10000", "streams.heartbeat.interval.ms": "1000", "streams.num.standby.replicas": "2"}, "", 0},
-		{map[string]string{"share.record.lock.duration.ms": "1"}, "", 0}, // not a streams key
+		{map[string]string{"share.record.lock.duration.ms": "15000"}, "", 0}, // within the broker's share bounds
 		{map[string]string{"streams.heartbeat.interval.ms": "999"}, "streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms", 0},
 		{map[string]string{"streams.heartbeat.interval.ms": "15001"}, "streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms", 0},
 		{map[string]string{"streams.session.timeout.ms": "9999"}, "streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms", 0},
@@ -36,7 +36,7 @@ func TestValidateStreamsConfigs(t *testing.T) {
 			b.StreamsMaxSessionTimeout = tc.maxSession
 		}
 		got := ""
-		if err := b.ValidateStreamsConfigs(tc.set); err != nil {
+		if err := b.ValidateGroupConfigs(tc.set); err != nil {
 			got = err.Error()
 		}
 		if got != tc.want {

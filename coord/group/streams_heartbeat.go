@@ -862,8 +862,8 @@ func (c *Config) setStreamsDefaults() {
 	if c.StreamsMaxSize <= 0 {
 		c.StreamsMaxSize = 1<<31 - 1
 	}
-	if c.StreamsMaxStandbyReplicas <= 0 {
-		c.StreamsMaxStandbyReplicas = 2
+	if c.StreamsMaxStandbyReplicas == nil || *c.StreamsMaxStandbyReplicas < 0 {
+		c.StreamsMaxStandbyReplicas = new(2)
 	}
-	c.StreamsNumStandbyReplicas = min(max(c.StreamsNumStandbyReplicas, 0), c.StreamsMaxStandbyReplicas)
+	c.StreamsNumStandbyReplicas = min(max(c.StreamsNumStandbyReplicas, 0), *c.StreamsMaxStandbyReplicas)
 }
