@@ -93,7 +93,7 @@ func Config(dirs ...string) node.Config {
 			StreamsMinHeartbeatInterval:  5 * time.Second,
 			StreamsMaxHeartbeatInterval:  15 * time.Second,
 			StreamsMaxSize:               math.MaxInt32,
-			StreamsMaxStandbyReplicas:    2,
+			StreamsMaxStandbyReplicas:    new(2),
 			Share: group.ShareConfig{
 				SessionTimeout:       45 * time.Second,
 				MinSessionTimeout:    45 * time.Second,
@@ -102,6 +102,12 @@ func Config(dirs ...string) node.Config {
 				MinHeartbeatInterval: 5 * time.Second,
 				MaxHeartbeatInterval: 15 * time.Second,
 				MaxSize:              200,
+				Bounds: group.ShareBounds{
+					MinRecordLockDuration: 15 * time.Second,
+					MaxRecordLockDuration: time.Minute,
+					MinDeliveryCountLimit: 2,
+					MaxDeliveryCountLimit: 10,
+				},
 			},
 		},
 		Shares: share.Config{
