@@ -100,7 +100,7 @@ func LookupGroupConfig(key string) (GroupConfig, bool) {
 // (IncrementalAlterConfigs on a GROUP resource): each value in its own
 // range, then the group's configs together against the broker's bounds
 // (bounds, when not nil).
-func planGroupConfigs(img *metadata.Image, a ConfigAlter, bounds func(map[string]string) error) ([]metadata.Record, *metadata.Rejection) {
+func planGroupConfigs(img *metadata.Image, a ConfigAlter, bounds func(map[string]string) error) ([]metadata.Record, error) {
 	if a.Name == "" {
 		return nil, metadata.Reject(kerr.InvalidRequest, "Group name must not be empty.")
 	}

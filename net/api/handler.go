@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
@@ -267,6 +268,19 @@ func respond(req *server.Request, m kmsg.Response) {
 // errCode maps an error to its Kafka error code: 0 for nil, the code of a
 // wrapped kerr error, UNKNOWN_SERVER_ERROR otherwise.
 func errCode(err error) int16 { return shards.Code(err) }
+
+// kerrOf is the kerr sentinel err wraps, for its name and default message
+// (Description): UNKNOWN_SERVER_ERROR when it wraps none, nil for nil.
+func kerrOf(err error) *kerr.Error {
+	if err == nil {
+		return nil
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke
+	}
+	return kerr.UnknownServerError
+}
 
 // errCodes is the code of each of a coordinator's per-item errors.
 func errCodes(errs []error) []int16 {
