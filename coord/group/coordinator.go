@@ -69,6 +69,12 @@ type Config struct {
 
 	Share ShareConfig // KIP-932 share groups, group.share.*
 
+	// GroupConfigs returns a group's dynamic configs (the metadata
+	// image's; nil if none or if GroupConfigs is nil): the members of a
+	// group loaded from the log start their sessions at its session
+	// timeout, as the heartbeats that the requests' configs drive do.
+	GroupConfigs func(group string) map[string]string
+
 	Logger *slog.Logger
 }
 
@@ -158,6 +164,15 @@ type Coordinator struct {
 
 	mu     sync.Mutex // orders expiry's re-arming and Close
 	expiry *time.Timer
+}
+
+// groupPolicy is the policy of a group, with its dynamic configs as
+// Config.GroupConfigs gives them.
+func (c *Coordinator) groupPolicy(group string) *Policy {
+	if c.cfg.GroupConfigs == nil {
+		return &c.policy
+	}
+	return c.policy.withGroupConfigs(c.cfg.GroupConfigs(group))
 }
 
 // New returns a coordinator leading no partition yet.

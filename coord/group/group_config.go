@@ -129,23 +129,29 @@ func (c *ShareConfig) bounds() ShareBounds {
 	return b
 }
 
-// forConsumerGroup is the policy of a consumer group with the dynamic
-// configs set: the broker's, with the group's consumer session timeout
-// and heartbeat interval in place of group.consumer.*. A value that does
-// not parse (the controller checked them) keeps the broker's.
-func (p *Policy) forConsumerGroup(set map[string]string) *Policy {
-	st, stOK := positiveInt32(set[consumerSessionTimeoutKey])
-	hi, hiOK := positiveInt32(set[consumerHeartbeatIntervalKey])
-	if !stOK && !hiOK {
+// withGroupConfigs is the policy of a group with the dynamic configs
+// set: the broker's, with the group's session timeouts and heartbeat
+// intervals (consumer.*, share.*) and streams configs (streams.*) in
+// place of the broker's group.<type>.* ones, as Kafka's
+// GroupMetadataManager reads them from its GroupConfigManager. Only the
+// keys of the group's type matter to it. A value that does not parse
+// (the controller checked them) keeps the broker's.
+func (p *Policy) withGroupConfigs(set map[string]string) *Policy {
+	if len(set) == 0 {
 		return p
 	}
 	q := *p
-	if stOK {
-		q.ConsumerSessionTimeout = st
+	for key, into := range map[string]*int32{
+		consumerSessionTimeoutKey:    &q.ConsumerSessionTimeout,
+		consumerHeartbeatIntervalKey: &q.ConsumerHeartbeatInterval,
+		shareSessionTimeoutKey:       &q.Share.SessionTimeout,
+		shareHeartbeatIntervalKey:    &q.Share.HeartbeatInterval,
+	} {
+		if n, ok := positiveInt32(set[key]); ok {
+			*into = n
+		}
 	}
-	if hiOK {
-		q.ConsumerHeartbeatInterval = hi
-	}
+	q.Streams = p.Streams.forGroup(set)
 	return &q
 }
 

@@ -23,9 +23,7 @@ import (
 //	                                   copartition indexes the sources
 //	streams-config [standbys=N] [delay=3s]  group.streams.num.standby.replicas and
 //	                                   initial.rebalance.delay.ms (kept over restarts; 0 by default)
-//	streams-group-config [key=value ...]  group g's dynamic configs
-//	                                   (IncrementalAlterConfigs on GROUP g),
-//	                                   all of them: none clears them
+//	streams-group-config [key=value ...]  group-config (script_test.go)
 //	streams-heartbeat member=m1 [process=p1] [epoch=N] [rebalance=30s]
 //	                  [owned=(0-1,1-0)] [ignore-assignment] [endpoint=host:port]
 //	                  [shutdown] [no-topology] [topology] [instance=i1]
@@ -45,9 +43,7 @@ type streamsScript struct {
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	standbys int32
 	delay    int64 // ms, group.streams.initial.rebalance.delay.ms
-	// groupConfigs are group g's dynamic configs (streams-group-config).
-	groupConfigs map[string]string
-	members      map[string]*streamsScriptMember
+	members  map[string]*streamsScriptMember
 }
 
 // streamsScriptMember is a model Kafka Streams client.
@@ -69,17 +65,14 @@ func (s *script) streamsCommand(t *testing.T, d *datadriven.TestData) bool {
 		s.streams.delay = int64(argMs(t, d, "delay", time.Duration(s.streams.delay)*time.Millisecond))
 		s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
 	case "streams-group-config":
-		s.streams.groupConfigs = map[string]string{}
-		for _, a := range d.CmdArgs {
-			s.streams.groupConfigs[a.Key] = strings.Join(a.Vals, "")
-		}
+		s.setGroupConfigs(d)
 	case "streams-heartbeat":
 		s.streamsHeartbeat(t, d)
 	case "streams-leave":
 		id := argString(d, "member", "")
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch = "g", id, int32(argInt(t, d, "epoch", -1))
-		res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.streams.groupConfigs)
+		res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.groupConfigs)
 		s.respond("leave %s: %s epoch=%d", id, errName(res.Err), res.Response.MemberEpoch)
 		delete(s.streams.members, id)
 	case "streams-describe":
@@ -222,7 +215,7 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 		r.InstanceID = &inst
 	}
 	r.ShutdownApplication = hasArg(d, "shutdown")
-	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.streams.groupConfigs)
+	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.groupConfigs)
 	resp := res.Response
 	if res.Err != nil {
 		line := fmt.Sprintf("heartbeat %s: %s", id, errName(res.Err))
