@@ -59,9 +59,7 @@ func oneOf(vals ...string) func(string) error {
 // defaults (where Kafka's default is the broker's config of the same
 // name, the broker default). The group coordinator applies the session
 // timeouts and heartbeat intervals (consumer.*, share.*, streams.*) at
-// a group's next heartbeat. The streams configs are Kafka 4.3's but for
-// streams.assignment.interval.ms (kzero assigns at once, as an interval
-// of 0); the group coordinator applies them at a group's next heartbeat.
+// a group's next heartbeat, as it does the other streams configs.
 var GroupConfigs = []GroupConfig{
 	{"consumer.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"consumer.session.timeout.ms", "45000", kmsg.ConfigTypeInt, atLeast(1)},
@@ -72,6 +70,7 @@ var GroupConfigs = []GroupConfig{
 	{"share.partition.max.record.locks", "2000", kmsg.ConfigTypeInt, intIn(100, 10000)},
 	{"share.auto.offset.reset", "latest", kmsg.ConfigTypeString, validShareReset},
 	{"share.isolation.level", "read_uncommitted", kmsg.ConfigTypeString, oneOf("read_committed", "read_uncommitted")},
+	{"streams.assignment.interval.ms", "1000", kmsg.ConfigTypeInt, atLeast(0)},
 	{"streams.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"streams.initial.rebalance.delay.ms", "3000", kmsg.ConfigTypeInt, atLeast(0)},
 	{"streams.num.standby.replicas", "0", kmsg.ConfigTypeInt, atLeast(0)},

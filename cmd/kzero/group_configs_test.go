@@ -56,6 +56,7 @@ func TestConsumerShareGroupHeartbeatConfigs(t *testing.T) {
 	for _, bad := range []struct{ key, value, msg string }{
 		{"consumer.session.timeout.ms", "1000", "consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms"},
 		{"share.heartbeat.interval.ms", "20000", "share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms"},
+		{"streams.assignment.interval.ms", "20000", "streams.assignment.interval.ms must be less than or equal to group.streams.max.assignment.interval.ms"},
 	} {
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		res := kmsg.NewIncrementalAlterConfigsRequestResource()

@@ -66,6 +66,14 @@ type Config struct {
 	StreamsMaxSize               int
 	StreamsNumStandbyReplicas    int
 	StreamsMaxStandbyReplicas    *int
+	// group.streams.assignment.interval.ms (KIP-1263; 1s in the
+	// broker's configuration, as Kafka; 0 computes each target
+	// assignment at once) within
+	// group.streams.min/max.assignment.interval.ms (0, 15s; a max of 0
+	// is the default).
+	StreamsAssignmentInterval    time.Duration
+	StreamsMinAssignmentInterval time.Duration
+	StreamsMaxAssignmentInterval time.Duration
 
 	Share ShareConfig // KIP-932 share groups, group.share.*
 

@@ -35,6 +35,7 @@ var groupConfigDefaults = map[string]int64{
 	streamsHeartbeatIntervalKey:  5000,
 	streamsNumStandbysKey:        0,
 	streamsInitialDelayKey:       3000,
+	streamsAssignIntervalKey:     1000,
 }
 
 // ValidateGroupConfigs checks a group's dynamic configs (all of them, as
@@ -85,6 +86,8 @@ func (c Config) ValidateGroupConfigs(set map[string]string) error {
 		"group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms")...)
 	checks = append(checks, within(streamsSessionTimeoutKey, ms(c.StreamsMinSessionTimeout), ms(c.StreamsMaxSessionTimeout),
 		"group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms")...)
+	checks = append(checks, within(streamsAssignIntervalKey, ms(c.StreamsMinAssignmentInterval), ms(c.StreamsMaxAssignmentInterval),
+		"group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms")...)
 	checks = append(checks,
 		check{get(streamsNumStandbysKey) <= int64(*c.StreamsMaxStandbyReplicas), streamsNumStandbysKey, "less than or equal to group.streams.max.standby.replicas"},
 		check{get(consumerSessionTimeoutKey) > get(consumerHeartbeatIntervalKey), consumerSessionTimeoutKey, "greater than " + consumerHeartbeatIntervalKey},

@@ -149,6 +149,7 @@ func (s *script) open() {
 	s.c.policy.NewID = func() string { s.ids++; return strconv.Itoa(s.ids) }
 	s.c.SetTopics(s.topics)
 	s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
+	s.c.policy.Streams.AssignmentInterval = s.streams.interval
 	s.t.Cleanup(s.c.Close)
 	<-s.c.Lead(s.part)
 }

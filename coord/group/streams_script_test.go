@@ -21,8 +21,9 @@ import (
 //	                                   subtopology per input line; a
 //	                                   internal topic is name or name:partitions;
 //	                                   copartition indexes the sources
-//	streams-config [standbys=N] [delay=3s]  group.streams.num.standby.replicas and
-//	                                   initial.rebalance.delay.ms (kept over restarts; 0 by default)
+//	streams-config [standbys=N] [delay=3s] [interval=1s]  group.streams.num.standby.replicas,
+//	                                   initial.rebalance.delay.ms and assignment.interval.ms
+//	                                   (kept over restarts; 0 by default)
 //	streams-group-config [key=value ...]  group-config (script_test.go)
 //	streams-heartbeat member=m1 [process=p1] [epoch=N] [rebalance=30s]
 //	                  [owned=(0-1,1-0)] [ignore-assignment] [endpoint=host:port]
@@ -43,6 +44,7 @@ type streamsScript struct {
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	standbys int32
 	delay    int64 // ms, group.streams.initial.rebalance.delay.ms
+	interval int64 // ms, group.streams.assignment.interval.ms
 	members  map[string]*streamsScriptMember
 }
 
@@ -63,7 +65,9 @@ func (s *script) streamsCommand(t *testing.T, d *datadriven.TestData) bool {
 	case "streams-config":
 		s.streams.standbys = int32(argInt(t, d, "standbys", int64(s.streams.standbys)))
 		s.streams.delay = int64(argMs(t, d, "delay", time.Duration(s.streams.delay)*time.Millisecond))
+		s.streams.interval = int64(argMs(t, d, "interval", time.Duration(s.streams.interval)*time.Millisecond))
 		s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
+		s.c.policy.Streams.AssignmentInterval = s.streams.interval
 	case "streams-group-config":
 		s.setGroupConfigs(d)
 	case "streams-heartbeat":
@@ -339,7 +343,11 @@ func (s *script) formatStreamsRecord(b *strings.Builder, r *streamsRecord) {
 	case streamsEpochType:
 		fmt.Fprintf(b, "epoch=%d validated-topology=%d standbys=%d\n", r.epoch, r.validatedEpoch, r.standbys)
 	case streamsTargetEpochType:
-		fmt.Fprintf(b, "epoch=%d\n", r.epoch)
+		fmt.Fprintf(b, "epoch=%d", r.epoch)
+		if r.assignedAt != 0 {
+			fmt.Fprintf(b, " at=%s", time.Duration(r.assignedAt-s.start)*time.Millisecond)
+		}
+		b.WriteString("\n")
 	case streamsTopologyType:
 		ids := make([]string, len(r.topology.subtopologies))
 		for i, st := range r.topology.subtopologies {
