@@ -325,6 +325,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	n.replicas.Start(replCfg)
 	groupCfg := cfg.Groups
 	groupCfg.Logger = n.logger
+	groupCfg.GroupConfigs = func(g string) map[string]string { return n.ctrl.Image().GroupConfigs(g) }
 	n.groups = group.New(groupCfg)
 	pids := coord.NewProducerIDs(func(ctx context.Context) (int64, int32, error) {
 		return n.ctrl.AllocateProducerIDs(ctx, n.nodeID)

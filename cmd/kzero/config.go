@@ -136,6 +136,9 @@ var keys = func() map[string]key {
 	i("group.streams.max.size", strconv.Itoa(math.MaxInt32), 1)
 	i("group.streams.num.standby.replicas", "0", 0)
 	i("group.streams.max.standby.replicas", "2", 0)
+	i("group.streams.assignment.interval.ms", "1000", 0)
+	i("group.streams.min.assignment.interval.ms", "0", 0)
+	i("group.streams.max.assignment.interval.ms", "15000", 0)
 	// KIP-932 share groups.
 	i("group.share.session.timeout.ms", "45000", 1)
 	i("group.share.min.session.timeout.ms", "45000", 1)

@@ -200,6 +200,9 @@ func (c *brokerConfig) groupConfig() group.Config {
 		StreamsMaxSize:               c.int("group.streams.max.size"),
 		StreamsNumStandbyReplicas:    c.int("group.streams.num.standby.replicas"),
 		StreamsMaxStandbyReplicas:    new(c.int("group.streams.max.standby.replicas")),
+		StreamsAssignmentInterval:    msDuration(c.long("group.streams.assignment.interval.ms")),
+		StreamsMinAssignmentInterval: msDuration(c.long("group.streams.min.assignment.interval.ms")),
+		StreamsMaxAssignmentInterval: msDuration(c.long("group.streams.max.assignment.interval.ms")),
 		Share: group.ShareConfig{
 			SessionTimeout:       msDuration(c.long("group.share.session.timeout.ms")),
 			MinSessionTimeout:    msDuration(c.long("group.share.min.session.timeout.ms")),
