@@ -32,8 +32,14 @@ type quotaFetcher struct {
 	topic string
 }
 
-func newQuotaFetcher(t *testing.T, ctx context.Context, b *node.Node, topic string) *quotaFetcher {
+// startQuotaFetcher starts a broker of samples quota samples (stopped
+// when the test ends) and makes the topic.
+func startQuotaFetcher(t *testing.T, samples int, topic string) *quotaFetcher {
 	t.Helper()
+	b := startBroker(t, t.TempDir(), quotaWindow(samples))
+	t.Cleanup(func() { nodetest.Stop(t, b) })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
 	cl := nodetest.Client(t, b, kgo.DefaultProduceTopic(topic))
 	adm := kadm.NewClient(cl)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
@@ -98,11 +104,8 @@ func records(r *kmsg.FetchResponse) (n int) {
 // fetch answer, answered at once or after a wait in the purgatory: no
 // records, throttle_time_ms set, and its connection muted.
 func TestFetchThrottledByRequestQuota(t *testing.T) {
-	b := startBroker(t, t.TempDir(), quotaWindow(2))
-	defer nodetest.Stop(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	q := newQuotaFetcher(t, ctx, b, "rq")
+	q := startQuotaFetcher(t, 2, "rq")
+	b := q.b
 	q.setQuota("busy", "request_percentage", 0.0001)
 	busy := nodetest.Client(t, b, kgo.ClientID("busy"))
 	for _, c := range []struct {
@@ -144,11 +147,8 @@ func TestFetchThrottledByRequestQuota(t *testing.T) {
 // FullFetchContext); a throttled incremental fetch answers its session's
 // id with no partitions, and the session goes on at its next epoch.
 func TestThrottledFetchSessions(t *testing.T) {
-	b := startBroker(t, t.TempDir(), quotaWindow(2))
-	defer nodetest.Stop(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	q := newQuotaFetcher(t, ctx, b, "bq")
+	q := startQuotaFetcher(t, 2, "bq")
+	b := q.b
 	free := nodetest.Client(t, b, kgo.ClientID("free"))
 	open := q.fetch(free, 0, 0, true, 1, 0)
 	if open.ErrorCode != 0 || open.SessionID == 0 || records(open) != 1 {
@@ -194,11 +194,8 @@ func TestThrottledFetchSessions(t *testing.T) {
 // fetchMaxBytes): a fetch asking to wait an hour for 1 MiB is answered at
 // once.
 func TestFetchQuotaOfOneSample(t *testing.T) {
-	b := startBroker(t, t.TempDir(), quotaWindow(1))
-	defer nodetest.Stop(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	q := newQuotaFetcher(t, ctx, b, "one")
+	q := startQuotaFetcher(t, 1, "one")
+	b := q.b
 	q.setQuota("one", "consumer_byte_rate", 100)
 	// Each fetch on a client of its own (a throttle mutes the
 	// connection), until one is throttled: the quota has arrived. Before,
