@@ -235,7 +235,7 @@ var keys = func() map[string]key {
 	s("max.connections.per.ip.overrides", "")
 	i("max.connection.creation.rate", strconv.Itoa(math.MaxInt32), 0)
 	// Client quotas (net/quota; the quotas are metadata records).
-	i("quota.window.num", "11", 2)
+	i("quota.window.num", "11", 1)
 	i("quota.window.size.seconds", "1", 1)
 
 	// Kafka keys with no effect in kzero yet.
