@@ -77,6 +77,9 @@ type fetchOp struct {
 	known   []int64
 	hwNews  bool  // a follower's partition has a HW above what it knows
 	replica int32 // the follower fetching; -1 for a consumer
+	// deniedFollower: a fetch with a replica id from a principal without
+	// CLUSTER_ACTION, refused partition by partition.
+	deniedFollower bool
 	// quotaCap is what a consumer's consumer_byte_rate lets one fetch
 	// read (fetchCap), -1 without a quota.
 	quotaCap int64
@@ -144,14 +147,11 @@ func (h *Handler) fetch(req *server.Request) error {
 		// sendResponseExemptThrottle).
 		h.takeCharge(req)
 	}
+	// A follower's fetch needs CLUSTER_ACTION (CVE-2018-1288); without
+	// it, as in Kafka, every partition answers TOPIC_AUTHORIZATION_FAILED.
+	f.deniedFollower = f.replica >= 0 && !h.authorized(req, opClusterAct, resCluster, clusterName)
 	var code int16
-	if replicaID := r.ReplicaID; (r.Version >= 15 && r.ReplicaState.ID >= 0 || r.Version < 15 && replicaID >= 0) &&
-		!h.authorized(req, opClusterAct, resCluster, clusterName) {
-		// A follower's fetch needs CLUSTER_ACTION (CVE-2018-1288).
-		code = kerr.ClusterAuthorizationFailed.Code
-	} else {
-		f.session, f.full, code = h.sessions.sessionFor(r)
-	}
+	f.session, f.full, code = h.sessions.sessionFor(r)
 	if code != 0 {
 		var d time.Duration
 		if f.replica < 0 {
@@ -256,6 +256,11 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		ft := &f.topics[len(f.topics)-1]
 		ft.parts = append(ft.parts, fetchPartition{partition: tg.partition, hw: -1, lso: -1, logStart: -1, committed: committed, session: tg.session})
 		fp := &ft.parts[len(ft.parts)-1]
+		if f.deniedFollower {
+			fp.err = kerr.TopicAuthorizationFailed.Code
+			errored = true
+			continue
+		}
 		name, known := tg.topic, true
 		if r.Version >= 13 {
 			name, known = f.h.topicName(tg.id)
