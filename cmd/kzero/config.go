@@ -171,6 +171,8 @@ var keys = func() map[string]key {
 	i("transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000", 1)
 	i("transaction.remove.expired.transaction.cleanup.interval.ms", "3600000", 1)
 
+	i("fetch.max.bytes", "57671680", 1024)
+
 	// Replication: followers fetch from leaders (one fetcher per leader).
 	l("replica.lag.time.max.ms", "30000", 1)
 	i("replica.fetch.max.bytes", "1048576", 1)

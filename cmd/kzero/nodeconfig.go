@@ -93,6 +93,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		AdminAddr:                    c.str("admin.listener"),
 		Logs:                         c.managerConfig(logger),
 		RackAwareReads:               rackAware,
+		FetchMaxBytes:                int32(c.int("fetch.max.bytes")),
 		UncleanLeaderElection:        c.bool("unclean.leader.election.enable"),
 		AutoLeaderRebalance:          c.bool("auto.leader.rebalance.enable"),
 		LeaderImbalanceCheckInterval: time.Duration(c.long("leader.imbalance.check.interval.seconds")) * time.Second,

@@ -80,9 +80,11 @@ type fetchOp struct {
 	// deniedFollower: a fetch with a replica id from a principal without
 	// CLUSTER_ACTION, refused partition by partition.
 	deniedFollower bool
-	// quotaCap is what a consumer's consumer_byte_rate lets one fetch
-	// read (fetchCap), -1 without a quota.
-	quotaCap int64
+	// maxBytes is the most the answer carries: the request's max bytes
+	// capped, as in Kafka, at fetch.max.bytes for a consumer (and at what
+	// its consumer_byte_rate lets one fetch read, fetchCap) or at
+	// replica.fetch.response.max.bytes for a follower.
+	maxBytes int64
 	// charge is the handler time charged to the request quota, taken
 	// when the fetch parks (charged), so that the response carries its
 	// throttle as Kafka's does; an answer given at once takes it then.
@@ -141,7 +143,7 @@ func (h *Handler) fetch(req *server.Request) error {
 			return err
 		}
 	}
-	f.h, f.req, f.replica, f.quotaCap = h, req, fetchReplicaID(r), -1
+	f.h, f.req, f.replica = h, req, fetchReplicaID(r)
 	if f.replica >= 0 {
 		// Followers are exempt from the request quota (Kafka's
 		// sendResponseExemptThrottle).
@@ -175,14 +177,21 @@ func (h *Handler) fetch(req *server.Request) error {
 		f.done()
 		return nil
 	}
-	minBytes := int64(r.MinBytes)
-	if f.replica < 0 {
-		// Kafka caps the fetch's max bytes, and so its min bytes, at what
-		// the consumer's quota allows in one window.
-		if f.quotaCap = h.fetchCap(req); f.quotaCap >= 0 {
-			minBytes = min(minBytes, f.quotaCap)
-		}
+	f.maxBytes = int64(r.MaxBytes)
+	if f.maxBytes <= 0 {
+		f.maxBytes = math.MaxInt32
 	}
+	if f.replica < 0 {
+		f.maxBytes = min(f.maxBytes, int64(h.cfg.FetchMaxBytes))
+		if c := h.fetchCap(req); c >= 0 {
+			f.maxBytes = min(f.maxBytes, c) // one fetch cannot overshoot the quota (throttle.go)
+		}
+	} else {
+		f.maxBytes = min(f.maxBytes, int64(h.cfg.ReplicaFetchResponseMaxBytes))
+	}
+	// Kafka caps the min bytes at the max bytes, so a fetch the caps cut
+	// is answered rather than parked until it times out.
+	minBytes := min(int64(r.MinBytes), f.maxBytes)
 	f.collectTargets()
 	bytes, errored := f.read()
 	if bytes >= minBytes || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews {
@@ -237,13 +246,7 @@ func (f *fetchOp) collectTargets() {
 func (f *fetchOp) read() (total int64, errored bool) {
 	r := f.r
 	committed := r.IsolationLevel == 1
-	remaining := int64(r.MaxBytes)
-	if remaining <= 0 {
-		remaining = 1<<31 - 1
-	}
-	if f.quotaCap >= 0 {
-		remaining = min(remaining, f.quotaCap) // one fetch cannot overshoot the quota (throttle.go)
-	}
+	remaining := f.maxBytes
 	f.topics = f.topics[:0]
 	f.parts, f.seen, f.known = f.parts[:0], f.seen[:0], f.known[:0]
 	for i := range f.targets {

@@ -137,6 +137,7 @@ func Config(dirs ...string) node.Config {
 			NumFetchers:    1,
 		},
 		AutoCreateTopics:         true,
+		FetchMaxBytes:            57671680,
 		NumPartitions:            1,
 		DefaultReplicationFactor: 1,
 		LegacyVersions:           true,
