@@ -93,6 +93,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		AdminAddr:                    c.str("admin.listener"),
 		Logs:                         c.managerConfig(logger),
 		RackAwareReads:               rackAware,
+		FetchMaxBytes:                int32(c.int("fetch.max.bytes")),
 		UncleanLeaderElection:        c.bool("unclean.leader.election.enable"),
 		AutoLeaderRebalance:          c.bool("auto.leader.rebalance.enable"),
 		LeaderImbalanceCheckInterval: time.Duration(c.long("leader.imbalance.check.interval.seconds")) * time.Second,
@@ -200,6 +201,9 @@ func (c *brokerConfig) groupConfig() group.Config {
 		StreamsMaxSize:               c.int("group.streams.max.size"),
 		StreamsNumStandbyReplicas:    c.int("group.streams.num.standby.replicas"),
 		StreamsMaxStandbyReplicas:    new(c.int("group.streams.max.standby.replicas")),
+		StreamsAssignmentInterval:    msDuration(c.long("group.streams.assignment.interval.ms")),
+		StreamsMinAssignmentInterval: msDuration(c.long("group.streams.min.assignment.interval.ms")),
+		StreamsMaxAssignmentInterval: msDuration(c.long("group.streams.max.assignment.interval.ms")),
 		Share: group.ShareConfig{
 			SessionTimeout:       msDuration(c.long("group.share.session.timeout.ms")),
 			MinSessionTimeout:    msDuration(c.long("group.share.min.session.timeout.ms")),

@@ -45,6 +45,10 @@ type ConsumerHeartbeatRequest struct {
 	ServerAssignor       *string
 	Owned                []TopicPartitions // the partitions the member owns
 	ClientID, ClientHost string
+	// Configs are the group's dynamic configs (the metadata image's):
+	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms
+	// override the broker's for this heartbeat.
+	Configs map[string]string
 
 	// classic: a classic member's JoinGroup, as the coordinator runs it
 	// through the same logic (consumer_classic.go).

@@ -66,8 +66,22 @@ type Config struct {
 	StreamsMaxSize               int
 	StreamsNumStandbyReplicas    int
 	StreamsMaxStandbyReplicas    *int
+	// group.streams.assignment.interval.ms (KIP-1263; 1s in the
+	// broker's configuration, as Kafka; 0 computes each target
+	// assignment at once) within
+	// group.streams.min/max.assignment.interval.ms (0, 15s; a max of 0
+	// is the default).
+	StreamsAssignmentInterval    time.Duration
+	StreamsMinAssignmentInterval time.Duration
+	StreamsMaxAssignmentInterval time.Duration
 
 	Share ShareConfig // KIP-932 share groups, group.share.*
+
+	// GroupConfigs returns a group's dynamic configs (the metadata
+	// image's; nil if none or if GroupConfigs is nil): the members of a
+	// group loaded from the log start their sessions at its session
+	// timeout, as the heartbeats that the requests' configs drive do.
+	GroupConfigs func(group string) map[string]string
 
 	Logger *slog.Logger
 }
@@ -158,6 +172,15 @@ type Coordinator struct {
 
 	mu     sync.Mutex // orders expiry's re-arming and Close
 	expiry *time.Timer
+}
+
+// groupPolicy is the policy of a group, with its dynamic configs as
+// Config.GroupConfigs gives them.
+func (c *Coordinator) groupPolicy(group string) *Policy {
+	if c.cfg.GroupConfigs == nil {
+		return &c.policy
+	}
+	return c.policy.withGroupConfigs(c.cfg.GroupConfigs(group))
 }
 
 // New returns a coordinator leading no partition yet.

@@ -35,6 +35,7 @@ var groupConfigDefaults = map[string]int64{
 	streamsHeartbeatIntervalKey:  5000,
 	streamsNumStandbysKey:        0,
 	streamsInitialDelayKey:       3000,
+	streamsAssignIntervalKey:     1000,
 }
 
 // ValidateGroupConfigs checks a group's dynamic configs (all of them, as
@@ -85,6 +86,8 @@ func (c Config) ValidateGroupConfigs(set map[string]string) error {
 		"group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms")...)
 	checks = append(checks, within(streamsSessionTimeoutKey, ms(c.StreamsMinSessionTimeout), ms(c.StreamsMaxSessionTimeout),
 		"group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms")...)
+	checks = append(checks, within(streamsAssignIntervalKey, ms(c.StreamsMinAssignmentInterval), ms(c.StreamsMaxAssignmentInterval),
+		"group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms")...)
 	checks = append(checks,
 		check{get(streamsNumStandbysKey) <= int64(*c.StreamsMaxStandbyReplicas), streamsNumStandbysKey, "less than or equal to group.streams.max.standby.replicas"},
 		check{get(consumerSessionTimeoutKey) > get(consumerHeartbeatIntervalKey), consumerSessionTimeoutKey, "greater than " + consumerHeartbeatIntervalKey},
@@ -129,23 +132,29 @@ func (c *ShareConfig) bounds() ShareBounds {
 	return b
 }
 
-// forConsumerGroup is the policy of a consumer group with the dynamic
-// configs set: the broker's, with the group's consumer session timeout
-// and heartbeat interval in place of group.consumer.*. A value that does
-// not parse (the controller checked them) keeps the broker's.
-func (p *Policy) forConsumerGroup(set map[string]string) *Policy {
-	st, stOK := positiveInt32(set[consumerSessionTimeoutKey])
-	hi, hiOK := positiveInt32(set[consumerHeartbeatIntervalKey])
-	if !stOK && !hiOK {
+// withGroupConfigs is the policy of a group with the dynamic configs
+// set: the broker's, with the group's session timeouts and heartbeat
+// intervals (consumer.*, share.*) and streams configs (streams.*) in
+// place of the broker's group.<type>.* ones, as Kafka's
+// GroupMetadataManager reads them from its GroupConfigManager. Only the
+// keys of the group's type matter to it. A value that does not parse
+// (the controller checked them) keeps the broker's.
+func (p *Policy) withGroupConfigs(set map[string]string) *Policy {
+	if len(set) == 0 {
 		return p
 	}
 	q := *p
-	if stOK {
-		q.ConsumerSessionTimeout = st
+	for key, into := range map[string]*int32{
+		consumerSessionTimeoutKey:    &q.ConsumerSessionTimeout,
+		consumerHeartbeatIntervalKey: &q.ConsumerHeartbeatInterval,
+		shareSessionTimeoutKey:       &q.Share.SessionTimeout,
+		shareHeartbeatIntervalKey:    &q.Share.HeartbeatInterval,
+	} {
+		if n, ok := positiveInt32(set[key]); ok {
+			*into = n
+		}
 	}
-	if hiOK {
-		q.ConsumerHeartbeatInterval = hi
-	}
+	q.Streams = p.Streams.forGroup(set)
 	return &q
 }
 

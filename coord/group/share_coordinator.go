@@ -72,6 +72,7 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	}
 	now := c.now()
 	env := c.env(now)
+	env.policy = env.policy.withGroupConfigs(r.Configs)
 	e := s.mu.groups[r.Group]
 	created := false
 	switch {

@@ -123,6 +123,10 @@ type ShareHeartbeatRequest struct {
 	RackID               *string
 	SubscribedTopicNames []string
 	ClientID, ClientHost string
+	// Configs are the group's dynamic configs (the metadata image's):
+	// share.session.timeout.ms and share.heartbeat.interval.ms override
+	// the broker's for this heartbeat.
+	Configs map[string]string
 }
 
 // ShareHeartbeatResult is a ShareGroupHeartbeat response.

@@ -99,6 +99,7 @@ type streamsRecord struct {
 	metaHash       int64 // 17
 	validatedEpoch int32 // 17: the topology epoch last found ready; -1 none
 	standbys       int32 // 17: num.standby.replicas of the last assignment; -1 unknown
+	assignedAt     int64 // 20: AssignmentTimestamp (tag 0, KIP-1263), ms; 0 none
 
 	meta     streamsMemberMeta // 19
 	target   taskAssignment    // 21
@@ -247,7 +248,10 @@ func appendStreamsValue(dst []byte, r *streamsRecord) []byte {
 		return coordrecord.AppendNoTags(dst)
 	case streamsTargetEpochType:
 		dst = coordrecord.AppendInt32(dst, r.epoch)
-		return coordrecord.AppendNoTags(dst)
+		if r.assignedAt == 0 { // the tagged field's default
+			return coordrecord.AppendNoTags(dst)
+		}
+		return coordrecord.AppendTaggedInt64(coordrecord.AppendTagCount(dst, 1), 0, r.assignedAt)
 	case streamsTargetMemberType:
 		dst = appendTaskSet(dst, r.target.active, nil)
 		dst = appendTaskSet(dst, r.target.standby, nil)
@@ -377,7 +381,11 @@ func decodeStreamsRecord(typ int16, key, value []byte) (group string, r streamsR
 			vr.Tags(nil)
 		case streamsTargetEpochType:
 			r.epoch = vr.Int32()
-			vr.Tags(nil)
+			vr.Tags(func(tag uint64, b []byte) {
+				if tag == 0 && len(b) == 8 {
+					r.assignedAt = int64(binary.BigEndian.Uint64(b))
+				}
+			})
 		case streamsTargetMemberType:
 			r.target.active = readTaskSet(vr, nil)
 			r.target.standby = readTaskSet(vr, nil)

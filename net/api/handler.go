@@ -30,6 +30,12 @@ type Config struct {
 	// in-sync replica in their rack (KIP-392; replica.selector.class =
 	// org.apache.kafka.common.replica.RackAwareReplicaSelector).
 	RackAwareReads bool
+	// FetchMaxBytes is fetch.max.bytes (55 MiB): the most a consumer's
+	// fetch answers, whatever its max bytes; ReplicaFetchResponseMaxBytes
+	// is replica.fetch.response.max.bytes (10 MiB), the same for a
+	// follower's. 0: Kafka's default.
+	FetchMaxBytes                int32
+	ReplicaFetchResponseMaxBytes int32
 
 	AutoCreateTopics         bool  // auto.create.topics.enable
 	NumPartitions            int32 // num.partitions
@@ -123,6 +129,12 @@ type Handler struct {
 
 // New returns a Handler serving from svc.
 func New(cfg Config, svc Services) *Handler {
+	if cfg.FetchMaxBytes <= 0 {
+		cfg.FetchMaxBytes = 55 << 20
+	}
+	if cfg.ReplicaFetchResponseMaxBytes <= 0 {
+		cfg.ReplicaFetchResponseMaxBytes = 10 << 20
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

@@ -93,6 +93,8 @@ func Config(dirs ...string) node.Config {
 			StreamsMinHeartbeatInterval:  5 * time.Second,
 			StreamsMaxHeartbeatInterval:  15 * time.Second,
 			StreamsMaxSize:               math.MaxInt32,
+			StreamsAssignmentInterval:    time.Second,
+			StreamsMaxAssignmentInterval: 15 * time.Second,
 			StreamsMaxStandbyReplicas:    new(2),
 			Share: group.ShareConfig{
 				SessionTimeout:       45 * time.Second,
@@ -135,6 +137,7 @@ func Config(dirs ...string) node.Config {
 			NumFetchers:    1,
 		},
 		AutoCreateTopics:         true,
+		FetchMaxBytes:            57671680,
 		NumPartitions:            1,
 		DefaultReplicationFactor: 1,
 		LegacyVersions:           true,
