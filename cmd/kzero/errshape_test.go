@@ -113,13 +113,7 @@ func kerrErrorUses(f *ast.File) []kerrUse {
 			}
 		}
 	}
-	var stack []ast.Node
-	ast.Inspect(f, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		stack = append(stack, n)
+	inspect(f, func(n ast.Node, stack []ast.Node) {
 		switch n := n.(type) {
 		case *ast.FuncType:
 			fields(n.Params, "parameter")
@@ -149,9 +143,23 @@ func kerrErrorUses(f *ast.File) []kerrUse {
 				}
 			}
 		}
-		return true
 	})
 	return uses
+}
+
+// inspect walks the syntax tree under root in depth-first order, calling
+// f with each node and its ancestors (stack, root first, n last).
+func inspect(root ast.Node, f func(n ast.Node, stack []ast.Node)) {
+	var stack []ast.Node
+	ast.Inspect(root, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		stack = append(stack, n)
+		f(n, stack)
+		return true
+	})
 }
 
 // enclosingBody is the body of the innermost function around the node on
@@ -172,40 +180,33 @@ func enclosingBody(stack []ast.Node) *ast.BlockStmt {
 // body is &id as errors.As's target, id.Field, or a map index m[id].
 func onlyAsTarget(body *ast.BlockStmt, id *ast.Ident) bool {
 	ok := true
-	var stack []ast.Node
-	ast.Inspect(body, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		stack = append(stack, n)
+	inspect(body, func(n ast.Node, stack []ast.Node) {
 		use, isIdent := n.(*ast.Ident)
 		if !isIdent || use.Name != id.Name || use == id {
-			return true
+			return
 		}
 		parent := stack[len(stack)-2]
 		switch p := parent.(type) {
 		case *ast.SelectorExpr:
 			if p.X == use {
-				return true
+				return
 			}
 		case *ast.IndexExpr:
 			if p.Index == use {
-				return true
+				return
 			}
 		case *ast.UnaryExpr:
 			if p.Op == token.AND && len(stack) >= 3 {
 				if call, isCall := stack[len(stack)-3].(*ast.CallExpr); isCall && len(call.Args) == 2 && call.Args[1] == p {
 					if sel, isSel := call.Fun.(*ast.SelectorExpr); isSel && sel.Sel.Name == "As" {
 						if pkg, isPkg := sel.X.(*ast.Ident); isPkg && pkg.Name == "errors" {
-							return true
+							return
 						}
 					}
 				}
 			}
 		}
 		ok = false
-		return true
 	})
 	return ok
 }
