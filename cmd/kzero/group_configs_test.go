@@ -57,6 +57,8 @@ func TestConsumerShareGroupHeartbeatConfigs(t *testing.T) {
 		{"consumer.session.timeout.ms", "1000", "consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms"},
 		{"share.heartbeat.interval.ms", "20000", "share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms"},
 		{"streams.assignment.interval.ms", "20000", "streams.assignment.interval.ms must be less than or equal to group.streams.max.assignment.interval.ms"},
+		{"consumer.assignment.interval.ms", "20000", "consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms"},
+		{"share.assignment.interval.ms", "15001", "share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms"},
 	} {
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		res := kmsg.NewIncrementalAlterConfigsRequestResource()
