@@ -58,11 +58,14 @@ func oneOf(vals ...string) func(string) error {
 // GroupConfigs are the group configs kzero knows and honours, with Kafka's
 // defaults (where Kafka's default is the broker's config of the same
 // name, the broker default). The group coordinator applies the session
-// timeouts and heartbeat intervals (consumer.*, share.*, streams.*) at
-// a group's next heartbeat, as it does the other streams configs.
+// timeouts, heartbeat intervals and assignment intervals (consumer.*,
+// share.*, streams.*) at a group's next heartbeat, as it does the other
+// streams configs.
 var GroupConfigs = []GroupConfig{
+	{"consumer.assignment.interval.ms", "1000", kmsg.ConfigTypeInt, atLeast(0)},
 	{"consumer.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"consumer.session.timeout.ms", "45000", kmsg.ConfigTypeInt, atLeast(1)},
+	{"share.assignment.interval.ms", "1000", kmsg.ConfigTypeInt, atLeast(0)},
 	{"share.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"share.session.timeout.ms", "45000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"share.record.lock.duration.ms", "30000", kmsg.ConfigTypeInt, intIn(1000, 3600000)},

@@ -47,6 +47,14 @@ type Config struct {
 	ConsumerMaxSize              int
 	ConsumerAssignors            []string
 	ConsumerMigrationPolicy      string
+	// group.consumer.assignment.interval.ms (KIP-1263; 1s in the
+	// broker's configuration, as Kafka; 0 computes each target
+	// assignment at once) within
+	// group.consumer.min/max.assignment.interval.ms (0, 15s; a max of 0
+	// is the default).
+	ConsumerAssignmentInterval    time.Duration
+	ConsumerMinAssignmentInterval time.Duration
+	ConsumerMaxAssignmentInterval time.Duration
 
 	// KIP-1071 streams groups, group.streams.*: the session timeout
 	// (45s) and heartbeat interval (5s) members get, each kept within
@@ -127,6 +135,8 @@ func (c *Config) setDefaults() {
 	def(&c.ConsumerMaxHeartbeatInterval, 15*time.Second)
 	c.ConsumerSessionTimeout = min(max(c.ConsumerSessionTimeout, c.ConsumerMinSessionTimeout), c.ConsumerMaxSessionTimeout)
 	c.ConsumerHeartbeatInterval = min(max(c.ConsumerHeartbeatInterval, c.ConsumerMinHeartbeatInterval), c.ConsumerMaxHeartbeatInterval)
+	c.ConsumerMinAssignmentInterval, c.ConsumerAssignmentInterval = assignmentIntervals(c.ConsumerAssignmentInterval,
+		c.ConsumerMinAssignmentInterval, &c.ConsumerMaxAssignmentInterval)
 	if c.ConsumerMaxSize <= 0 {
 		c.ConsumerMaxSize = math.MaxInt32
 	}
@@ -197,14 +207,15 @@ func New(cfg Config) *Coordinator {
 			MaxSize:               cfg.MaxSize,
 			NewID:                 newUUID,
 
-			ConsumerSessionTimeout:    int32(min(cfg.ConsumerSessionTimeout.Milliseconds(), math.MaxInt32)),
-			ConsumerHeartbeatInterval: int32(min(cfg.ConsumerHeartbeatInterval.Milliseconds(), math.MaxInt32)),
-			ConsumerMaxSize:           cfg.ConsumerMaxSize,
-			ConsumerAssignors:         cfg.ConsumerAssignors,
-			UpgradeAllowed:            cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
-			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
-			Streams:                   cfg.streamsPolicy(),
-			Share:                     cfg.Share.policy(),
+			ConsumerSessionTimeout:     int32(min(cfg.ConsumerSessionTimeout.Milliseconds(), math.MaxInt32)),
+			ConsumerHeartbeatInterval:  int32(min(cfg.ConsumerHeartbeatInterval.Milliseconds(), math.MaxInt32)),
+			ConsumerMaxSize:            cfg.ConsumerMaxSize,
+			ConsumerAssignors:          cfg.ConsumerAssignors,
+			ConsumerAssignmentInterval: cfg.ConsumerAssignmentInterval.Milliseconds(),
+			UpgradeAllowed:             cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
+			DowngradeAllowed:           cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
+			Streams:                    cfg.streamsPolicy(),
+			Share:                      cfg.Share.policy(),
 		},
 	}
 	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout},

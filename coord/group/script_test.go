@@ -56,6 +56,9 @@ import (
 //	group-config [key=value ...]       group g's dynamic configs
 //	                                   (IncrementalAlterConfigs on GROUP g),
 //	                                   all of them: none clears them
+//	assignment-interval [consumer=1s] [share=1s]
+//	                                   group.consumer/share.assignment.interval.ms
+//	                                   (kept over restarts; 0 by default)
 //
 // Member ids are the client id (or instance id) and a counter: c1-1.
 // Responses are written "join c1: ..." or "sync c1-1: ...", with the
@@ -100,6 +103,9 @@ type script struct {
 	// heartbeats carry them, and a restarted coordinator reads them.
 	groupConfigs map[string]string
 	streams      streamsScript // streams group state (streams_script_test.go)
+	// consumerInterval and shareInterval (ms, assignment-interval):
+	// group.consumer/share.assignment.interval.ms, kept over restarts.
+	consumerInterval, shareInterval int64
 
 	mu  sync.Mutex
 	out strings.Builder // the step's output so far
@@ -150,6 +156,7 @@ func (s *script) open() {
 	s.c.SetTopics(s.topics)
 	s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
 	s.c.policy.Streams.AssignmentInterval = s.streams.interval
+	s.c.policy.ConsumerAssignmentInterval, s.c.policy.Share.AssignmentInterval = s.consumerInterval, s.shareInterval
 	s.t.Cleanup(s.c.Close)
 	<-s.c.Lead(s.part)
 }
@@ -196,6 +203,10 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		s.consumerLeave(t, d)
 	case "group-config":
 		s.setGroupConfigs(d)
+	case "assignment-interval":
+		s.consumerInterval = int64(argMs(t, d, "consumer", time.Duration(s.consumerInterval)*time.Millisecond))
+		s.shareInterval = int64(argMs(t, d, "share", time.Duration(s.shareInterval)*time.Millisecond))
+		s.c.policy.ConsumerAssignmentInterval, s.c.policy.Share.AssignmentInterval = s.consumerInterval, s.shareInterval
 	case "share-heartbeat", "share-leave", "delete-group":
 		s.runShare(t, d)
 	case "tick":
@@ -641,8 +652,10 @@ func (s *script) formatRecord(b *strings.Builder, r *record, tombstone bool) {
 			return
 		}
 		switch c.typ {
-		case consumerEpochType, consumerTargetEpochType:
+		case consumerEpochType:
 			fmt.Fprintf(b, "epoch=%d\n", c.epoch)
+		case consumerTargetEpochType:
+			s.formatTargetMetadata(b, c.epoch, c.assignedAt)
 		case consumerMemberType:
 			m := &c.meta
 			fmt.Fprintf(b, "topics=[%s]", strings.Join(m.topics, " "))
@@ -673,6 +686,17 @@ func (s *script) formatRecord(b *strings.Builder, r *record, tombstone bool) {
 	default:
 		b.WriteString("other record\n")
 	}
+}
+
+// formatTargetMetadata writes a target assignment metadata record's
+// epoch and, if it has one, its AssignmentTimestamp (at=, from the
+// script's start).
+func (s *script) formatTargetMetadata(b *strings.Builder, epoch int32, assignedAt int64) {
+	fmt.Fprintf(b, "epoch=%d", epoch)
+	if assignedAt != 0 {
+		fmt.Fprintf(b, " at=%s", time.Duration(assignedAt-s.start)*time.Millisecond)
+	}
+	b.WriteString("\n")
 }
 
 func formatGroupValue(b *strings.Builder, v *kmsg.GroupMetadataValue) {

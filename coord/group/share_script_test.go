@@ -74,8 +74,10 @@ func (s *script) formatShareRecord(b *strings.Builder, r *shareRecord) {
 		return
 	}
 	switch r.typ {
-	case shareEpochType, shareTargetEpochType:
+	case shareEpochType:
 		fmt.Fprintf(b, "epoch=%d\n", r.epoch)
+	case shareTargetEpochType:
+		s.formatTargetMetadata(b, r.epoch, r.assignedAt)
 	case shareMemberType:
 		fmt.Fprintf(b, "topics=[%s] client=%s\n", strings.Join(r.meta.topics, " "), r.meta.clientID)
 	case shareTargetMemberType:

@@ -316,7 +316,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 	case epoch > sg.assignmentEpoch && delayUntil > env.now:
 		targetEpoch, target = max(1, sg.assignmentEpoch), taskAssignment{}
 		statuses = append(statuses, status(statusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay."))
-	case epoch > sg.assignmentEpoch && sg.assignable(env.now, env.policy.AssignmentInterval):
+	case epoch > sg.assignmentEpoch && assignable(sg.assignedAt, env.now, env.policy.AssignmentInterval):
 		var assignees []streamsAssignee
 		for _, m := range sg.sortedMembers() {
 			if m.id != memberID {
@@ -399,14 +399,6 @@ func (sg *streamsGroup) assign(cfg *configuredTopology, assignees []streamsAssig
 		}
 	}
 	return targets, append(recs, streamsRecord{typ: streamsTargetEpochType, epoch: epoch, assignedAt: now})
-}
-
-// assignable reports whether the group's next target assignment may be
-// computed at now (Kafka's KIP-1263 batching): when it has no assignment
-// time (none yet, or from before the interval existed), when the
-// interval is 0, or once the interval since the last one has passed.
-func (sg *streamsGroup) assignable(now, interval int64) bool {
-	return sg.assignedAt == 0 || interval <= 0 || now >= sg.assignedAt+interval
 }
 
 // delayedAssignment is the assignment the end of the initial rebalance
@@ -874,9 +866,8 @@ func (c *Config) setStreamsDefaults() {
 	def(&c.StreamsMaxHeartbeatInterval, 15*time.Second)
 	c.StreamsSessionTimeout = min(max(c.StreamsSessionTimeout, c.StreamsMinSessionTimeout), c.StreamsMaxSessionTimeout)
 	c.StreamsHeartbeatInterval = min(max(c.StreamsHeartbeatInterval, c.StreamsMinHeartbeatInterval), c.StreamsMaxHeartbeatInterval)
-	def(&c.StreamsMaxAssignmentInterval, 15*time.Second)
-	c.StreamsMinAssignmentInterval = max(c.StreamsMinAssignmentInterval, 0)
-	c.StreamsAssignmentInterval = min(max(c.StreamsAssignmentInterval, c.StreamsMinAssignmentInterval), c.StreamsMaxAssignmentInterval)
+	c.StreamsMinAssignmentInterval, c.StreamsAssignmentInterval = assignmentIntervals(c.StreamsAssignmentInterval,
+		c.StreamsMinAssignmentInterval, &c.StreamsMaxAssignmentInterval)
 	if c.StreamsMaxSize <= 0 {
 		c.StreamsMaxSize = 1<<31 - 1
 	}

@@ -247,11 +247,7 @@ func appendStreamsValue(dst []byte, r *streamsRecord) []byte {
 		dst = appendKeyValues(dst, m.clientTags)
 		return coordrecord.AppendNoTags(dst)
 	case streamsTargetEpochType:
-		dst = coordrecord.AppendInt32(dst, r.epoch)
-		if r.assignedAt == 0 { // the tagged field's default
-			return coordrecord.AppendNoTags(dst)
-		}
-		return coordrecord.AppendTaggedInt64(coordrecord.AppendTagCount(dst, 1), 0, r.assignedAt)
+		return appendTargetMetadata(dst, r.epoch, r.assignedAt)
 	case streamsTargetMemberType:
 		dst = appendTaskSet(dst, r.target.active, nil)
 		dst = appendTaskSet(dst, r.target.standby, nil)
@@ -380,12 +376,7 @@ func decodeStreamsRecord(typ int16, key, value []byte) (group string, r streamsR
 			m.clientTags = readKeyValues(vr)
 			vr.Tags(nil)
 		case streamsTargetEpochType:
-			r.epoch = vr.Int32()
-			vr.Tags(func(tag uint64, b []byte) {
-				if tag == 0 && len(b) == 8 {
-					r.assignedAt = int64(binary.BigEndian.Uint64(b))
-				}
-			})
+			r.epoch, r.assignedAt = readTargetMetadata(vr)
 		case streamsTargetMemberType:
 			r.target.active = readTaskSet(vr, nil)
 			r.target.standby = readTaskSet(vr, nil)

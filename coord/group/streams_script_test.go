@@ -343,11 +343,7 @@ func (s *script) formatStreamsRecord(b *strings.Builder, r *streamsRecord) {
 	case streamsEpochType:
 		fmt.Fprintf(b, "epoch=%d validated-topology=%d standbys=%d\n", r.epoch, r.validatedEpoch, r.standbys)
 	case streamsTargetEpochType:
-		fmt.Fprintf(b, "epoch=%d", r.epoch)
-		if r.assignedAt != 0 {
-			fmt.Fprintf(b, " at=%s", time.Duration(r.assignedAt-s.start)*time.Millisecond)
-		}
-		b.WriteString("\n")
+		s.formatTargetMetadata(b, r.epoch, r.assignedAt)
 	case streamsTopologyType:
 		ids := make([]string, len(r.topology.subtopologies))
 		for i, st := range r.topology.subtopologies {
