@@ -133,7 +133,7 @@ func segmentPath(dir string, base int64, suffix string) string {
 // same base offset. It is pinned: the log's new active segment.
 func createSegment(dir string, base int64, cfg *Config, files *FileCache) (*Segment, error) {
 	for _, sfx := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
-		if err := os.Remove(segmentPath(dir, base, sfx)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := cfg.fs().Remove(segmentPath(dir, base, sfx)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("remove leftover segment file: %w", err)
 		}
 	}
@@ -215,7 +215,7 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		err := o(p)
 		if errors.Is(err, index.ErrCorrupt) {
 			corrupt = true
-			if err := os.Remove(p); err != nil {
+			if err := s.fs.Remove(p); err != nil {
 				return fmt.Errorf("remove corrupt index: %w", err)
 			}
 			err = o(p)
@@ -223,14 +223,14 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		return err
 	}
 	if err := open(IndexSuffix, func(p string) (err error) {
-		x, err := index.OpenOffsetIndex(p, s.base, capacity)
+		x, err := index.OpenOffsetIndex(s.fs, p, s.base, capacity)
 		s.idx.Store(x)
 		return err
 	}); err != nil {
 		return corrupt, fmt.Errorf("open offset index: %w", err)
 	}
 	if err := open(TimeIndexSuffix, func(p string) (err error) {
-		s.tindex, err = index.OpenTimeIndex(p, s.base, capacity)
+		s.tindex, err = index.OpenTimeIndex(s.fs, p, s.base, capacity)
 		return err
 	}); err != nil {
 		s.offsets().Close()
@@ -458,7 +458,7 @@ func (s *Segment) txnIndex() (*TxnIndex, error) {
 	if t := s.txn.Load(); t != nil {
 		return t, nil
 	}
-	t, err := OpenTxnIndex(segmentPath(s.dir, s.base, TxnIndexSuffix))
+	t, err := OpenTxnIndex(s.fs, segmentPath(s.dir, s.base, TxnIndexSuffix))
 	if err != nil {
 		return nil, fmt.Errorf("open txn index: %w", err)
 	}
@@ -584,7 +584,7 @@ func (s *Segment) removeFiles() {
 		name += DeletedSuffix
 	}
 	for _, p := range []string{name, s.offsets().Path(), s.tindex.Path()} {
-		os.Remove(p)
+		s.fs.Remove(p)
 	}
 	if t := s.txn.Load(); t != nil {
 		t.Delete()
