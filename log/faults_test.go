@@ -283,16 +283,22 @@ func TestFailedRoll(t *testing.T) {
 func TestCleanerFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		arm     func(t *testing.T, efs *errorfs.FS)
+		arm     func(t *testing.T, efs *errorfs.FS, dir string)
 		offline bool
 	}{
-		{"ENOSPC writing the cleaned segment", func(t *testing.T, efs *errorfs.FS) {
+		{"ENOSPC writing the cleaned segment", func(t *testing.T, efs *errorfs.FS, _ string) {
 			efs.OnOpen(LogSuffix+CleanedSuffix, func(f *errorfs.File) { f.BreakWrites(t, "/dev/full") })
 		}, false},
-		{"rename to swap", func(t *testing.T, efs *errorfs.FS) {
+		{"rename to swap", func(t *testing.T, efs *errorfs.FS, _ string) {
 			efs.FailRenames(LogSuffix+SwapSuffix, unix.EIO)
 		}, false},
-		{"rename from swap", func(t *testing.T, efs *errorfs.FS) {
+		{"folder fsync at the commit point", func(t *testing.T, efs *errorfs.FS, dir string) {
+			efs.FailSyncs(dir, unix.EIO) // the folder's name: no file in it ends so
+		}, true},
+		{"rename of a replaced segment's index to deleted", func(t *testing.T, efs *errorfs.FS, _ string) {
+			efs.FailRenames(IndexSuffix+DeletedSuffix, unix.EIO)
+		}, true},
+		{"rename from swap", func(t *testing.T, efs *errorfs.FS, _ string) {
 			efs.FailRenames(LogSuffix, unix.EIO)
 		}, true},
 	} {
@@ -309,7 +315,7 @@ func TestCleanerFaults(t *testing.T) {
 			fillKeys(t, l, clk, record.CodecNone, 300, 10, 40)
 			before, _ := clReadAll(t, l)
 
-			tc.arm(t, efs)
+			tc.arm(t, efs, dir)
 			c := clCleaner(1 << 20)
 			p, ok := c.plan(l)
 			if !ok {

@@ -526,8 +526,36 @@ func (m *Manager) flushDue() {
 	}
 }
 
+// dirFailed takes every log of dir offline after err, an I/O error writing
+// one of the dir's own files (a checkpoint), as Kafka takes the log dir
+// offline: their appends and the replica layer's answers for them become
+// KAFKA_STORAGE_ERROR until the broker restarts; the other dirs' logs keep
+// serving.
+func (m *Manager) dirFailed(dir string, err error) {
+	m.mu.RLock()
+	var logs []*Log
+	for tp, l := range m.mu.logs {
+		if m.mu.dirOf[tp] == dir {
+			logs = append(logs, l)
+		}
+	}
+	for _, f := range m.mu.futures {
+		if f.dir == dir {
+			logs = append(logs, f.log)
+		}
+	}
+	m.mu.RUnlock()
+	for _, l := range logs {
+		l.mu.Lock()
+		l.goOfflineLocked("writing a checkpoint of its log dir failed", err)
+		l.mu.Unlock()
+	}
+}
+
 // Checkpoint writes each log dir's recovery point and log start offset
-// checkpoint files.
+// checkpoint files. A dir whose checkpoint cannot be written keeps its
+// older files; unless the file system is full (space.go) its logs go
+// offline (dirFailed).
 func (m *Manager) Checkpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
@@ -561,12 +589,19 @@ func (m *Manager) Checkpoint() error {
 		}
 	}
 	m.mu.RUnlock()
+	var errs []error
 	for name, byDir := range out {
 		for d, offsets := range byDir {
 			if err := WriteCheckpoint(m.fs(), filepath.Join(d, name), offsets); err != nil {
-				return err
+				errs = append(errs, fmt.Errorf("log dir %s: %w", d, err))
+				if !noSpace(err) {
+					m.dirFailed(d, err)
+				}
 			}
 		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	if len(gone) > 0 {
 		m.mu.Lock()

@@ -177,19 +177,24 @@ func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildI
 	s.size.Store(st.Size)
 
 	corrupt, err := s.openIndexes(indexBytes)
-	if err == nil && corrupt {
-		// Rebuilding needs room in both indexes.
-		s.offsets().Close()
-		s.tindex.Close()
-		_, err = s.openIndexes(cfg.SegmentIndexBytes)
-	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	if _, err := os.Stat(segmentPath(dir, base, TxnIndexSuffix)); err == nil {
-		if _, err := s.txnIndex(); err != nil {
-			s.Release()
+	tcorrupt, err := s.openTxnIndex()
+	if err != nil {
+		s.Release()
+		return nil, err
+	}
+	if corrupt = corrupt || tcorrupt; corrupt {
+		// Rebuilding needs room in both indexes.
+		s.offsets().Close()
+		s.tindex.Close()
+		if _, err := s.openIndexes(cfg.SegmentIndexBytes); err != nil {
+			if t := s.txn.Load(); t != nil {
+				t.Close()
+			}
+			f.Close()
 			return nil, err
 		}
 	}
@@ -205,6 +210,25 @@ func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildI
 		return nil, err
 	}
 	return s, nil
+}
+
+// openTxnIndex loads the segment's txn index, if it has one. One that is
+// damaged (a crash in the middle of an entry's write leaves it torn) is
+// removed and corrupt says so: recovery rebuilds it from the segment's
+// abort markers.
+func (s *Segment) openTxnIndex() (corrupt bool, err error) {
+	p := segmentPath(s.dir, s.base, TxnIndexSuffix)
+	if _, err := os.Stat(p); err != nil {
+		return false, nil
+	}
+	_, err = s.txnIndex()
+	if errors.Is(err, ErrCorruptTxnIndex) {
+		if err := s.fs.Remove(p); err != nil {
+			return false, fmt.Errorf("remove corrupt txn index: %w", err)
+		}
+		return true, nil
+	}
+	return false, err
 }
 
 // openIndexes opens the offset and time index with the given capacity. An
@@ -609,12 +633,18 @@ func (s *Segment) renameDeleted() error {
 	if err := s.fs.Rename(s.path, s.path+DeletedSuffix); err != nil {
 		return fmt.Errorf("rename deleted segment: %w", err)
 	}
-	s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
-	s.tindex.Rename(s.tindex.Path() + DeletedSuffix)
-	if t := s.txn.Load(); t != nil {
-		t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix))
-	}
 	s.renamed = true
+	// An index left under its name would be removed with the segment
+	// later, by then maybe the file of a segment that took its base
+	// offset (a cleaned one): the caller fails as for the log file.
+	err := s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
+	err = errors.Join(err, s.tindex.Rename(s.tindex.Path()+DeletedSuffix))
+	if t := s.txn.Load(); t != nil {
+		err = errors.Join(err, t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix)))
+	}
+	if err != nil {
+		return fmt.Errorf("rename deleted segment's indexes: %w", err)
+	}
 	return nil
 }
 
