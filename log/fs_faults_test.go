@@ -36,29 +36,10 @@ func TestCheckpointWriteFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			efs := &errorfs.FS{}
 			dirs := []string{t.TempDir(), t.TempDir()}
-			open := func(fs FS) *Manager {
-				cfg := DefaultManagerConfig(dirs...)
-				cfg.Defaults = testConfig()
-				cfg.Defaults.FS = fs
-				cfg.Logger = slog.New(slog.DiscardHandler)
-				m, err := OpenManager(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return m
-			}
-			m := open(efs)
-			tpA, tpB := TopicPartition{Topic: "a", Partition: 0}, TopicPartition{Topic: "b", Partition: 0}
-			a, err := m.GetOrCreate(tpA, testConfig())
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := m.GetOrCreate(tpB, testConfig())
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := faultManager(t, efs, dirs...)
+			tpA, a, b := twoLogs(t, m)
 			dirA := m.mu.dirOf[tpA]
-			if dirA == m.mu.dirOf[tpB] {
+			if dirA == m.mu.dirOf[TopicPartition{Topic: "b", Partition: 0}] {
 				t.Fatal("both partitions in one log dir")
 			}
 			mustAppend(t, a, makeBatch(t, 5, 100, record.CodecNone))
@@ -108,7 +89,7 @@ func TestCheckpointWriteFailure(t *testing.T) {
 			if err := m.Close(); (err != nil) != tc.offline {
 				t.Fatalf("Close: %v", err)
 			}
-			m = open(nil)
+			m = faultManager(t, nil, dirs...)
 			defer m.Close()
 			if m.ClosedCleanly() == tc.offline {
 				t.Fatalf("ClosedCleanly %v with a dir that went offline: %v", m.ClosedCleanly(), tc.offline)
@@ -122,23 +103,22 @@ func TestCheckpointWriteFailure(t *testing.T) {
 	}
 }
 
+// faultLog returns an errorfs, a log config writing through it, and a
+// folder for the log.
+func faultLog(t *testing.T) (*errorfs.FS, Config, string) {
+	efs := &errorfs.FS{}
+	cfg := testConfig()
+	cfg.FS = efs
+	return efs, cfg, t.TempDir()
+}
+
 // A producer snapshot whose rename fails leaves no file, temporary or
 // torn, and the older snapshots as they were; the roll goes on, and so do
 // appends. A restart rebuilds the producer state from the older snapshot
 // and the batches: a retried batch is still a duplicate.
 func TestProducerSnapshotRenameFailure(t *testing.T) {
-	efs := &errorfs.FS{}
-	cfg := testConfig()
-	cfg.FS = efs
-	dir := t.TempDir()
-	open := func() *Log {
-		l, err := Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	l := open()
+	efs, cfg, dir := faultLog(t)
+	l := openQuiet(t, dir, cfg)
 	mustAppend(t, l, idempotentBatch(t, 7, 0, 0, 5))
 	if err := l.Roll(); err != nil { // the snapshot at 5
 		t.Fatal(err)
@@ -170,7 +150,7 @@ func TestProducerSnapshotRenameFailure(t *testing.T) {
 	}
 
 	efs.Disarm()
-	l = open()
+	l = openQuiet(t, dir, cfg)
 	defer l.Close()
 	if d := mustAppend(t, l, idempotentBatch(t, 7, 0, 10, 5)); !d.Duplicate || d.FirstOffset != last.FirstOffset {
 		t.Fatalf("retry after the restart: %+v, want a duplicate of %+v", d, last)
@@ -184,14 +164,8 @@ func TestProducerSnapshotRenameFailure(t *testing.T) {
 // recovers the damaged index from the segment's markers (it would not open
 // before): it lists the aborted transactions the log holds.
 func TestTornTxnIndexWrite(t *testing.T) {
-	efs := &errorfs.FS{}
-	cfg := testConfig()
-	cfg.FS = efs
-	dir := t.TempDir()
-	l, err := Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	efs, cfg, dir := faultLog(t)
+	l := openQuiet(t, dir, cfg)
 	mustAppend(t, l, txnBatch(t, 1, 0, 3)) // 0-2
 	if _, err := l.Append(record.AppendControlBatch(nil, 1, 0, 0, record.ControlAbort, 1), OriginCoordinator, 0); err != nil {
 		t.Fatal(err) // 3
@@ -204,7 +178,7 @@ func TestTornTxnIndexWrite(t *testing.T) {
 
 	efs.FailWrites(TxnIndexSuffix, 10, unix.EIO)
 	efs.FailTruncates(TxnIndexSuffix, unix.EIO)
-	_, err = l.Append(record.AppendControlBatch(nil, 2, 0, 0, record.ControlAbort, 1), OriginCoordinator, 0)
+	_, err := l.Append(record.AppendControlBatch(nil, 2, 0, 0, record.ControlAbort, 1), OriginCoordinator, 0)
 	mustStorageError(t, "abort marker with a torn txn index write", err)
 	path := segmentPath(dir, 0, TxnIndexSuffix)
 	if st, err := os.Stat(path); err != nil || st.Size() != txnEntrySize+10 {

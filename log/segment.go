@@ -558,8 +558,11 @@ func (s *Segment) Sync() error {
 	if err := s.acquire(); err != nil {
 		return fmt.Errorf("fsync segment %s: %w", s.path, err)
 	}
+	// The reference is held to the end: released, a dropped segment's
+	// last reference closes its indexes, and their Sync would fail
+	// (closed) and take the log offline for an fsync that never failed.
+	defer s.Release()
 	err := s.f.Sync() // through the File: a test FS tracks durability here
-	s.Release()
 	if err != nil {
 		return fmt.Errorf("fsync segment: %w", err)
 	}
