@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,10 +19,6 @@ import (
 // controller listener is SASL_PLAINTEXT with PLAIN (the nodes log in as
 // "controller"), its client listener PLAINTEXT.
 func saslControllerProps(id int, dir string, ports []int) map[string]string {
-	var voters []string
-	for i, p := range ports {
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
-	}
 	return map[string]string{
 		"node.id":                            strconv.Itoa(id),
 		"log.dirs":                           dir,
@@ -31,7 +26,7 @@ func saslControllerProps(id int, dir string, ports []int) map[string]string {
 		"listeners":                          fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[id-1]),
 		"listener.security.protocol.map":     "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
 		"controller.listener.names":          "CONTROLLER",
-		"controller.quorum.voters":           strings.Join(voters, ","),
+		"controller.quorum.voters":           loopbackVoters(ports),
 		"sasl.mechanism.controller.protocol": "PLAIN",
 		"listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
 		"listener.name.controller.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
@@ -44,37 +39,11 @@ func saslControllerProps(id int, dir string, ports []int) map[string]string {
 // SASL_PLAINTEXT controller listener: the quorum forms, and a topic
 // replicated on all three is created and takes acks=all produces.
 func TestSaslControllerCluster(t *testing.T) {
-	ports, err := freeLoopbackPorts(3)
-	if err != nil {
-		t.Skip(err)
-	}
-	logger := slog.New(slog.DiscardHandler)
-	nodes := make([]*node.Node, 3)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for i := range 3 {
-		cfg, err := loadConfig(nil, saslControllerProps(i+1, t.TempDir(), ports), logger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ncfg, err := cfg.nodeConfig(logger)
-		if err != nil {
-			t.Fatal(err)
-		}
+	nodes := startPropsCluster(t, 3, saslControllerProps, func(id int, ncfg node.Config) {
 		if ncfg.ControllerSASL["PLAIN"] == nil || ncfg.ControllerClientSASL == nil || ncfg.ControllerClientSASL.Name() != "PLAIN" || ncfg.ControllerTLS != nil {
-			t.Fatalf("node %d: controller SASL %v/%v, TLS %v", i+1, ncfg.ControllerSASL, ncfg.ControllerClientSASL, ncfg.ControllerTLS)
+			t.Fatalf("node %d: controller SASL %v/%v, TLS %v", id, ncfg.ControllerSASL, ncfg.ControllerClientSASL, ncfg.ControllerTLS)
 		}
-		wg.Go(func() { nodes[i], errs[i] = node.Start(ncfg) })
-	}
-	wg.Wait()
-	for i, n := range nodes {
-		if n != nil {
-			t.Cleanup(func() { stopBroker(t, n) })
-		}
-		if errs[i] != nil {
-			t.Fatalf("node %d: %v", i+1, errs[i])
-		}
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[0].ListenerAddr("PLAINTEXT").String()), kgo.RequiredAcks(kgo.AllISRAcks()))
