@@ -7,6 +7,7 @@ import (
 
 	"kzero/coord"
 	"kzero/coord/group"
+	"kzero/coord/raftnet"
 	"kzero/coord/share"
 	"kzero/coord/txn"
 	"kzero/log"
@@ -84,6 +85,13 @@ type Config struct {
 	// plain TCP.
 	ControllerTLS       *server.TLS
 	ControllerClientTLS *tls.Config
+	// ControllerSASL, when set, makes the controller listener
+	// SASL_PLAINTEXT or SASL_SSL: mechanism -> a new server exchange
+	// (raftnet.Config.SASL). ControllerClientSASL is the mechanism this
+	// node authenticates with to the controllers
+	// (sasl.mechanism.controller.protocol); nil: none.
+	ControllerSASL       map[string]func() sasl.Exchange
+	ControllerClientSASL raftnet.ClientMechanism
 	// BootstrapServers are controller.quorum.bootstrap.servers: the
 	// host:port of controllers a broker-only node dials first (it learns
 	// the voters from them); empty: the addresses of Voters.

@@ -269,8 +269,10 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], cluster
 				c.ReceiveQuorum(from, payload)
 			}
 		},
-		ClientTLS: cfg.ControllerClientTLS,
-		Logger:    n.logger,
+		ClientTLS:  cfg.ControllerClientTLS,
+		SASL:       cfg.ControllerSASL,
+		ClientSASL: cfg.ControllerClientSASL,
+		Logger:     n.logger,
 	}
 	if t := cfg.ControllerTLS; t != nil {
 		// Each handshake takes the listener's current certificates, so a
@@ -278,7 +280,7 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], cluster
 		rcfg.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return t.Config(), nil }}
 	}
 	if learner {
-		rcfg.ListenAddr, rcfg.Peers, rcfg.TLS = "", nil, nil
+		rcfg.ListenAddr, rcfg.Peers, rcfg.TLS, rcfg.SASL = "", nil, nil, nil
 	}
 	n.raft = raftnet.New(rcfg)
 	if err := n.raft.Start(); err != nil {

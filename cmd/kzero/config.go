@@ -209,6 +209,7 @@ var keys = func() map[string]key {
 	s("inter.broker.listener.name", "")
 	s("security.inter.broker.protocol", "") // Kafka's default PLAINTEXT: kzero's is the first PLAINTEXT listener
 	s("sasl.mechanism.inter.broker.protocol", "GSSAPI")
+	s("sasl.mechanism.controller.protocol", "GSSAPI") // kzero: PLAIN only (controllerSASL)
 	add(key{name: "sasl.enabled.mechanisms", def: "GSSAPI", kind: kList})
 	s("sasl.jaas.config", "")
 	l("connections.max.reauth.ms", "0", 0)

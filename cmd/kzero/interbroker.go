@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"kzero/coord/raftnet"
 	"kzero/net/api"
 	"kzero/net/sasl"
 	"kzero/net/server"
@@ -120,19 +121,9 @@ func (c *brokerConfig) interBrokerSASL(l node.Listener) (wire.Mechanism, error) 
 	if !slices.Contains(l.Mechanisms, mech) {
 		return nil, fmt.Errorf("sasl.mechanism.inter.broker.protocol=%s is not enabled on the inter-broker listener %s (%s)", mech, l.Name, strings.Join(l.Mechanisms, ","))
 	}
-	prefix := "listener.name." + strings.ToLower(l.Name) + "."
-	key := c.jaasKey(prefix, strings.ToLower(mech))
-	var user, pass string
-	if c.has(key) {
-		mods, err := sasl.ParseJAAS(c.str(key))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		for _, m := range mods {
-			if u, ok := m.Options["username"]; ok {
-				user, pass = u, m.Options["password"]
-			}
-		}
+	user, pass, key, err := c.jaasLogin(l.Name, mech)
+	if err != nil {
+		return nil, err
 	}
 	if user == "" {
 		return nil, fmt.Errorf("the inter-broker listener %s authenticates with %s, but %s names no username and password for the broker", l.Name, mech, key)
@@ -151,6 +142,27 @@ func (c *brokerConfig) interBrokerSASL(l node.Listener) (wire.Mechanism, error) 
 	return franzMechanism{m}, nil
 }
 
+// jaasLogin is the username and password this node logs in with on
+// listener with mechanism: the username and password options of the
+// listener's JAAS config for it (key, as jaasKey finds it); "" when
+// there are none.
+func (c *brokerConfig) jaasLogin(listener, mech string) (user, pass, key string, err error) {
+	key = c.jaasKey("listener.name."+strings.ToLower(listener)+".", strings.ToLower(mech))
+	if !c.has(key) {
+		return "", "", key, nil
+	}
+	mods, err := sasl.ParseJAAS(c.str(key))
+	if err != nil {
+		return "", "", key, fmt.Errorf("%s: %w", key, err)
+	}
+	for _, m := range mods {
+		if u, ok := m.Options["username"]; ok {
+			user, pass = u, m.Options["password"]
+		}
+	}
+	return user, pass, key, nil
+}
+
 // franzMechanism adapts a franz-go SASL client mechanism to wire's.
 type franzMechanism struct{ m franzsasl.Mechanism }
 
@@ -165,37 +177,110 @@ func (f franzMechanism) Authenticate(ctx context.Context, host string) (wire.Ses
 }
 
 // controllerTLS is the controller listener's TLS when its protocol is SSL
-// (controller.listener.names' first, its protocol from
+// or SASL_SSL (controller.listener.names' first, its protocol from
 // listener.security.protocol.map): the server side on a node that has
 // the listener, and on every node the client side it dials controllers
-// with. nil, nil for PLAINTEXT. SASL on the controller listener is
-// refused by controllerProtocols.
+// with. nil, nil for PLAINTEXT and SASL_PLAINTEXT. controllerSASL is the
+// SASL side.
 func (c *brokerConfig) controllerTLS() (*server.TLS, *tls.Config, error) {
-	names := c.controllerListenerNames()
-	if len(names) == 0 {
-		return nil, nil, nil
-	}
-	name := names[0]
-	proto, err := c.protocolOf(name)
-	if err != nil || proto != "SSL" {
+	name, proto, has, err := c.controllerListenerProtocol()
+	if err != nil || (proto != "SSL" && proto != "SASL_SSL") {
 		return nil, nil, err
 	}
 	client, err := c.clientTLS(name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller listener %s: %w", name, err)
 	}
-	ls, err := c.listeners()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !slices.ContainsFunc(ls, func(l listener) bool { return l.name == name }) {
+	if !has {
 		return nil, client, nil // broker-only: it only dials the controllers
 	}
-	nl := node.Listener{Listener: api.Listener{Name: name, SecurityProtocol: api.ProtocolSSL}}
+	nl := node.Listener{Listener: api.Listener{Name: name, SecurityProtocol: protocolID(proto)}}
 	if err := c.sslListener(&nl); err != nil {
 		return nil, nil, err
 	}
 	return nl.TLS, client, nil
+}
+
+// controllerListenerProtocol is the controller listener's name
+// (controller.listener.names' first, "" for none), its security protocol,
+// and whether this node has it (in listeners: not a broker-only node).
+func (c *brokerConfig) controllerListenerProtocol() (name, proto string, has bool, err error) {
+	names := c.controllerListenerNames()
+	if len(names) == 0 {
+		return "", "", false, nil
+	}
+	name = names[0]
+	if proto, err = c.protocolOf(name); err != nil {
+		return "", "", false, err
+	}
+	ls, err := c.listeners()
+	if err != nil {
+		return "", "", false, err
+	}
+	return name, proto, slices.ContainsFunc(ls, func(l listener) bool { return l.name == name }), nil
+}
+
+// controllerSASL is the controller listener's SASL when its protocol is
+// SASL_PLAINTEXT or SASL_SSL: on a node that has the listener, the
+// mechanisms it accepts (listener.name.<l>.sasl.enabled.mechanisms, else
+// sasl.enabled.mechanisms), which must include
+// sasl.mechanism.controller.protocol, as Kafka requires; on every node,
+// the client mechanism it dials controllers with:
+// sasl.mechanism.controller.protocol with the username and password of
+// the listener's JAAS config for it.
+//
+// The controller listener takes PLAIN only. SCRAM credentials live in the
+// metadata log, which the controllers can read only once their quorum
+// has formed over this very listener (Kafka bootstraps them at format
+// time, KIP-900: kzero has no such step); OAUTHBEARER would need a token
+// provider on every node. A controller's peer is accepted once it
+// authenticated, whatever its user: every user of the listener's JAAS
+// config is a controller or broker of the cluster (Kafka would also
+// require the principal to be a super user for its controller APIs;
+// the raft transport has no other API to guard).
+func (c *brokerConfig) controllerSASL() (map[string]func() sasl.Exchange, raftnet.ClientMechanism, error) {
+	name, proto, has, err := c.controllerListenerProtocol()
+	if err != nil || (proto != "SASL_PLAINTEXT" && proto != "SASL_SSL") {
+		return nil, nil, err
+	}
+	refuse := func(what, mech string) error {
+		switch mech {
+		case sasl.ScramSHA256, sasl.ScramSHA512:
+			return fmt.Errorf("%s: %s on the controller listener %s: SCRAM credentials live in the metadata log, which the controllers cannot read before their quorum forms over this listener; use PLAIN", what, mech, name)
+		case sasl.OAuthBearer:
+			return fmt.Errorf("%s: %s on the controller listener %s: kzero's controllers log in with PLAIN only", what, mech, name)
+		}
+		return fmt.Errorf("%s: %s on the controller listener %s: kzero's raft transport authenticates with PLAIN only", what, mech, name)
+	}
+	mech := c.str("sasl.mechanism.controller.protocol")
+	if mech != sasl.Plain {
+		return nil, nil, refuse("sasl.mechanism.controller.protocol", mech)
+	}
+	user, pass, key, err := c.jaasLogin(name, mech)
+	if err != nil {
+		return nil, nil, err
+	}
+	if user == "" {
+		return nil, nil, fmt.Errorf("the controller listener %s authenticates with %s, but %s names no username and password for this node", name, mech, key)
+	}
+	client := plain.Auth{User: user, Pass: pass}.AsMechanism()
+	if !has {
+		return nil, client, nil // broker-only: it only dials the controllers
+	}
+	nl := node.Listener{Listener: api.Listener{Name: name, SecurityProtocol: protocolID(proto)}}
+	if err := c.saslListener(&nl); err != nil {
+		return nil, nil, err
+	}
+	for _, m := range nl.Mechanisms {
+		if m != sasl.Plain {
+			return nil, nil, refuse("sasl.enabled.mechanisms", m)
+		}
+	}
+	if !slices.Contains(nl.Mechanisms, mech) {
+		return nil, nil, fmt.Errorf("sasl.mechanism.controller.protocol=%s is not enabled on the controller listener %s (%s)", mech, name, strings.Join(nl.Mechanisms, ","))
+	}
+	users := sasl.PlainUsers(nl.PlainUsers)
+	return map[string]func() sasl.Exchange{sasl.Plain: func() sasl.Exchange { return sasl.NewPlain(users) }}, client, nil
 }
 
 // protocolOf is a listener name's security protocol

@@ -25,10 +25,6 @@ import (
 // listener (the brokers log in as "broker" over TLS), and whose
 // controller listener is SSL.
 func secureClusterProps(c *testCerts, id int, dir string, ports []int) map[string]string {
-	var voters []string
-	for i, p := range ports {
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
-	}
 	return map[string]string{
 		"node.id":                              strconv.Itoa(id),
 		"log.dirs":                             dir,
@@ -36,7 +32,7 @@ func secureClusterProps(c *testCerts, id int, dir string, ports []int) map[strin
 		"listeners":                            fmt.Sprintf("SASL_SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[id-1]),
 		"listener.security.protocol.map":       "SASL_SSL:SASL_SSL,CONTROLLER:SSL",
 		"controller.listener.names":            "CONTROLLER",
-		"controller.quorum.voters":             strings.Join(voters, ","),
+		"controller.quorum.voters":             loopbackVoters(ports),
 		"inter.broker.listener.name":           "SASL_SSL",
 		"sasl.enabled.mechanisms":              "PLAIN",
 		"sasl.mechanism.inter.broker.protocol": "PLAIN",
@@ -48,23 +44,31 @@ func secureClusterProps(c *testCerts, id int, dir string, ports []int) map[strin
 	}
 }
 
-// TestSecureInterBrokerCluster: three in-process nodes configured from
-// properties: clients, replica fetchers and peer requests on SASL_SSL
-// (PLAIN), raft on an SSL controller listener. A topic with
-// min.insync.replicas=3 takes acks=all produces, so every follower
-// fetched over TLS with SASL.
-func TestSecureInterBrokerCluster(t *testing.T) {
-	certs := newTestCerts(t)
-	ports, err := freeLoopbackPorts(3)
+// loopbackVoters is controller.quorum.voters for nodes 1..n whose
+// controller listeners are on ports.
+func loopbackVoters(ports []int) string {
+	var voters []string
+	for i, p := range ports {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
+	}
+	return strings.Join(voters, ",")
+}
+
+// startPropsCluster starts n in-process nodes configured from
+// props(id, dir, controller ports), once check has seen each node's
+// configuration, and stops them when the test ends.
+func startPropsCluster(t *testing.T, n int, props func(id int, dir string, ports []int) map[string]string, check func(id int, ncfg node.Config)) []*node.Node {
+	t.Helper()
+	ports, err := freeLoopbackPorts(n)
 	if err != nil {
 		t.Skip(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	nodes := make([]*node.Node, 3)
-	errs := make([]error, 3)
+	nodes := make([]*node.Node, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i := range 3 {
-		cfg, err := loadConfig(nil, secureClusterProps(certs, i+1, t.TempDir(), ports), logger)
+	for i := range n {
+		cfg, err := loadConfig(nil, props(i+1, t.TempDir(), ports), logger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,10 +76,7 @@ func TestSecureInterBrokerCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ncfg.InterBroker == nil || ncfg.InterBroker.TLS == nil || ncfg.InterBroker.SASL == nil || ncfg.InterBroker.SASL.Name() != "PLAIN" ||
-			ncfg.ControllerTLS == nil || ncfg.ControllerClientTLS == nil {
-			t.Fatalf("node %d: inter-broker %+v, controller TLS %v/%v", i+1, ncfg.InterBroker, ncfg.ControllerTLS, ncfg.ControllerClientTLS)
-		}
+		check(i+1, ncfg)
 		wg.Go(func() { nodes[i], errs[i] = node.Start(ncfg) })
 	}
 	wg.Wait()
@@ -87,6 +88,24 @@ func TestSecureInterBrokerCluster(t *testing.T) {
 			t.Fatalf("node %d: %v", i+1, errs[i])
 		}
 	}
+	return nodes
+}
+
+// TestSecureInterBrokerCluster: three in-process nodes configured from
+// properties: clients, replica fetchers and peer requests on SASL_SSL
+// (PLAIN), raft on an SSL controller listener. A topic with
+// min.insync.replicas=3 takes acks=all produces, so every follower
+// fetched over TLS with SASL.
+func TestSecureInterBrokerCluster(t *testing.T) {
+	certs := newTestCerts(t)
+	nodes := startPropsCluster(t, 3, func(id int, dir string, ports []int) map[string]string {
+		return secureClusterProps(certs, id, dir, ports)
+	}, func(id int, ncfg node.Config) {
+		if ncfg.InterBroker == nil || ncfg.InterBroker.TLS == nil || ncfg.InterBroker.SASL == nil || ncfg.InterBroker.SASL.Name() != "PLAIN" ||
+			ncfg.ControllerTLS == nil || ncfg.ControllerClientTLS == nil {
+			t.Fatalf("node %d: inter-broker %+v, controller TLS %v/%v", id, ncfg.InterBroker, ncfg.ControllerTLS, ncfg.ControllerClientTLS)
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[0].ListenerAddr("SASL_SSL").String()), kgo.DialTLSConfig(certs.client("")),

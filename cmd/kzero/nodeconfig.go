@@ -69,6 +69,10 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, err
 	}
+	ctrlSASL, ctrlClientSASL, err := c.controllerSASL()
+	if err != nil {
+		return node.Config{}, err
+	}
 	return node.Config{
 		NodeID:                       int32(c.int("node.id")),
 		Role:                         role,
@@ -82,6 +86,8 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		InterBroker:                  interBroker,
 		ControllerTLS:                ctrlTLS,
 		ControllerClientTLS:          ctrlClientTLS,
+		ControllerSASL:               ctrlSASL,
+		ControllerClientSASL:         ctrlClientSASL,
 		Authorizer:                   authz,
 		Quota:                        quota.Config{Samples: c.int("quota.window.num"), Window: time.Duration(c.int("quota.window.size.seconds")) * time.Second},
 		SaslMaxReceiveBytes:          c.int("sasl.server.max.receive.size"),

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"kzero/net/api"
@@ -112,20 +111,12 @@ func reloadTLS(listeners []node.Listener, logger *slog.Logger) {
 	}
 }
 
-// controllerProtocols refuses a controller listener that is neither
-// PLAINTEXT nor SSL: the raft transport speaks kzero's own protocol, over
-// TCP or TLS, and has no SASL (sasl.mechanism.controller.protocol). An
-// SSL one must load (controllerTLS).
+// controllerProtocols checks the controller listener: its TLS
+// (controllerTLS) and its SASL (controllerSASL) must load.
 func (c *brokerConfig) controllerProtocols() error {
-	ls, err := c.listeners()
-	if err != nil {
+	if _, _, err := c.controllerTLS(); err != nil {
 		return err
 	}
-	for _, l := range ls {
-		if slices.Contains(c.controllerListenerNames(), l.name) && l.protocol != "PLAINTEXT" && l.protocol != "SSL" {
-			return fmt.Errorf("controller listener %s is %s: kzero's raft transport speaks PLAINTEXT and SSL only", l.name, l.protocol)
-		}
-	}
-	_, _, err = c.controllerTLS()
+	_, _, err := c.controllerSASL()
 	return err
 }

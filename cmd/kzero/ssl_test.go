@@ -483,7 +483,7 @@ func TestSSLConfigRefused(t *testing.T) {
 			"sasl.jaas.config":           `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a";`,
 			"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol": "PLAIN"}, "names no username"},
 		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
-			"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "raft transport"},
+			"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "sasl.mechanism.controller.protocol: GSSAPI"},
 		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
 			"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "CONTROLLER:SSL",
 			"listener.name.controller.ssl.keystore.location": filepath.Join(c.dir, "none.pem")}, "none.pem"},

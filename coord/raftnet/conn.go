@@ -14,25 +14,41 @@ import (
 )
 
 // dialConn connects to a controller at addr, with TLS when ClientTLS is
-// set (the handshake bounded by DialTimeout).
+// set, then authenticates with ClientSASL when it is set (the handshakes
+// bounded by DialTimeout).
 func (t *Transport) dialConn(ctx context.Context, addr string) (net.Conn, error) {
 	d := net.Dialer{Timeout: t.cfg.DialTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil || t.cfg.ClientTLS == nil {
-		return conn, err
+	if err != nil {
+		return nil, err
 	}
-	cfg := t.cfg.ClientTLS.Clone()
-	if cfg.ServerName == "" {
-		cfg.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	tc := tls.Client(conn, cfg)
 	hctx, cancel := context.WithTimeout(ctx, t.cfg.DialTimeout)
 	defer cancel()
-	if err := tc.HandshakeContext(hctx); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	if t.cfg.ClientTLS != nil {
+		cfg := t.cfg.ClientTLS.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(conn, cfg)
+		if err := tc.HandshakeContext(hctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		conn = tc
 	}
-	return tc, nil
+	if t.cfg.ClientSASL != nil {
+		stop := context.AfterFunc(hctx, func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
+		err := t.login(hctx, conn, addr)
+		if !stop() && err == nil {
+			err = hctx.Err()
+		}
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", addr, err)
+		}
+	}
+	return conn, nil
 }
 
 // accept runs the listener: one goroutine per inbound connection.
@@ -62,6 +78,9 @@ func (t *Transport) accept(ln net.Listener) {
 			defer conn.Close()
 			err := t.serve(conn)
 			switch {
+			case errors.Is(err, errAuth):
+				t.stats.authFailures.Add(1)
+				t.logger.Warn("raftnet: closing a connection that failed SASL authentication", "remote", conn.RemoteAddr().String(), "err", err)
 			case errors.Is(err, errBadFrame):
 				// Counted even while closing: serve found it before.
 				t.stats.badFrames.Add(1)
@@ -88,16 +107,29 @@ func (t *Transport) serve(rw io.ReadWriter) error {
 		d.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
 	}
 	fr := newFrameReader(rw, handshakeMaxFrame)
-	kind, payload, err := fr.next()
-	if err != nil {
+	handshakeErr := func(what string, err error) error {
 		var ne net.Error
 		switch {
 		case errors.Is(err, io.EOF):
-			err = io.ErrUnexpectedEOF // a connection without a hello
+			err = io.ErrUnexpectedEOF // a connection that ends before the handshake does
 		case errors.As(err, &ne) && ne.Timeout():
-			return fmt.Errorf("%w: no hello within %s", errBadFrame, t.cfg.DialTimeout)
+			return fmt.Errorf("%w: no %s within %s", errBadFrame, what, t.cfg.DialTimeout)
 		}
-		return fmt.Errorf("read hello: %w", err)
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	if len(t.cfg.SASL) > 0 {
+		user, err := t.authenticate(rw, fr)
+		if err != nil {
+			if errors.Is(err, errAuth) || errors.Is(err, errBadFrame) {
+				return err
+			}
+			return handshakeErr("SASL authentication", err)
+		}
+		t.logger.Debug("raftnet: peer authenticated", "user", user)
+	}
+	kind, payload, err := fr.next()
+	if err != nil {
+		return handshakeErr("hello", err)
 	}
 	if kind != kindHello {
 		return fmt.Errorf("%w: kind %d instead of a hello", errBadFrame, kind)

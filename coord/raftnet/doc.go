@@ -32,7 +32,20 @@
 // inside it; Config.ClientTLS is the side that dials voters and
 // controllers, the host dialed checked against the certificate. With
 // client certificates required, only nodes the truststore trusts take
-// part; there is no SASL, the transport being kzero's own protocol.
+// part.
+//
+// With Config.SASL the controller listener authenticates every
+// connection with SASL (its protocol is SASL_PLAINTEXT, or SASL_SSL
+// with TLS): right after TCP (and TLS), before its hello, the dialer logs
+// in with Config.ClientSASL (the "SASL" section below has the frames), and
+// the acceptor reads nothing else until the exchange succeeded. A
+// connection that sends anything else first, names a mechanism the
+// listener does not enable, or fails the exchange is answered with a
+// refuse frame (Kafka's message for the failure) and closed; it is
+// logged and counted in Stats.AuthFailures, and none of its frames is
+// read, so no raft message of an unauthenticated node is delivered. Any
+// user the exchange accepts is a peer: the hello then decides which node
+// it is. The whole handshake (TLS, SASL, hello) is bounded by DialTimeout.
 //
 // Each ordered pair of controllers uses its own connection, dialed by the
 // sender: between two voters there are two, one each way, and messages
@@ -95,6 +108,7 @@
 //	           (JSON), delivered to Config.DeliverQuorum
 //	5 voters   sent by a controller right after its hello to a learner:
 //	           the voters and their controller listeners, below
+//	6 auth     a SASL token, before the hello (below)
 //
 // The hello payload:
 //
@@ -138,10 +152,32 @@
 // drops a reply that does not match what it dialed. Both log why; the
 // dialer logs the refusal's text.
 //
+// # SASL
+//
+// On a SASL controller listener a connection begins with auth frames:
+//
+//	dialer                               acceptor
+//	auth{n u8, mechanism n bytes, token} -->
+//	                                  <-- auth{status u8, token}
+//	                                      or refuse, then close
+//	auth{token}                       -->  (while neither side is done)
+//	                                  <-- auth{status u8, token}
+//	hello ...                         -->  (as above)
+//
+// The first auth frame names the mechanism (1 to 64 bytes) and carries the
+// client's first token; status is 1 when the acceptor has authenticated
+// the dialer, 0 when it expects another token. Tokens are at most 64 KiB,
+// an exchange at most 4 client tokens (SCRAM takes 2), and the frames
+// before the hello at most that: the acceptor's net/sasl exchange (PLAIN,
+// SCRAM-SHA-256/512, OAUTHBEARER) parses each token, the dialer's
+// franz-go mechanism produces them. Both ends must agree that the
+// exchange is done before the dialer sends its hello.
+//
 // # Bad input
 //
 // A frame whose length is 0 or more than 1+MaxMessageBytes (before the
-// handshake: the size of the largest hello), a checksum mismatch, an
+// handshake: the size of the largest hello, or of an auth frame during
+// SASL), a checksum mismatch, an
 // unexpected kind, an undecodable message, or a message whose To is not
 // this node or whose From is not the node of the hello, closes that
 // connection only and counts in Stats.BadFrames, as does a connection that

@@ -23,6 +23,7 @@ const (
 	kindRefuse  byte = 3
 	kindQuorum  byte = 4
 	kindVoters  byte = 5
+	kindAuth    byte = 6
 
 	magic = "kz-raft\n"
 	// Version is the protocol version a hello carries; both ends must speak
@@ -110,6 +111,10 @@ const keepBuf = 4 << 20
 func newFrameReader(r io.Reader, max int) *frameReader {
 	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
+
+// buffered is the number of bytes read from the connection and not yet
+// returned as frames.
+func (fr *frameReader) buffered() int { return fr.r.Buffered() }
 
 // next returns the next frame. It returns io.EOF when the input ends
 // between frames, io.ErrUnexpectedEOF (or the reader's error) when it ends

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/net/sasl"
 )
 
 // Defaults of Config.
@@ -93,6 +95,16 @@ type Config struct {
 	// set per dial to the host dialed. Either nil: plain TCP.
 	TLS, ClientTLS *tls.Config
 
+	// SASL, when set, makes the controller listener authenticate every
+	// connection (its protocol is SASL_PLAINTEXT, or SASL_SSL with TLS):
+	// mechanism name -> a new server exchange of it, one per connection.
+	// A dialer that does not authenticate with one of them is refused
+	// and never delivers a frame. ClientSASL is the mechanism this node
+	// authenticates with to the controllers it dials
+	// (sasl.mechanism.controller.protocol); nil: none.
+	SASL       map[string]func() sasl.Exchange
+	ClientSASL ClientMechanism
+
 	MaxMessageBytes int           // largest encoded raft message sent or accepted; default 64 MiB
 	QueueSize       int           // messages waiting per peer; default 1024
 	DialTimeout     time.Duration // connect and handshake; default 3s
@@ -117,6 +129,9 @@ type Stats struct {
 	Connects   uint64 // outbound connections made (handshake done)
 	Reconnects uint64 // of Connects: those after a peer's first
 	BadFrames  uint64 // inbound connections closed for breaking the protocol
+	// AuthFailures are inbound connections closed for failing SASL
+	// authentication (not in BadFrames).
+	AuthFailures uint64
 }
 
 // Transport carries raft messages between controllers over TCP. See the
@@ -144,6 +159,7 @@ type Transport struct {
 	stats struct {
 		sent, received, dropped, tooLarge atomic.Uint64
 		connects, reconnects, badFrames   atomic.Uint64
+		authFailures                      atomic.Uint64
 	}
 }
 
@@ -346,13 +362,14 @@ func (t *Transport) lost(to int32, m *pb.Message) {
 func (t *Transport) Stats() Stats {
 	s := &t.stats
 	return Stats{
-		Sent:       s.sent.Load(),
-		Received:   s.received.Load(),
-		Dropped:    s.dropped.Load(),
-		TooLarge:   s.tooLarge.Load(),
-		Connects:   s.connects.Load(),
-		Reconnects: s.reconnects.Load(),
-		BadFrames:  s.badFrames.Load(),
+		Sent:         s.sent.Load(),
+		Received:     s.received.Load(),
+		Dropped:      s.dropped.Load(),
+		TooLarge:     s.tooLarge.Load(),
+		Connects:     s.connects.Load(),
+		Reconnects:   s.reconnects.Load(),
+		BadFrames:    s.badFrames.Load(),
+		AuthFailures: s.authFailures.Load(),
 	}
 }
 
