@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
+	"kzero/kzerotest/await"
 )
 
 // splitCluster is nodes 1-3 controller-only, 4-5 broker-only; nodes[i] is
@@ -76,16 +77,17 @@ func (c *splitCluster) restart(i int) {
 
 // quorumLeader is the index of the controller that leads the quorum.
 func (c *splitCluster) quorumLeader(ctx context.Context) int {
-	for ctx.Err() == nil {
+	lead := -1
+	await.TrueCtx(c.t, ctx, func() bool {
 		for i, n := range c.nodes[:3] {
 			if n != nil && n.Controller().Quorum().IsLeader {
-				return i
+				lead = i
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.t.Fatal("no quorum leader")
-	return -1
+		return false
+	}, "a quorum leader")
+	return lead
 }
 
 func TestSplitRoles(t *testing.T) {
@@ -136,12 +138,13 @@ func TestSplitRoles(t *testing.T) {
 	rt.Topic, rt.Partitions = "__cluster_metadata", []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 	req.Topics = append(req.Topics, rt)
 	lead := c.quorumLeader(ctx)
-	for {
+	var p kmsg.DescribeQuorumResponseTopicPartition
+	if !await.PollCtx(ctx, func() bool {
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := resp.Topics[0].Partitions[0]
+		p = resp.Topics[0].Partitions[0]
 		var voters, observers []int32
 		caughtUp := 0
 		for _, v := range p.CurrentVoters {
@@ -153,14 +156,10 @@ func TestSplitRoles(t *testing.T) {
 				caughtUp++
 			}
 		}
-		if p.ErrorCode == 0 && p.LeaderID == int32(lead+1) && slices.Equal(voters, []int32{1, 2, 3}) &&
-			slices.Equal(observers, []int32{4, 5}) && caughtUp == 2 && len(resp.Nodes) == 3 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("DescribeQuorum: %+v", p)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return p.ErrorCode == 0 && p.LeaderID == int32(lead+1) && slices.Equal(voters, []int32{1, 2, 3}) &&
+			slices.Equal(observers, []int32{4, 5}) && caughtUp == 2 && len(resp.Nodes) == 3
+	}) {
+		t.Fatalf("DescribeQuorum: %+v", p)
 	}
 
 	// A broker away while the metadata moves past a snapshot catches up

@@ -12,6 +12,7 @@
 package await
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -25,11 +26,16 @@ const tick = 5 * time.Millisecond
 // (Poll returns true) or timeout passed (Poll returns false, after a last
 // check).
 func Poll(timeout time.Duration, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return PollCtx(ctx, cond)
+}
+
+// PollCtx is Poll bounded by ctx instead of a timeout.
+func PollCtx(ctx context.Context, cond func() bool) bool {
 	if cond() {
 		return true
 	}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -38,7 +44,7 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 			if cond() {
 				return true
 			}
-		case <-deadline.C:
+		case <-ctx.Done():
 			return cond()
 		}
 	}
@@ -50,5 +56,14 @@ func True(t testing.TB, timeout time.Duration, cond func() bool, what string) {
 	t.Helper()
 	if !Poll(timeout, cond) {
 		t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	}
+}
+
+// TrueCtx is True bounded by ctx (the test's deadline) instead of a
+// timeout.
+func TrueCtx(t testing.TB, ctx context.Context, cond func() bool, what string) {
+	t.Helper()
+	if !PollCtx(ctx, cond) {
+		t.Fatalf("waiting for %s: %v", what, context.Cause(ctx))
 	}
 }

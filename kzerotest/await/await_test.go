@@ -1,6 +1,7 @@
 package await
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -45,6 +46,23 @@ func TestPollTrueAtOnceDoesNotWait(t *testing.T) {
 		start := time.Now()
 		if !Poll(time.Second, func() bool { return true }) || time.Since(start) != 0 {
 			t.Fatal("a true condition waited")
+		}
+	})
+}
+
+func TestPollCtxEndsWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(time.Second)
+			cancel()
+		}()
+		start := time.Now()
+		if PollCtx(ctx, func() bool { return false }) {
+			t.Fatal("PollCtx reported a false condition true")
+		}
+		if waited := time.Since(start); waited != time.Second {
+			t.Fatalf("PollCtx gave up after %v, not when its context ended at 1s", waited)
 		}
 	})
 }
