@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -39,7 +40,7 @@ func (c *Controller) AlterPartition(ctx context.Context, topicID [16]byte, parti
 		return reply.Err
 	}
 	res := reply.Topics[0].Partitions[0]
-	if res.Err != nil && res.Err != kerr.NewLeaderElected {
+	if res.Err != nil && !errors.Is(res.Err, kerr.NewLeaderElected) {
 		return fmt.Errorf("%s: %w", res.Message, res.Err)
 	}
 	if len(groups) == 0 {
@@ -51,7 +52,8 @@ func (c *Controller) AlterPartition(ctx context.Context, topicID [16]byte, parti
 	}
 	for _, r := range rejs {
 		if r != nil {
-			return fmt.Errorf("%s: %w", r.Message, r.Err)
+			code, msg := metadata.Split(r)
+			return fmt.Errorf("%s: %w", msg, code)
 		}
 	}
 	return nil

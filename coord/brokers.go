@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"kzero/coord/control"
+	"kzero/coord/metadata"
 )
 
 // UnregisterBroker removes a broker's registration (UnregisterBroker,
@@ -31,10 +32,10 @@ func (c *Controller) UnregisterBroker(ctx context.Context, id int32) Result {
 		case res[len(res)-1] == nil:
 			c.removeLearner(id) // a no-op for a node that is no learner
 			return Result{}
-		case staleDecision(res[len(res)-1].Err) && try < maxRedecide && ctx.Err() == nil:
+		case staleDecision(res[len(res)-1]) && try < maxRedecide && ctx.Err() == nil:
 			continue // decided on an image that moved on: again, on the newer one
 		}
-		rej := res[len(res)-1]
-		return Result{rej.Err, rej.Message}
+		code, msg := metadata.Split(res[len(res)-1])
+		return Result{code, msg}
 	}
 }

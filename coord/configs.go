@@ -71,7 +71,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, alters []ConfigAlter, val
 			continue
 		}
 		var recs []metadata.Record
-		var rej *metadata.Rejection
+		var rej error
 		switch a.ResourceType {
 		case metadata.ResourceTopic:
 			recs, rej = planTopicConfigs(img, a)
@@ -109,7 +109,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, alters []ConfigAlter, val
 // applyChanges computes a resource's new configs from its current ones.
 // listDefault gives the value APPEND and SUBTRACT start from when the key
 // is not set; isList says whether a key is a LIST config.
-func applyChanges(cur map[string]string, a ConfigAlter, isList func(string) bool, listDefault func(string) string) (map[string]string, *metadata.Rejection) {
+func applyChanges(cur map[string]string, a ConfigAlter, isList func(string) bool, listDefault func(string) string) (map[string]string, error) {
 	next := maps.Clone(cur)
 	if next == nil || a.Replace {
 		next = map[string]string{}
@@ -161,7 +161,7 @@ func splitItems(v string) []string {
 	return out
 }
 
-func planTopicConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *metadata.Rejection) {
+func planTopicConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, error) {
 	t := img.Topic(a.Name)
 	if t == nil {
 		return nil, metadata.Reject(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", a.Name)
@@ -189,7 +189,7 @@ func planTopicConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *m
 	return configDiff(metadata.ResourceTopic, a.Name, t.Configs, next), nil
 }
 
-func (c *Controller) planBrokerConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, *metadata.Rejection) {
+func (c *Controller) planBrokerConfigs(img *metadata.Image, a ConfigAlter) ([]metadata.Record, error) {
 	if !metadata.ValidBrokerResource(a.Name) {
 		return nil, metadata.Reject(kerr.InvalidRequest, "Invalid broker resource name %q: a broker id or empty.", a.Name)
 	}

@@ -57,17 +57,23 @@ func oneOf(vals ...string) func(string) error {
 
 // GroupConfigs are the group configs kzero knows and honours, with Kafka's
 // defaults (where Kafka's default is the broker's config of the same
-// name, the broker default). The session and heartbeat group configs of
-// consumer and share groups are not among them: the group coordinator
-// uses the broker's. The streams configs are Kafka 4.3's but for
-// streams.assignment.interval.ms (kzero assigns at once, as an interval
-// of 0); the group coordinator applies them at a group's next heartbeat.
+// name, the broker default). The group coordinator applies the session
+// timeouts, heartbeat intervals and assignment intervals (consumer.*,
+// share.*, streams.*) at a group's next heartbeat, as it does the other
+// streams configs.
 var GroupConfigs = []GroupConfig{
+	{"consumer.assignment.interval.ms", "1000", kmsg.ConfigTypeInt, atLeast(0)},
+	{"consumer.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
+	{"consumer.session.timeout.ms", "45000", kmsg.ConfigTypeInt, atLeast(1)},
+	{"share.assignment.interval.ms", "1000", kmsg.ConfigTypeInt, atLeast(0)},
+	{"share.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
+	{"share.session.timeout.ms", "45000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"share.record.lock.duration.ms", "30000", kmsg.ConfigTypeInt, intIn(1000, 3600000)},
 	{"share.delivery.count.limit", "5", kmsg.ConfigTypeInt, intIn(2, 10)},
 	{"share.partition.max.record.locks", "2000", kmsg.ConfigTypeInt, intIn(100, 10000)},
 	{"share.auto.offset.reset", "latest", kmsg.ConfigTypeString, validShareReset},
 	{"share.isolation.level", "read_uncommitted", kmsg.ConfigTypeString, oneOf("read_committed", "read_uncommitted")},
+	{"streams.assignment.interval.ms", "1000", kmsg.ConfigTypeInt, atLeast(0)},
 	{"streams.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"streams.initial.rebalance.delay.ms", "3000", kmsg.ConfigTypeInt, atLeast(0)},
 	{"streams.num.standby.replicas", "0", kmsg.ConfigTypeInt, atLeast(0)},
@@ -100,7 +106,7 @@ func LookupGroupConfig(key string) (GroupConfig, bool) {
 // (IncrementalAlterConfigs on a GROUP resource): each value in its own
 // range, then the group's configs together against the broker's bounds
 // (bounds, when not nil).
-func planGroupConfigs(img *metadata.Image, a ConfigAlter, bounds func(map[string]string) error) ([]metadata.Record, *metadata.Rejection) {
+func planGroupConfigs(img *metadata.Image, a ConfigAlter, bounds func(map[string]string) error) ([]metadata.Record, error) {
 	if a.Name == "" {
 		return nil, metadata.Reject(kerr.InvalidRequest, "Group name must not be empty.")
 	}

@@ -205,7 +205,7 @@ type pending struct {
 	seq  uint64
 	data []byte
 	ctx  context.Context
-	done chan []*metadata.Rejection // buffered: the notifier never blocks on it
+	done chan []error // buffered: the notifier never blocks on it
 }
 
 // update is one published image, for the notifier.
@@ -216,7 +216,7 @@ type update struct {
 
 type delivery struct {
 	p       *pending
-	results []*metadata.Rejection
+	results []error
 }
 
 func raftID(node int32) uint64 { return uint64(node) + 1 }
@@ -469,8 +469,8 @@ func (c *Controller) start(ctx context.Context) error {
 		groups, reply := control.New(c.controlConfig()).Register(img, time.Now(), control.Registration{Broker: c.cfg.NodeID,
 			Incarnation: incarnation, Rack: c.cfg.Rack, Listeners: c.cfg.Listeners, PreviousGone: true,
 			UncleanShutdown: c.cfg.UncleanShutdown})
-		if reply.Err != nil && reply.Err != kerr.InconsistentClusterID {
-			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, reply.Err.Message, reply.Message)
+		if reply.Err != nil && !errors.Is(reply.Err, kerr.InconsistentClusterID) {
+			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, codeName(reply.Err), reply.Message)
 		}
 		if img.ClusterID() == "" {
 			// Rejected harmlessly if replay has yet to reach the cluster record.
@@ -492,14 +492,12 @@ func (c *Controller) start(ctx context.Context) error {
 		if last == nil {
 			break
 		}
-		switch last.Err {
-		case kerr.NotController, kerr.InvalidUpdateVersion, kerr.StaleBrokerEpoch, kerr.RequestTimedOut:
-			// No leader elected yet, decided on an image replay has moved
-			// past, or overtaken by a snapshot from the leader: decide
-			// again.
-		default:
-			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, last.Err.Message, last.Message)
+		if !errors.Is(last, kerr.NotController) && !staleDecision(last) && !errors.Is(last, kerr.RequestTimedOut) {
+			code, msg := metadata.Split(last)
+			return fmt.Errorf("metadata: register broker %d: %s: %s", c.cfg.NodeID, codeName(code), msg)
 		}
+		// No leader elected yet, decided on an image replay has moved
+		// past, or overtaken by a snapshot from the leader: decide again.
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("metadata: no quorum leader: %w", ctx.Err())
@@ -681,9 +679,9 @@ func (c *Controller) signalNotifier() {
 // applies. It returns one result per group: nil when the group applied, or
 // why not. An error means the outcome is unknown (ctx ended, the controller
 // closed); the entry may still apply.
-func (c *Controller) propose(ctx context.Context, groups [][]metadata.Record) ([]*metadata.Rejection, error) {
+func (c *Controller) propose(ctx context.Context, groups [][]metadata.Record) ([]error, error) {
 	seq := c.seq.Add(1)
-	p := &pending{seq: seq, ctx: ctx, done: make(chan []*metadata.Rejection, 1)}
+	p := &pending{seq: seq, ctx: ctx, done: make(chan []error, 1)}
 	p.data = metadata.AppendProposal(nil, &metadata.Proposal{Proposer: c.cfg.NodeID, Session: c.session, Seq: seq, Groups: groups})
 	select {
 	case c.proposec <- p:
@@ -715,7 +713,7 @@ func (c *Controller) closedErr() error {
 }
 
 // codeFor maps a Go error from propose to the Kafka error a response carries.
-func codeFor(err error) *kerr.Error {
+func codeFor(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return kerr.RequestTimedOut
 	}

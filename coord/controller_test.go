@@ -108,7 +108,7 @@ func TestCreateDescribeDeleteTopics(t *testing.T) {
 	}
 
 	del := c.DeleteTopics(ctx(t), []string{"orders", "missing"}, [][16]byte{res[1].ID, {1}})
-	want := []*kerr.Error{nil, kerr.UnknownTopicOrPartition, nil, kerr.UnknownTopicID}
+	want := []error{nil, kerr.UnknownTopicOrPartition, nil, kerr.UnknownTopicID}
 	for i, d := range del {
 		if d.Err != want[i] {
 			t.Fatalf("delete %d (%s): %v, want %v", i, d.Name, d.Err, want[i])

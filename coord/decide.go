@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -79,8 +80,8 @@ func (c *Controller) settleOnce(ctx context.Context, groups [][]metadata.Record,
 		case err != nil:
 			r.Err, r.Message = codeFor(err), err.Error()
 		case res[g] != nil:
-			r.Err, r.Message = res[g].Err, res[g].Message
-			if staleDecision(res[g].Err) {
+			r.Err, r.Message = metadata.Split(res[g])
+			if staleDecision(res[g]) {
 				stale = append(stale, i)
 			}
 		}
@@ -90,8 +91,19 @@ func (c *Controller) settleOnce(ctx context.Context, groups [][]metadata.Record,
 
 // staleDecision reports whether a group was refused because it was decided
 // on an image that has moved on: deciding again can succeed.
-func staleDecision(err *kerr.Error) bool {
-	return err == kerr.InvalidUpdateVersion || err == kerr.StaleBrokerEpoch
+func staleDecision(err error) bool {
+	return errors.Is(err, kerr.InvalidUpdateVersion) || errors.Is(err, kerr.StaleBrokerEpoch)
+}
+
+// codeName is the Kafka name of the error code err wraps
+// (UNKNOWN_SERVER_ERROR for none), for Go errors that name it before the
+// message.
+func codeName(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message
+	}
+	return kerr.UnknownServerError.Message
 }
 
 // TopicResults is one topic's part of the answer to a per-partition admin
@@ -104,7 +116,7 @@ type TopicResults struct {
 // PartitionResult is one partition's outcome. Err is nil on success.
 type PartitionResult struct {
 	Partition int32
-	Err       *kerr.Error
+	Err       error
 	Message   string
 }
 

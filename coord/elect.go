@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -25,7 +26,7 @@ import (
 // Any node serves it: it catches up with the quorum's commit index (a read
 // barrier), decides on its image and proposes; raft takes the proposal to
 // the quorum leader. It returns once the changes applied here.
-func (c *Controller) ElectLeaders(ctx context.Context, typ control.ElectionType, partitions []control.TopicPartitions) ([]TopicResults, *kerr.Error) {
+func (c *Controller) ElectLeaders(ctx context.Context, typ control.ElectionType, partitions []control.TopicPartitions) ([]TopicResults, error) {
 	_ = c.caughtUp(ctx) // without a reachable quorum leader: decide on this node's image
 	ctl := control.New(c.controlConfig())
 	img := c.Image()
@@ -56,7 +57,7 @@ func (c *Controller) ElectLeaders(ctx context.Context, typ control.ElectionType,
 	for _, t := range img.Topics() {
 		n := 0
 		for ; next < len(results) && results[next].Topic == t.Name; next++ {
-			if results[next].Err != kerr.ElectionNotNeeded { // decided again meanwhile
+			if !errors.Is(results[next].Err, kerr.ElectionNotNeeded) { // decided again meanwhile
 				kept = append(kept, results[next])
 				n++
 			}

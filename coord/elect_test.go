@@ -67,7 +67,7 @@ func errs(res []TopicResults) []string {
 		for _, p := range t.Partitions {
 			name := "NONE"
 			if p.Err != nil {
-				name = p.Err.Message
+				name = codeName(p.Err)
 			}
 			out = append(out, t.Topic+"-"+string(rune('0'+p.Partition))+": "+name)
 		}

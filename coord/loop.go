@@ -95,7 +95,7 @@ func (l *loop) propose(p *pending) {
 	if err := l.rn.Propose(p.data); err != nil {
 		// ErrProposalDropped: no leader, or a leader transfer under way.
 		delete(l.pending, p.seq)
-		res := make([]*metadata.Rejection, countGroups(p.data))
+		res := make([]error, countGroups(p.data))
 		for i := range res {
 			res[i] = metadata.Reject(kerr.NotController, "no metadata quorum leader: %v", err)
 		}
@@ -110,7 +110,7 @@ func (l *loop) propose(p *pending) {
 func (l *loop) unknownOutcomes() []delivery {
 	var done []delivery
 	for seq, p := range l.pending {
-		res := make([]*metadata.Rejection, countGroups(p.data))
+		res := make([]error, countGroups(p.data))
 		for i := range res {
 			res[i] = metadata.Reject(kerr.RequestTimedOut, "outcome unknown: this node caught up with the quorum by snapshot while the change was pending")
 		}
@@ -237,8 +237,8 @@ func (l *loop) applyEntries(ents []*pb.Entry) (*metadata.Image, []delivery) {
 			}
 			results := b.ApplyProposal(p, int64(e.GetIndex()))
 			for _, rej := range results {
-				if rej != nil && rej.Err == kerr.UnknownServerError {
-					c.logger.Error("metadata: group failed to apply", "index", e.GetIndex(), "err", rej.Message)
+				if errors.Is(rej, kerr.UnknownServerError) {
+					c.logger.Error("metadata: group failed to apply", "index", e.GetIndex(), "err", rej.Error())
 				}
 			}
 			if p.Proposer == c.cfg.NodeID && p.Session == c.session {

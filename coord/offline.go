@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"kzero/coord/control"
+	"kzero/coord/metadata"
 )
 
 // ReplicaOffline tells the controller that this broker's replica of
@@ -17,9 +18,10 @@ func (c *Controller) ReplicaOffline(ctx context.Context, topic string, partition
 	_ = c.caughtUp(ctx) // without a reachable quorum leader: decide on this node's image
 	ctl := control.New(c.controlConfig())
 	for try := 0; ; try++ {
-		groups, kerrErr, msg := ctl.ReplicaOffline(c.Image(), c.cfg.NodeID, topic, partition)
-		if kerrErr != nil {
-			return fmt.Errorf("%s: %w", msg, kerrErr)
+		groups, err := ctl.ReplicaOffline(c.Image(), c.cfg.NodeID, topic, partition)
+		if err != nil {
+			code, msg := metadata.Split(err)
+			return fmt.Errorf("%s: %w", msg, code)
 		}
 		if len(groups) == 0 {
 			return nil
@@ -30,8 +32,9 @@ func (c *Controller) ReplicaOffline(ctx context.Context, topic string, partition
 			return err
 		case res[0] == nil:
 			return nil
-		case !staleDecision(res[0].Err) || try == maxRedecide:
-			return fmt.Errorf("%s: %w", res[0].Message, res[0].Err)
+		case !staleDecision(res[0]) || try == maxRedecide:
+			code, msg := metadata.Split(res[0])
+			return fmt.Errorf("%s: %w", msg, code)
 		}
 	}
 }

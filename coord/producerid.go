@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -16,8 +17,8 @@ const ProducerIDBlockSize = 1000
 
 // AllocateProducerIDs hands broker a block of ProducerIDBlockSize producer
 // ids, [first, first+size), never handed out before, across restarts too:
-// the block is a record in the metadata log. err is a *kerr.Error for a
-// Kafka-level failure (NOT_CONTROLLER, REQUEST_TIMED_OUT) or a Go error.
+// the block is a record in the metadata log. err wraps a kerr sentinel for
+// a Kafka-level failure (NOT_CONTROLLER, REQUEST_TIMED_OUT) or a Go error.
 func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32) (first int64, size int32, err error) {
 	for {
 		next := c.Image().NextProducerID()
@@ -29,12 +30,13 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32) (f
 		switch rej := res[0]; {
 		case rej == nil:
 			return blk.First, blk.Size, nil
-		case rej.Err == kerr.InvalidUpdateVersion:
+		case errors.Is(rej, kerr.InvalidUpdateVersion):
 			// Another allocation took that block first; the image that
 			// answered us already shows it. Try the next.
 			continue
 		default:
-			return 0, 0, fmt.Errorf("allocate producer ids: %s: %w", rej.Message, rej.Err)
+			code, msg := metadata.Split(rej)
+			return 0, 0, fmt.Errorf("allocate producer ids: %s: %w", msg, code)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func TestReadBarrier(t *testing.T) {
 
 	type answer struct {
 		res []TopicResults
-		err *kerr.Error
+		err error
 	}
 	done := make(chan answer, 1)
 	go func() {

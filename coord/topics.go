@@ -30,7 +30,7 @@ type TopicSpec struct {
 type TopicResult struct {
 	Name              string
 	ID                [16]byte // set when created
-	Err               *kerr.Error
+	Err               error
 	Message           string
 	NumPartitions     int32
 	ReplicationFactor int16
@@ -38,13 +38,13 @@ type TopicResult struct {
 
 // Result is the outcome of one item of a request. Err is nil on success.
 type Result struct {
-	Err     *kerr.Error
+	Err     error
 	Message string
 }
 
-func (r *Result) set(rej *metadata.Rejection) {
+func (r *Result) set(rej error) {
 	if rej != nil {
-		r.Err, r.Message = rej.Err, rej.Message
+		r.Err, r.Message = metadata.Split(rej)
 	}
 }
 
@@ -75,7 +75,7 @@ func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, valida
 		}
 		recs, parts, rf, rej := c.planTopic(img, s, rng)
 		if rej != nil {
-			r.Err, r.Message = rej.Err, rej.Message
+			r.Err, r.Message = metadata.Split(rej)
 			continue
 		}
 		r.NumPartitions, r.ReplicationFactor = parts, rf
@@ -96,7 +96,7 @@ func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, valida
 		case err != nil:
 			r.Err, r.Message = codeFor(err), err.Error()
 		case res[gi] != nil:
-			r.Err, r.Message = res[gi].Err, res[gi].Message
+			r.Err, r.Message = metadata.Split(res[gi])
 		}
 		if r.Err != nil {
 			r.ID = [16]byte{}
@@ -107,7 +107,7 @@ func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, valida
 
 // planTopic validates a spec against img and returns the records that
 // create it.
-func (c *Controller) planTopic(img *metadata.Image, s TopicSpec, rng *rand.Rand) ([]metadata.Record, int32, int16, *metadata.Rejection) {
+func (c *Controller) planTopic(img *metadata.Image, s TopicSpec, rng *rand.Rand) ([]metadata.Record, int32, int16, error) {
 	if err := metadata.ValidateTopicName(s.Name); err != nil {
 		return nil, 0, 0, metadata.Reject(kerr.InvalidTopicException, "%v", err)
 	}
@@ -188,7 +188,7 @@ func (c *Controller) planTopic(img *metadata.Image, s TopicSpec, rng *rand.Rand)
 
 // checkAssignment checks a manual replica assignment: replicas non-empty,
 // as many as the other partitions', distinct, on registered brokers.
-func checkAssignment(img *metadata.Image, p int32, replicas []int32, rf int) *metadata.Rejection {
+func checkAssignment(img *metadata.Image, p int32, replicas []int32, rf int) error {
 	if len(replicas) == 0 {
 		return metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list for partition %d.", p)
 	}
@@ -212,7 +212,7 @@ func checkAssignment(img *metadata.Image, p int32, replicas []int32, rf int) *me
 type DeleteResult struct {
 	Name    string
 	ID      [16]byte
-	Err     *kerr.Error
+	Err     error
 	Message string
 }
 
@@ -269,7 +269,7 @@ func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids [][16
 			r.Err, r.Message = codeFor(err), err.Error()
 		case res[g] != nil:
 			// Deleted meanwhile by someone else.
-			r.Err, r.Message = kerr.UnknownTopicOrPartition, res[g].Message
+			r.Err, r.Message = kerr.UnknownTopicOrPartition, res[g].Error()
 			if i >= len(names) {
 				r.Err = kerr.UnknownTopicID
 			}
@@ -328,7 +328,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, specs []PartitionSpec
 	return results
 }
 
-func planPartitions(img *metadata.Image, s PartitionSpec, rng *rand.Rand) ([]metadata.Record, *metadata.Rejection) {
+func planPartitions(img *metadata.Image, s PartitionSpec, rng *rand.Rand) ([]metadata.Record, error) {
 	t := img.Topic(s.Topic)
 	if t == nil {
 		return nil, metadata.Reject(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", s.Topic)
@@ -377,6 +377,6 @@ func planPartitions(img *metadata.Image, s PartitionSpec, rng *rand.Rand) ([]met
 
 // newPartition is a new partition's record: its replicas, its ISR (every
 // live replica: all hold the empty log) and the first of them as leader.
-func newPartition(img *metadata.Image, id [16]byte, p int32, replicas []int32) (*metadata.PartitionRecord, *metadata.Rejection) {
+func newPartition(img *metadata.Image, id [16]byte, p int32, replicas []int32) (*metadata.PartitionRecord, error) {
 	return control.NewPartition(img, id, p, replicas)
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"kzero/vfs"
 )
 
 const benchBytes = 10 << 20 // Kafka's default segment.index.bytes
@@ -11,7 +13,7 @@ const benchBytes = 10 << 20 // Kafka's default segment.index.bytes
 // fullOffsetIndex returns a 10 MiB offset index with every slot used, the
 // entries 4 offsets and 1 KiB apart (positions must stay below 2 GiB).
 func fullOffsetIndex(b *testing.B) *OffsetIndex {
-	x, err := OpenOffsetIndex(filepath.Join(b.TempDir(), "b.index"), 0, benchBytes)
+	x, err := OpenOffsetIndex(vfs.OS, filepath.Join(b.TempDir(), "b.index"), 0, benchBytes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func BenchmarkOffsetLookupTail(b *testing.B) {
 }
 
 func BenchmarkOffsetAppend(b *testing.B) {
-	x, err := OpenOffsetIndex(filepath.Join(b.TempDir(), "b.index"), 0, benchBytes)
+	x, err := OpenOffsetIndex(vfs.OS, filepath.Join(b.TempDir(), "b.index"), 0, benchBytes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func BenchmarkOffsetAppend(b *testing.B) {
 }
 
 func BenchmarkTimeLookupRandom(b *testing.B) {
-	x, err := OpenTimeIndex(filepath.Join(b.TempDir(), "b.timeindex"), 0, benchBytes)
+	x, err := OpenTimeIndex(vfs.OS, filepath.Join(b.TempDir(), "b.timeindex"), 0, benchBytes)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kzero/vfs"
 )
 
 // openUnder counts this process's descriptors open on files in dir.
@@ -32,11 +34,11 @@ func TestIndexHoldsNoDescriptor(t *testing.T) {
 	var xs []*OffsetIndex
 	var ts []*TimeIndex
 	for i := range 10 {
-		x, err := OpenOffsetIndex(filepath.Join(dir, fileNameForTest(i, ".index")), int64(i)*1000, 4096)
+		x, err := OpenOffsetIndex(vfs.OS, filepath.Join(dir, fileNameForTest(i, ".index")), int64(i)*1000, 4096)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ti, err := OpenTimeIndex(filepath.Join(dir, fileNameForTest(i, ".timeindex")), int64(i)*1000, 4096)
+		ti, err := OpenTimeIndex(vfs.OS, filepath.Join(dir, fileNameForTest(i, ".timeindex")), int64(i)*1000, 4096)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +82,7 @@ func TestIndexHoldsNoDescriptor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	x, err := OpenOffsetIndex(x.Path(), 3000, 0)
+	x, err := OpenOffsetIndex(vfs.OS, x.Path(), 3000, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,12 +55,17 @@
 // partition.
 //
 // An open index holds no file descriptor: the file is closed as soon as it
-// is mapped (a mapping outlives its descriptor). Extending and trimming go
-// by path (truncate(2)), and so does the fallocate of a new page (the file
-// is opened for that call, once per page of entries); Sync is msync, which on Linux writes the mapped
-// range's data and the blocks it needs, plus an fsync through a descriptor
-// opened for it when the file's length changed since the last Sync. So
-// 10,000 partitions cost no index descriptors.
+// is mapped (a mapping outlives its descriptor). Extending and trimming
+// open the file for the call and truncate it, and so does the fallocate of
+// a new page (once per page of entries); Sync is msync, which on Linux
+// writes the mapped range's data and the blocks it needs, plus an fsync
+// through a descriptor opened for it when the file's length changed since
+// the last Sync. So 10,000 partitions cost no index descriptors.
+//
+// Every open, resize, fsync and rename goes through the vfs.FS the index
+// was opened in (the log's), so tests inject their faults (vfs/errorfs).
+// What no FS sees: the entries, stored through the shared mapping and
+// written back by msync, and the fallocate, on the descriptor.
 //
 // TimeIndex.Full reports full with one slot still free, as Kafka's time index
 // does: the log rolls the segment when either index is full, and the entry

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"kzero/vfs"
 )
 
 // smallTmpfs mounts a tmpfs of size bytes and returns its path; it skips
@@ -57,7 +59,7 @@ func fill(t *testing.T, path string) {
 func TestIndexOnFullFileSystem(t *testing.T) {
 	dir := smallTmpfs(t, "1m")
 	path := filepath.Join(dir, "00000000000000000000.index")
-	x, err := OpenOffsetIndex(path, 0, 512<<10) // 512 KiB, sparse
+	x, err := OpenOffsetIndex(vfs.OS, path, 0, 512<<10) // 512 KiB, sparse
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestIndexOnFullFileSystem(t *testing.T) {
 	if err := x.Unmap(); err != nil {
 		t.Fatal(err)
 	}
-	y, err := OpenOffsetIndex(path, 0, 512<<10)
+	y, err := OpenOffsetIndex(vfs.OS, path, 0, 512<<10)
 	if err != nil {
 		t.Fatalf("reopen on a full file system: %v", err)
 	}

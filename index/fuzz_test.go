@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"kzero/vfs"
 )
 
 // FuzzOpenOffsetIndex opens arbitrary bytes as an offset index. Open either
@@ -25,7 +27,7 @@ func FuzzOpenOffsetIndex(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		x, err := OpenOffsetIndex(path, base, int(maxEntries)*8)
+		x, err := OpenOffsetIndex(vfs.OS, path, base, int(maxEntries)*8)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("open failed without ErrCorrupt: %v", err)
@@ -67,7 +69,7 @@ func FuzzOpenOffsetIndex(f *testing.F) {
 		if err := x.Close(); err != nil {
 			t.Fatal(err)
 		}
-		y, err := OpenOffsetIndex(path, base, 0)
+		y, err := OpenOffsetIndex(vfs.OS, path, base, 0)
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}
@@ -90,7 +92,7 @@ func FuzzOpenTimeIndex(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		x, err := OpenTimeIndex(path, base, int(maxEntries)*12)
+		x, err := OpenTimeIndex(vfs.OS, path, base, int(maxEntries)*12)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("open failed without ErrCorrupt: %v", err)
@@ -131,7 +133,7 @@ func FuzzOpenTimeIndex(f *testing.F) {
 		if err := x.Close(); err != nil {
 			t.Fatal(err)
 		}
-		y, err := OpenTimeIndex(path, base, 0)
+		y, err := OpenTimeIndex(vfs.OS, path, base, 0)
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}

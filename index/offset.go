@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+
+	"kzero/vfs"
 )
 
 // offsetWidth is the size of an offset index entry: relative offset, then
@@ -22,9 +24,10 @@ type OffsetIndex struct{ t *table }
 // OpenOffsetIndex opens or creates the offset index at path for the segment
 // starting at baseOffset. The file is extended to maxBytes (rounded down to a
 // multiple of 8) when smaller; pass 0 to open a sealed index at its own size.
-// A file that fails the checks returns an error wrapping ErrCorrupt.
-func OpenOffsetIndex(path string, baseOffset int64, maxBytes int) (*OffsetIndex, error) {
-	t, err := openTable(path, baseOffset, maxBytes, offsetWidth, checkOffsets)
+// A file that fails the checks returns an error wrapping ErrCorrupt. The
+// file is opened, resized, fsynced and renamed in fs (see the package doc).
+func OpenOffsetIndex(fs vfs.FS, path string, baseOffset int64, maxBytes int) (*OffsetIndex, error) {
+	t, err := openTable(fs, path, baseOffset, maxBytes, offsetWidth, checkOffsets)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"kzero/vfs"
 )
 
 // offsetBytes builds the expected .index file contents by hand from the
@@ -41,7 +43,7 @@ func fileSize(t *testing.T, path string) int64 {
 
 func openOffset(t *testing.T, path string, base int64, maxBytes int) *OffsetIndex {
 	t.Helper()
-	x, err := OpenOffsetIndex(path, base, maxBytes)
+	x, err := OpenOffsetIndex(vfs.OS, path, base, maxBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +210,7 @@ func TestOffsetIndexCorrupt(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			x, err := OpenOffsetIndex(path, 0, 1024)
+			x, err := OpenOffsetIndex(vfs.OS, path, 0, 1024)
 			if !errors.Is(err, ErrCorrupt) {
 				if x != nil {
 					x.Close()
@@ -430,10 +432,10 @@ func TestOffsetIndexRename(t *testing.T) {
 
 func TestOffsetIndexOpenErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := OpenOffsetIndex(filepath.Join(dir, "a.index"), -1, 64); err == nil {
+	if _, err := OpenOffsetIndex(vfs.OS, filepath.Join(dir, "a.index"), -1, 64); err == nil {
 		t.Fatal("negative base offset accepted")
 	}
-	if _, err := OpenOffsetIndex(filepath.Join(dir, "missing", "a.index"), 0, 64); err == nil {
+	if _, err := OpenOffsetIndex(vfs.OS, filepath.Join(dir, "missing", "a.index"), 0, 64); err == nil {
 		t.Fatal("open in a missing directory succeeded")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"kzero/vfs"
 )
 
 // warmBytes is the size of the tail of the entries searched first. Fetches,
@@ -70,6 +72,8 @@ type table struct {
 	size   int64 // current file length: slots*width, or less after trim
 	alloc  int64 // the first alloc bytes of the file have disk blocks (reserve)
 	closed bool
+
+	fs vfs.FS // the file's opens, resizes, fsyncs and renames go through it
 }
 
 // allocChunk is how much index space reserve allocates at a time: a page,
@@ -82,15 +86,15 @@ const allocChunk = 4096
 // checkFunc validates the first n entries of a freshly opened table.
 type checkFunc func(t *table, n int) error
 
-func openTable(path string, base int64, maxBytes, width int, check checkFunc) (*table, error) {
+func openTable(fs vfs.FS, path string, base int64, maxBytes, width int, check checkFunc) (*table, error) {
 	if base < 0 || base > math.MaxInt64-maxField {
 		return nil, fmt.Errorf("index: open %s: base offset %d out of range", path, base)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("index: open: %w", err)
 	}
-	t, err := mapTable(f, path, base, maxBytes, width, check)
+	t, err := mapTable(fs, f, path, base, maxBytes, width, check)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		t.unmap()
 		err = fmt.Errorf("index: close %s: %w", path, cerr)
@@ -101,7 +105,7 @@ func openTable(path string, base int64, maxBytes, width int, check checkFunc) (*
 	return t, nil
 }
 
-func mapTable(f *os.File, path string, base int64, maxBytes, width int, check checkFunc) (*table, error) {
+func mapTable(fs vfs.FS, f vfs.File, path string, base int64, maxBytes, width int, check checkFunc) (*table, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("index: stat %s: %w", path, err)
@@ -121,6 +125,7 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 		warm:  warmBytes / width,
 		base:  base,
 		size:  size,
+		fs:    fs,
 	}
 	// The first sync after open fsyncs once: the file may just have been
 	// created or extended.
@@ -162,7 +167,7 @@ func mapTable(f *os.File, path string, base int64, maxBytes, width int, check ch
 // countEntries must not read the hole through the mapping: on tmpfs even a
 // read fault of a hole allocates a page, and on a full file system that
 // is a SIGBUS. f is the file being mapped.
-func (t *table) dataEnd(f *os.File) int64 {
+func (t *table) dataEnd(f vfs.File) int64 {
 	off, err := unix.Seek(int(f.Fd()), 0, unix.SEEK_HOLE)
 	if err != nil || off > t.size {
 		return t.size
@@ -308,7 +313,7 @@ func (t *table) reserve(end int64) error {
 		return nil
 	}
 	to := min((end+allocChunk-1)/allocChunk*allocChunk, t.size)
-	f, err := os.OpenFile(t.filePath(), os.O_WRONLY, 0)
+	f, err := t.fs.OpenFile(t.filePath(), os.O_WRONLY, 0)
 	if err == nil {
 		err = unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, t.alloc, to-t.alloc)
 		if errors.Is(err, unix.EOPNOTSUPP) {
@@ -326,7 +331,7 @@ func (t *table) reserve(end int64) error {
 // zeroFree writes zeros through f over the free slots below to, which
 // hold zeros already (never below the published entries, which readers may
 // be reading).
-func (t *table) zeroFree(f *os.File, to int64) error {
+func (t *table) zeroFree(f vfs.File, to int64) error {
 	from := max(t.alloc, int64(t.len())*int64(t.width))
 	for from < to {
 		n, err := f.WriteAt(zeroPage[:min(int64(len(zeroPage)), to-from)], from)
@@ -349,7 +354,7 @@ func (t *table) extend() error {
 	if t.size >= want {
 		return nil
 	}
-	if err := os.Truncate(t.filePath(), want); err != nil {
+	if err := vfs.Truncate(t.fs, t.filePath(), want); err != nil {
 		return fmt.Errorf("index: extend %s to %d bytes: %w", t.filePath(), want, err)
 	}
 	t.size = want
@@ -386,7 +391,7 @@ func (t *table) trim() error {
 	if t.size == want {
 		return nil
 	}
-	if err := os.Truncate(t.filePath(), want); err != nil {
+	if err := vfs.Truncate(t.fs, t.filePath(), want); err != nil {
 		return fmt.Errorf("index: trim %s to %d bytes: %w", t.filePath(), want, err)
 	}
 	t.size = want
@@ -414,7 +419,7 @@ func (t *table) sync() error {
 	}
 	t.renaming.Lock()
 	path := t.filePath()
-	f, err := os.Open(path)
+	f, err := t.fs.OpenFile(path, os.O_RDONLY, 0)
 	t.renaming.Unlock()
 	if err != nil {
 		return fmt.Errorf("index: open %s to fsync: %w", path, err)
@@ -438,7 +443,7 @@ func (t *table) rename(newPath string) error {
 	}
 	t.renaming.Lock()
 	defer t.renaming.Unlock()
-	if err := os.Rename(t.filePath(), newPath); err != nil {
+	if err := t.fs.Rename(t.filePath(), newPath); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
 	t.path.Store(&newPath)

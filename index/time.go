@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+
+	"kzero/vfs"
 )
 
 // timeWidth is the size of a time index entry: timestamp, 8 bytes, then
@@ -28,8 +30,9 @@ type TimeIndex struct{ t *table }
 // starting at baseOffset. The file is extended to maxBytes (rounded down to a
 // multiple of 12) when smaller; pass 0 to open a sealed index at its own
 // size. A file that fails the checks returns an error wrapping ErrCorrupt.
-func OpenTimeIndex(path string, baseOffset int64, maxBytes int) (*TimeIndex, error) {
-	t, err := openTable(path, baseOffset, maxBytes, timeWidth, checkTimes)
+// The file is opened, resized, fsynced and renamed in fs.
+func OpenTimeIndex(fs vfs.FS, path string, baseOffset int64, maxBytes int) (*TimeIndex, error) {
+	t, err := openTable(fs, path, baseOffset, maxBytes, timeWidth, checkTimes)
 	if err != nil {
 		return nil, err
 	}

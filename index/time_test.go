@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"kzero/vfs"
 )
 
 // timeBytes builds the expected .timeindex contents by hand from the format:
@@ -23,7 +25,7 @@ func timeBytes(base int64, entries ...TimestampOffset) []byte {
 
 func openTime(t *testing.T, path string, base int64, maxBytes int) *TimeIndex {
 	t.Helper()
-	x, err := OpenTimeIndex(path, base, maxBytes)
+	x, err := OpenTimeIndex(vfs.OS, path, base, maxBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func TestTimeIndexCorrupt(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			x, err := OpenTimeIndex(path, 0, 1200)
+			x, err := OpenTimeIndex(vfs.OS, path, 0, 1200)
 			if !errors.Is(err, ErrCorrupt) {
 				if x != nil {
 					x.Close()

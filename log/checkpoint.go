@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"kzero/vfs"
 )
 
 // Checkpoint file names in a log dir, as Apache Kafka names them.
@@ -28,9 +30,10 @@ const (
 //
 // It is replaced atomically: written to a .tmp file, fsynced, renamed.
 
-// ReadCheckpoint reads an offset checkpoint file; a missing file is empty.
-func ReadCheckpoint(path string) (map[TopicPartition]int64, error) {
-	data, err := os.ReadFile(path)
+// ReadCheckpoint reads an offset checkpoint file in fs; a missing file is
+// empty.
+func ReadCheckpoint(fs FS, path string) (map[TopicPartition]int64, error) {
+	data, err := vfs.ReadFile(fs, path)
 	if os.IsNotExist(err) {
 		return map[TopicPartition]int64{}, nil
 	}
@@ -82,8 +85,9 @@ func ParseCheckpoint(data []byte) (map[TopicPartition]int64, error) {
 	return out, nil
 }
 
-// WriteCheckpoint replaces the checkpoint file at path with offsets.
-func WriteCheckpoint(path string, offsets map[TopicPartition]int64) error {
+// WriteCheckpoint replaces the checkpoint file at path in fs with offsets.
+// When it fails, the old file stays as it was.
+func WriteCheckpoint(fs FS, path string, offsets map[TopicPartition]int64) error {
 	tps := make([]TopicPartition, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
@@ -100,12 +104,13 @@ func WriteCheckpoint(path string, offsets map[TopicPartition]int64) error {
 		fmt.Fprintf(&buf, "%s %d %d\n", tp.Topic, tp.Partition, offsets[tp])
 	}
 	tmp := path + ".tmp"
-	if err := writeFileSync(tmp, buf.Bytes()); err != nil {
-		os.Remove(tmp) // the old file stays; a full disk gets its space back
-		return err
+	if err := vfs.WriteFile(fs, tmp, buf.Bytes(), true); err != nil {
+		fs.Remove(tmp) // the old file stays; a full disk gets its space back
+		return fmt.Errorf("write checkpoint: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fs.Rename(tmp, path); err != nil {
+		fs.Remove(tmp)
 		return fmt.Errorf("replace checkpoint: %w", err)
 	}
-	return syncDir(filepath.Dir(path))
+	return vfs.Fsync(fs, filepath.Dir(path))
 }

@@ -8,6 +8,7 @@ import (
 
 	"kzero/index"
 	"kzero/record"
+	"kzero/vfs"
 )
 
 // cleanedSegment writes a cleaned segment: B.log.cleaned with its indexes
@@ -33,17 +34,17 @@ var segmentSuffixes = []string{IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, Log
 
 // removeSwapFiles removes the .cleaned and .swap files of base, which a
 // pass leaves when it gives up before the swap commits.
-func removeSwapFiles(dir string, base int64) {
+func removeSwapFiles(fs FS, dir string, base int64) {
 	for _, sfx := range segmentSuffixes {
-		os.Remove(cleanedPath(dir, base, sfx))
-		os.Remove(segmentPath(dir, base, sfx+SwapSuffix))
+		fs.Remove(cleanedPath(dir, base, sfx))
+		fs.Remove(segmentPath(dir, base, sfx+SwapSuffix))
 	}
 }
 
 func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int) (*cleanedSegment, error) {
-	removeSwapFiles(dir, base)
-	path := cleanedPath(dir, base, LogSuffix)
 	fs := cfg.fs()
+	removeSwapFiles(fs, dir, base)
+	path := cleanedPath(dir, base, LogSuffix)
 	f, err := (*FileCache)(nil).open(fs, path, os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return nil, fmt.Errorf("create cleaned segment: %w", err)
@@ -57,18 +58,18 @@ func createCleaned(dir string, base int64, cfg *Config, buf []byte, bufSize int)
 			s.tindex.Close()
 		}
 		f.Close()
-		removeSwapFiles(dir, base)
+		removeSwapFiles(fs, dir, base)
 		return nil, fmt.Errorf("create cleaned segment %d: %w", base, err)
 	}
-	x, err := index.OpenOffsetIndex(cleanedPath(dir, base, IndexSuffix), base, cfg.SegmentIndexBytes)
+	x, err := index.OpenOffsetIndex(fs, cleanedPath(dir, base, IndexSuffix), base, cfg.SegmentIndexBytes)
 	if err != nil {
 		return fail(err)
 	}
 	s.idx.Store(x)
-	if s.tindex, err = index.OpenTimeIndex(cleanedPath(dir, base, TimeIndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
+	if s.tindex, err = index.OpenTimeIndex(fs, cleanedPath(dir, base, TimeIndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
 		return fail(err)
 	}
-	t, err := OpenTxnIndex(cleanedPath(dir, base, TxnIndexSuffix))
+	t, err := OpenTxnIndex(fs, cleanedPath(dir, base, TxnIndexSuffix))
 	if err != nil {
 		return fail(err)
 	}
@@ -129,7 +130,7 @@ func (w *cleanedSegment) discard() {
 		w.closed = true
 		w.seg.Release()
 	}
-	removeSwapFiles(w.seg.dir, w.seg.base)
+	removeSwapFiles(w.seg.fs, w.seg.dir, w.seg.base)
 }
 
 // swapStep names the points a test may stop a swap at, as if the broker
@@ -161,16 +162,16 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 	for k := 0; ok && k < len(old); k++ {
 		ok = segs[i+k] == old[k] && old[k].size.Load() == sizes[k]
 	}
+	fs := l.fs()
 	if !ok {
-		removeSwapFiles(l.dir, base)
+		removeSwapFiles(fs, l.dir, base)
 		return errCleanAborted
 	}
 
-	fs := l.cfg.Load().fs()
 	for _, sfx := range segmentSuffixes {
 		err := fs.Rename(cleanedPath(l.dir, base, sfx), segmentPath(l.dir, base, sfx+SwapSuffix))
 		if err != nil && !(sfx == TxnIndexSuffix && errors.Is(err, os.ErrNotExist)) {
-			removeSwapFiles(l.dir, base)
+			removeSwapFiles(fs, l.dir, base)
 			return fmt.Errorf("rename cleaned segment to swap: %w", err)
 		}
 	}
@@ -179,7 +180,7 @@ func (l *Log) replaceSegmentsLocked(old []*Segment, sizes []int64, base int64, s
 		l.goOfflineLocked("segment swap failed", err)
 		return err
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := vfs.Fsync(fs, l.dir); err != nil {
 		return offline(err)
 	}
 	if stop == swapStopSwapFiles {

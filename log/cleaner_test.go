@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 // fillKeys appends n one-record batches cycling over keys k0..k<keys-1>,
@@ -328,7 +329,7 @@ func TestCleanReopen(t *testing.T) {
 	// The manager persists the first dirty offset in the checkpoint.
 	cp := filepath.Join(dir, CleanerCheckpoint)
 	tp := TopicPartition{"t", 0}
-	if err := WriteCheckpoint(cp, map[TopicPartition]int64{tp: dirty}); err != nil {
+	if err := WriteCheckpoint(vfs.OS, cp, map[TopicPartition]int64{tp: dirty}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
@@ -339,7 +340,7 @@ func TestCleanReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		offs, err := ReadCheckpoint(cp)
+		offs, err := ReadCheckpoint(vfs.OS, cp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +353,7 @@ func TestCleanReopen(t *testing.T) {
 		// It keeps working: append, clean again.
 		fillKeys(t, l2, clk, record.CodecLZ4, 200, 30, 30)
 		clClean(t, clCleaner(1<<20), l2)
-		if err := WriteCheckpoint(cp, map[TopicPartition]int64{tp: l2.FirstDirtyOffset()}); err != nil {
+		if err := WriteCheckpoint(vfs.OS, cp, map[TopicPartition]int64{tp: l2.FirstDirtyOffset()}); err != nil {
 			t.Fatal(err)
 		}
 		if err := l2.Close(); err != nil {

@@ -39,7 +39,7 @@ type Config struct {
 
 	// Now is the clock; tests replace it. Nil means time.Now.
 	Now func() time.Time
-	// FS is the file system segment files are opened in and renamed in;
+	// FS is the file system the log's files are written in (fs.go);
 	// tests replace it to inject faults (fs.go), for every log of a
 	// Manager through ManagerConfig.Defaults. Nil means the operating
 	// system's. Fixed for a log's life: SetConfig keeps it.

@@ -47,9 +47,9 @@ func mustStorageError(t *testing.T, what string, err error) {
 	}
 }
 
-func faultManager(t *testing.T, dir string, fs FS) *Manager {
+func faultManager(t *testing.T, fs FS, dirs ...string) *Manager {
 	t.Helper()
-	cfg := DefaultManagerConfig(dir)
+	cfg := DefaultManagerConfig(dirs...)
 	cfg.Defaults = testConfig()
 	cfg.Defaults.FS = fs
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -58,6 +58,30 @@ func faultManager(t *testing.T, dir string, fs FS) *Manager {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// twoLogs creates the partitions a-0 and b-0 in m.
+func twoLogs(t *testing.T, m *Manager) (tpA TopicPartition, a, b *Log) {
+	t.Helper()
+	tpA = TopicPartition{Topic: "a", Partition: 0}
+	a, err := m.GetOrCreate(tpA, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = m.GetOrCreate(TopicPartition{Topic: "b", Partition: 0}, testConfig()); err != nil {
+		t.Fatal(err)
+	}
+	return tpA, a, b
+}
+
+// openQuiet opens the log in dir with cfg, logging nothing.
+func openQuiet(t *testing.T, dir string, cfg Config) *Log {
+	t.Helper()
+	l, err := Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // A write the disk refuses (not for lack of space) takes the log offline:
@@ -69,16 +93,8 @@ func faultManager(t *testing.T, dir string, fs FS) *Manager {
 func TestWriteFailureTakesLogOffline(t *testing.T) {
 	efs := &errorfs.FS{}
 	dir := t.TempDir()
-	m := faultManager(t, dir, efs)
-	tpA, tpB := TopicPartition{Topic: "a", Partition: 0}, TopicPartition{Topic: "b", Partition: 0}
-	a, err := m.GetOrCreate(tpA, testConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := m.GetOrCreate(tpB, testConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := faultManager(t, efs, dir)
+	tpA, a, b := twoLogs(t, m)
 	for range 3 {
 		mustAppend(t, a, makeBatch(t, 5, 100, record.CodecNone))
 		mustAppend(t, b, makeBatch(t, 5, 100, record.CodecNone))
@@ -86,7 +102,7 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 	before := logBytes(t, a)
 
 	restore := efs.Opened(t, a.active().path).BreakWrites(t, "")
-	_, err = a.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
+	_, err := a.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
 	mustStorageError(t, "append with failing writes", err)
 	restore() // the disk works again; the log stays offline
 	_, err = a.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 0)
@@ -119,7 +135,7 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 		t.Fatalf("OfflineLogs = %d after more failures of the same log, want 1", n)
 	}
 	mustStorageError(t, "Manager.Close with an offline log", m.Close())
-	m = faultManager(t, dir, nil)
+	m = faultManager(t, nil, dir)
 	defer m.Close()
 	if m.ClosedCleanly() {
 		t.Fatal("a log dir with an offline log was marked cleanly shut down")
@@ -139,7 +155,7 @@ func TestWriteFailureTakesLogOffline(t *testing.T) {
 // A deleted offline log leaves the Manager's offline count.
 func TestDeletedOfflineLogUncounted(t *testing.T) {
 	efs := &errorfs.FS{}
-	m := faultManager(t, t.TempDir(), efs)
+	m := faultManager(t, efs, t.TempDir())
 	defer m.Close()
 	tp := TopicPartition{Topic: "a", Partition: 0}
 	a, err := m.GetOrCreate(tp, testConfig())
@@ -231,13 +247,7 @@ func TestFailedRoll(t *testing.T) {
 			cfg.FS = efs
 			cfg.SegmentBytes = 2000 // two batches a segment
 			dir := t.TempDir()
-			open := func() *Log {
-				l, err := Open(dir, cfg, OpenOptions{Logger: slog.New(slog.DiscardHandler)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return l
-			}
+			open := func() *Log { return openQuiet(t, dir, cfg) }
 			l := open()
 			for range 2 {
 				mustAppend(t, l, makeBatch(t, 5, 150, record.CodecNone))
@@ -283,16 +293,22 @@ func TestFailedRoll(t *testing.T) {
 func TestCleanerFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		arm     func(t *testing.T, efs *errorfs.FS)
+		arm     func(t *testing.T, efs *errorfs.FS, dir string)
 		offline bool
 	}{
-		{"ENOSPC writing the cleaned segment", func(t *testing.T, efs *errorfs.FS) {
+		{"ENOSPC writing the cleaned segment", func(t *testing.T, efs *errorfs.FS, _ string) {
 			efs.OnOpen(LogSuffix+CleanedSuffix, func(f *errorfs.File) { f.BreakWrites(t, "/dev/full") })
 		}, false},
-		{"rename to swap", func(t *testing.T, efs *errorfs.FS) {
+		{"rename to swap", func(t *testing.T, efs *errorfs.FS, _ string) {
 			efs.FailRenames(LogSuffix+SwapSuffix, unix.EIO)
 		}, false},
-		{"rename from swap", func(t *testing.T, efs *errorfs.FS) {
+		{"folder fsync at the commit point", func(t *testing.T, efs *errorfs.FS, dir string) {
+			efs.FailSyncs(dir, unix.EIO) // the folder's name: no file in it ends so
+		}, true},
+		{"rename of a replaced segment's index to deleted", func(t *testing.T, efs *errorfs.FS, _ string) {
+			efs.FailRenames(IndexSuffix+DeletedSuffix, unix.EIO)
+		}, true},
+		{"rename from swap", func(t *testing.T, efs *errorfs.FS, _ string) {
 			efs.FailRenames(LogSuffix, unix.EIO)
 		}, true},
 	} {
@@ -309,7 +325,7 @@ func TestCleanerFaults(t *testing.T) {
 			fillKeys(t, l, clk, record.CodecNone, 300, 10, 40)
 			before, _ := clReadAll(t, l)
 
-			tc.arm(t, efs)
+			tc.arm(t, efs, dir)
 			c := clCleaner(1 << 20)
 			p, ok := c.plan(l)
 			if !ok {

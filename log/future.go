@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 // A replica moves to another log dir (AlterReplicaLogDirs) through a
@@ -84,10 +85,10 @@ func (m *Manager) resolveFutures(pending []pendingFuture) error {
 		if !current {
 			path = filepath.Join(pf.dir, pf.tp.String())
 			m.logger.Info("completing a replica move a crash interrupted: the future log becomes the partition's", "partition", pf.tp, "dir", pf.dir)
-			if err := os.Rename(pf.path, path); err != nil {
+			if err := m.fs().Rename(pf.path, path); err != nil {
 				return fmt.Errorf("promote future log %s: %w", pf.path, err)
 			}
-			if err := syncDir(pf.dir); err != nil {
+			if err := vfs.Fsync(m.fs(), pf.dir); err != nil {
 				return fmt.Errorf("promote future log %s: %w", pf.path, err)
 			}
 		}
@@ -216,7 +217,7 @@ func (m *Manager) DeleteFuture(tp TopicPartition) error {
 	f.log.Close()
 	f.log.orphan()
 	gone := fmt.Sprintf("%s.%d-delete", f.log.dir, time.Now().UnixNano())
-	if err := os.Rename(f.log.dir, gone); err != nil {
+	if err := f.log.fs().Rename(f.log.dir, gone); err != nil {
 		return fmt.Errorf("rename deleted future log: %w", err)
 	}
 	return os.RemoveAll(gone)
@@ -226,7 +227,7 @@ func (m *Manager) DeleteFuture(tp TopicPartition) error {
 // finishes the job at the next start) and deletes it.
 func deleteRenamed(l *Log) error {
 	gone := fmt.Sprintf("%s.%d-delete", l.dir, time.Now().UnixNano())
-	if err := os.Rename(l.dir, gone); err != nil {
+	if err := l.fs().Rename(l.dir, gone); err != nil {
 		return fmt.Errorf("rename deleted log: %w", err)
 	}
 	// l.dir stays: readers (DescribeLogDirs) may hold the log.
@@ -286,19 +287,19 @@ func (m *Manager) replaceWithFutureLocked(tp TopicPartition) (*Log, error) {
 	cur.forgetOffline()
 	final := filepath.Join(f.dir, tp.String())
 	gone := fmt.Sprintf("%s.%d-delete", cur.dir, time.Now().UnixNano())
-	if err := os.Rename(cur.dir, gone); err != nil {
+	if err := m.fs().Rename(cur.dir, gone); err != nil {
 		// The current log is closed: a restart settles it (the future
 		// log is resumed).
 		return nil, fmt.Errorf("rename current log %s: %w: %w", tp, err, kerr.KafkaStorageError)
 	}
-	if err := syncDir(filepath.Dir(cur.dir)); err != nil {
+	if err := vfs.Fsync(m.fs(), filepath.Dir(cur.dir)); err != nil {
 		m.logger.Warn("fsync of a log dir after renaming a moved log failed", "dir", filepath.Dir(cur.dir), "err", err)
 	}
-	if err := os.Rename(f.log.dir, final); err != nil {
+	if err := m.fs().Rename(f.log.dir, final); err != nil {
 		// A restart promotes the future log.
 		return nil, fmt.Errorf("rename future log %s: %w: %w", tp, err, kerr.KafkaStorageError)
 	}
-	if err := syncDir(f.dir); err != nil {
+	if err := vfs.Fsync(m.fs(), f.dir); err != nil {
 		m.logger.Warn("fsync of a log dir after renaming a moved log failed", "dir", f.dir, "err", err)
 	}
 	l, err := Open(final, cfg, OpenOptions{

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 // moveTestManager opens a Manager on two fresh log dirs with small
@@ -151,7 +152,7 @@ func TestMoveToFutureLog(t *testing.T) {
 	}
 	// The old dir's checkpoints forgot the partition.
 	for _, name := range []string{RecoveryPointCheckpoint, LogStartOffsetCheckpoint, ReplicationCheckpoint} {
-		offs, err := ReadCheckpoint(filepath.Join(m.Dirs()[0], name))
+		offs, err := ReadCheckpoint(vfs.OS, filepath.Join(m.Dirs()[0], name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package log
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sync/atomic"
 
@@ -71,8 +70,9 @@ func (l *Log) repairIndex(s *Segment) error {
 	}
 	path := s.offsets().Path()
 	tmp := path + ".tmp" // removed by Open if a crash leaves it
-	if err := writeOffsetIndex(tmp, s.base, entries); err != nil {
-		os.Remove(tmp)
+	fs := l.fs()
+	if err := writeOffsetIndex(fs, tmp, s.base, entries); err != nil {
+		fs.Remove(tmp)
 		return err
 	}
 
@@ -80,14 +80,14 @@ func (l *Log) repairIndex(s *Segment) error {
 	defer l.mu.Unlock()
 	segs := l.Segments()
 	if l.mu.closed || !slices.Contains(segs[:len(segs)-1], s) || s.size.Load() != size {
-		os.Remove(tmp)
+		fs.Remove(tmp)
 		return nil // the segment changed under the rebuild: nothing to repair
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := fs.Rename(tmp, path); err != nil {
+		fs.Remove(tmp)
 		return fmt.Errorf("replace offset index: %w", err)
 	}
-	x, err := index.OpenOffsetIndex(path, s.base, 0)
+	x, err := index.OpenOffsetIndex(fs, path, s.base, 0)
 	if err != nil {
 		return fmt.Errorf("open rebuilt offset index: %w", err)
 	}
@@ -137,9 +137,9 @@ func (s *Segment) indexEntries(size int64, interval int) ([]index.OffsetPosition
 }
 
 // writeOffsetIndex writes a sealed offset index of entries at path, synced.
-func writeOffsetIndex(path string, base int64, entries []index.OffsetPosition) error {
-	os.Remove(path)
-	x, err := index.OpenOffsetIndex(path, base, len(entries)*8)
+func writeOffsetIndex(fs FS, path string, base int64, entries []index.OffsetPosition) error {
+	fs.Remove(path)
+	x, err := index.OpenOffsetIndex(fs, path, base, len(entries)*8)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"kzero/vfs"
 )
 
 // LeaderEpochCheckpoint is the file, in each partition folder, that maps
@@ -31,14 +33,15 @@ type EpochEntry struct {
 type epochCache struct {
 	mu      sync.RWMutex
 	path    string
+	fs      FS
 	entries []EpochEntry
 }
 
 // loadEpochCache reads the partition's checkpoint; a missing or unreadable
 // file gives an empty cache, which the log rebuilds from its batches.
-func loadEpochCache(dir string) (*epochCache, bool) {
-	c := &epochCache{path: dir + string(os.PathSeparator) + LeaderEpochCheckpoint}
-	data, err := os.ReadFile(c.path)
+func loadEpochCache(fs FS, dir string) (*epochCache, bool) {
+	c := &epochCache{path: dir + string(os.PathSeparator) + LeaderEpochCheckpoint, fs: fs}
+	data, err := vfs.ReadFile(fs, c.path)
 	if err != nil {
 		return c, false
 	}
@@ -86,14 +89,10 @@ func (c *epochCache) write(sync bool) error {
 		fmt.Fprintf(&b, "%d %d\n", e.Epoch, e.StartOffset)
 	}
 	tmp := c.path + ".tmp"
-	write := writeFileSync
-	if !sync {
-		write = writeFileNoSync
-	}
-	if err := write(tmp, b.Bytes()); err != nil {
+	if err := vfs.WriteFile(c.fs, tmp, b.Bytes(), sync); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, c.path); err != nil {
+	if err := c.fs.Rename(tmp, c.path); err != nil {
 		return fmt.Errorf("replace leader epoch checkpoint: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 func TestEpochCacheEndOffsetFor(t *testing.T) {
@@ -37,7 +38,7 @@ func TestEpochCacheEndOffsetFor(t *testing.T) {
 
 func TestEpochCheckpointFormat(t *testing.T) {
 	dir := t.TempDir()
-	c, ok := loadEpochCache(dir)
+	c, ok := loadEpochCache(vfs.OS, dir)
 	if ok {
 		t.Fatal("missing file loaded")
 	}
@@ -51,7 +52,7 @@ func TestEpochCheckpointFormat(t *testing.T) {
 	if string(data) != "0\n2\n0 0\n4 17\n" {
 		t.Fatalf("checkpoint file %q", data)
 	}
-	c2, ok := loadEpochCache(dir)
+	c2, ok := loadEpochCache(vfs.OS, dir)
 	if !ok || !slices.Equal(c2.entries, c.entries) {
 		t.Fatalf("reloaded %v", c2.entries)
 	}
@@ -148,7 +149,7 @@ func TestEpochCheckpointSyncedOnFlush(t *testing.T) {
 	if _, err := l.Append(makeBatch(t, 3, 10, record.CodecNone), OriginClient, 7); err != nil {
 		t.Fatal(err)
 	}
-	c, ok := loadEpochCache(dir)
+	c, ok := loadEpochCache(vfs.OS, dir)
 	if !ok || len(c.entries) != 1 || c.entries[0] != (EpochEntry{7, 0}) {
 		t.Fatalf("checkpoint after the append: %v %v", c.entries, ok)
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 // Log is one partition's log: a list of segments, the last one active.
@@ -363,7 +364,7 @@ func (l *Log) syncSealedUpTo(old *Segment) {
 		}
 	}
 	// The roll's producer snapshot was left to the page cache.
-	if err := syncSnapshot(l.dir, old.NextOffset()); err != nil {
+	if err := syncSnapshot(l.fs(), l.dir, old.NextOffset()); err != nil {
 		l.logger.Warn("producer state snapshot fsync failed", "dir", l.dir, "err", err)
 	}
 	l.advanceRecoveryPoint(old.NextOffset())
@@ -451,7 +452,7 @@ func (l *Log) Close() error {
 	end := l.logEndOffset.Load()
 	serr := l.snapshotProducersLocked(end, WriteSnapshot)
 	if serr == nil {
-		serr = syncSnapshot(l.dir, end) // a roll's, if it was one, is not yet synced
+		serr = syncSnapshot(l.fs(), l.dir, end) // a roll's, if it was one, is not yet synced
 	}
 	if noSpace(serr) {
 		l.logger.Warn("no space for the producer state snapshot at close; the next start replays from an older one", "dir", l.dir, "err", serr)
@@ -503,11 +504,11 @@ func (l *Log) orphan() {
 	}
 }
 
-func (l *Log) snapshotProducersLocked(off int64, write func(string, int64, *ProducerStates) error) error {
+func (l *Log) snapshotProducersLocked(off int64, write func(FS, string, int64, *ProducerStates) error) error {
 	if l.mu.lastSnapAt == off {
 		return nil
 	}
-	if err := write(l.dir, off, l.mu.producers); err != nil {
+	if err := write(l.fs(), l.dir, off, l.mu.producers); err != nil {
 		return err
 	}
 	l.mu.lastSnapAt = off
@@ -628,9 +629,9 @@ func (l *Log) syncEpochsLocked() error {
 	if !l.mu.epochDirty {
 		// The file holds the cache already: fsync it (and the rename
 		// that put it there), which needs no space.
-		err := syncFile(l.epochs.path)
+		err := vfs.Fsync(l.fs(), l.epochs.path)
 		if err == nil {
-			err = syncDir(l.dir)
+			err = vfs.Fsync(l.fs(), l.dir)
 		}
 		if err == nil {
 			l.mu.epochUnsynced = false
@@ -657,8 +658,8 @@ func (l *Log) writeEpochsLocked(sync bool) error {
 	}
 	if err := l.epochs.write(sync); err != nil {
 		l.mu.epochDirty = true
-		os.Remove(l.epochs.path + ".tmp")
-		if rerr := os.Remove(l.epochs.path); rerr != nil && !os.IsNotExist(rerr) {
+		l.fs().Remove(l.epochs.path + ".tmp")
+		if rerr := l.fs().Remove(l.epochs.path); rerr != nil && !os.IsNotExist(rerr) {
 			err = errors.Join(err, rerr)
 		}
 		return err
@@ -666,17 +667,4 @@ func (l *Log) writeEpochsLocked(sync bool) error {
 	l.mu.epochDirty = false
 	l.mu.epochUnsynced = !sync
 	return nil
-}
-
-// syncFile fsyncs the file at path.
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 // makeBatch builds a batch of n records of valueSize bytes, keys "k<i>".
@@ -579,7 +580,7 @@ func TestTruncateTo(t *testing.T) {
 func TestCheckpointRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), RecoveryPointCheckpoint)
 	in := map[TopicPartition]int64{{"orders", 0}: 12, {"my-topic", 11}: 0, {"a.b_c", 3}: 1 << 40}
-	if err := WriteCheckpoint(path, in); err != nil {
+	if err := WriteCheckpoint(vfs.OS, path, in); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
@@ -587,7 +588,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if string(data) != want {
 		t.Fatalf("checkpoint file:\n%s\nwant:\n%s", data, want)
 	}
-	out, err := ReadCheckpoint(path)
+	out, err := ReadCheckpoint(vfs.OS, path)
 	if err != nil || len(out) != 3 || out[TopicPartition{"my-topic", 11}] != 0 || out[TopicPartition{"a.b_c", 3}] != 1<<40 {
 		t.Fatalf("read back %v %v", out, err)
 	}

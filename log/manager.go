@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"kzero/vfs"
 )
 
 // metadataLogDir is the metadata quorum's folder in the first log dir, as
@@ -171,22 +173,22 @@ func (m *Manager) openDir(dir string) ([]pendingFuture, error) {
 	if !clean {
 		m.uncleanDirs++
 	}
-	recovery, err := ReadCheckpoint(filepath.Join(dir, RecoveryPointCheckpoint))
+	recovery, err := ReadCheckpoint(m.fs(), filepath.Join(dir, RecoveryPointCheckpoint))
 	if err != nil {
 		m.logger.Warn("ignoring unreadable checkpoint; recovering every log", "dir", dir, "err", err)
 		recovery, clean = map[TopicPartition]int64{}, false
 	}
-	starts, err := ReadCheckpoint(filepath.Join(dir, LogStartOffsetCheckpoint))
+	starts, err := ReadCheckpoint(m.fs(), filepath.Join(dir, LogStartOffsetCheckpoint))
 	if err != nil {
 		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
 		starts = map[TopicPartition]int64{}
 	}
-	hws, err := ReadCheckpoint(filepath.Join(dir, ReplicationCheckpoint))
+	hws, err := ReadCheckpoint(m.fs(), filepath.Join(dir, ReplicationCheckpoint))
 	if err != nil {
 		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
 		hws = map[TopicPartition]int64{}
 	}
-	dirty, err := ReadCheckpoint(filepath.Join(dir, CleanerCheckpoint))
+	dirty, err := ReadCheckpoint(m.fs(), filepath.Join(dir, CleanerCheckpoint))
 	if err != nil {
 		m.logger.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
 		dirty = map[TopicPartition]int64{}
@@ -246,7 +248,7 @@ func (m *Manager) openDir(dir string) ([]pendingFuture, error) {
 		m.mu.dirOf[tp] = dir
 	}
 	// A crash from here on must not be taken for a clean shutdown.
-	if err := os.Remove(marker); err != nil && !os.IsNotExist(err) {
+	if err := m.fs().Remove(marker); err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("remove clean shutdown marker: %w", err)
 	}
 	return futures, nil
@@ -268,7 +270,7 @@ func (m *Manager) Format(clusterID string, nodeID int32) error {
 			continue
 		}
 		mp := MetaProperties{ClusterID: clusterID, NodeID: nodeID, DirectoryID: newDirectoryID()}
-		if err := writeMetaProperties(d, mp); err != nil {
+		if err := writeMetaProperties(m.fs(), d, mp); err != nil {
 			return fmt.Errorf("format log dir %s: %w", d, err)
 		}
 		m.props[d] = mp
@@ -308,10 +310,10 @@ func (m *Manager) SetAside(tp TopicPartition) (string, error) {
 	l.orphan() // a read's late release must not touch the old path
 	id := newDirectoryID()
 	to := filepath.Join(dir, fmt.Sprintf("%s.%x%s", tp, id, straySuffix))
-	if err := os.Rename(l.Dir(), to); err != nil {
+	if err := m.fs().Rename(l.Dir(), to); err != nil {
 		return "", fmt.Errorf("set aside %s: %w", tp, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := vfs.Fsync(m.fs(), dir); err != nil {
 		return "", fmt.Errorf("set aside %s: %w", tp, err)
 	}
 	m.mu.Lock()
@@ -524,8 +526,36 @@ func (m *Manager) flushDue() {
 	}
 }
 
+// dirFailed takes every log of dir offline after err, an I/O error writing
+// one of the dir's own files (a checkpoint), as Kafka takes the log dir
+// offline: their appends and the replica layer's answers for them become
+// KAFKA_STORAGE_ERROR until the broker restarts; the other dirs' logs keep
+// serving.
+func (m *Manager) dirFailed(dir string, err error) {
+	m.mu.RLock()
+	var logs []*Log
+	for tp, l := range m.mu.logs {
+		if m.mu.dirOf[tp] == dir {
+			logs = append(logs, l)
+		}
+	}
+	for _, f := range m.mu.futures {
+		if f.dir == dir {
+			logs = append(logs, f.log)
+		}
+	}
+	m.mu.RUnlock()
+	for _, l := range logs {
+		l.mu.Lock()
+		l.goOfflineLocked("writing a checkpoint of its log dir failed", err)
+		l.mu.Unlock()
+	}
+}
+
 // Checkpoint writes each log dir's recovery point and log start offset
-// checkpoint files.
+// checkpoint files. A dir whose checkpoint cannot be written keeps its
+// older files; unless the file system is full (space.go) its logs go
+// offline (dirFailed).
 func (m *Manager) Checkpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
@@ -559,12 +589,19 @@ func (m *Manager) Checkpoint() error {
 		}
 	}
 	m.mu.RUnlock()
+	var errs []error
 	for name, byDir := range out {
 		for d, offsets := range byDir {
-			if err := WriteCheckpoint(filepath.Join(d, name), offsets); err != nil {
-				return err
+			if err := WriteCheckpoint(m.fs(), filepath.Join(d, name), offsets); err != nil {
+				errs = append(errs, fmt.Errorf("log dir %s: %w", d, err))
+				if !noSpace(err) {
+					m.dirFailed(d, err)
+				}
 			}
 		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	if len(gone) > 0 {
 		m.mu.Lock()
@@ -587,7 +624,7 @@ func (m *Manager) Close() error {
 	}
 	if err == nil {
 		for _, d := range m.cfg.Dirs {
-			if werr := writeFileSync(filepath.Join(d, cleanShutdownFile), nil); werr != nil {
+			if werr := vfs.WriteFile(m.fs(), filepath.Join(d, cleanShutdownFile), nil, true); werr != nil {
 				err = werr
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 func TestManagerLifecycle(t *testing.T) {
@@ -136,7 +137,7 @@ func testManagerRunsCleaner(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadCheckpoint(filepath.Join(dir, CleanerCheckpoint))
+	got, err := ReadCheckpoint(vfs.OS, filepath.Join(dir, CleanerCheckpoint))
 	if err != nil || got[TopicPartition{"compacted", 0}] == 0 {
 		t.Fatalf("cleaner checkpoint %v %v", got, err)
 	}
@@ -255,7 +256,7 @@ func TestRecreatedPartitionCheckpointed(t *testing.T) {
 		t.Fatal(err)
 	}
 	rp := func() int64 {
-		got, err := ReadCheckpoint(filepath.Join(dir, RecoveryPointCheckpoint))
+		got, err := ReadCheckpoint(vfs.OS, filepath.Join(dir, RecoveryPointCheckpoint))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"kzero/vfs"
 )
 
 // MetaPropertiesFile names a log dir's identity, as Kafka (KRaft, version 1)
@@ -98,15 +100,15 @@ func (mp MetaProperties) Encode(now time.Time) []byte {
 
 // writeMetaProperties makes dir's meta.properties durable: a .tmp file,
 // fsynced, renamed, the dir fsynced.
-func writeMetaProperties(dir string, mp MetaProperties) error {
+func writeMetaProperties(fs FS, dir string, mp MetaProperties) error {
 	tmp := filepath.Join(dir, MetaPropertiesFile+".tmp")
-	if err := writeFileSync(tmp, mp.Encode(time.Now())); err != nil {
+	if err := vfs.WriteFile(fs, tmp, mp.Encode(time.Now()), true); err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, MetaPropertiesFile)); err != nil {
+	if err := fs.Rename(tmp, filepath.Join(dir, MetaPropertiesFile)); err != nil {
 		return fmt.Errorf("write meta.properties: %w", err)
 	}
-	return syncDir(dir)
+	return vfs.Fsync(fs, dir)
 }
 
 // newDirectoryID is a random directory id that is not one of Kafka's

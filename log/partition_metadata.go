@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"kzero/vfs"
 )
 
 // PartitionMetadataFile is the file, in each partition folder, that names
@@ -56,10 +58,11 @@ func (l *Log) SetTopicID(id [16]byte) error {
 	// the next leadership writes it again; nothing is decided on it alone.
 	data := fmt.Sprintf("version: 0\ntopic_id: %s\n", base64.RawURLEncoding.EncodeToString(id[:]))
 	tmp := l.path(PartitionMetadataFile + ".tmp")
-	if err := writeFileNoSync(tmp, []byte(data)); err != nil {
+	fs := l.fs()
+	if err := vfs.WriteFile(fs, tmp, []byte(data), false); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, l.path(PartitionMetadataFile)); err != nil {
+	if err := fs.Rename(tmp, l.path(PartitionMetadataFile)); err != nil {
 		return fmt.Errorf("write partition metadata: %w", err)
 	}
 	return nil

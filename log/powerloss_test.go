@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +38,12 @@ func (c *crashFS) OpenFile(name string, flag int, perm os.FileMode) (File, error
 	if err != nil {
 		return nil, err
 	}
+	if st, err := f.Stat(); err == nil && st.IsDir() || strings.Contains(name, IndexSuffix) || strings.Contains(name, TimeIndexSuffix) {
+		// A folder's fsync (its names are not modelled), or an index:
+		// written through its mapping and msync'd, which no wrapper sees.
+		// Recovery checks the indexes it finds either way.
+		return f, nil
+	}
 	c.mu.Lock()
 	if _, ok := c.durable[name]; !ok {
 		c.durable[name] = nil
@@ -60,6 +67,17 @@ func (c *crashFS) Rename(oldpath, newpath string) error {
 	return nil
 }
 
+// Remove forgets what was durable of the file.
+func (c *crashFS) Remove(name string) error {
+	if err := os.Remove(name); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	delete(c.durable, name)
+	c.mu.Unlock()
+	return nil
+}
+
 type crashFile struct {
 	*os.File
 	fs *crashFS
@@ -69,12 +87,8 @@ func (f *crashFile) Sync() error {
 	if err := f.File.Sync(); err != nil {
 		return err
 	}
-	st, err := f.File.Stat()
+	data, err := os.ReadFile(f.Name()) // f may be open write-only
 	if err != nil {
-		return err
-	}
-	data := make([]byte, st.Size())
-	if _, err := f.File.ReadAt(data, 0); err != nil {
 		return err
 	}
 	f.fs.mu.Lock()

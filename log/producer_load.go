@@ -27,7 +27,7 @@ func (l *Log) reloadProducersLocked() error {
 }
 
 func (l *Log) replayProducersLocked(limit, rebuildTxnFrom int64) error {
-	if err := DeleteSnapshotsAbove(l.dir, limit); err != nil {
+	if err := DeleteSnapshotsAbove(l.fs(), l.dir, limit); err != nil {
 		return err
 	}
 	var ps *ProducerStates
@@ -41,10 +41,10 @@ func (l *Log) replayProducersLocked(limit, rebuildTxnFrom int64) error {
 		if off < from {
 			break
 		}
-		loaded, err := LoadSnapshot(SnapshotPath(l.dir, off))
+		loaded, err := LoadSnapshot(l.fs(), SnapshotPath(l.dir, off))
 		if err != nil {
 			l.logger.Warn("dropping unreadable producer snapshot", "dir", l.dir, "offset", off, "err", err)
-			if err := DeleteSnapshotsAbove(l.dir, off-1); err != nil {
+			if err := DeleteSnapshotsAbove(l.fs(), l.dir, off-1); err != nil {
 				return err
 			}
 			continue

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"kzero/vfs"
 )
 
 // A producer state snapshot, <20-digit offset>.snapshot in the partition's
@@ -113,11 +115,11 @@ func DecodeSnapshot(data []byte) ([]ProducerSnapshotEntry, error) {
 // temporary file, fsynced, then renamed over any snapshot of that offset,
 // and the folder fsynced. A crash leaves the old file or the new one, plus
 // maybe a stray <offset>.snapshot.tmp that ListSnapshots ignores.
-func WriteSnapshot(dir string, offset int64, s *ProducerStates) error {
-	if err := writeSnapshot(dir, offset, s, writeFileSync); err != nil {
+func WriteSnapshot(fs FS, dir string, offset int64, s *ProducerStates) error {
+	if err := writeSnapshot(fs, dir, offset, s, true); err != nil {
 		return err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := vfs.Fsync(fs, dir); err != nil {
 		return fmt.Errorf("write producer snapshot: %w", err)
 	}
 	return nil
@@ -129,20 +131,20 @@ func WriteSnapshot(dir string, offset int64, s *ProducerStates) error {
 // point passes it, as Kafka does since KAFKA-15046. A crash before that
 // may leave it torn: its CRC tells, and recovery falls back to an older
 // snapshot and replays from there.
-func writeSnapshotUnsynced(dir string, offset int64, s *ProducerStates) error {
-	return writeSnapshot(dir, offset, s, writeFileNoSync)
+func writeSnapshotUnsynced(fs FS, dir string, offset int64, s *ProducerStates) error {
+	return writeSnapshot(fs, dir, offset, s, false)
 }
 
-func writeSnapshot(dir string, offset int64, s *ProducerStates, write func(string, []byte) error) error {
+func writeSnapshot(fs FS, dir string, offset int64, s *ProducerStates, sync bool) error {
 	data := AppendSnapshot(nil, s.Producers())
 	path := SnapshotPath(dir, offset)
 	tmp := filepath.Join(dir, FileName(offset, snapshotTempSuffix))
-	if err := write(tmp, data); err != nil {
-		os.Remove(tmp)
+	if err := vfs.WriteFile(fs, tmp, data, sync); err != nil {
+		fs.Remove(tmp)
 		return fmt.Errorf("write producer snapshot: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := fs.Rename(tmp, path); err != nil {
+		fs.Remove(tmp)
 		return fmt.Errorf("write producer snapshot: %w", err)
 	}
 	return nil
@@ -150,62 +152,22 @@ func writeSnapshot(dir string, offset int64, s *ProducerStates, write func(strin
 
 // syncSnapshot fsyncs the snapshot at offset, if there is one, and the
 // folder that names it.
-func syncSnapshot(dir string, offset int64) error {
-	f, err := os.Open(SnapshotPath(dir, offset))
+func syncSnapshot(fsys FS, dir string, offset int64) error {
+	err := vfs.Fsync(fsys, SnapshotPath(dir, offset))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// writeFileNoSync writes data to path, leaving it to the page cache.
-func writeFileNoSync(path string, data []byte) error {
-	return os.WriteFile(path, data, 0o644)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return vfs.Fsync(fsys, dir)
 }
 
 // LoadSnapshot reads the snapshot at path into a new state. A damaged file
 // gives an error wrapping ErrCorruptSnapshot. The caller then removes
 // expired producers (RemoveExpired), as Kafka skips them when it loads.
-func LoadSnapshot(path string) (*ProducerStates, error) {
-	f, err := os.Open(path)
+func LoadSnapshot(fs FS, path string) (*ProducerStates, error) {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("load producer snapshot: %w", err)
 	}
@@ -269,17 +231,17 @@ func LatestSnapshot(dir string, maxOffset int64) (offset int64, ok bool, err err
 
 // DeleteSnapshotsBelow removes the snapshots at offsets below offset, as
 // retention moves the log start offset.
-func DeleteSnapshotsBelow(dir string, offset int64) error {
-	return deleteSnapshots(dir, func(o int64) bool { return o < offset })
+func DeleteSnapshotsBelow(fs FS, dir string, offset int64) error {
+	return deleteSnapshots(fs, dir, func(o int64) bool { return o < offset })
 }
 
 // DeleteSnapshotsAbove removes the snapshots at offsets above offset, for a
 // log truncated to offset: they describe records it no longer has.
-func DeleteSnapshotsAbove(dir string, offset int64) error {
-	return deleteSnapshots(dir, func(o int64) bool { return o > offset })
+func DeleteSnapshotsAbove(fs FS, dir string, offset int64) error {
+	return deleteSnapshots(fs, dir, func(o int64) bool { return o > offset })
 }
 
-func deleteSnapshots(dir string, drop func(int64) bool) error {
+func deleteSnapshots(fs FS, dir string, drop func(int64) bool) error {
 	offsets, err := ListSnapshots(dir)
 	if err != nil {
 		return err
@@ -288,7 +250,7 @@ func deleteSnapshots(dir string, drop func(int64) bool) error {
 		if !drop(o) {
 			continue
 		}
-		if err := os.Remove(SnapshotPath(dir, o)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := fs.Remove(SnapshotPath(dir, o)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("delete producer snapshot: %w", err)
 		}
 	}

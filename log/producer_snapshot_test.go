@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kzero/vfs"
 )
 
 // snapshotBytes is a version 1 snapshot with two entries, written field by
@@ -61,11 +63,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	psAppend(t, s, psBatch{offset: 7, pid: 2, epoch: 0, seq: 2147483646, n: 4, ts: 502}) // wraps
 	psAppend(t, s, psBatch{offset: 11, pid: 3, epoch: 1, seq: 0, n: 2, ts: 503, txn: true})
 	s.Update(psMarker(t, 13, 4, 6, 8, true, 504))
-	if err := WriteSnapshot(dir, 14, s); err != nil {
+	if err := WriteSnapshot(vfs.OS, dir, 14, s); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "00000000000000000014.snapshot")
-	loaded, err := LoadSnapshot(path)
+	loaded, err := LoadSnapshot(vfs.OS, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +100,10 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("abort after load: %+v %v", txn, ok)
 	}
 	// Rewriting the same offset replaces the file.
-	if err := WriteSnapshot(dir, 14, loaded); err != nil {
+	if err := WriteSnapshot(vfs.OS, dir, 14, loaded); err != nil {
 		t.Fatal(err)
 	}
-	again, err := LoadSnapshot(path)
+	again, err := LoadSnapshot(vfs.OS, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +149,11 @@ func TestSnapshotCorrupt(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadSnapshot(path); !errors.Is(err, ErrCorruptSnapshot) {
+		if _, err := LoadSnapshot(vfs.OS, path); !errors.Is(err, ErrCorruptSnapshot) {
 			t.Errorf("%s: %v, want ErrCorruptSnapshot", name, err)
 		}
 	}
-	if _, err := LoadSnapshot(filepath.Join(dir, "missing.snapshot")); err == nil || errors.Is(err, ErrCorruptSnapshot) {
+	if _, err := LoadSnapshot(vfs.OS, filepath.Join(dir, "missing.snapshot")); err == nil || errors.Is(err, ErrCorruptSnapshot) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -160,7 +162,7 @@ func TestSnapshotFiles(t *testing.T) {
 	dir := t.TempDir()
 	s := NewProducerStates()
 	for _, off := range []int64{300, 0, 1 << 40, 100} {
-		if err := WriteSnapshot(dir, off, s); err != nil {
+		if err := WriteSnapshot(vfs.OS, dir, off, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -186,23 +188,23 @@ func TestSnapshotFiles(t *testing.T) {
 			t.Errorf("LatestSnapshot(%d) = %d %v %v, want %d %v", c.max, off, ok, err, c.want, c.ok)
 		}
 	}
-	if err := DeleteSnapshotsAbove(dir, 300); err != nil {
+	if err := DeleteSnapshotsAbove(vfs.OS, dir, 300); err != nil {
 		t.Fatal(err)
 	}
 	if offs, _ := ListSnapshots(dir); !slices.Equal(offs, []int64{0, 100, 300}) {
-		t.Fatalf("after DeleteSnapshotsAbove(300): %v", offs)
+		t.Fatalf("after DeleteSnapshotsAbove(vfs.OS, 300): %v", offs)
 	}
-	if err := DeleteSnapshotsBelow(dir, 100); err != nil {
+	if err := DeleteSnapshotsBelow(vfs.OS, dir, 100); err != nil {
 		t.Fatal(err)
 	}
 	if offs, _ := ListSnapshots(dir); !slices.Equal(offs, []int64{100, 300}) {
-		t.Fatalf("after DeleteSnapshotsBelow(100): %v", offs)
+		t.Fatalf("after DeleteSnapshotsBelow(vfs.OS, 100): %v", offs)
 	}
-	if err := DeleteSnapshotsAbove(dir, 99); err != nil {
+	if err := DeleteSnapshotsAbove(vfs.OS, dir, 99); err != nil {
 		t.Fatal(err)
 	}
 	if offs, _ := ListSnapshots(dir); len(offs) != 0 {
-		t.Fatalf("after DeleteSnapshotsAbove(99): %v", offs)
+		t.Fatalf("after DeleteSnapshotsAbove(vfs.OS, 99): %v", offs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "00000000000000000200.snapshot.tmp")); err != nil {
 		t.Fatalf("deletion touched a non-snapshot file: %v", err)
@@ -210,7 +212,7 @@ func TestSnapshotFiles(t *testing.T) {
 	if _, err := ListSnapshots(filepath.Join(dir, "nope")); err == nil {
 		t.Fatal("listing a missing folder succeeded")
 	}
-	if err := WriteSnapshot(filepath.Join(dir, "nope"), 1, s); err == nil {
+	if err := WriteSnapshot(vfs.OS, filepath.Join(dir, "nope"), 1, s); err == nil {
 		t.Fatal("writing into a missing folder succeeded")
 	}
 }

@@ -25,7 +25,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 		name := e.Name()
 		if strings.HasSuffix(name, DeletedSuffix) || strings.HasSuffix(name, CleanedSuffix) ||
 			strings.HasSuffix(name, ".tmp") {
-			if err := os.Remove(l.path(name)); err != nil {
+			if err := l.fs().Remove(l.path(name)); err != nil {
 				return nil, fmt.Errorf("remove leftover %s: %w", name, err)
 			}
 			continue
@@ -39,7 +39,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 	for _, e := range ents {
 		base, sfx, ok := ParseFileName(e.Name())
 		if ok && !have[base] && (sfx == IndexSuffix || sfx == TimeIndexSuffix || sfx == TxnIndexSuffix) {
-			os.Remove(l.path(e.Name()))
+			l.fs().Remove(l.path(e.Name()))
 		}
 	}
 	slices.Sort(bases)
@@ -193,7 +193,7 @@ func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (record.B
 func (l *Log) loadEpochs() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c, ok := loadEpochCache(l.dir)
+	c, ok := loadEpochCache(l.fs(), l.dir)
 	l.epochs = c
 	l.mu.epoch = -1
 	if !ok {

@@ -97,7 +97,7 @@ func (l *Log) deleteSnapshotsBelowLocked(offset int64) error {
 	if err != nil || len(snaps) == 0 {
 		return err
 	}
-	return DeleteSnapshotsBelow(l.dir, min(offset, snaps[len(snaps)-1]))
+	return DeleteSnapshotsBelow(l.fs(), l.dir, min(offset, snaps[len(snaps)-1]))
 }
 
 // largestTimestamp is the segment's largest record timestamp, or, when its

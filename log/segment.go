@@ -133,7 +133,7 @@ func segmentPath(dir string, base int64, suffix string) string {
 // same base offset. It is pinned: the log's new active segment.
 func createSegment(dir string, base int64, cfg *Config, files *FileCache) (*Segment, error) {
 	for _, sfx := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
-		if err := os.Remove(segmentPath(dir, base, sfx)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := cfg.fs().Remove(segmentPath(dir, base, sfx)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("remove leftover segment file: %w", err)
 		}
 	}
@@ -177,19 +177,24 @@ func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildI
 	s.size.Store(st.Size)
 
 	corrupt, err := s.openIndexes(indexBytes)
-	if err == nil && corrupt {
-		// Rebuilding needs room in both indexes.
-		s.offsets().Close()
-		s.tindex.Close()
-		_, err = s.openIndexes(cfg.SegmentIndexBytes)
-	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	if _, err := os.Stat(segmentPath(dir, base, TxnIndexSuffix)); err == nil {
-		if _, err := s.txnIndex(); err != nil {
-			s.Release()
+	tcorrupt, err := s.openTxnIndex()
+	if err != nil {
+		s.Release()
+		return nil, err
+	}
+	if corrupt = corrupt || tcorrupt; corrupt {
+		// Rebuilding needs room in both indexes.
+		s.offsets().Close()
+		s.tindex.Close()
+		if _, err := s.openIndexes(cfg.SegmentIndexBytes); err != nil {
+			if t := s.txn.Load(); t != nil {
+				t.Close()
+			}
+			f.Close()
 			return nil, err
 		}
 	}
@@ -207,6 +212,25 @@ func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildI
 	return s, nil
 }
 
+// openTxnIndex loads the segment's txn index, if it has one. One that is
+// damaged (a crash in the middle of an entry's write leaves it torn) is
+// removed and corrupt says so: recovery rebuilds it from the segment's
+// abort markers.
+func (s *Segment) openTxnIndex() (corrupt bool, err error) {
+	p := segmentPath(s.dir, s.base, TxnIndexSuffix)
+	if _, err := os.Stat(p); err != nil {
+		return false, nil
+	}
+	_, err = s.txnIndex()
+	if errors.Is(err, ErrCorruptTxnIndex) {
+		if err := s.fs.Remove(p); err != nil {
+			return false, fmt.Errorf("remove corrupt txn index: %w", err)
+		}
+		return true, nil
+	}
+	return false, err
+}
+
 // openIndexes opens the offset and time index with the given capacity. An
 // index that fails its checks is deleted and opened empty: corrupt says so.
 func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
@@ -215,7 +239,7 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		err := o(p)
 		if errors.Is(err, index.ErrCorrupt) {
 			corrupt = true
-			if err := os.Remove(p); err != nil {
+			if err := s.fs.Remove(p); err != nil {
 				return fmt.Errorf("remove corrupt index: %w", err)
 			}
 			err = o(p)
@@ -223,14 +247,14 @@ func (s *Segment) openIndexes(capacity int) (corrupt bool, err error) {
 		return err
 	}
 	if err := open(IndexSuffix, func(p string) (err error) {
-		x, err := index.OpenOffsetIndex(p, s.base, capacity)
+		x, err := index.OpenOffsetIndex(s.fs, p, s.base, capacity)
 		s.idx.Store(x)
 		return err
 	}); err != nil {
 		return corrupt, fmt.Errorf("open offset index: %w", err)
 	}
 	if err := open(TimeIndexSuffix, func(p string) (err error) {
-		s.tindex, err = index.OpenTimeIndex(p, s.base, capacity)
+		s.tindex, err = index.OpenTimeIndex(s.fs, p, s.base, capacity)
 		return err
 	}); err != nil {
 		s.offsets().Close()
@@ -458,7 +482,7 @@ func (s *Segment) txnIndex() (*TxnIndex, error) {
 	if t := s.txn.Load(); t != nil {
 		return t, nil
 	}
-	t, err := OpenTxnIndex(segmentPath(s.dir, s.base, TxnIndexSuffix))
+	t, err := OpenTxnIndex(s.fs, segmentPath(s.dir, s.base, TxnIndexSuffix))
 	if err != nil {
 		return nil, fmt.Errorf("open txn index: %w", err)
 	}
@@ -534,8 +558,11 @@ func (s *Segment) Sync() error {
 	if err := s.acquire(); err != nil {
 		return fmt.Errorf("fsync segment %s: %w", s.path, err)
 	}
+	// The reference is held to the end: released, a dropped segment's
+	// last reference closes its indexes, and their Sync would fail
+	// (closed) and take the log offline for an fsync that never failed.
+	defer s.Release()
 	err := s.f.Sync() // through the File: a test FS tracks durability here
-	s.Release()
 	if err != nil {
 		return fmt.Errorf("fsync segment: %w", err)
 	}
@@ -584,7 +611,7 @@ func (s *Segment) removeFiles() {
 		name += DeletedSuffix
 	}
 	for _, p := range []string{name, s.offsets().Path(), s.tindex.Path()} {
-		os.Remove(p)
+		s.fs.Remove(p)
 	}
 	if t := s.txn.Load(); t != nil {
 		t.Delete()
@@ -609,12 +636,18 @@ func (s *Segment) renameDeleted() error {
 	if err := s.fs.Rename(s.path, s.path+DeletedSuffix); err != nil {
 		return fmt.Errorf("rename deleted segment: %w", err)
 	}
-	s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
-	s.tindex.Rename(s.tindex.Path() + DeletedSuffix)
-	if t := s.txn.Load(); t != nil {
-		t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix))
-	}
 	s.renamed = true
+	// An index left under its name would be removed with the segment
+	// later, by then maybe the file of a segment that took its base
+	// offset (a cleaned one): the caller fails as for the log file.
+	err := s.offsets().Rename(s.offsets().Path() + DeletedSuffix)
+	err = errors.Join(err, s.tindex.Rename(s.tindex.Path()+DeletedSuffix))
+	if t := s.txn.Load(); t != nil {
+		err = errors.Join(err, t.Rename(segmentPath(s.dir, s.base, TxnIndexSuffix+DeletedSuffix)))
+	}
+	if err != nil {
+		return fmt.Errorf("rename deleted segment's indexes: %w", err)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kzero/record"
+	"kzero/vfs"
 )
 
 // A cleaned segment replaces older segments in three steps, so that a crash
@@ -41,13 +42,13 @@ func completeSwaps(dir string, cfg *Config) error {
 	for _, e := range ents {
 		base, sfx, ok := ParseFileName(e.Name())
 		if ok && strings.HasSuffix(sfx, SwapSuffix) && !swaps[base] {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			if err := cfg.fs().Remove(filepath.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("remove incomplete swap file: %w", err)
 			}
 		}
 	}
 	for base := range swaps {
-		next, err := swapNextOffset(filepath.Join(dir, FileName(base, LogSuffix+SwapSuffix)))
+		next, err := swapNextOffset(cfg.fs(), filepath.Join(dir, FileName(base, LogSuffix+SwapSuffix)))
 		if err != nil {
 			return err
 		}
@@ -55,7 +56,7 @@ func completeSwaps(dir string, cfg *Config) error {
 		for _, e := range ents {
 			b, sfx, ok := ParseFileName(e.Name())
 			if ok && b >= base && b < next && !strings.HasSuffix(sfx, SwapSuffix) {
-				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
+				if err := cfg.fs().Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
 					return fmt.Errorf("remove replaced segment file: %w", err)
 				}
 			}
@@ -65,7 +66,7 @@ func completeSwaps(dir string, cfg *Config) error {
 		}
 	}
 	if len(swaps) > 0 {
-		return syncDir(dir)
+		return vfs.Fsync(cfg.fs(), dir)
 	}
 	return nil
 }
@@ -83,8 +84,8 @@ func renameSwapped(fs FS, dir string, base int64) error {
 
 // swapNextOffset scans the batch headers of a swap log file for the offset
 // after its last batch.
-func swapNextOffset(path string) (int64, error) {
-	f, err := os.Open(path)
+func swapNextOffset(fs FS, path string) (int64, error) {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open swap segment: %w", err)
 	}

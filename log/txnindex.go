@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"kzero/vfs"
 )
 
 // A segment's .txnindex lists the transactions aborted by markers written
@@ -58,18 +60,20 @@ type TxnIndex struct {
 	mu struct {
 		sync.Mutex
 		path string
-		f    *os.File // nil until the file exists
+		f    File // nil until the file exists
 	}
+	fs FS
 }
 
 // OpenTxnIndex opens the transaction index at path and loads its entries.
 // A missing file is an empty index: the file is created on the first Append.
 // A file of the wrong size or with an unknown entry version gives an error
-// wrapping ErrCorruptTxnIndex.
-func OpenTxnIndex(path string) (*TxnIndex, error) {
-	t := &TxnIndex{}
+// wrapping ErrCorruptTxnIndex. The file is opened, created, truncated,
+// renamed and removed in fs.
+func OpenTxnIndex(fs FS, path string) (*TxnIndex, error) {
+	t := &TxnIndex{fs: fs}
 	t.mu.path = path
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := fs.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		t.entries.Store(new([]AbortedTxn))
 		return t, nil
@@ -144,7 +148,7 @@ func (t *TxnIndex) Append(a AbortedTxn) error {
 		return fmt.Errorf("txn index %s: aborted txn last offset %d is not above the previous %d", t.mu.path, a.LastOffset, cur[n-1].LastOffset)
 	}
 	if t.mu.f == nil {
-		f, err := os.OpenFile(t.mu.path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := t.fs.OpenFile(t.mu.path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("create txn index: %w", err)
 		}
@@ -211,7 +215,7 @@ func (t *TxnIndex) truncateLocked(cur []AbortedTxn, n int) error {
 	var err error
 	if t.mu.f != nil {
 		err = t.mu.f.Truncate(size)
-	} else if err = os.Truncate(t.mu.path, size); errors.Is(err, os.ErrNotExist) {
+	} else if err = vfs.Truncate(t.fs, t.mu.path, size); errors.Is(err, os.ErrNotExist) {
 		err = nil
 	}
 	if err != nil {
@@ -240,7 +244,7 @@ func (t *TxnIndex) Sync() error {
 func (t *TxnIndex) Rename(path string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := os.Rename(t.mu.path, path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := t.fs.Rename(t.mu.path, path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("rename txn index: %w", err)
 	}
 	t.mu.path = path
@@ -273,7 +277,7 @@ func (t *TxnIndex) Delete() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cerr := t.closeLocked()
-	if err := os.Remove(t.mu.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := t.fs.Remove(t.mu.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("delete txn index: %w", err)
 	}
 	return cerr

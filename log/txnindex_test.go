@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"kzero/vfs"
 )
 
 func txnIndexPath(t testing.TB) string {
@@ -18,7 +20,7 @@ func txnIndexPath(t testing.TB) string {
 
 func openTxnIndex(t testing.TB, path string) *TxnIndex {
 	t.Helper()
-	ti, err := OpenTxnIndex(path)
+	ti, err := OpenTxnIndex(vfs.OS, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestTxnIndexCorrupt(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := OpenTxnIndex(path); !errors.Is(err, ErrCorruptTxnIndex) {
+		if _, err := OpenTxnIndex(vfs.OS, path); !errors.Is(err, ErrCorruptTxnIndex) {
 			t.Errorf("%s: %v, want ErrCorruptTxnIndex", name, err)
 		}
 	}
@@ -334,7 +336,7 @@ func FuzzOpenTxnIndex(f *testing.F) {
 			}
 			return
 		}
-		ti := &TxnIndex{}
+		ti := &TxnIndex{fs: vfs.OS}
 		ti.mu.path = missing
 		ti.entries.Store(&decoded)
 		entries := ti.Entries()

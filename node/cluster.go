@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -26,7 +27,7 @@ func (c clusterView) BrokerConfigs() topicconfig.BrokerConfigs {
 
 func (c clusterView) AutoCreateTopic(ctx context.Context, name string) error {
 	res := c.CreateTopics(ctx, []coord.TopicSpec{{Name: name, NumPartitions: -1, ReplicationFactor: -1}}, false)
-	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
+	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("%s: %w", res[0].Message, err)
 	}
 	return nil

@@ -125,6 +125,7 @@ type Config struct {
 	DefaultReplicationFactor int16 // default.replication.factor
 	LegacyVersions           bool  // legacy.protocol.versions.enable: serve versions Kafka 4 removed
 	RackAwareReads           bool  // replica.selector.class=RackAwareReplicaSelector (KIP-392)
+	FetchMaxBytes            int32 // fetch.max.bytes: the most a consumer's fetch answers
 
 	// StaticConfigs are server.properties as given: topic configs fall back
 	// to them (log.retention.hours for retention.ms, ...).

@@ -325,6 +325,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	n.replicas.Start(replCfg)
 	groupCfg := cfg.Groups
 	groupCfg.Logger = n.logger
+	groupCfg.GroupConfigs = func(g string) map[string]string { return n.ctrl.Image().GroupConfigs(g) }
 	n.groups = group.New(groupCfg)
 	pids := coord.NewProducerIDs(func(ctx context.Context) (int64, int32, error) {
 		return n.ctrl.AllocateProducerIDs(ctx, n.nodeID)
@@ -353,24 +354,27 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	shares := share.NewManager(cfg.Shares, n.shareState)
 	shares.SetRemote(shareRemote{n})
 	n.api = api.New(api.Config{
-		NodeID:                     n.nodeID,
-		AdvertisedHost:             host,
-		AdvertisedPort:             port,
-		Rack:                       cfg.Rack,
-		AutoCreateTopics:           cfg.AutoCreateTopics,
-		NumPartitions:              cfg.NumPartitions,
-		DefaultReplicationFactor:   cfg.DefaultReplicationFactor,
-		LegacyVersions:             cfg.LegacyVersions,
-		RackAwareReads:             cfg.RackAwareReads,
-		Listeners:                  apiListeners,
-		ReauthAfter:                cfg.ReauthAfter,
-		DelegationTokenSecret:      cfg.DelegationTokenSecret,
-		DelegationTokenMaxLifetime: cfg.DelegationTokenMaxLifetime,
-		DelegationTokenExpiry:      cfg.DelegationTokenExpiry,
-		FailedAuthenticationDelay:  cfg.FailedAuthenticationDelay,
-		Authorizer:                 cfg.Authorizer,
-		Quota:                      cfg.Quota,
-		Logger:                     n.logger,
+		NodeID:                   n.nodeID,
+		AdvertisedHost:           host,
+		AdvertisedPort:           port,
+		Rack:                     cfg.Rack,
+		AutoCreateTopics:         cfg.AutoCreateTopics,
+		NumPartitions:            cfg.NumPartitions,
+		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		LegacyVersions:           cfg.LegacyVersions,
+		RackAwareReads:           cfg.RackAwareReads,
+		FetchMaxBytes:            cfg.FetchMaxBytes,
+		// A follower's fetch answers at most what followers here ask for.
+		ReplicaFetchResponseMaxBytes: cfg.Replication.FetchRespBytes,
+		Listeners:                    apiListeners,
+		ReauthAfter:                  cfg.ReauthAfter,
+		DelegationTokenSecret:        cfg.DelegationTokenSecret,
+		DelegationTokenMaxLifetime:   cfg.DelegationTokenMaxLifetime,
+		DelegationTokenExpiry:        cfg.DelegationTokenExpiry,
+		FailedAuthenticationDelay:    cfg.FailedAuthenticationDelay,
+		Authorizer:                   cfg.Authorizer,
+		Quota:                        cfg.Quota,
+		Logger:                       n.logger,
 	}, api.Services{
 		Cluster:     clusterView{n.ctrl, n},
 		Replicas:    n.replicas,

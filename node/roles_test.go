@@ -172,6 +172,19 @@ func TestSplitRoles(t *testing.T) {
 	}
 	c.restart(4)
 	c.waitTopic(ctx, 4, "while-down-9")
+	// The restarted broker registered anew (fenced) and is unfenced once
+	// its heartbeat says it caught up: until then a topic of two replicas
+	// cannot be placed (INVALID_REPLICATION_FACTOR, as in Kafka), so the
+	// creation below waits for it.
+	for {
+		if b, ok := c.nodes[3].Controller().Image().Broker(5); ok && b.Active() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the restarted broker 5 is still fenced")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if n := c.nodes[4].Controller().SnapshotsReceived(); n == 0 {
 		t.Fatal("the restarted broker caught up without a snapshot")
 	}

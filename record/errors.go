@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -11,7 +12,7 @@ import (
 // RecordErrors of ProduceResponse v8+), so a client can tell which
 // records were at fault.
 type Errors struct {
-	Err     *kerr.Error
+	Err     error // a kerr sentinel: INVALID_RECORD, INVALID_TIMESTAMP
 	Records []Rejected
 }
 
@@ -25,7 +26,12 @@ func (e *Errors) Error() string {
 	if len(e.Records) == 0 {
 		return e.Err.Error()
 	}
-	return fmt.Sprintf("%d records rejected, the first (index %d): %s: %s", len(e.Records), e.Records[0].Index, e.Records[0].Message, e.Err.Message)
+	name := e.Err.Error()
+	var ke *kerr.Error
+	if errors.As(e.Err, &ke) {
+		name = ke.Message
+	}
+	return fmt.Sprintf("%d records rejected, the first (index %d): %s: %s", len(e.Records), e.Records[0].Index, e.Records[0].Message, name)
 }
 
 func (e *Errors) Unwrap() error { return e.Err }

@@ -103,6 +103,19 @@ func TestACLs(t *testing.T) {
 		t.Errorf("alice describes ACLs: %+v, %v, want CLUSTER_AUTHORIZATION_FAILED", res, err)
 	}
 
+	// A consumer may not fetch as a follower (CVE-2018-1288): a fetch with
+	// a replica id needs CLUSTER_ACTION, and Kafka answers every partition
+	// TOPIC_AUTHORIZATION_FAILED, even one the consumer may read.
+	for _, replicaID := range []int32{-1, 1} {
+		code, records := fetchAs(ctx, t, alice, topics["orders"].ID, replicaID)
+		if replicaID < 0 && (code != 0 || records == 0) {
+			t.Errorf("alice's consumer fetch of orders: code %d, %d record bytes", code, records)
+		}
+		if replicaID >= 0 && (code != kerr.TopicAuthorizationFailed.Code || records != 0) {
+			t.Errorf("alice fetching orders as replica %d: code %d, %d record bytes, want TOPIC_AUTHORIZATION_FAILED", replicaID, code, records)
+		}
+	}
+
 	bob := user("bob")
 	if topics, err := kadm.NewClient(bob).ListTopics(ctx); err != nil || len(topics) != 0 {
 		t.Errorf("bob sees %v, %v", topics.Names(), err)
@@ -247,4 +260,32 @@ func describeTopicPartitions(ctx context.Context, t *testing.T, cl *kgo.Client, 
 		t.Fatalf("describe topic partitions: %v %+v", err, resp)
 	}
 	return resp.Topics[0].AuthorizedOperations
+}
+
+// fetchAs sends one Fetch of partition 0 of a topic from offset 0 with
+// the replica id given and returns the partition's error code and how
+// many record bytes came back.
+func fetchAs(ctx context.Context, t *testing.T, cl *kgo.Client, topic [16]byte, replicaID int32) (int16, int) {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = replicaID, replicaID, -1
+	req.MaxBytes, req.SessionEpoch = 1<<20, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 1<<20, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("fetch as replica %d: %v", replicaID, err)
+	}
+	if resp.ErrorCode != 0 {
+		return resp.ErrorCode, 0
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch as replica %d: %+v", replicaID, resp)
+	}
+	p := resp.Topics[0].Partitions[0]
+	return p.ErrorCode, len(p.RecordBatches)
 }

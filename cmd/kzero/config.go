@@ -125,6 +125,9 @@ var keys = func() map[string]key {
 	i("group.consumer.max.size", strconv.Itoa(math.MaxInt32), 1)
 	add(key{name: "group.consumer.assignors", def: "uniform,range", kind: kList})
 	s("group.consumer.migration.policy", "bidirectional")
+	i("group.consumer.assignment.interval.ms", "1000", 0)
+	i("group.consumer.min.assignment.interval.ms", "0", 0)
+	i("group.consumer.max.assignment.interval.ms", "15000", 0)
 	// KIP-1071 streams groups.
 	i("group.streams.initial.rebalance.delay.ms", "3000", 0)
 	i("group.streams.session.timeout.ms", "45000", 1)
@@ -136,6 +139,9 @@ var keys = func() map[string]key {
 	i("group.streams.max.size", strconv.Itoa(math.MaxInt32), 1)
 	i("group.streams.num.standby.replicas", "0", 0)
 	i("group.streams.max.standby.replicas", "2", 0)
+	i("group.streams.assignment.interval.ms", "1000", 0)
+	i("group.streams.min.assignment.interval.ms", "0", 0)
+	i("group.streams.max.assignment.interval.ms", "15000", 0)
 	// KIP-932 share groups.
 	i("group.share.session.timeout.ms", "45000", 1)
 	i("group.share.min.session.timeout.ms", "45000", 1)
@@ -144,6 +150,9 @@ var keys = func() map[string]key {
 	i("group.share.min.heartbeat.interval.ms", "5000", 1)
 	i("group.share.max.heartbeat.interval.ms", "15000", 1)
 	i("group.share.max.size", "200", 1)
+	i("group.share.assignment.interval.ms", "1000", 0)
+	i("group.share.min.assignment.interval.ms", "0", 0)
+	i("group.share.max.assignment.interval.ms", "15000", 0)
 	l("group.share.record.lock.duration.ms", "30000", 1000)
 	i("group.share.delivery.count.limit", "5", 2)
 	i("group.share.min.record.lock.duration.ms", "15000", 1000)
@@ -167,6 +176,8 @@ var keys = func() map[string]key {
 	i("transactional.id.expiration.ms", "604800000", 1)
 	i("transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000", 1)
 	i("transaction.remove.expired.transaction.cleanup.interval.ms", "3600000", 1)
+
+	i("fetch.max.bytes", "57671680", 1024)
 
 	// Replication: followers fetch from leaders (one fetcher per leader).
 	l("replica.lag.time.max.ms", "30000", 1)
@@ -232,7 +243,7 @@ var keys = func() map[string]key {
 	s("max.connections.per.ip.overrides", "")
 	i("max.connection.creation.rate", strconv.Itoa(math.MaxInt32), 0)
 	// Client quotas (net/quota; the quotas are metadata records).
-	i("quota.window.num", "11", 2)
+	i("quota.window.num", "11", 1)
 	i("quota.window.size.seconds", "1", 1)
 
 	// Kafka keys with no effect in kzero yet.

@@ -23,11 +23,15 @@ import (
 // and kadm here; sarama and kcat in group_clients_test.go).
 
 // startGroupBroker starts a broker whose groups rebalance at once (no
-// initial delay) and accept short sessions, so tests run fast.
+// initial delay, and consumer and share groups with no assignment
+// interval, KIP-1263: each join is assigned at its heartbeat) and accept
+// short sessions, so tests run fast.
 func startGroupBroker(t *testing.T, dir string, extra ...string) *node.Node {
 	t.Helper()
 	return startTestBroker(t, dir, append([]string{
 		"group.initial.rebalance.delay.ms", "0",
+		"group.consumer.assignment.interval.ms", "0",
+		"group.share.assignment.interval.ms", "0",
 		"group.min.session.timeout.ms", "500",
 		"offsets.topic.num.partitions", "5",
 	}, extra...)...)

@@ -155,8 +155,10 @@ func (h *throttleHook) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _
 // fresh client may make, (samples-1) windows' worth, is small.
 var quotaProps = []string{"quota.window.num", "3", "quota.window.size.seconds", "1"}
 
-// rateQuotaProps: the shortest window kzero allows (2 samples of 1 s), for
-// the tests that measure a throttled client's rate. Kafka's windowed rate
+// rateQuotaProps: the shortest window with room for a fetch (2 samples of
+// 1 s; with 1 a consumer may read nothing in a window, Kafka's
+// getMaxValueInQuotaWindow), for the tests that measure a throttled
+// client's rate. Kafka's windowed rate
 // lets a client that always has data ready through in bursts: when the
 // sample holding the last burst expires, the rate falls, the client sends
 // up to (samples-1) windows' worth at once, and is then throttled for
@@ -403,5 +405,24 @@ func TestClientQuotasNeedClusterRights(t *testing.T) {
 	}
 	if got := describeQuotas(t, admin, false); len(got) != 1 || got[0] != "{user=bob} producer_byte_rate=1000" {
 		t.Fatalf("admin describes: %q", got)
+	}
+}
+
+// TestQuotaWindowOfOneSample: quota.window.num accepts 1, as Kafka's
+// atLeast(1) validator does, and the broker gets it; 0 is refused.
+func TestQuotaWindowOfOneSample(t *testing.T) {
+	c, err := loadConfig(nil, map[string]string{"quota.window.num": "1"}, quiet)
+	if err != nil {
+		t.Fatalf("quota.window.num=1 refused: %v", err)
+	}
+	ncfg, err := c.nodeConfig(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ncfg.Quota.Samples != 1 {
+		t.Fatalf("quota samples %d, want 1", ncfg.Quota.Samples)
+	}
+	if _, err := loadConfig(nil, map[string]string{"quota.window.num": "0"}, quiet); err == nil {
+		t.Fatal("quota.window.num=0 accepted")
 	}
 }

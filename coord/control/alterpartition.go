@@ -42,7 +42,7 @@ type ISRMember struct {
 
 // AlterPartitionReply answers an AlterPartition request.
 type AlterPartitionReply struct {
-	Err    *kerr.Error // STALE_BROKER_EPOCH for the whole request; nil otherwise
+	Err    error // STALE_BROKER_EPOCH for the whole request; nil otherwise
 	Topics []AlterPartitionTopicReply
 }
 
@@ -56,7 +56,7 @@ type AlterPartitionTopicReply struct {
 // partition's state after the change.
 type ISRResult struct {
 	Partition      int32
-	Err            *kerr.Error
+	Err            error
 	Message        string
 	Leader         int32
 	LeaderEpoch    int32
@@ -113,7 +113,7 @@ func (c *Controller) AlterPartition(img *metadata.Image, r AlterPartition) ([][]
 
 func (c *Controller) alterISR(v *view, t *metadata.Topic, sender int32, rp ISRChange, res *ISRResult) {
 	p, ok := v.partition(t, rp.Partition)
-	fail := func(err *kerr.Error, format string, args ...any) {
+	fail := func(err error, format string, args ...any) {
 		res.Err, res.Message = err, fmt.Sprintf(format, args...)
 	}
 	switch {

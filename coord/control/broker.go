@@ -29,7 +29,7 @@ type Registration struct {
 
 // RegistrationReply answers a Registration.
 type RegistrationReply struct {
-	Err     *kerr.Error // nil: registered
+	Err     error // nil: registered
 	Message string
 	// Epoch is the broker epoch. -1 for a new incarnation: its epoch is
 	// the offset its RegisterBroker record gets, read from the image
@@ -95,8 +95,8 @@ type Heartbeat struct {
 
 // HeartbeatReply answers a Heartbeat.
 type HeartbeatReply struct {
-	Err            *kerr.Error // STALE_BROKER_EPOCH; nil otherwise
-	CaughtUp       bool        // the broker has applied its own registration
+	Err            error // STALE_BROKER_EPOCH; nil otherwise
+	CaughtUp       bool  // the broker has applied its own registration
 	Fenced         bool
 	ShouldShutDown bool
 }
@@ -188,7 +188,7 @@ func (c *Controller) Heartbeat(img *metadata.Image, now time.Time, h Heartbeat) 
 // Unregister decides an UnregisterBroker request: the broker leaves every
 // ISR and leadership, then its registration goes (Kafka's
 // handleBrokerUnregistered). BROKER_ID_NOT_REGISTERED when it has none.
-func (c *Controller) Unregister(img *metadata.Image, now time.Time, id int32) ([][]metadata.Record, *kerr.Error) {
+func (c *Controller) Unregister(img *metadata.Image, now time.Time, id int32) ([][]metadata.Record, error) {
 	c.sync(img, now)
 	v := newView(img)
 	b := v.broker(id)

@@ -260,10 +260,10 @@ func runCommand(t *testing.T, d *datadriven.TestData, clp **cluster) string {
 		return out + "\n"
 
 	case "replica-offline":
-		groups, err, msg := cl.c.ReplicaOffline(cl.img, int32(num("broker")), str("topic"), int32(num("partition")))
+		groups, err := cl.c.ReplicaOffline(cl.img, int32(num("broker")), str("topic"), int32(num("partition")))
 		out, _ := cl.decide(groups)
 		if err != nil {
-			return out + fmt.Sprintf("reply: error=%s %s\n", errName(err), msg)
+			return out + fmt.Sprintf("reply: error=%s %s\n", errName(err), err)
 		}
 		return out
 

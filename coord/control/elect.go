@@ -1,6 +1,7 @@
 package control
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,7 +28,7 @@ type TopicPartitions struct {
 type PartitionResult struct {
 	Topic     string
 	Partition int32
-	Err       *kerr.Error // nil: done
+	Err       error // nil: done
 	Message   string
 	// Group is the index of the group carrying the change, -1 if none. If
 	// that group does not apply, answer its Rejection instead.
@@ -44,7 +45,7 @@ type PartitionResult struct {
 // ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is active. An unclean
 // election here ignores unclean.leader.election.enable: the operator asked
 // for it. An unknown type is INVALID_REQUEST for the whole request.
-func (c *Controller) ElectLeaders(img *metadata.Image, typ ElectionType, partitions []TopicPartitions) ([][]metadata.Record, []PartitionResult, *kerr.Error) {
+func (c *Controller) ElectLeaders(img *metadata.Image, typ ElectionType, partitions []TopicPartitions) ([][]metadata.Record, []PartitionResult, error) {
 	if typ != Preferred && typ != Unclean {
 		return nil, nil, kerr.InvalidRequest
 	}
@@ -54,7 +55,7 @@ func (c *Controller) ElectLeaders(img *metadata.Image, typ ElectionType, partiti
 		for _, t := range img.Topics() {
 			for p := range t.Partitions {
 				r := c.electOne(v, typ, t.Name, int32(p))
-				if r.Err != kerr.ElectionNotNeeded {
+				if !errors.Is(r.Err, kerr.ElectionNotNeeded) {
 					results = append(results, r)
 				}
 			}

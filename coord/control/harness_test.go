@@ -1,6 +1,7 @@
 package control
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -31,7 +32,7 @@ func newCluster(cfg Config) *cluster {
 
 // apply appends groups to the log as one entry and returns what did not
 // apply.
-func (cl *cluster) apply(groups [][]metadata.Record) []*metadata.Rejection {
+func (cl *cluster) apply(groups [][]metadata.Record) []error {
 	if len(groups) == 0 {
 		return nil
 	}
@@ -67,7 +68,7 @@ func (cl *cluster) createTopic(name string, parts, rf int, assign [][]int32, rng
 	if assign == nil {
 		pl, rej := NewPlacer(cl.img, rf, rng)
 		if rej != nil {
-			return "", fmt.Errorf("%s: %s", errName(rej.Err), rej.Message)
+			return "", fmt.Errorf("%s: %s", errName(rej), rej)
 		}
 		for p := range parts {
 			assign = append(assign, pl.Replicas(int32(p)))
@@ -77,21 +78,26 @@ func (cl *cluster) createTopic(name string, parts, rf int, assign [][]int32, rng
 	for p, replicas := range assign {
 		rec, rej := NewPartition(cl.img, id, int32(p), replicas)
 		if rej != nil {
-			return "", fmt.Errorf("%s: %s", errName(rej.Err), rej.Message)
+			return "", fmt.Errorf("%s: %s", errName(rej), rej)
 		}
 		group = append(group, rec)
 	}
 	if rej := cl.apply([][]metadata.Record{group}); rej[0] != nil {
-		return "", fmt.Errorf("%s: %s", errName(rej[0].Err), rej[0].Message)
+		return "", fmt.Errorf("%s: %s", errName(rej[0]), rej[0])
 	}
 	return cl.formatGroups([][]metadata.Record{group}), nil
 }
 
-func errName(err *kerr.Error) string {
+// errName is the Kafka name of the code err wraps, NONE for nil.
+func errName(err error) string {
 	if err == nil {
 		return "NONE"
 	}
-	return err.Message
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return "NOT A KAFKA ERROR: " + err.Error()
+	}
+	return ke.Message
 }
 
 func ints(a []int32) string {
@@ -198,7 +204,7 @@ func (cl *cluster) formatGroups(groups [][]metadata.Record) string {
 
 // decide prints a decision's groups, applies them, and prints what did not
 // apply.
-func (cl *cluster) decide(groups [][]metadata.Record) (string, []*metadata.Rejection) {
+func (cl *cluster) decide(groups [][]metadata.Record) (string, []error) {
 	var b strings.Builder
 	if len(groups) == 0 {
 		b.WriteString("no records\n")
@@ -209,7 +215,7 @@ func (cl *cluster) decide(groups [][]metadata.Record) (string, []*metadata.Rejec
 	rej := cl.apply(groups)
 	for i, r := range rej {
 		if r != nil {
-			fmt.Fprintf(&b, "group %d rejected: %s: %s\n", i, errName(r.Err), r.Message)
+			fmt.Fprintf(&b, "group %d rejected: %s: %s\n", i, errName(r), r)
 		}
 	}
 	return b.String(), rej

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,18 +15,18 @@ import (
 // partition it led gets a leader from the rest of the ISR (or, where the
 // topic allows, an unclean one), as a fencing would for that partition
 // alone. Nothing changes when the broker is in neither.
-func (c *Controller) ReplicaOffline(img *metadata.Image, broker int32, topic string, partition int32) ([][]metadata.Record, *kerr.Error, string) {
+func (c *Controller) ReplicaOffline(img *metadata.Image, broker int32, topic string, partition int32) ([][]metadata.Record, error) {
 	v := newView(img)
 	t := img.Topic(topic)
 	if t == nil {
-		return nil, kerr.UnknownTopicOrPartition, fmt.Sprintf("No such topic as %s", topic)
+		return nil, metadata.Reject(kerr.UnknownTopicOrPartition, "No such topic as %s", topic)
 	}
 	p, ok := v.partition(t, partition)
 	if !ok {
-		return nil, kerr.UnknownTopicOrPartition, fmt.Sprintf("No such partition as %s-%d", topic, partition)
+		return nil, metadata.Reject(kerr.UnknownTopicOrPartition, "No such partition as %s-%d", topic, partition)
 	}
 	if p.Leader != broker && !slices.Contains(p.ISR, broker) && !slices.Contains(p.ELR, broker) {
-		return nil, nil, ""
+		return nil, nil
 	}
 	ch := c.change(v, t, p, func(r int32) bool { return r != broker && v.active(r) })
 	ch.isr = without(p.ISR, []int32{broker})
@@ -38,5 +37,5 @@ func (c *Controller) ReplicaOffline(img *metadata.Image, broker int32, topic str
 	if rec := ch.build(t.ID); rec != nil {
 		v.emit(v.add(nil, rec))
 	}
-	return v.groups, nil, ""
+	return v.groups, nil
 }

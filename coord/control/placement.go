@@ -32,7 +32,7 @@ type Placer struct {
 // NewPlacer returns a placer of rf replicas per partition over img's active
 // brokers, or INVALID_REPLICATION_FACTOR (Kafka's messages) when rf is not
 // positive or there are fewer active brokers than rf.
-func NewPlacer(img *metadata.Image, rf int, rng *rand.Rand) (*Placer, *metadata.Rejection) {
+func NewPlacer(img *metadata.Image, rf int, rng *rand.Rand) (*Placer, error) {
 	if rf <= 0 {
 		return nil, metadata.Reject(kerr.InvalidReplicationFactor, "Invalid replication factor %d: the replication factor must be positive.", rf)
 	}
@@ -130,7 +130,7 @@ func (pl *Placer) replicas(p int32, rf int) []int32 {
 // replicas: the ISR is the active replicas, the leader the first of them.
 // INVALID_REPLICA_ASSIGNMENT when none is active (a manual assignment
 // naming only fenced or shutting-down brokers).
-func NewPartition(img *metadata.Image, id [16]byte, p int32, replicas []int32) (*metadata.PartitionRecord, *metadata.Rejection) {
+func NewPartition(img *metadata.Image, id [16]byte, p int32, replicas []int32) (*metadata.PartitionRecord, error) {
 	var isr []int32
 	for _, r := range replicas {
 		if b, ok := img.Broker(r); ok && b.Active() {

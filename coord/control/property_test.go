@@ -197,7 +197,7 @@ func randomRun(seed uint64, steps int) error {
 func mustApply(cl *cluster, groups [][]metadata.Record) error {
 	for i, rej := range cl.apply(groups) {
 		if rej != nil {
-			return fmt.Errorf("group %d %s refused: %s: %s", i, cl.formatGroups(groups[i:i+1]), errName(rej.Err), rej.Message)
+			return fmt.Errorf("group %d %s refused: %s: %s", i, cl.formatGroups(groups[i:i+1]), errName(rej), rej)
 		}
 	}
 	return nil

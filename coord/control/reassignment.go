@@ -67,10 +67,14 @@ func (c *Controller) AlterReassignments(img *metadata.Image, rs []Reassignment) 
 			continue
 		}
 		var rec *metadata.PartitionChange
+		var err error
 		if r.Replicas == nil {
-			rec, res.Err, res.Message = c.cancelReassignment(v, t, p)
+			rec, err = c.cancelReassignment(v, t, p)
 		} else {
-			rec, res.Err, res.Message = c.reassign(v, t, p, r.Replicas, r.KeepReplicationFactor)
+			rec, err = c.reassign(v, t, p, r.Replicas, r.KeepReplicationFactor)
+		}
+		if err != nil {
+			res.Err, res.Message = metadata.Split(err)
 		}
 		if rec != nil {
 			res.Group = v.emit(v.add(nil, rec))
@@ -79,38 +83,38 @@ func (c *Controller) AlterReassignments(img *metadata.Image, rs []Reassignment) 
 	return v.groups, results
 }
 
-func (c *Controller) reassign(v *view, t *metadata.Topic, p metadata.Partition, target []int32, keepRF bool) (*metadata.PartitionChange, *kerr.Error, string) {
+func (c *Controller) reassign(v *view, t *metadata.Topic, p metadata.Partition, target []int32, keepRF bool) (*metadata.PartitionChange, error) {
 	if len(target) == 0 {
-		return nil, kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list."
+		return nil, metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list.")
 	}
 	for i, b := range target {
 		if v.broker(b) == nil {
-			return nil, kerr.InvalidReplicaAssignment, fmt.Sprintf("The manual partition assignment includes broker %d, but no such broker is registered.", b)
+			return nil, metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
 		}
 		if slices.Contains(target[i+1:], b) {
-			return nil, kerr.InvalidReplicaAssignment, fmt.Sprintf("The manual partition assignment includes the broker %d more than once.", b)
+			return nil, metadata.Reject(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", b)
 		}
 	}
 	if rf := len(p.Replicas) - len(p.RemovingReplicas); keepRF && len(target) != rf {
-		return nil, kerr.InvalidReplicationFactor, fmt.Sprintf("The replication factor is changed from %d to %d", rf, len(target))
+		return nil, metadata.Reject(kerr.InvalidReplicationFactor, "The replication factor is changed from %d to %d", rf, len(target))
 	}
 	removing := without(p.Replicas, target)
 	ch := c.change(v, t, p, v.active)
 	ch.replicas = append(slices.Clone(target), removing...)
 	ch.adding, ch.removing = nilIfEmpty(without(target, p.Replicas)), nilIfEmpty(removing)
-	return ch.build(t.ID), nil, ""
+	return ch.build(t.ID), nil
 }
 
-func (c *Controller) cancelReassignment(v *view, t *metadata.Topic, p metadata.Partition) (*metadata.PartitionChange, *kerr.Error, string) {
+func (c *Controller) cancelReassignment(v *view, t *metadata.Topic, p metadata.Partition) (*metadata.PartitionChange, error) {
 	if !p.Reassigning() {
-		return nil, kerr.NoReassignmentInProgress, "No partition reassignment is in progress for this topic or partition."
+		return nil, metadata.Reject(kerr.NoReassignmentInProgress, "No partition reassignment is in progress for this topic or partition.")
 	}
 	replicas := without(p.Replicas, p.AddingReplicas)
 	isr := without(p.ISR, p.AddingReplicas)
 	unclean := c.cfg.Unclean(v.img, t)
 	if len(isr) == 0 {
 		if !unclean {
-			return nil, kerr.InvalidReplicaAssignment, fmt.Sprintf("Unable to revert partition assignment for %s:%d because it would require an unclean leader election.", t.Name, p.Partition)
+			return nil, metadata.Reject(kerr.InvalidReplicaAssignment, "Unable to revert partition assignment for %s:%d because it would require an unclean leader election.", t.Name, p.Partition)
 		}
 		isr = replicas[:1]
 	}
@@ -119,7 +123,7 @@ func (c *Controller) cancelReassignment(v *view, t *metadata.Topic, p metadata.P
 	if unclean {
 		ch.election = electUnclean
 	}
-	return ch.build(t.ID), nil, ""
+	return ch.build(t.ID), nil
 }
 
 func nilIfEmpty(a []int32) []int32 {

@@ -34,6 +34,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 	}
 	now := c.now()
 	env := c.env(now)
+	env.policy = env.policy.withGroupConfigs(r.Configs)
 	e := s.mu.groups[r.Group]
 	notFound := func(msg string) ConsumerHeartbeatResult {
 		s.Unlock()

@@ -18,6 +18,7 @@ type consumerGroup struct {
 	epoch           int32 // the group epoch
 	metaHash        int64 // hash of the subscribed topics' metadata at epoch
 	assignmentEpoch int32 // the epoch of the target assignment
+	assignedAt      int64 // ms, when the target assignment was computed; 0 unknown
 	members         map[string]*consumerMember
 	static          map[string]string // instance id -> member id
 	target          map[string]tpSet  // member id -> target assignment
@@ -103,9 +104,9 @@ func (cg *consumerGroup) replay(r *consumerRecord) {
 		}
 		cg.resolved.version = -1
 	case consumerTargetEpochType:
-		cg.assignmentEpoch = r.epoch
+		cg.assignmentEpoch, cg.assignedAt = r.epoch, r.assignedAt
 		if r.tombstone {
-			cg.assignmentEpoch = 0
+			cg.assignmentEpoch, cg.assignedAt = 0, 0
 		}
 	case consumerTargetMemberType:
 		if r.tombstone {

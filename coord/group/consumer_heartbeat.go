@@ -17,7 +17,8 @@ import (
 //     image (their metadata hash), bump the group epoch;
 //  2. when the group epoch is past the target assignment's, runs the
 //     assignor for every member: the new target assignment, at the group
-//     epoch;
+//     epoch (at most once per group.consumer.assignment.interval.ms,
+//     KIP-1263: a heartbeat sooner keeps the last target);
 //  3. reconciles the member towards its target: partitions it must give
 //     up are first revoked (it stays at its epoch, UNREVOKED, until a
 //     heartbeat no longer lists them as owned); then it moves to the
@@ -45,6 +46,10 @@ type ConsumerHeartbeatRequest struct {
 	ServerAssignor       *string
 	Owned                []TopicPartitions // the partitions the member owns
 	ClientID, ClientHost string
+	// Configs are the group's dynamic configs (the metadata image's):
+	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms
+	// override the broker's for this heartbeat.
+	Configs map[string]string
 
 	// classic: a classic member's JoinGroup, as the coordinator runs it
 	// through the same logic (consumer_classic.go).
@@ -295,12 +300,14 @@ func (cg *consumerGroup) heartbeat(env *hbEnv, r *ConsumerHeartbeatRequest, newI
 		recs = append(recs, consumerRecord{typ: consumerEpochType, epoch: epoch, metaHash: hash})
 	}
 
-	// 2. The target assignment.
+	// 2. The target assignment, at most once per assignment interval
+	// (KIP-1263): sooner, the member gets the last target (none if new)
+	// and a later heartbeat computes the next.
 	targetEpoch, target := cg.assignmentEpoch, cg.target[memberID]
 	if replaced != nil && old == nil {
 		target = cg.target[replacedID]
 	}
-	if epoch > cg.assignmentEpoch {
+	if epoch > cg.assignmentEpoch && assignable(cg.assignedAt, env.now, env.policy.ConsumerAssignmentInterval) {
 		spec := &assignSpec{topics: subscribed}
 		for _, m := range cg.sortedMembers() {
 			if m.id == replacedID || m.id == memberID {
@@ -318,7 +325,7 @@ func (cg *consumerGroup) heartbeat(env *hbEnv, r *ConsumerHeartbeatRequest, newI
 				recs = append(recs, consumerRecord{typ: consumerTargetMemberType, member: m.id, target: t})
 			}
 		}
-		recs = append(recs, consumerRecord{typ: consumerTargetEpochType, epoch: epoch})
+		recs = append(recs, consumerRecord{typ: consumerTargetEpochType, epoch: epoch, assignedAt: env.now})
 		targetEpoch, target = epoch, targets[memberID]
 	} else if replaced != nil && old == nil {
 		recs = append(recs, consumerRecord{typ: consumerTargetMemberType, member: memberID, target: target})

@@ -119,6 +119,7 @@ func (g *Group) consumerRecords(topics Topics) ([]consumerRecord, *consumerGroup
 // REBALANCE_IN_PROGRESS: they join again, as classic members.
 func (s *shard) upgradeLocked(e *entry, now int64, r *ConsumerHeartbeatRequest) ConsumerHeartbeatResult {
 	env := s.c.env(now)
+	env.policy = env.policy.withGroupConfigs(r.Configs)
 	pre, cg := e.g.consumerRecords(env.topics)
 	out := cg.heartbeat(&env, r, newMemberID)
 	if out.res.Err != nil {

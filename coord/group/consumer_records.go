@@ -33,7 +33,8 @@ import (
 //	                                    member
 //	6 ConsumerGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
 //	                                    AssignmentTimestamp int64
-//	                                    (KIP-1263, read and ignored)
+//	                                    (KIP-1263: when the target was
+//	                                    computed, ms; written unless 0)
 //	7 ConsumerGroupTargetAssignmentMember    TopicPartitions []{TopicId uuid,
 //	                                         Partitions []int32}
 //	8 ConsumerGroupCurrentMemberAssignment   MemberEpoch, PreviousMemberEpoch
@@ -64,9 +65,11 @@ type consumerRecord struct {
 	tombstone bool
 	epoch     int32 // 3: the group epoch; 6: the assignment epoch
 	metaHash  int64 // 3
-	meta      memberMeta
-	target    tpSet             // 7
-	current   currentAssignment // 8
+	// assignedAt (6): AssignmentTimestamp (tag 0, KIP-1263), ms; 0 none.
+	assignedAt int64
+	meta       memberMeta
+	target     tpSet             // 7
+	current    currentAssignment // 8
 }
 
 // memberMeta is a member's metadata (record type 5). An empty string is a
@@ -181,8 +184,7 @@ func appendConsumerValue(dst []byte, r *consumerRecord) []byte {
 		dst = coordrecord.AppendTagCount(dst, 1)
 		return coordrecord.AppendTag(dst, 0, appendClassicMeta(nil, m.classic))
 	case consumerTargetEpochType:
-		dst = coordrecord.AppendInt32(dst, r.epoch)
-		return coordrecord.AppendNoTags(dst)
+		return appendTargetMetadata(dst, r.epoch, r.assignedAt)
 	case consumerTargetMemberType:
 		dst = appendTopicPartitions(dst, r.target, nil)
 		return coordrecord.AppendNoTags(dst)
@@ -242,8 +244,7 @@ func decodeConsumerRecord(typ int16, key, value []byte) (group string, r consume
 				m.classic = c
 			})
 		case consumerTargetEpochType:
-			r.epoch = vr.Int32()
-			vr.Tags(nil)
+			r.epoch, r.assignedAt = readTargetMetadata(vr)
 		case consumerTargetMemberType:
 			r.target = readTopicPartitions(vr, nil)
 			vr.Tags(nil)

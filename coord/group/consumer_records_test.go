@@ -89,6 +89,9 @@ func TestConsumerRecordsGolden(t *testing.T) {
 		{"target metadata", consumerRecord{typ: consumerTargetEpochType, epoch: 2},
 			hx("0006", "0001 67"),
 			hx("0000", "00000002", "00")},
+		{"target metadata with AssignmentTimestamp", consumerRecord{typ: consumerTargetEpochType, epoch: 2, assignedAt: 0x19a00000000},
+			hx("0006", "0001 67"),
+			hx("0000", "00000002", "01 00 08 0000019a00000000")}, // tag 0, 8 bytes
 		{"target member", consumerRecord{typ: consumerTargetMemberType, member: "m", target: tpSet{id: {0, 3}}},
 			hx("0007", "0001 67", "0001 6d"),
 			hx("0000", "02", goldenTopic, "03 00000000 00000003", "00", "00")},
@@ -124,7 +127,7 @@ func TestConsumerRecordsFromKafka(t *testing.T) {
 	}{
 		{"target metadata with AssignmentTimestamp", hx("0006", "0001 67"),
 			hx("0000", "00000002", "01 00 08 0000019a00000000"), // tag 0: AssignmentTimestamp
-			consumerRecord{typ: consumerTargetEpochType, epoch: 2}},
+			consumerRecord{typ: consumerTargetEpochType, epoch: 2, assignedAt: 0x19a00000000}},
 	} {
 		r, err := decodeRecord(c.key, c.value)
 		if err != nil || r.kind != recordConsumer || !sameConsumerRecord(&r.cr, &c.want) {

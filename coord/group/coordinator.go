@@ -47,6 +47,14 @@ type Config struct {
 	ConsumerMaxSize              int
 	ConsumerAssignors            []string
 	ConsumerMigrationPolicy      string
+	// group.consumer.assignment.interval.ms (KIP-1263; 1s in the
+	// broker's configuration, as Kafka; 0 computes each target
+	// assignment at once) within
+	// group.consumer.min/max.assignment.interval.ms (0, 15s; a max of 0
+	// is the default).
+	ConsumerAssignmentInterval    time.Duration
+	ConsumerMinAssignmentInterval time.Duration
+	ConsumerMaxAssignmentInterval time.Duration
 
 	// KIP-1071 streams groups, group.streams.*: the session timeout
 	// (45s) and heartbeat interval (5s) members get, each kept within
@@ -66,8 +74,22 @@ type Config struct {
 	StreamsMaxSize               int
 	StreamsNumStandbyReplicas    int
 	StreamsMaxStandbyReplicas    *int
+	// group.streams.assignment.interval.ms (KIP-1263; 1s in the
+	// broker's configuration, as Kafka; 0 computes each target
+	// assignment at once) within
+	// group.streams.min/max.assignment.interval.ms (0, 15s; a max of 0
+	// is the default).
+	StreamsAssignmentInterval    time.Duration
+	StreamsMinAssignmentInterval time.Duration
+	StreamsMaxAssignmentInterval time.Duration
 
 	Share ShareConfig // KIP-932 share groups, group.share.*
+
+	// GroupConfigs returns a group's dynamic configs (the metadata
+	// image's; nil if none or if GroupConfigs is nil): the members of a
+	// group loaded from the log start their sessions at its session
+	// timeout, as the heartbeats that the requests' configs drive do.
+	GroupConfigs func(group string) map[string]string
 
 	Logger *slog.Logger
 }
@@ -113,6 +135,8 @@ func (c *Config) setDefaults() {
 	def(&c.ConsumerMaxHeartbeatInterval, 15*time.Second)
 	c.ConsumerSessionTimeout = min(max(c.ConsumerSessionTimeout, c.ConsumerMinSessionTimeout), c.ConsumerMaxSessionTimeout)
 	c.ConsumerHeartbeatInterval = min(max(c.ConsumerHeartbeatInterval, c.ConsumerMinHeartbeatInterval), c.ConsumerMaxHeartbeatInterval)
+	c.ConsumerMinAssignmentInterval, c.ConsumerAssignmentInterval = assignmentIntervals(c.ConsumerAssignmentInterval,
+		c.ConsumerMinAssignmentInterval, &c.ConsumerMaxAssignmentInterval)
 	if c.ConsumerMaxSize <= 0 {
 		c.ConsumerMaxSize = math.MaxInt32
 	}
@@ -160,6 +184,15 @@ type Coordinator struct {
 	expiry *time.Timer
 }
 
+// groupPolicy is the policy of a group, with its dynamic configs as
+// Config.GroupConfigs gives them.
+func (c *Coordinator) groupPolicy(group string) *Policy {
+	if c.cfg.GroupConfigs == nil {
+		return &c.policy
+	}
+	return c.policy.withGroupConfigs(c.cfg.GroupConfigs(group))
+}
+
 // New returns a coordinator leading no partition yet.
 func New(cfg Config) *Coordinator {
 	cfg.setDefaults()
@@ -174,14 +207,15 @@ func New(cfg Config) *Coordinator {
 			MaxSize:               cfg.MaxSize,
 			NewID:                 newUUID,
 
-			ConsumerSessionTimeout:    int32(min(cfg.ConsumerSessionTimeout.Milliseconds(), math.MaxInt32)),
-			ConsumerHeartbeatInterval: int32(min(cfg.ConsumerHeartbeatInterval.Milliseconds(), math.MaxInt32)),
-			ConsumerMaxSize:           cfg.ConsumerMaxSize,
-			ConsumerAssignors:         cfg.ConsumerAssignors,
-			UpgradeAllowed:            cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
-			DowngradeAllowed:          cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
-			Streams:                   cfg.streamsPolicy(),
-			Share:                     cfg.Share.policy(),
+			ConsumerSessionTimeout:     int32(min(cfg.ConsumerSessionTimeout.Milliseconds(), math.MaxInt32)),
+			ConsumerHeartbeatInterval:  int32(min(cfg.ConsumerHeartbeatInterval.Milliseconds(), math.MaxInt32)),
+			ConsumerMaxSize:            cfg.ConsumerMaxSize,
+			ConsumerAssignors:          cfg.ConsumerAssignors,
+			ConsumerAssignmentInterval: cfg.ConsumerAssignmentInterval.Milliseconds(),
+			UpgradeAllowed:             cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "upgrade",
+			DowngradeAllowed:           cfg.ConsumerMigrationPolicy == "bidirectional" || cfg.ConsumerMigrationPolicy == "downgrade",
+			Streams:                    cfg.streamsPolicy(),
+			Share:                      cfg.Share.policy(),
 		},
 	}
 	c.table = shards.NewTable(shards.Config{Topic: TopicName, Partitions: cfg.NumPartitions, CommitTimeout: commitTimeout},

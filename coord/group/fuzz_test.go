@@ -34,6 +34,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		{typ: consumerMemberType, member: "c", meta: memberMeta{clientID: "c", topics: []string{"a"}, rebalanceTimeout: 5,
 			classic: &classicMeta{sessionTimeout: 10, protocols: []Protocol{{Name: "range", Metadata: []byte{0, 1}}}}}},
 		{typ: consumerTargetEpochType, epoch: 2},
+		{typ: consumerTargetEpochType, epoch: 3, assignedAt: 1760936591360},
 		{typ: consumerTargetMemberType, member: "m", target: tpSet{id: {0, 3}}},
 		{typ: consumerCurrentType, member: "m", current: currentAssignment{epoch: 2, previousEpoch: 1, state: memberUnrevoked, assigned: tpSet{id: {1}}, revoking: tpSet{id: {2}}}},
 		{typ: consumerCurrentType, member: "m", tombstone: true},
@@ -90,5 +91,5 @@ func FuzzDecodeRecord(f *testing.F) {
 
 func sameConsumerRecord(a, b *consumerRecord) bool {
 	return a.typ == b.typ && a.member == b.member && a.tombstone == b.tombstone && a.epoch == b.epoch &&
-		a.metaHash == b.metaHash && a.meta.equal(&b.meta) && a.target.equal(b.target) && a.current.equal(&b.current)
+		a.metaHash == b.metaHash && a.assignedAt == b.assignedAt && a.meta.equal(&b.meta) && a.target.equal(b.target) && a.current.equal(&b.current)
 }

@@ -30,6 +30,12 @@ type Policy struct {
 	// lets non-empty groups convert between the protocols (empty groups
 	// always may).
 	UpgradeAllowed, DowngradeAllowed bool
+	// ConsumerAssignmentInterval (ms,
+	// group.consumer.assignment.interval.ms, KIP-1263): a consumer
+	// group's target assignment is computed again at most once per
+	// interval; a heartbeat that bumps the group epoch sooner keeps the
+	// last target, and a later heartbeat computes the next.
+	ConsumerAssignmentInterval int64
 
 	// KIP-1071 streams groups (streams_*.go).
 	Streams StreamsPolicy

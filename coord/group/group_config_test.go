@@ -25,6 +25,13 @@ func TestValidateGroupConfigsBounds(t *testing.T) {
 		{Config{}, map[string]string{"share.heartbeat.interval.ms": "4999"}, "share.heartbeat.interval.ms must be greater than or equal to group.share.min.heartbeat.interval.ms"},
 		{Config{StreamsMaxStandbyReplicas: new(0)}, map[string]string{"streams.num.standby.replicas": "1"}, "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
 		{Config{StreamsMaxStandbyReplicas: new(0)}, map[string]string{"streams.num.standby.replicas": "0"}, ""},
+		{Config{}, map[string]string{"consumer.assignment.interval.ms": "15001"}, "consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms"},
+		{Config{ConsumerMaxAssignmentInterval: time.Minute}, map[string]string{"consumer.assignment.interval.ms": "60000"}, ""},
+		{Config{ConsumerMinAssignmentInterval: 500 * time.Millisecond}, map[string]string{"consumer.assignment.interval.ms": "499"}, "consumer.assignment.interval.ms must be greater than or equal to group.consumer.min.assignment.interval.ms"},
+		{Config{}, map[string]string{"consumer.assignment.interval.ms": "0"}, ""},
+		{Config{}, map[string]string{"share.assignment.interval.ms": "15001"}, "share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms"},
+		{Config{Share: ShareConfig{MinAssignmentInterval: 2 * time.Second}}, map[string]string{}, "share.assignment.interval.ms must be greater than or equal to group.share.min.assignment.interval.ms"},
+		{Config{Share: ShareConfig{MinAssignmentInterval: 2 * time.Second}}, map[string]string{"share.assignment.interval.ms": "2000"}, ""},
 	} {
 		got := ""
 		if err := tc.cfg.ValidateGroupConfigs(tc.set); err != nil {

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"kzero/coord/coordrecord"
@@ -105,4 +106,28 @@ func readPartitionsBy[K comparable](r *coordrecord.Reader, readID func(*coordrec
 		})
 	}
 	return out
+}
+
+// appendTargetMetadata appends the fields of a target assignment metadata
+// value (consumer, share and streams groups alike): AssignmentEpoch, and
+// AssignmentTimestamp (KIP-1263) in tagged field 0 unless it is 0, the
+// field's default.
+func appendTargetMetadata(dst []byte, epoch int32, assignedAt int64) []byte {
+	dst = coordrecord.AppendInt32(dst, epoch)
+	if assignedAt == 0 {
+		return coordrecord.AppendNoTags(dst)
+	}
+	return coordrecord.AppendTaggedInt64(coordrecord.AppendTagCount(dst, 1), 0, assignedAt)
+}
+
+// readTargetMetadata reads the fields appendTargetMetadata writes: the
+// assignment epoch and timestamp (0 without the tag).
+func readTargetMetadata(r *coordrecord.Reader) (epoch int32, assignedAt int64) {
+	epoch = r.Int32()
+	r.Tags(func(tag uint64, b []byte) {
+		if tag == 0 && len(b) == 8 {
+			assignedAt = int64(binary.BigEndian.Uint64(b))
+		}
+	})
+	return epoch, assignedAt
 }

@@ -45,7 +45,7 @@ import (
 //
 //	topics a=6 b=3                     the cluster's topics (names and partition counts)
 //	heartbeat member=m1 [topics=(a,b)] [epoch=N] [instance=i1] [assignor=range]
-//	          [rebalance=30s] [owned=(a-0,a-1)] [ignore-assignment]
+//	          [rebalance=30s] [owned=(a-0,a-1)] [ignore-assignment] [show-interval]
 //	consumer-leave member=m1 [epoch=-1|-2]
 //	describe                           the members' epochs, assignments and targets
 //
@@ -53,6 +53,12 @@ import (
 //
 //	tick 3s                            let time pass; timers fire
 //	restart                            a new coordinator loads the partition
+//	group-config [key=value ...]       group g's dynamic configs
+//	                                   (IncrementalAlterConfigs on GROUP g),
+//	                                   all of them: none clears them
+//	assignment-interval [consumer=1s] [share=1s]
+//	                                   group.consumer/share.assignment.interval.ms
+//	                                   (kept over restarts; 0 by default)
 //
 // Member ids are the client id (or instance id) and a counter: c1-1.
 // Responses are written "join c1: ..." or "sync c1-1: ...", with the
@@ -93,7 +99,13 @@ type script struct {
 	ids      int
 
 	members map[string]*scriptMember // consumer protocol members by id
-	streams streamsScript            // streams group state (streams_script_test.go)
+	// groupConfigs are group g's dynamic configs (group-config): the
+	// heartbeats carry them, and a restarted coordinator reads them.
+	groupConfigs map[string]string
+	streams      streamsScript // streams group state (streams_script_test.go)
+	// consumerInterval and shareInterval (ms, assignment-interval):
+	// group.consumer/share.assignment.interval.ms, kept over restarts.
+	consumerInterval, shareInterval int64
 
 	mu  sync.Mutex
 	out strings.Builder // the step's output so far
@@ -133,10 +145,18 @@ func newScript(t *testing.T) *script {
 
 // open starts a coordinator of the partition and waits for its load.
 func (s *script) open() {
-	s.c = New(Config{NumPartitions: 1, InitialRebalanceDelay: 3 * time.Second, Logger: discard()})
+	s.c = New(Config{NumPartitions: 1, InitialRebalanceDelay: 3 * time.Second, Logger: discard(),
+		GroupConfigs: func(group string) map[string]string {
+			if group != "g" {
+				return nil
+			}
+			return s.groupConfigs
+		}})
 	s.c.policy.NewID = func() string { s.ids++; return strconv.Itoa(s.ids) }
 	s.c.SetTopics(s.topics)
 	s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
+	s.c.policy.Streams.AssignmentInterval = s.streams.interval
+	s.c.policy.ConsumerAssignmentInterval, s.c.policy.Share.AssignmentInterval = s.consumerInterval, s.shareInterval
 	s.t.Cleanup(s.c.Close)
 	<-s.c.Lead(s.part)
 }
@@ -181,6 +201,12 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		}
 	case "consumer-leave":
 		s.consumerLeave(t, d)
+	case "group-config":
+		s.setGroupConfigs(d)
+	case "assignment-interval":
+		s.consumerInterval = int64(argMs(t, d, "consumer", time.Duration(s.consumerInterval)*time.Millisecond))
+		s.shareInterval = int64(argMs(t, d, "share", time.Duration(s.shareInterval)*time.Millisecond))
+		s.c.policy.ConsumerAssignmentInterval, s.c.policy.Share.AssignmentInterval = s.consumerInterval, s.shareInterval
 	case "share-heartbeat", "share-leave", "delete-group":
 		s.runShare(t, d)
 	case "tick":
@@ -222,6 +248,14 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 	out := s.out.String()
 	s.out.Reset()
 	return out
+}
+
+// setGroupConfigs sets group g's dynamic configs, all of them.
+func (s *script) setGroupConfigs(d *datadriven.TestData) {
+	s.groupConfigs = map[string]string{}
+	for _, a := range d.CmdArgs {
+		s.groupConfigs[a.Key] = strings.Join(a.Vals, "")
+	}
 }
 
 // Arguments.
@@ -440,7 +474,7 @@ func (s *script) consumerHeartbeat(t *testing.T, d *datadriven.TestData) {
 	}
 	r := &ConsumerHeartbeatRequest{Version: 1, Group: "g", MemberID: id, MemberEpoch: int32(argInt(t, d, "epoch", int64(m.epoch))),
 		InstanceID: m.instance, RebalanceTimeout: argMs(t, d, "rebalance", 30*time.Second), Owned: m.owned,
-		ClientID: "client-" + id, ClientHost: "/127.0.0.1"}
+		ClientID: "client-" + id, ClientHost: "/127.0.0.1", Configs: s.groupConfigs}
 	if topics, ok := argList(d, "topics"); ok {
 		r.SubscribedTopicNames = topics
 		if topics == nil {
@@ -459,6 +493,9 @@ func (s *script) consumerHeartbeat(t *testing.T, d *datadriven.TestData) {
 		return
 	}
 	line := fmt.Sprintf("heartbeat %s: NONE epoch=%d", id, res.MemberEpoch)
+	if hasArg(d, "show-interval") {
+		line += fmt.Sprintf(" interval=%dms", res.HeartbeatInterval)
+	}
 	m.epoch = res.MemberEpoch
 	if res.HasAssignment {
 		line += " assignment=" + s.formatList(res.Assignment)
@@ -615,8 +652,10 @@ func (s *script) formatRecord(b *strings.Builder, r *record, tombstone bool) {
 			return
 		}
 		switch c.typ {
-		case consumerEpochType, consumerTargetEpochType:
+		case consumerEpochType:
 			fmt.Fprintf(b, "epoch=%d\n", c.epoch)
+		case consumerTargetEpochType:
+			s.formatTargetMetadata(b, c.epoch, c.assignedAt)
 		case consumerMemberType:
 			m := &c.meta
 			fmt.Fprintf(b, "topics=[%s]", strings.Join(m.topics, " "))
@@ -647,6 +686,17 @@ func (s *script) formatRecord(b *strings.Builder, r *record, tombstone bool) {
 	default:
 		b.WriteString("other record\n")
 	}
+}
+
+// formatTargetMetadata writes a target assignment metadata record's
+// epoch and, if it has one, its AssignmentTimestamp (at=, from the
+// script's start).
+func (s *script) formatTargetMetadata(b *strings.Builder, epoch int32, assignedAt int64) {
+	fmt.Fprintf(b, "epoch=%d", epoch)
+	if assignedAt != 0 {
+		fmt.Fprintf(b, " at=%s", time.Duration(assignedAt-s.start)*time.Millisecond)
+	}
+	b.WriteString("\n")
 }
 
 func formatGroupValue(b *strings.Builder, v *kmsg.GroupMetadataValue) {

@@ -228,14 +228,15 @@ func (s *shard) Load() shards.Install {
 		}
 		now := s.c.now()
 		for id, g := range ld.groups(&s.c.policy, now) {
+			p := s.c.groupPolicy(id)
 			if g.consumer != nil {
-				g.consumer.restartTimers(now, &s.c.policy)
+				g.consumer.restartTimers(now, p)
 			}
 			if g.streams != nil {
-				g.streams.restartTimers(now, &s.c.policy.Streams)
+				g.streams.restartTimers(now, &p.Streams)
 			}
 			if g.share != nil {
-				g.share.restartTimers(now, &s.c.policy)
+				g.share.restartTimers(now, p)
 			}
 			e := &entry{g: g}
 			s.mu.groups[id] = e

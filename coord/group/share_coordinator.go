@@ -20,6 +20,13 @@ type ShareConfig struct {
 	MaxHeartbeatInterval time.Duration // group.share.max.heartbeat.interval.ms (15s)
 	MaxSize              int           // group.share.max.size (200)
 	Bounds               ShareBounds   // the bounds of share.* group configs
+	// group.share.assignment.interval.ms (KIP-1263; 1s in the broker's
+	// configuration, as Kafka; 0 computes each target assignment at
+	// once) within group.share.min/max.assignment.interval.ms (0, 15s;
+	// a max of 0 is the default).
+	AssignmentInterval    time.Duration
+	MinAssignmentInterval time.Duration
+	MaxAssignmentInterval time.Duration
 }
 
 func (c *ShareConfig) setDefaults() {
@@ -39,11 +46,13 @@ func (c *ShareConfig) setDefaults() {
 	if c.MaxSize <= 0 {
 		c.MaxSize = 200
 	}
+	c.MinAssignmentInterval, c.AssignmentInterval = assignmentIntervals(c.AssignmentInterval, c.MinAssignmentInterval, &c.MaxAssignmentInterval)
 }
 
 func (c *ShareConfig) policy() SharePolicy {
 	ms := func(d time.Duration) int32 { return int32(min(d.Milliseconds(), math.MaxInt32)) }
-	return SharePolicy{SessionTimeout: ms(c.SessionTimeout), HeartbeatInterval: ms(c.HeartbeatInterval), MaxSize: c.MaxSize}
+	return SharePolicy{SessionTimeout: ms(c.SessionTimeout), HeartbeatInterval: ms(c.HeartbeatInterval), MaxSize: c.MaxSize,
+		AssignmentInterval: c.AssignmentInterval.Milliseconds()}
 }
 
 // SharePolicy is what the configuration says about every share group.
@@ -51,6 +60,11 @@ type SharePolicy struct {
 	SessionTimeout    int32 // ms
 	HeartbeatInterval int32 // ms
 	MaxSize           int
+	// AssignmentInterval (ms, group.share.assignment.interval.ms,
+	// KIP-1263): a group's target assignment is computed again at most
+	// once per interval; a heartbeat that bumps the group epoch sooner
+	// keeps the last target, and a later heartbeat computes the next.
+	AssignmentInterval int64
 }
 
 // ShareType is the type ListGroups gives share groups, and their protocol
@@ -72,6 +86,7 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	}
 	now := c.now()
 	env := c.env(now)
+	env.policy = env.policy.withGroupConfigs(r.Configs)
 	e := s.mu.groups[r.Group]
 	created := false
 	switch {

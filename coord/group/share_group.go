@@ -26,6 +26,7 @@ type shareGroup struct {
 	epoch           int32 // the group epoch
 	metaHash        int64 // hash of the subscribed topics' metadata at epoch
 	assignmentEpoch int32 // the epoch of the target assignment
+	assignedAt      int64 // ms, when the target assignment was computed; 0 unknown
 	members         map[string]*shareMember
 	target          map[string]tpSet // member id -> target assignment
 
@@ -70,9 +71,9 @@ func (sg *shareGroup) replay(r *shareRecord) {
 		sg.member(r.member).shareMemberMeta = r.meta
 		sg.resolved.version = -1
 	case shareTargetEpochType:
-		sg.assignmentEpoch = r.epoch
+		sg.assignmentEpoch, sg.assignedAt = r.epoch, r.assignedAt
 		if r.tombstone {
-			sg.assignmentEpoch = 0
+			sg.assignmentEpoch, sg.assignedAt = 0, 0
 		}
 	case shareTargetMemberType:
 		if r.tombstone {
@@ -123,6 +124,10 @@ type ShareHeartbeatRequest struct {
 	RackID               *string
 	SubscribedTopicNames []string
 	ClientID, ClientHost string
+	// Configs are the group's dynamic configs (the metadata image's):
+	// share.session.timeout.ms and share.heartbeat.interval.ms override
+	// the broker's for this heartbeat.
+	Configs map[string]string
 }
 
 // ShareHeartbeatResult is a ShareGroupHeartbeat response.
@@ -242,9 +247,11 @@ func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutco
 	}
 
 	// 2. The target assignment, computed for every member when the group
-	// epoch moved past it.
+	// epoch moved past it, at most once per assignment interval
+	// (KIP-1263): sooner, the member gets the last target (none if new)
+	// and a later heartbeat computes the next.
 	targetEpoch, target := sg.assignmentEpoch, sg.target[memberID]
-	if epoch > sg.assignmentEpoch {
+	if epoch > sg.assignmentEpoch && assignable(sg.assignedAt, env.now, env.policy.Share.AssignmentInterval) {
 		ids := slices.Sorted(maps.Keys(byMember))
 		spec := &assignSpec{topics: subscribed, members: make([]assignMember, len(ids))}
 		for i, id := range ids {
@@ -256,7 +263,7 @@ func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutco
 				recs = append(recs, shareRecord{typ: shareTargetMemberType, member: id, target: next[id]})
 			}
 		}
-		recs = append(recs, shareRecord{typ: shareTargetEpochType, epoch: epoch})
+		recs = append(recs, shareRecord{typ: shareTargetEpochType, epoch: epoch, assignedAt: env.now})
 		targetEpoch, target = epoch, next[memberID]
 	}
 

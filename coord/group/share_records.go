@@ -20,7 +20,9 @@ import "kzero/coord/coordrecord"
 //	                                    SubscribedTopicNames []string
 //	12 ShareGroupTargetAssignmentMetadata  AssignmentEpoch int32; tag 0:
 //	                                       AssignmentTimestamp int64
-//	                                       (KIP-1263, read and ignored)
+//	                                       (KIP-1263: when the target
+//	                                       was computed, ms; written
+//	                                       unless 0)
 //	13 ShareGroupTargetAssignmentMember    TopicPartitions []{TopicId uuid,
 //	                                       Partitions []int32}
 //	14 ShareGroupCurrentMemberAssignment   MemberEpoch, PreviousMemberEpoch
@@ -56,9 +58,11 @@ type shareRecord struct {
 	tombstone bool
 	epoch     int32 // 11: the group epoch; 12: the assignment epoch
 	metaHash  int64 // 11
-	meta      shareMemberMeta
-	target    tpSet        // 13
-	current   shareCurrent // 14
+	// assignedAt (12): AssignmentTimestamp (tag 0, KIP-1263), ms; 0 none.
+	assignedAt int64
+	meta       shareMemberMeta
+	target     tpSet        // 13
+	current    shareCurrent // 14
 }
 
 // shareMemberMeta is a share member's metadata (record type 10). An empty
@@ -108,8 +112,7 @@ func appendShareValue(dst []byte, r *shareRecord) []byte {
 		dst = coordrecord.AppendCompactStrings(dst, m.topics)
 		return coordrecord.AppendNoTags(dst)
 	case shareTargetEpochType:
-		dst = coordrecord.AppendInt32(dst, r.epoch)
-		return coordrecord.AppendNoTags(dst)
+		return appendTargetMetadata(dst, r.epoch, r.assignedAt)
 	case shareTargetMemberType:
 		dst = appendTopicPartitions(dst, r.target, nil)
 		return coordrecord.AppendNoTags(dst)
@@ -145,8 +148,7 @@ func decodeShareRecord(typ int16, key, value []byte) (group string, r shareRecor
 			}
 			vr.Tags(nil)
 		case shareTargetEpochType:
-			r.epoch = vr.Int32()
-			vr.Tags(nil)
+			r.epoch, r.assignedAt = readTargetMetadata(vr)
 		case shareTargetMemberType:
 			r.target = readTopicPartitions(vr, nil)
 			vr.Tags(nil)

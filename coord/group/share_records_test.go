@@ -14,6 +14,7 @@ func shareSeeds() []shareRecord {
 		{typ: shareMemberType, member: "m", meta: shareMemberMeta{rackID: "r", clientID: "c", clientHost: "/h", topics: []string{"a", "b"}}},
 		{typ: shareMemberType, member: "n", meta: shareMemberMeta{clientID: "c", topics: []string{}}},
 		{typ: shareTargetEpochType, epoch: 2},
+		{typ: shareTargetEpochType, epoch: 3, assignedAt: 1760936591360},
 		{typ: shareTargetMemberType, member: "m", target: tpSet{id: {0, 3}}},
 		{typ: shareCurrentType, member: "m", current: shareCurrent{epoch: 2, previousEpoch: 1, assigned: tpSet{id: {1}}}},
 		{typ: shareCurrentType, member: "m", tombstone: true},
@@ -135,6 +136,9 @@ func TestShareRecordsGolden(t *testing.T) {
 		{"target metadata", shareRecord{typ: shareTargetEpochType, epoch: 2},
 			hx("000c", "0001 67"),
 			hx("0000", "00000002", "00")},
+		{"target metadata with AssignmentTimestamp", shareRecord{typ: shareTargetEpochType, epoch: 2, assignedAt: 0x19a00000000},
+			hx("000c", "0001 67"),
+			hx("0000", "00000002", "01 00 08 0000019a00000000")}, // tag 0, 8 bytes
 		{"target member", shareRecord{typ: shareTargetMemberType, member: "m", target: tpSet{id: {0, 3}}},
 			hx("000d", "0001 67", "0001 6d"),
 			hx("0000", "02", goldenTopic, "03 00000000 00000003", "00", "00")},
@@ -166,7 +170,7 @@ func TestShareRecordsFromKafka(t *testing.T) {
 	}{
 		{"target metadata with AssignmentTimestamp", hx("000c", "0001 67"),
 			hx("0000", "00000002", "01 00 08 0000019a00000000"), // tag 0: AssignmentTimestamp
-			shareRecord{typ: shareTargetEpochType, epoch: 2}},
+			shareRecord{typ: shareTargetEpochType, epoch: 2, assignedAt: 0x19a00000000}},
 	} {
 		r, err := decodeRecord(c.key, c.value)
 		if err != nil || r.kind != recordShare || !sameShareRecord(&r.shr, &c.want) {

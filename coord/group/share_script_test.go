@@ -24,7 +24,7 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 			s.members[id] = m
 		}
 		r := &ShareHeartbeatRequest{Group: "g", MemberID: id, MemberEpoch: int32(argInt(t, d, "epoch", int64(m.epoch))),
-			ClientID: "client-" + id, ClientHost: "/127.0.0.1"}
+			ClientID: "client-" + id, ClientHost: "/127.0.0.1", Configs: s.groupConfigs}
 		if topics, ok := argList(d, "topics"); ok {
 			r.SubscribedTopicNames = topics
 			if topics == nil {
@@ -43,7 +43,7 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		}
 		s.respond("%s", line)
 	case "share-leave":
-		res := s.c.ShareGroupHeartbeat(&ShareHeartbeatRequest{Group: "g", MemberID: id, MemberEpoch: -1})
+		res := s.c.ShareGroupHeartbeat(&ShareHeartbeatRequest{Group: "g", MemberID: id, MemberEpoch: -1, Configs: s.groupConfigs})
 		if res.Err != nil {
 			s.respond("share-leave %s: %s", id, errName(res.Err))
 			return
@@ -74,8 +74,10 @@ func (s *script) formatShareRecord(b *strings.Builder, r *shareRecord) {
 		return
 	}
 	switch r.typ {
-	case shareEpochType, shareTargetEpochType:
+	case shareEpochType:
 		fmt.Fprintf(b, "epoch=%d\n", r.epoch)
+	case shareTargetEpochType:
+		s.formatTargetMetadata(b, r.epoch, r.assignedAt)
 	case shareMemberType:
 		fmt.Fprintf(b, "topics=[%s] client=%s\n", strings.Join(r.meta.topics, " "), r.meta.clientID)
 	case shareTargetMemberType:

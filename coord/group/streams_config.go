@@ -10,12 +10,14 @@ import "strconv"
 // interval and session timeout members get, the standby replicas of the
 // next assignment (a changed count bumps the group epoch, so the group
 // is assigned again), and the initial rebalance delay of a group that
-// becomes non-empty.
+// becomes non-empty, and the assignment interval (KIP-1263) of the next
+// target assignment.
 const (
 	streamsSessionTimeoutKey    = "streams.session.timeout.ms"
 	streamsHeartbeatIntervalKey = "streams.heartbeat.interval.ms"
 	streamsNumStandbysKey       = "streams.num.standby.replicas"
 	streamsInitialDelayKey      = "streams.initial.rebalance.delay.ms"
+	streamsAssignIntervalKey    = "streams.assignment.interval.ms"
 )
 
 // forGroup is the policy of a group with the dynamic configs set: the
@@ -33,5 +35,6 @@ func (p StreamsPolicy) forGroup(set map[string]string) StreamsPolicy {
 	get(streamsHeartbeatIntervalKey, func(n int64) { p.HeartbeatInterval = int32(max(n, 1)) })
 	get(streamsNumStandbysKey, func(n int64) { p.NumStandbys = int32(n) })
 	get(streamsInitialDelayKey, func(n int64) { p.InitialDelay = n })
+	get(streamsAssignIntervalKey, func(n int64) { p.AssignmentInterval = n })
 	return p
 }

@@ -189,7 +189,7 @@ func (s *shard) expireStreamsLocked(e *entry, now int64) {
 		}
 		if sg := g.streams; sg.delayUntil != 0 && now >= sg.delayUntil {
 			sg.delayUntil = 0
-			recs := sg.delayedAssignment(s.c.env(now).topics)
+			recs := sg.delayedAssignment(s.c.env(now).topics, now)
 			s.mu.scratch = s.mu.scratch[:0]
 			if err := s.writeStreamsLocked(g.id, nil, recs); err != nil {
 				// The next heartbeat assigns instead.

@@ -20,6 +20,7 @@ type streamsGroup struct {
 	standbys        int32 // num.standby.replicas of the last assignment; -1 unknown
 	topology        *streamsTopology
 	assignmentEpoch int32
+	assignedAt      int64 // ms, when the target assignment was computed; 0 unknown
 	members         map[string]*streamsMember
 	target          map[string]taskAssignment
 	// shutdownBy: the first member that asked the application to shut
@@ -87,9 +88,9 @@ func (sg *streamsGroup) replay(r *streamsRecord) {
 		}
 		sg.member(r.member).streamsMemberMeta = r.meta
 	case streamsTargetEpochType:
-		sg.assignmentEpoch = r.epoch
+		sg.assignmentEpoch, sg.assignedAt = r.epoch, r.assignedAt
 		if r.tombstone {
-			sg.assignmentEpoch = 0
+			sg.assignmentEpoch, sg.assignedAt = 0, 0
 		}
 	case streamsTargetMemberType:
 		if r.tombstone {

@@ -52,6 +52,11 @@ type StreamsPolicy struct {
 	HeartbeatInterval int32 // ms, group.streams.heartbeat.interval.ms
 	MaxSize           int   // group.streams.max.size
 	NumStandbys       int32 // group.streams.num.standby.replicas
+	// AssignmentInterval (ms, group.streams.assignment.interval.ms,
+	// KIP-1263): a group's target assignment is computed again at most
+	// once per interval; a heartbeat that bumps the group epoch sooner
+	// keeps the last target, and a later heartbeat computes the next.
+	AssignmentInterval int64
 }
 
 // Streams member epochs of the request.
@@ -311,7 +316,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 	case epoch > sg.assignmentEpoch && delayUntil > env.now:
 		targetEpoch, target = max(1, sg.assignmentEpoch), taskAssignment{}
 		statuses = append(statuses, status(statusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay."))
-	case epoch > sg.assignmentEpoch:
+	case epoch > sg.assignmentEpoch && assignable(sg.assignedAt, env.now, env.policy.AssignmentInterval):
 		var assignees []streamsAssignee
 		for _, m := range sg.sortedMembers() {
 			if m.id != memberID {
@@ -319,7 +324,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 			}
 		}
 		assignees = append(assignees, streamsAssignee{id: memberID, process: meta.processID, prev: sg.target[memberID]})
-		targets, trecs := sg.assign(cfg, assignees, standbys, epoch)
+		targets, trecs := sg.assign(cfg, assignees, standbys, epoch, env.now)
 		recs = append(recs, trecs...)
 		targetEpoch, target = epoch, targets[memberID]
 	}
@@ -379,7 +384,7 @@ func (sg *streamsGroup) heartbeat(env *streamsEnv, r *kmsg.StreamsGroupHeartbeat
 // heartbeating as it will be) for the topology as configured: the
 // targets, and the records of those that changed and of the target
 // epoch.
-func (sg *streamsGroup) assign(cfg *configuredTopology, assignees []streamsAssignee, standbys, epoch int32) (map[string]taskAssignment, []streamsRecord) {
+func (sg *streamsGroup) assign(cfg *configuredTopology, assignees []streamsAssignee, standbys, epoch int32, now int64) (map[string]taskAssignment, []streamsRecord) {
 	var tasks map[string]int32
 	if cfg.ready() {
 		tasks = cfg.tasks
@@ -393,13 +398,13 @@ func (sg *streamsGroup) assign(cfg *configuredTopology, assignees []streamsAssig
 			recs = append(recs, streamsRecord{typ: streamsTargetMemberType, member: m.id, target: t})
 		}
 	}
-	return targets, append(recs, streamsRecord{typ: streamsTargetEpochType, epoch: epoch})
+	return targets, append(recs, streamsRecord{typ: streamsTargetEpochType, epoch: epoch, assignedAt: now})
 }
 
 // delayedAssignment is the assignment the end of the initial rebalance
 // delay computes, at the group epoch: its records (none if the group has
 // no assignment to make).
-func (sg *streamsGroup) delayedAssignment(topics Topics) []streamsRecord {
+func (sg *streamsGroup) delayedAssignment(topics Topics, now int64) []streamsRecord {
 	if sg.epoch <= sg.assignmentEpoch {
 		return nil
 	}
@@ -407,7 +412,7 @@ func (sg *streamsGroup) delayedAssignment(topics Topics) []streamsRecord {
 	for _, m := range sg.sortedMembers() {
 		assignees = append(assignees, streamsAssignee{id: m.id, process: m.processID, prev: sg.target[m.id]})
 	}
-	_, recs := sg.assign(sg.configure(topics), assignees, max(sg.standbys, 0), sg.epoch)
+	_, recs := sg.assign(sg.configure(topics), assignees, max(sg.standbys, 0), sg.epoch, now)
 	return recs
 }
 
@@ -841,6 +846,8 @@ func (c *Config) streamsPolicy() StreamsPolicy {
 		HeartbeatInterval: int32(min(c.StreamsHeartbeatInterval.Milliseconds(), 1<<31-1)),
 		MaxSize:           c.StreamsMaxSize,
 		NumStandbys:       int32(c.StreamsNumStandbyReplicas),
+
+		AssignmentInterval: c.StreamsAssignmentInterval.Milliseconds(),
 	}
 }
 
@@ -859,6 +866,8 @@ func (c *Config) setStreamsDefaults() {
 	def(&c.StreamsMaxHeartbeatInterval, 15*time.Second)
 	c.StreamsSessionTimeout = min(max(c.StreamsSessionTimeout, c.StreamsMinSessionTimeout), c.StreamsMaxSessionTimeout)
 	c.StreamsHeartbeatInterval = min(max(c.StreamsHeartbeatInterval, c.StreamsMinHeartbeatInterval), c.StreamsMaxHeartbeatInterval)
+	c.StreamsMinAssignmentInterval, c.StreamsAssignmentInterval = assignmentIntervals(c.StreamsAssignmentInterval,
+		c.StreamsMinAssignmentInterval, &c.StreamsMaxAssignmentInterval)
 	if c.StreamsMaxSize <= 0 {
 		c.StreamsMaxSize = 1<<31 - 1
 	}

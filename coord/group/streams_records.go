@@ -99,6 +99,7 @@ type streamsRecord struct {
 	metaHash       int64 // 17
 	validatedEpoch int32 // 17: the topology epoch last found ready; -1 none
 	standbys       int32 // 17: num.standby.replicas of the last assignment; -1 unknown
+	assignedAt     int64 // 20: AssignmentTimestamp (tag 0, KIP-1263), ms; 0 none
 
 	meta     streamsMemberMeta // 19
 	target   taskAssignment    // 21
@@ -246,8 +247,7 @@ func appendStreamsValue(dst []byte, r *streamsRecord) []byte {
 		dst = appendKeyValues(dst, m.clientTags)
 		return coordrecord.AppendNoTags(dst)
 	case streamsTargetEpochType:
-		dst = coordrecord.AppendInt32(dst, r.epoch)
-		return coordrecord.AppendNoTags(dst)
+		return appendTargetMetadata(dst, r.epoch, r.assignedAt)
 	case streamsTargetMemberType:
 		dst = appendTaskSet(dst, r.target.active, nil)
 		dst = appendTaskSet(dst, r.target.standby, nil)
@@ -376,8 +376,7 @@ func decodeStreamsRecord(typ int16, key, value []byte) (group string, r streamsR
 			m.clientTags = readKeyValues(vr)
 			vr.Tags(nil)
 		case streamsTargetEpochType:
-			r.epoch = vr.Int32()
-			vr.Tags(nil)
+			r.epoch, r.assignedAt = readTargetMetadata(vr)
 		case streamsTargetMemberType:
 			r.target.active = readTaskSet(vr, nil)
 			r.target.standby = readTaskSet(vr, nil)

@@ -64,6 +64,9 @@ func TestStreamsRecordsGolden(t *testing.T) {
 		{"target metadata", streamsRecord{typ: streamsTargetEpochType, epoch: 2},
 			hx("0014", "0001 67"),
 			hx("0000", "00000002", "00")},
+		{"target metadata with AssignmentTimestamp", streamsRecord{typ: streamsTargetEpochType, epoch: 2, assignedAt: 0x19a00000000},
+			hx("0014", "0001 67"),
+			hx("0000", "00000002", "01 00 08 0000019a00000000")},
 		{"target member", streamsRecord{typ: streamsTargetMemberType, member: "m", target: tasks},
 			hx("0015", "0001 67", "0001 6d"),
 			hx("0000",
@@ -117,7 +120,7 @@ func TestStreamsRecordsFromKafka(t *testing.T) {
 	}{
 		{"target metadata with AssignmentTimestamp", hx("0014", "0001 67"),
 			hx("0000", "00000002", "01 00 08 0000019a00000000"), // tag 0: AssignmentTimestamp
-			streamsRecord{typ: streamsTargetEpochType, epoch: 2}},
+			streamsRecord{typ: streamsTargetEpochType, epoch: 2, assignedAt: 0x19a00000000}},
 		{"metadata with empty LastAssignmentConfigs", hx("0011", "0001 67"),
 			hx("0000", "00000004", "0000000000000007", "02", "00 04 00000003", "01 01 01"),
 			streamsRecord{typ: streamsEpochType, epoch: 4, metaHash: 7, validatedEpoch: 3, standbys: -1}},

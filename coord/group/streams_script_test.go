@@ -21,11 +21,10 @@ import (
 //	                                   subtopology per input line; a
 //	                                   internal topic is name or name:partitions;
 //	                                   copartition indexes the sources
-//	streams-config [standbys=N] [delay=3s]  group.streams.num.standby.replicas and
-//	                                   initial.rebalance.delay.ms (kept over restarts; 0 by default)
-//	streams-group-config [key=value ...]  group g's dynamic configs
-//	                                   (IncrementalAlterConfigs on GROUP g),
-//	                                   all of them: none clears them
+//	streams-config [standbys=N] [delay=3s] [interval=1s]  group.streams.num.standby.replicas,
+//	                                   initial.rebalance.delay.ms and assignment.interval.ms
+//	                                   (kept over restarts; 0 by default)
+//	streams-group-config [key=value ...]  group-config (script_test.go)
 //	streams-heartbeat member=m1 [process=p1] [epoch=N] [rebalance=30s]
 //	                  [owned=(0-1,1-0)] [ignore-assignment] [endpoint=host:port]
 //	                  [shutdown] [no-topology] [topology] [instance=i1]
@@ -45,9 +44,8 @@ type streamsScript struct {
 	topology *kmsg.StreamsGroupHeartbeatRequestTopology
 	standbys int32
 	delay    int64 // ms, group.streams.initial.rebalance.delay.ms
-	// groupConfigs are group g's dynamic configs (streams-group-config).
-	groupConfigs map[string]string
-	members      map[string]*streamsScriptMember
+	interval int64 // ms, group.streams.assignment.interval.ms
+	members  map[string]*streamsScriptMember
 }
 
 // streamsScriptMember is a model Kafka Streams client.
@@ -67,19 +65,18 @@ func (s *script) streamsCommand(t *testing.T, d *datadriven.TestData) bool {
 	case "streams-config":
 		s.streams.standbys = int32(argInt(t, d, "standbys", int64(s.streams.standbys)))
 		s.streams.delay = int64(argMs(t, d, "delay", time.Duration(s.streams.delay)*time.Millisecond))
+		s.streams.interval = int64(argMs(t, d, "interval", time.Duration(s.streams.interval)*time.Millisecond))
 		s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
+		s.c.policy.Streams.AssignmentInterval = s.streams.interval
 	case "streams-group-config":
-		s.streams.groupConfigs = map[string]string{}
-		for _, a := range d.CmdArgs {
-			s.streams.groupConfigs[a.Key] = strings.Join(a.Vals, "")
-		}
+		s.setGroupConfigs(d)
 	case "streams-heartbeat":
 		s.streamsHeartbeat(t, d)
 	case "streams-leave":
 		id := argString(d, "member", "")
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch = "g", id, int32(argInt(t, d, "epoch", -1))
-		res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.streams.groupConfigs)
+		res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.groupConfigs)
 		s.respond("leave %s: %s epoch=%d", id, errName(res.Err), res.Response.MemberEpoch)
 		delete(s.streams.members, id)
 	case "streams-describe":
@@ -222,7 +219,7 @@ func (s *script) streamsHeartbeat(t *testing.T, d *datadriven.TestData) {
 		r.InstanceID = &inst
 	}
 	r.ShutdownApplication = hasArg(d, "shutdown")
-	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.streams.groupConfigs)
+	res := s.c.StreamsGroupHeartbeat(r, "client-"+id, "/127.0.0.1", s.groupConfigs)
 	resp := res.Response
 	if res.Err != nil {
 		line := fmt.Sprintf("heartbeat %s: %s", id, errName(res.Err))
@@ -346,7 +343,7 @@ func (s *script) formatStreamsRecord(b *strings.Builder, r *streamsRecord) {
 	case streamsEpochType:
 		fmt.Fprintf(b, "epoch=%d validated-topology=%d standbys=%d\n", r.epoch, r.validatedEpoch, r.standbys)
 	case streamsTargetEpochType:
-		fmt.Fprintf(b, "epoch=%d\n", r.epoch)
+		s.formatTargetMetadata(b, r.epoch, r.assignedAt)
 	case streamsTopologyType:
 		ids := make([]string, len(r.topology.subtopologies))
 		for i, st := range r.topology.subtopologies {

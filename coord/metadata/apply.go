@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,8 +38,8 @@ func NewBuilder(base *Image) *Builder {
 // ApplyProposal applies an entry's groups at offset (the entry's raft
 // index): each group that passes Check applies whole. It returns one result
 // per group, nil where the group applied.
-func (b *Builder) ApplyProposal(p *Proposal, offset int64) []*Rejection {
-	results := make([]*Rejection, len(p.Groups))
+func (b *Builder) ApplyProposal(p *Proposal, offset int64) []error {
+	results := make([]error, len(p.Groups))
 	for gi, g := range p.Groups {
 		if rej := b.Check(g); rej != nil {
 			results[gi] = rej
@@ -333,16 +334,31 @@ func ValidBrokerResource(name string) bool {
 	return err == nil && id >= 0 && strconv.FormatInt(id, 10) == name
 }
 
-// Rejection is why a group of records did not apply: a Kafka error code
-// and a message for the response.
+// Rejection is why a group of records did not apply: an error that wraps
+// the kerr sentinel of its Kafka error code (errors.Is, errors.As) and
+// whose text is the message for the response.
 type Rejection struct {
-	Err     *kerr.Error
-	Message string
+	code error // a kerr sentinel
+	msg  string
 }
 
-// Reject makes a Rejection.
-func Reject(err *kerr.Error, format string, args ...any) *Rejection {
-	return &Rejection{Err: err, Message: fmt.Sprintf(format, args...)}
+func (r *Rejection) Error() string { return r.msg }
+func (r *Rejection) Unwrap() error { return r.code }
+
+// Reject makes a Rejection of code, a kerr sentinel, with a message.
+func Reject(code error, format string, args ...any) error {
+	return &Rejection{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// Split parts a non-nil error for results that carry a code and a message
+// apart (a response's error code and error message): a Rejection's kerr
+// sentinel and message, any other error itself and its text.
+func Split(err error) (code error, msg string) {
+	var r *Rejection
+	if errors.As(err, &r) {
+		return r.code, r.msg
+	}
+	return err, err.Error()
 }
 
 // brokerState is what Check tracks of a broker the group registered or
@@ -357,7 +373,7 @@ type brokerState struct {
 // commits (a concurrent create of the same topic, a producer id block
 // handed out meanwhile). Records earlier in the group count: a group may
 // create a topic and then its partitions and configs.
-func (b *Builder) Check(group []Record) *Rejection {
+func (b *Builder) Check(group []Record) error {
 	img := b.img
 	type topicState struct {
 		name  string
@@ -404,24 +420,24 @@ func (b *Builder) Check(group []Record) *Rejection {
 		}
 		return nil, false
 	}
-	nameTaken := func(name string) (*kerr.Error, string) {
+	nameTaken := func(name string) error {
 		for id, ts := range created {
 			if ts.name == name && !removed[id] {
-				return kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)
+				return Reject(kerr.TopicAlreadyExists, "Topic '%s' already exists.", name)
 			}
 			if collisionKey(ts.name) == collisionKey(name) {
-				return kerr.InvalidTopicException, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, ts.name)
+				return Reject(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", name, ts.name)
 			}
 		}
 		if t := img.topics[name]; t != nil && !removed[t.ID] {
-			return kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)
+			return Reject(kerr.TopicAlreadyExists, "Topic '%s' already exists.", name)
 		}
 		if other, ok := img.collisions[collisionKey(name)]; ok {
 			if t := img.topics[other]; t != nil && !removed[t.ID] {
-				return kerr.InvalidTopicException, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)
+				return Reject(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", name, other)
 			}
 		}
-		return nil, ""
+		return nil
 	}
 
 	for _, rec := range group {
@@ -465,8 +481,8 @@ func (b *Builder) Check(group []Record) *Rejection {
 			if err := ValidateTopicName(r.Name); err != nil {
 				return Reject(kerr.InvalidTopicException, "%v", err)
 			}
-			if code, msg := nameTaken(r.Name); code != nil {
-				return Reject(code, "%s", msg)
+			if err := nameTaken(r.Name); err != nil {
+				return err
 			}
 			if _, ok := topicByID(r.ID); ok || r.ID == ([16]byte{}) || img.topicIDs[r.ID] != nil {
 				return Reject(kerr.InvalidRequest, "topic id %s is taken", TopicIDString(r.ID))

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -16,18 +17,18 @@ func topicGroup(name string, id [16]byte, parts int) []Record {
 	return g
 }
 
-func applyOne(t *testing.T, base *Image, offset int64, groups ...[]Record) (*Image, []*Rejection) {
+func applyOne(t *testing.T, base *Image, offset int64, groups ...[]Record) (*Image, []error) {
 	t.Helper()
 	b := NewBuilder(base)
 	res := b.ApplyProposal(&Proposal{Groups: groups}, offset)
 	return b.Finish(offset), res
 }
 
-func codes(res []*Rejection) []*kerr.Error {
+func codes(res []error) []*kerr.Error {
 	out := make([]*kerr.Error, len(res))
 	for i, r := range res {
-		if r != nil {
-			out[i] = r.Err
+		if r != nil && !errors.As(r, &out[i]) {
+			out[i] = kerr.UnknownServerError
 		}
 	}
 	return out
@@ -64,7 +65,7 @@ func TestGroupAllOrNothing(t *testing.T) {
 		&ConfigRecord{ResourceType: ResourceTopic, Name: "t", Key: "retention.ms", Value: "1"},
 		&ConfigRecord{ResourceType: ResourceTopic, Name: "other", Key: "retention.ms", Value: "1"})
 	img, res := applyOne(t, EmptyImage(), 2, g)
-	if res[0] == nil || res[0].Err != kerr.UnknownTopicOrPartition {
+	if res[0] == nil || !errors.Is(res[0], kerr.UnknownTopicOrPartition) {
 		t.Fatalf("result %v", res[0])
 	}
 	if img.TopicCount() != 0 || img.TopicByID(id) != nil {
@@ -91,8 +92,8 @@ func TestPartitionEpochs(t *testing.T) {
 		t.Fatalf("base image changed: %+v", old)
 	}
 	_, res = applyOne(t, img2, 4, []Record{&PartitionRecord{TopicID: id, Partition: 5, Replicas: []int32{1}, PartitionEpoch: 1}})
-	if res[0].Err != kerr.UnknownTopicOrPartition {
-		t.Fatalf("change of a missing partition: %v", res[0].Err)
+	if !errors.Is(res[0], kerr.UnknownTopicOrPartition) {
+		t.Fatalf("change of a missing partition: %v", res[0])
 	}
 }
 
@@ -133,7 +134,7 @@ func TestBrokerEpochIsOffset(t *testing.T) {
 		t.Fatalf("broker %+v", b)
 	}
 	img, res := applyOne(t, img, 43, []Record{&ClusterRecord{ID: "one"}}, []Record{&ClusterRecord{ID: "two"}})
-	if img.ClusterID() != "one" || res[1] == nil || res[1].Err != kerr.InconsistentClusterID {
+	if img.ClusterID() != "one" || res[1] == nil || !errors.Is(res[1], kerr.InconsistentClusterID) {
 		t.Fatalf("cluster %q, %v", img.ClusterID(), res[1])
 	}
 }
@@ -278,7 +279,7 @@ func TestPartitionChange(t *testing.T) {
 	// The change that ends the reassignment clears adding and removing.
 	img, res = applyOne(t, img, 4, chg(7, func(c *PartitionChange) { c.Replicas = []int32{4, 1, 2}; c.ISR = []int32{4, 1}; c.Leader = 4 }))
 	if res[0] != nil {
-		t.Fatal(res[0].Message)
+		t.Fatal(res[0].Error())
 	}
 	if p := img.Topic("t").Partitions[0]; p.Reassigning() || p.LeaderEpoch != 4 || p.PartitionEpoch != 7 {
 		t.Fatalf("partition %+v", p)
@@ -287,6 +288,6 @@ func TestPartitionChange(t *testing.T) {
 	_, res = applyOne(t, img, 5, []Record{&PartitionRecord{TopicID: id, Partition: 1, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1},
 		&PartitionChange{TopicID: id, Partition: 1, PartitionEpoch: 1, Leader: NoLeader, LeaderRecovery: RecoveryNoChange}})
 	if res[0] != nil {
-		t.Fatal(res[0].Message)
+		t.Fatal(res[0].Error())
 	}
 }

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -52,8 +53,8 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 		bld := NewBuilder(EmptyImage())
 		for _, rej := range bld.ApplyProposal(p, 10) {
-			if rej != nil && rej.Err == kerr.UnknownServerError {
-				t.Fatalf("a group passed its check but failed to apply: %s", rej.Message)
+			if rej != nil && errors.Is(rej, kerr.UnknownServerError) {
+				t.Fatalf("a group passed its check but failed to apply: %s", rej.Error())
 			}
 		}
 		img := bld.Finish(10)

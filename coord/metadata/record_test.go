@@ -156,7 +156,7 @@ func TestVersion0Records(t *testing.T) {
 	bld := NewBuilder(EmptyImage())
 	rec, _ := DecodeRecord(v0RegisterBroker(3, inc, -1, ""))
 	if rej := bld.ApplyProposal(&Proposal{Groups: [][]Record{{rec}}}, 60); rej[0] != nil {
-		t.Fatal(rej[0].Message)
+		t.Fatal(rej[0].Error())
 	}
 	if b, _ := bld.Finish(60).Broker(3); b.Epoch != 60 || b.Registered != 60 || b.Fenced {
 		t.Fatalf("broker %+v", b)

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -18,8 +19,8 @@ func TestScramCredentials(t *testing.T) {
 		{&ScramCredential{User: "", Mechanism: 1}},
 		{&ScramCredential{User: "x", Mechanism: 3}},
 	}}, 1)
-	if rej[0] != nil || rej[1] == nil || rej[1].Err != kerr.ResourceNotFound ||
-		rej[2] == nil || rej[2].Err != kerr.UnacceptableCredential || rej[3] == nil || rej[3].Err != kerr.UnsupportedSaslMechanism {
+	if rej[0] != nil || rej[1] == nil || !errors.Is(rej[1], kerr.ResourceNotFound) ||
+		rej[2] == nil || !errors.Is(rej[2], kerr.UnacceptableCredential) || rej[3] == nil || !errors.Is(rej[3], kerr.UnsupportedSaslMechanism) {
 		t.Fatalf("rejections %+v", rej)
 	}
 	img := b.Finish(1)
@@ -54,7 +55,7 @@ func TestACLs(t *testing.T) {
 	bad.ID, bad.PatternType = NewUUID(), 1 // ANY is a filter, not a pattern
 	b := NewBuilder(EmptyImage())
 	rej := b.ApplyProposal(&Proposal{Groups: [][]Record{{a}, {a}, {&bad}, {&RemoveACL{ID: NewUUID()}}}}, 1)
-	if rej[0] != nil || rej[1] == nil || rej[2] == nil || rej[3] == nil || rej[3].Err != kerr.ResourceNotFound {
+	if rej[0] != nil || rej[1] == nil || rej[2] == nil || rej[3] == nil || !errors.Is(rej[3], kerr.ResourceNotFound) {
 		t.Fatalf("rejections %+v", rej)
 	}
 	img, err := DecodeImage(EncodeImage(b.Finish(1)), 1)

@@ -36,7 +36,7 @@ func TxnError(err error) error {
 }
 
 // commonRows are the rows both tables have.
-var commonRows = map[*kerr.Error]*kerr.Error{
+var commonRows = map[*kerr.Error]error{
 	kerr.UnknownTopicOrPartition:      kerr.CoordinatorNotAvailable,
 	kerr.NotEnoughReplicas:            kerr.CoordinatorNotAvailable,
 	kerr.NotEnoughReplicasAfterAppend: kerr.CoordinatorNotAvailable,
@@ -48,13 +48,13 @@ var commonRows = map[*kerr.Error]*kerr.Error{
 }
 
 // groupRows are the group coordinator's rows beyond them.
-var groupRows = map[*kerr.Error]*kerr.Error{
+var groupRows = map[*kerr.Error]error{
 	kerr.InvalidFetchSize: kerr.UnknownServerError,
 }
 
 // remap wraps err with the sentinel its row names (in own, else in
 // common), keeping err's text.
-func remap(err error, own, common map[*kerr.Error]*kerr.Error) error {
+func remap(err error, own, common map[*kerr.Error]error) error {
 	if err == nil {
 		return nil
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/vfs"
 )
 
 // A snapshot file, snap-<20-digit index>.snap, holds a header frame, a
@@ -59,8 +61,8 @@ func writeSnapshot(fs FS, dir string, snap *pb.Snapshot) error {
 }
 
 // readSnapshot reads and checks one snapshot file.
-func readSnapshot(path string) (*pb.Snapshot, error) {
-	f, err := os.Open(path)
+func readSnapshot(fs FS, path string) (*pb.Snapshot, error) {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -106,32 +108,11 @@ func decodeSnapshot(r io.Reader) (*pb.Snapshot, error) {
 // it, rename it over name, fsync the folder.
 func writeFileAtomic(fs FS, dir, name string, b []byte) error {
 	tmp := filepath.Join(dir, name+tmpSuffix)
-	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := vfs.WriteFile(fs, tmp, b, true); err != nil {
 		return err
 	}
 	if err := fs.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return err
 	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return vfs.Fsync(fs, dir)
 }

@@ -71,11 +71,11 @@ func OpenFS(dir string, logger *slog.Logger, fs FS) (*Storage, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("raft storage: %w", err)
 		}
-		if err := syncDir(filepath.Dir(dir)); err != nil {
+		if err := vfs.Fsync(fs, filepath.Dir(dir)); err != nil {
 			return nil, fmt.Errorf("raft storage: %w", err)
 		}
 	}
-	if err := removeTemps(dir); err != nil {
+	if err := removeTemps(fs, dir); err != nil {
 		return nil, fmt.Errorf("raft storage: %w", err)
 	}
 	s := &Storage{MemoryStorage: raft.NewMemoryStorage(), dir: dir, logger: logger, fs: fs}
@@ -87,7 +87,7 @@ func OpenFS(dir string, logger *slog.Logger, fs FS) (*Storage, error) {
 	var snapIndex, snapTerm uint64
 	if len(idx) > 0 {
 		newest := filepath.Join(dir, snapName(idx[len(idx)-1]))
-		snap, err := readSnapshot(newest)
+		snap, err := readSnapshot(fs, newest)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, newest, err)
 		}
@@ -97,7 +97,7 @@ func OpenFS(dir string, logger *slog.Logger, fs FS) (*Storage, error) {
 		s.snap = snap.GetMetadata()
 		snapIndex, snapTerm = s.snap.GetIndex(), s.snap.GetTerm()
 		for _, old := range idx[:len(idx)-1] { // left by a crash before cleanup
-			_ = os.Remove(filepath.Join(dir, snapName(old)))
+			_ = fs.Remove(filepath.Join(dir, snapName(old)))
 		}
 	}
 
@@ -139,7 +139,7 @@ func OpenFS(dir string, logger *slog.Logger, fs FS) (*Storage, error) {
 			f.Close()
 			return nil, fmt.Errorf("raft storage: %w", err)
 		}
-		if err := syncDir(dir); err != nil {
+		if err := vfs.Fsync(fs, dir); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("raft storage: %w", err)
 		}
@@ -167,14 +167,14 @@ func OpenFS(dir string, logger *slog.Logger, fs FS) (*Storage, error) {
 	return s, nil
 }
 
-func removeTemps(dir string) error {
+func removeTemps(fs FS, dir string) error {
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, de := range des {
 		if strings.HasSuffix(de.Name(), tmpSuffix) {
-			if err := os.Remove(filepath.Join(dir, de.Name())); err != nil {
+			if err := fs.Remove(filepath.Join(dir, de.Name())); err != nil {
 				return err
 			}
 		}
@@ -439,7 +439,7 @@ func (s *Storage) afterSnapshot(meta *pb.SnapshotMetadata) error {
 	}
 	for _, old := range idx {
 		if old < meta.GetIndex() {
-			if err := os.Remove(filepath.Join(s.dir, snapName(old))); err != nil {
+			if err := s.fs.Remove(filepath.Join(s.dir, snapName(old))); err != nil {
 				s.logger.Warn("raft storage: remove old snapshot", "err", err)
 			}
 		}

@@ -23,9 +23,11 @@ package api
 // out replica.fetch.wait.max.ms.
 //
 // A consumer with a consumer_byte_rate reads at most what its quota
-// allows in one window (Kafka's getMaxValueInQuotaWindow); over the
-// quota, the answer is empty with throttle_time_ms set and the connection
-// is muted for that long (throttle.go).
+// allows in one window (Kafka's getMaxValueInQuotaWindow). Over that
+// quota or its request_percentage, the answer is empty with
+// throttle_time_ms set (the larger of the two) and the connection is
+// muted for that long (throttle.go); a full fetch answered so opens no
+// session.
 
 import (
 	"math"
@@ -75,6 +77,19 @@ type fetchOp struct {
 	known   []int64
 	hwNews  bool  // a follower's partition has a HW above what it knows
 	replica int32 // the follower fetching; -1 for a consumer
+	// deniedFollower: a fetch with a replica id from a principal without
+	// CLUSTER_ACTION, refused partition by partition.
+	deniedFollower bool
+	// maxBytes is the most the answer carries: the request's max bytes
+	// capped, as in Kafka, at fetch.max.bytes for a consumer (and at what
+	// its consumer_byte_rate lets one fetch read, fetchCap) or at
+	// replica.fetch.response.max.bytes for a follower.
+	maxBytes int64
+	// charge is the handler time charged to the request quota, taken
+	// when the fetch parks (charged), so that the response carries its
+	// throttle as Kafka's does; an answer given at once takes it then.
+	charge  int64
+	charged bool
 }
 
 var fetchOps = sync.Pool{New: func() any {
@@ -107,6 +122,7 @@ func (f *fetchOp) done() {
 	}
 	f.request = kmsg.FetchRequest{Topics: f.request.Topics[:0], ForgottenTopics: f.request.ForgottenTopics[:0]}
 	f.h, f.req, f.session, f.full, f.hwNews = nil, nil, nil, false, false
+	f.charge, f.charged = 0, false
 	fetchOps.Put(f)
 }
 
@@ -128,18 +144,30 @@ func (h *Handler) fetch(req *server.Request) error {
 		}
 	}
 	f.h, f.req, f.replica = h, req, fetchReplicaID(r)
-	var code int16
-	if replicaID := r.ReplicaID; (r.Version >= 15 && r.ReplicaState.ID >= 0 || r.Version < 15 && replicaID >= 0) &&
-		!h.authorized(req, opClusterAct, resCluster, clusterName) {
-		// A follower's fetch needs CLUSTER_ACTION (CVE-2018-1288).
-		code = kerr.ClusterAuthorizationFailed.Code
-	} else {
-		f.session, f.full, code = h.sessions.sessionFor(r)
+	if f.replica >= 0 {
+		// Followers are exempt from the request quota (Kafka's
+		// sendResponseExemptThrottle).
+		h.takeCharge(req)
 	}
+	// A follower's fetch needs CLUSTER_ACTION (CVE-2018-1288); without
+	// it, as in Kafka, every partition answers TOPIC_AUTHORIZATION_FAILED.
+	f.deniedFollower = f.replica >= 0 && !h.authorized(req, opClusterAct, resCluster, clusterName)
+	var code int16
+	f.session, f.full, code = h.sessions.sessionFor(r)
 	if code != 0 {
+		var d time.Duration
+		if f.replica < 0 {
+			// A session error is throttled like any consumer fetch, and a
+			// throttled one gets the plain throttled answer: no error,
+			// session 0, no partitions (Kafka's SessionErrorContext keeps
+			// FetchContext.getThrottledResponse).
+			if d = f.quotaThrottle(); d > 0 {
+				code = 0
+			}
+		}
 		resp := req.NewResponse()
 		e := enc{b: resp.B, flexible: r.Version >= 12}
-		e.i32(0)
+		e.i32(throttleMillis(d))
 		e.i16(code)
 		e.i32(0)
 		e.arrayLen(0)
@@ -149,18 +177,35 @@ func (h *Handler) fetch(req *server.Request) error {
 		f.done()
 		return nil
 	}
+	f.maxBytes = int64(r.MaxBytes)
+	if f.maxBytes <= 0 {
+		f.maxBytes = math.MaxInt32
+	}
+	if f.replica < 0 {
+		f.maxBytes = min(f.maxBytes, int64(h.cfg.FetchMaxBytes))
+		if c := h.fetchCap(req); c >= 0 {
+			f.maxBytes = min(f.maxBytes, c) // one fetch cannot overshoot the quota (throttle.go)
+		}
+	} else {
+		f.maxBytes = min(f.maxBytes, int64(h.cfg.ReplicaFetchResponseMaxBytes))
+	}
+	// Kafka caps the min bytes at the max bytes, so a fetch the caps cut
+	// is answered rather than parked until it times out.
+	minBytes := min(int64(r.MinBytes), f.maxBytes)
 	f.collectTargets()
 	bytes, errored := f.read()
-	if bytes >= int64(r.MinBytes) || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews {
+	if bytes >= minBytes || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews {
 		f.respond()
 		return nil
 	}
 	f.release()
+	// The handler's time is charged with the answer, its wait is not.
+	f.charge, f.charged = h.takeCharge(req)
 	// From here the waiter owns what was read, and f: once it fires (not
 	// before it is registered on every partition), it reads again into f
 	// and answers.
 	parked := replica.Parked{Parts: f.parts, Seen: f.seen, KnownHW: f.known, Follower: f.replica >= 0, Committed: r.IsolationLevel == 1}
-	replica.Park(parked, int64(r.MinBytes)-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
+	replica.Park(parked, minBytes-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
 		f.read()
 		f.respond()
 	})
@@ -201,15 +246,7 @@ func (f *fetchOp) collectTargets() {
 func (f *fetchOp) read() (total int64, errored bool) {
 	r := f.r
 	committed := r.IsolationLevel == 1
-	remaining := int64(r.MaxBytes)
-	if remaining <= 0 {
-		remaining = 1<<31 - 1
-	}
-	if f.replica < 0 {
-		if c := f.h.fetchCap(f.req); c >= 0 {
-			remaining = min(remaining, c) // one fetch cannot overshoot the quota (throttle.go)
-		}
-	}
+	remaining := f.maxBytes
 	f.topics = f.topics[:0]
 	f.parts, f.seen, f.known = f.parts[:0], f.seen[:0], f.known[:0]
 	for i := range f.targets {
@@ -222,6 +259,11 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		ft := &f.topics[len(f.topics)-1]
 		ft.parts = append(ft.parts, fetchPartition{partition: tg.partition, hw: -1, lso: -1, logStart: -1, committed: committed, session: tg.session})
 		fp := &ft.parts[len(ft.parts)-1]
+		if f.deniedFollower {
+			fp.err = kerr.TopicAuthorizationFailed.Code
+			errored = true
+			continue
+		}
 		name, known := tg.topic, true
 		if r.Version >= 13 {
 			name, known = f.h.topicName(tg.id)
@@ -296,14 +338,16 @@ func (f *fetchOp) respond() {
 		f.respondLegacy()
 		return
 	}
-	var id int32
-	if s := f.session; s != nil {
-		id = s.id
-	}
 	if d := f.quotaThrottle(); d > 0 {
-		// Over the consumer's quota: an empty answer with the throttle
-		// time (Kafka's getThrottledResponse); the session's partitions
-		// were told nothing, so the next fetch reads the same again.
+		// Over a quota: an empty answer with the throttle time (Kafka's
+		// getThrottledResponse). An incremental fetch keeps its session,
+		// whose partitions were told nothing, so the next fetch reads the
+		// same again; a full fetch that would open a session answers
+		// session 0 and opens none.
+		var id int32
+		if s := f.session; s != nil && !f.full {
+			id = s.id
+		}
 		f.release()
 		resp := f.req.NewResponse()
 		appendFetchResponse(resp, f.r.Version, throttleMillis(d), id, nil)
@@ -311,7 +355,12 @@ func (f *fetchOp) respond() {
 		f.done()
 		return
 	}
+	var id int32
 	if s := f.session; s != nil {
+		if s.id == 0 {
+			f.h.sessions.add(s) // a full fetch's new session, answered now
+		}
+		id = s.id
 		s.mu.Lock()
 		f.trimToChanges()
 		s.mu.Unlock()
@@ -322,22 +371,49 @@ func (f *fetchOp) respond() {
 	f.done()
 }
 
-// quotaThrottle records a consumer's response size against its
-// consumer_byte_rate (throttle.go) and returns the throttle time, muting
-// the connection; a throttled response is sent empty, so its bytes are
-// taken back (Kafka's unrecordQuotaSensor).
+// quotaThrottle records a consumer's fetch against its quotas, as
+// Kafka's handleFetchRequest does: its handler time against
+// request_percentage, its response size against consumer_byte_rate
+// (throttle.go). Over either, it returns the larger throttle time and
+// mutes the connection for it; the fetch is answered empty, so its bytes
+// are taken back (Kafka's unrecordQuotaSensor).
 func (f *fetchOp) quotaThrottle() time.Duration {
-	h, m := f.h, f.h.quotas.fetch
-	if f.replica >= 0 || !m.Enabled() {
+	h := f.h
+	if f.replica >= 0 {
 		return 0
 	}
-	size := f.quotaSize()
-	d := h.record(m, f.req, float64(size))
-	if d > 0 {
-		m.Unrecord(h.quotaClient(f.req), float64(size), time.Now().UnixNano())
-		throttle(m, f.req, d)
+	ns, charged := f.charge, f.charged
+	if !charged {
+		ns, charged = h.takeCharge(f.req)
 	}
-	return d
+	f.charge, f.charged = 0, false
+	m := h.quotas.fetch
+	bytes := m.Enabled()
+	if !charged && !bytes {
+		return 0
+	}
+	c, now := h.quotaClient(f.req), time.Now().UnixNano()
+	var reqD, bwD time.Duration
+	if charged {
+		reqD = h.requestThrottle(c, ns, now)
+	}
+	var size int64
+	if bytes {
+		size = f.quotaSize()
+		bwD = m.Record(c, float64(size), now)
+	}
+	if reqD <= 0 && bwD <= 0 {
+		return 0
+	}
+	if bytes {
+		m.Unrecord(c, float64(size), now)
+	}
+	if bwD > reqD {
+		throttle(m, f.req, bwD)
+		return bwD
+	}
+	throttle(h.quotas.request, f.req, reqD)
+	return reqD
 }
 
 // trimToChanges records what the session's partitions were told and, for

@@ -15,13 +15,13 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
+	"kzero/coord/metadata"
 	"kzero/coord/topicconfig"
 	"kzero/log"
 	"kzero/net/server"
@@ -100,10 +100,12 @@ func (h *Handler) createTopics(req *server.Request) error {
 		res := results[index[i]]
 		rt.TopicID = res.ID
 		if res.Err == nil && !r.ValidateOnly {
-			res.Err, res.Message = h.offlineCreated(t.Topic)
+			if err := h.offlineCreated(t.Topic); err != nil {
+				res.Err, res.Message = metadata.Split(err)
+			}
 		}
 		if res.Err != nil {
-			rt.ErrorCode = res.Err.Code
+			rt.ErrorCode = errCode(res.Err)
 			if res.Message != "" {
 				msg := res.Message
 				rt.ErrorMessage = &msg
@@ -143,13 +145,13 @@ func createdPartitions(t kmsg.CreateTopicsRequestTopic, numPartitions int32) int
 // offlineCreated reports KAFKA_STORAGE_ERROR for a topic just created with
 // partitions led here whose logs failed to open (CreateTopics returns once
 // this broker applied the topic), so a creation is never a silent success.
-func (h *Handler) offlineCreated(name string) (*kerr.Error, string) {
+func (h *Handler) offlineCreated(name string) error {
 	if h.replicas == nil || h.replicas.OfflineCount() == 0 {
-		return nil, ""
+		return nil
 	}
 	t := h.cluster.Image().Topic(name)
 	if t == nil {
-		return nil, ""
+		return nil
 	}
 	var offline []int32
 	var cause error
@@ -163,9 +165,9 @@ func (h *Handler) offlineCreated(name string) (*kerr.Error, string) {
 		}
 	}
 	if len(offline) == 0 {
-		return nil, ""
+		return nil
 	}
-	return kerr.KafkaStorageError, fmt.Sprintf("topic %s was created, but %d of its partitions (%v) failed to open on broker %d: %v",
+	return metadata.Reject(kerr.KafkaStorageError, "topic %s was created, but %d of its partitions (%v) failed to open on broker %d: %v",
 		name, len(offline), offline[:min(len(offline), 20)], h.cfg.NodeID, cause)
 }
 

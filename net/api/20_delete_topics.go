@@ -53,7 +53,7 @@ func (h *Handler) deleteTopics(req *server.Request) error {
 		}
 		rt.TopicID = res.ID
 		if res.Err != nil {
-			rt.ErrorCode = res.Err.Code
+			rt.ErrorCode = errCode(res.Err)
 			if res.Message != "" {
 				msg := res.Message
 				rt.ErrorMessage = &msg

@@ -87,7 +87,7 @@ func (h *Handler) describeConfigs(req *server.Request) error {
 			fail = coord.Result{Err: kerr.InvalidRequest, Message: fmt.Sprintf("Unsupported resource type: %d", res.ResourceType)}
 		}
 		if fail.Err != nil {
-			rr.ErrorCode = fail.Err.Code
+			rr.ErrorCode = errCode(fail.Err)
 			if fail.Message != "" {
 				msg := fail.Message
 				rr.ErrorMessage = &msg

@@ -47,7 +47,7 @@ func (h *Handler) alterConfigs(req *server.Request) error {
 		rr := kmsg.NewAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
 		if res := results[i]; res.Err != nil {
-			rr.ErrorCode = res.Err.Code
+			rr.ErrorCode = errCode(res.Err)
 			rr.ErrorMessage = resultMessage(res)
 		}
 		resp.Resources = append(resp.Resources, rr)

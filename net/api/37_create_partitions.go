@@ -86,7 +86,7 @@ func (h *Handler) createPartitions(req *server.Request) error {
 			res := results[next]
 			next++
 			if res.Err != nil {
-				rt.ErrorCode = res.Err.Code
+				rt.ErrorCode = errCode(res.Err)
 				if res.Message != "" {
 					msg := res.Message
 					rt.ErrorMessage = &msg

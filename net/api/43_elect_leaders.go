@@ -41,14 +41,14 @@ func (h *Handler) electLeaders(req *server.Request) error {
 	results, err := h.cluster.ElectLeaders(ctx, control.ElectionType(r.ElectionType), partitions)
 	resp := kmsg.NewPtrElectLeadersResponse()
 	if err != nil {
-		resp.ErrorCode = err.Code
+		resp.ErrorCode = errCode(err)
 		msg := "Unknown election type " + strconv.Itoa(int(r.ElectionType))
 		for _, t := range r.Topics {
 			rt := kmsg.NewElectLeadersResponseTopic()
 			rt.Topic = t.Topic
 			for _, p := range t.Partitions {
 				rp := kmsg.NewElectLeadersResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, err.Code, &msg
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, errCode(err), &msg
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -63,10 +63,10 @@ func (h *Handler) electLeaders(req *server.Request) error {
 			rp := kmsg.NewElectLeadersResponseTopicPartition()
 			rp.Partition = p.Partition
 			if p.Err != nil {
-				rp.ErrorCode = p.Err.Code
+				rp.ErrorCode = errCode(p.Err)
 				msg := p.Message
 				if msg == "" {
-					msg = p.Err.Description // Kafka's default message for the code
+					msg = kerrOf(p.Err).Description // Kafka's default message for the code
 				}
 				rp.ErrorMessage = &msg
 			}

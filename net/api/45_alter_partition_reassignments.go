@@ -50,10 +50,10 @@ func (h *Handler) alterPartitionReassignments(req *server.Request) error {
 			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			rp.Partition = p.Partition
 			if p.Err != nil {
-				rp.ErrorCode = p.Err.Code
+				rp.ErrorCode = errCode(p.Err)
 				msg := p.Message
 				if msg == "" {
-					msg = p.Err.Description
+					msg = kerrOf(p.Err).Description
 				}
 				rp.ErrorMessage = &msg
 			}

@@ -42,8 +42,8 @@ func (h *Handler) alterClientQuotas(req *server.Request) error {
 			out.Entity = append(out.Entity, ent)
 		}
 	}
-	setErr := func(i int, e *kerr.Error, msg string) {
-		resp.Entries[i].ErrorCode, resp.Entries[i].ErrorMessage = e.Code, strPtr(msg)
+	setErr := func(i int, e error, msg string) {
+		resp.Entries[i].ErrorCode, resp.Entries[i].ErrorMessage = errCode(e), strPtr(msg)
 	}
 	if !h.authorized(req, opAlterCfg, resCluster, clusterName) {
 		for i := range resp.Entries {

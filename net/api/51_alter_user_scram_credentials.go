@@ -129,7 +129,7 @@ func (h *Handler) alterUserScramCredentials(req *server.Request) error {
 		for i, user := range owners {
 			code := int16(0)
 			if results[i].Err != nil {
-				code = results[i].Err.Code
+				code = errCode(results[i].Err)
 			}
 			result(user, code, results[i].Message)
 		}

@@ -30,10 +30,10 @@ func (h *Handler) unregisterBroker(req *server.Request) error {
 	res := h.cluster.UnregisterBroker(ctx, r.BrokerID)
 	resp := kmsg.NewPtrUnregisterBrokerResponse()
 	if res.Err != nil {
-		resp.ErrorCode = res.Err.Code
+		resp.ErrorCode = errCode(res.Err)
 		msg := res.Message
 		if msg == "" {
-			msg = res.Err.Description
+			msg = kerrOf(res.Err).Description
 		}
 		resp.ErrorMessage = &msg
 	}

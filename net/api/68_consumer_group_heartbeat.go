@@ -57,6 +57,7 @@ func (h *Handler) consumerGroupHeartbeat(req *server.Request) error {
 		respond(req, resp)
 		return nil
 	}
+	hr.Configs = h.cluster.Image().GroupConfigs(r.Group)
 	res := h.groups.ConsumerGroupHeartbeat(hr)
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.ErrorCode = errCode(res.Err)

@@ -41,6 +41,7 @@ func (h *Handler) shareGroupHeartbeat(req *server.Request) error {
 		SubscribedTopicNames: r.SubscribedTopicNames,
 		ClientID:             string(req.Header.ClientID),
 		ClientHost:           clientHost(req),
+		Configs:              h.cluster.Image().GroupConfigs(r.GroupID),
 	})
 	resp.ErrorCode = errCode(res.Err)
 	if res.ErrMessage != "" {

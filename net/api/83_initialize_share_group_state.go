@@ -33,26 +33,18 @@ func (h *Handler) initializeShareGroupState(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrInitializeShareGroupStateResponse()
-	denied := !h.authorized(req, opClusterAct, resCluster, clusterName)
-	st := h.shares.Store()
+	gate := h.shareStateGate(req)
 	for _, t := range r.Topics {
 		rt := kmsg.NewInitializeShareGroupStateResponseTopic()
 		rt.TopicID = t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewInitializeShareGroupStateResponseTopicPartition()
 			rp.Partition = p.Partition
-			switch {
-			case denied:
-				rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			case r.GroupID == "" || p.Partition < 0 || p.StartOffset < -1:
-				rp.ErrorCode = kerr.InvalidRequest.Code
-			case st == nil:
-				rp.ErrorCode = kerr.NotCoordinator.Code
-			default:
+			if rp.ErrorCode = gate.precheck(r.GroupID, p.Partition, p.StartOffset >= -1); rp.ErrorCode == 0 {
 				k := share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}
-				err := h.shareStateCheck(st, k)
+				err := h.shareStateCheck(gate.st, k)
 				if err == nil {
-					err = st.Initialize(k, p.StateEpoch, p.StartOffset)
+					err = gate.st.Initialize(k, p.StateEpoch, p.StartOffset)
 				}
 				rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)
 			}
@@ -62,6 +54,35 @@ func (h *Handler) initializeShareGroupState(req *server.Request) error {
 	}
 	respond(req, resp)
 	return nil
+}
+
+// shareStateGate is what the share coordinator's APIs (83-87) check
+// before any share partition: the caller's CLUSTER_ACTION on the cluster
+// and this broker's share coordinator.
+type shareStateGate struct {
+	denied bool
+	st     *share.Store // nil: no share coordinator here
+}
+
+func (h *Handler) shareStateGate(req *server.Request) shareStateGate {
+	return shareStateGate{denied: !h.authorized(req, opClusterAct, resCluster, clusterName), st: h.shares.Store()}
+}
+
+// precheck is the error code of a share partition's entry before its
+// state is looked at, or 0, in Kafka's order: CLUSTER_AUTHORIZATION_FAILED,
+// INVALID_REQUEST for an empty group id, a negative partition or
+// arguments the API refuses (!valid), NOT_COORDINATOR when this broker
+// has no share coordinator.
+func (g shareStateGate) precheck(group string, partition int32, valid bool) int16 {
+	switch {
+	case g.denied:
+		return kerr.ClusterAuthorizationFailed.Code
+	case group == "" || partition < 0 || !valid:
+		return kerr.InvalidRequest.Code
+	case g.st == nil:
+		return kerr.NotCoordinator.Code
+	}
+	return 0
 }
 
 // shareStateCheck is the share coordinator's answer before it looks at

@@ -13,7 +13,6 @@ package api
 // Kafka's share coordinator APIs do.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/share"
@@ -30,23 +29,15 @@ func (h *Handler) readShareGroupState(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrReadShareGroupStateResponse()
-	denied := !h.authorized(req, opClusterAct, resCluster, clusterName)
-	st := h.shares.Store()
+	gate := h.shareStateGate(req)
 	for _, t := range r.Topics {
 		rt := kmsg.NewReadShareGroupStateResponseTopic()
 		rt.TopicID = t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewReadShareGroupStateResponseTopicPartition()
 			rp.Partition, rp.StartOffset = p.Partition, -1
-			switch {
-			case denied:
-				rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			case r.GroupID == "" || p.Partition < 0:
-				rp.ErrorCode = kerr.InvalidRequest.Code
-			case st == nil:
-				rp.ErrorCode = kerr.NotCoordinator.Code
-			default:
-				snap, found, err := st.ReadFenced(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}, p.LeaderEpoch)
+			if rp.ErrorCode = gate.precheck(r.GroupID, p.Partition, true); rp.ErrorCode == 0 {
+				snap, found, err := gate.st.ReadFenced(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}, p.LeaderEpoch)
 				switch {
 				case err != nil:
 					rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)

@@ -12,7 +12,6 @@ package api
 // COORDINATOR_LOAD_IN_PROGRESS. It needs CLUSTER_ACTION on the cluster.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/share"
@@ -29,33 +28,19 @@ func (h *Handler) writeShareGroupState(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrWriteShareGroupStateResponse()
-	denied := !h.authorized(req, opClusterAct, resCluster, clusterName)
-	st := h.shares.Store()
+	gate := h.shareStateGate(req)
 	for _, t := range r.Topics {
 		rt := kmsg.NewWriteShareGroupStateResponseTopic()
 		rt.TopicID = t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewWriteShareGroupStateResponseTopicPartition()
 			rp.Partition = p.Partition
-			switch {
-			case denied:
-				rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			case r.GroupID == "" || p.Partition < 0 || p.StartOffset < -1:
-				rp.ErrorCode = kerr.InvalidRequest.Code
-			case st == nil:
-				rp.ErrorCode = kerr.NotCoordinator.Code
-			default:
+			if rp.ErrorCode = gate.precheck(r.GroupID, p.Partition, p.StartOffset >= -1 && validStateBatches(p.StateBatches)); rp.ErrorCode == 0 {
 				snap := share.Snapshot{StateEpoch: p.StateEpoch, LeaderEpoch: p.LeaderEpoch, StartOffset: p.StartOffset}
-				valid := true
 				for _, b := range p.StateBatches {
-					valid = valid && b.FirstOffset <= b.LastOffset && b.FirstOffset >= 0
 					snap.Batches = append(snap.Batches, share.StateBatch{First: b.FirstOffset, Last: b.LastOffset, State: b.DeliveryState, Count: b.DeliveryCount})
 				}
-				if !valid {
-					rp.ErrorCode = kerr.InvalidRequest.Code
-					break
-				}
-				err := st.WriteFenced(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}, snap)
+				err := gate.st.WriteFenced(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}, snap)
 				rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -64,4 +49,14 @@ func (h *Handler) writeShareGroupState(req *server.Request) error {
 	}
 	respond(req, resp)
 	return nil
+}
+
+// validStateBatches: every batch's offsets ordered and not negative.
+func validStateBatches(bs []kmsg.WriteShareGroupStateRequestTopicPartitionStateBatch) bool {
+	for _, b := range bs {
+		if b.FirstOffset > b.LastOffset || b.FirstOffset < 0 {
+			return false
+		}
+	}
+	return true
 }

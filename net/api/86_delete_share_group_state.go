@@ -9,7 +9,6 @@ package api
 // COORDINATOR_LOAD_IN_PROGRESS. It needs CLUSTER_ACTION on the cluster.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/share"
@@ -26,23 +25,15 @@ func (h *Handler) deleteShareGroupStateReq(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrDeleteShareGroupStateResponse()
-	denied := !h.authorized(req, opClusterAct, resCluster, clusterName)
-	st := h.shares.Store()
+	gate := h.shareStateGate(req)
 	for _, t := range r.Topics {
 		rt := kmsg.NewDeleteShareGroupStateResponseTopic()
 		rt.TopicID = t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDeleteShareGroupStateResponseTopicPartition()
 			rp.Partition = p.Partition
-			switch {
-			case denied:
-				rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			case r.GroupID == "" || p.Partition < 0:
-				rp.ErrorCode = kerr.InvalidRequest.Code
-			case st == nil:
-				rp.ErrorCode = kerr.NotCoordinator.Code
-			default:
-				err := st.DeleteChecked(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition})
+			if rp.ErrorCode = gate.precheck(r.GroupID, p.Partition, true); rp.ErrorCode == 0 {
+				err := gate.st.DeleteChecked(share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition})
 				rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)
 			}
 			rt.Partitions = append(rt.Partitions, rp)

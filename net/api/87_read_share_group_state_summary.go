@@ -14,7 +14,6 @@ package api
 // CLUSTER_ACTION on the cluster.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/share"
@@ -31,35 +30,28 @@ func (h *Handler) readShareGroupStateSummary(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrReadShareGroupStateSummaryResponse()
-	denied := !h.authorized(req, opClusterAct, resCluster, clusterName)
-	st := h.shares.Store()
+	gate := h.shareStateGate(req)
 	for _, t := range r.Topics {
 		rt := kmsg.NewReadShareGroupStateSummaryResponseTopic()
 		rt.TopicID = t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewReadShareGroupStateSummaryResponseTopicPartition()
 			rp.Partition, rp.StartOffset = p.Partition, -1
-			switch {
-			case denied:
-				rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			case r.GroupID == "" || p.Partition < 0:
-				rp.ErrorCode = kerr.InvalidRequest.Code
-			case st == nil:
-				rp.ErrorCode = kerr.NotCoordinator.Code
-			default:
+			if rp.ErrorCode = gate.precheck(r.GroupID, p.Partition, true); rp.ErrorCode == 0 {
 				k := share.Key{Group: r.GroupID, Topic: t.TopicID, Partition: p.Partition}
-				err := h.shareStateCheck(st, k)
+				err := h.shareStateCheck(gate.st, k)
 				var sum share.Summary
 				if err == nil {
-					sum, err = st.Summary(k)
+					sum, err = gate.st.Summary(k)
 				}
-				if err != nil {
+				switch {
+				case err != nil:
 					rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)
-					break
-				}
-				rp.StateEpoch, rp.LeaderEpoch, rp.StartOffset = sum.StateEpoch, sum.LeaderEpoch, sum.StartOffset
-				if sum.StartOffset >= 0 {
-					rp.DeliveryCompleteCount = sum.DeliveryComplete
+				default:
+					rp.StateEpoch, rp.LeaderEpoch, rp.StartOffset = sum.StateEpoch, sum.LeaderEpoch, sum.StartOffset
+					if sum.StartOffset >= 0 {
+						rp.DeliveryCompleteCount = sum.DeliveryComplete
+					}
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)

@@ -42,6 +42,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -177,7 +178,7 @@ func (h *Handler) startStreamsTopicCreate(t group.StreamsTopic) {
 		ctx, cancel := context.WithTimeout(context.Background(), autoCreateTimeout)
 		defer cancel()
 		res := h.cluster.CreateTopics(ctx, []coord.TopicSpec{spec}, false)
-		if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
+		if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			h.logger.Warn("cannot create streams group internal topic", "topic", t.Name, "err", fmt.Errorf("%s: %w", res[0].Message, err))
 		}
 	}()

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -83,7 +84,7 @@ func (h *Handler) createMissingTopic(ctx context.Context, name string) error {
 func (h *Handler) createInternalTopic(ctx context.Context, name string, spec func(liveBrokers int) (int32, int16, map[string]string)) error {
 	parts, rf, configs := spec(len(h.cluster.Image().LiveBrokers()))
 	res := h.cluster.CreateTopics(ctx, []coord.TopicSpec{{Name: name, NumPartitions: parts, ReplicationFactor: rf, Configs: configs}}, false)
-	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists.Code {
+	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("%s: %w", res[0].Message, err)
 	}
 	return nil

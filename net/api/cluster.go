@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
 	"kzero/coord"
 	"kzero/coord/control"
 	"kzero/coord/metadata"
@@ -40,7 +38,7 @@ type Cluster interface {
 	AllocateProducerIDs(ctx context.Context, brokerID int32) (first int64, size int32, err error)
 	// ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments
 	// and UnregisterBroker are the cluster admin requests (coord).
-	ElectLeaders(ctx context.Context, typ control.ElectionType, partitions []control.TopicPartitions) ([]coord.TopicResults, *kerr.Error)
+	ElectLeaders(ctx context.Context, typ control.ElectionType, partitions []control.TopicPartitions) ([]coord.TopicResults, error)
 	AlterPartitionReassignments(ctx context.Context, topics []coord.ReassignTopic, keepRF bool) []coord.TopicResults
 	ListPartitionReassignments(ctx context.Context, partitions []control.TopicPartitions) []control.Ongoing
 	UnregisterBroker(ctx context.Context, id int32) coord.Result

@@ -66,9 +66,19 @@ func nextEpoch(e int32) int32 {
 	return e + 1
 }
 
-// open creates a session, evicting the least recently used one when the
-// cache is full. It returns nil when no id could be found.
-func (c *fetchSessions) open() *fetchSession {
+// newFetchSession is a session for a full fetch that asks for one
+// (epoch 0): it holds the request's partitions but has no id and is in
+// no cache until add registers it, once the fetch is answered unthrottled
+// (Kafka's FullFetchContext creates its session with the response: a
+// throttled full fetch answers session id 0 and creates none).
+func newFetchSession() *fetchSession {
+	return &fetchSession{index: map[sessionKey]*sessionPartition{}, lastUsed: time.Now()}
+}
+
+// add gives s an id and puts it in the cache, evicting the least recently
+// used session when the cache is full. It reports false, leaving s out,
+// when no id could be found.
+func (c *fetchSessions) add(s *fetchSession) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sessions == nil {
@@ -86,12 +96,19 @@ func (c *fetchSessions) open() *fetchSession {
 	for try := 0; try < 8; try++ {
 		id := rand.Int32()
 		if _, taken := c.sessions[id]; id != 0 && !taken {
-			s := &fetchSession{id: id, index: map[sessionKey]*sessionPartition{}, lastUsed: time.Now()}
+			s.id = id
 			c.sessions[id] = s
-			return s
+			return true
 		}
 	}
-	return nil
+	return false
+}
+
+// len is the number of sessions in the cache.
+func (c *fetchSessions) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sessions)
 }
 
 func (c *fetchSessions) get(id int32) *fetchSession {
@@ -107,8 +124,10 @@ func (c *fetchSessions) close(id int32) {
 }
 
 // sessionFor applies a fetch request's session fields. It returns the
-// session (nil for a sessionless fetch), whether the response is full (all
-// partitions) or incremental, and a top-level error code.
+// session (nil for a sessionless fetch; one with id 0, not yet in the
+// cache, for a full fetch that opens one: see newFetchSession), whether
+// the response is full (all partitions) or incremental, and a top-level
+// error code.
 func (c *fetchSessions) sessionFor(r *kmsg.FetchRequest) (s *fetchSession, full bool, errCode int16) {
 	if r.Version < 7 {
 		return nil, true, 0
@@ -123,12 +142,8 @@ func (c *fetchSessions) sessionFor(r *kmsg.FetchRequest) (s *fetchSession, full 
 		if r.SessionID != 0 {
 			c.close(r.SessionID)
 		}
-		s = c.open()
-		if s != nil {
-			s.mu.Lock()
-			s.update(r)
-			s.mu.Unlock()
-		}
+		s = newFetchSession()
+		s.update(r) // s is not shared yet
 		return s, true, 0
 	}
 	s = c.get(r.SessionID)

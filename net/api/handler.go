@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
@@ -29,6 +30,12 @@ type Config struct {
 	// in-sync replica in their rack (KIP-392; replica.selector.class =
 	// org.apache.kafka.common.replica.RackAwareReplicaSelector).
 	RackAwareReads bool
+	// FetchMaxBytes is fetch.max.bytes (55 MiB): the most a consumer's
+	// fetch answers, whatever its max bytes; ReplicaFetchResponseMaxBytes
+	// is replica.fetch.response.max.bytes (10 MiB), the same for a
+	// follower's. 0: Kafka's default.
+	FetchMaxBytes                int32
+	ReplicaFetchResponseMaxBytes int32
 
 	AutoCreateTopics         bool  // auto.create.topics.enable
 	NumPartitions            int32 // num.partitions
@@ -122,6 +129,12 @@ type Handler struct {
 
 // New returns a Handler serving from svc.
 func New(cfg Config, svc Services) *Handler {
+	if cfg.FetchMaxBytes <= 0 {
+		cfg.FetchMaxBytes = 55 << 20
+	}
+	if cfg.ReplicaFetchResponseMaxBytes <= 0 {
+		cfg.ReplicaFetchResponseMaxBytes = 10 << 20
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -267,6 +280,19 @@ func respond(req *server.Request, m kmsg.Response) {
 // errCode maps an error to its Kafka error code: 0 for nil, the code of a
 // wrapped kerr error, UNKNOWN_SERVER_ERROR otherwise.
 func errCode(err error) int16 { return shards.Code(err) }
+
+// kerrOf is the kerr sentinel err wraps, for its name and default message
+// (Description): UNKNOWN_SERVER_ERROR when it wraps none, nil for nil.
+func kerrOf(err error) *kerr.Error {
+	if err == nil {
+		return nil
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke
+	}
+	return kerr.UnknownServerError
+}
 
 // errCodes is the code of each of a coordinator's per-item errors.
 func errCodes(errs []error) []int16 {

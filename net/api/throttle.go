@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -97,8 +98,9 @@ func (h *Handler) produceThrottle(req *server.Request) int32 {
 }
 
 // fetchCap is the most a consumer's fetch may return under its quota
-// (Kafka's getMaxValueInQuotaWindow: more would be throttled even from
-// an idle start), or -1 without a quota.
+// (Kafka's getMaxValueInQuotaWindow, as an int: more would be throttled
+// even from an idle start; 0 with quota.window.num=1), or -1 without a
+// quota.
 func (h *Handler) fetchCap(req *server.Request) int64 {
 	m := h.quotas.fetch
 	if !m.Enabled() {
@@ -108,7 +110,7 @@ func (h *Handler) fetchCap(req *server.Request) int64 {
 	if !ok {
 		return -1
 	}
-	return max(int64(v), 1)
+	return int64(max(min(v, math.MaxInt32), 0))
 }
 
 // exemptFromRequestQuota lists the keys Kafka never throttles for request
@@ -133,14 +135,33 @@ func exemptFromRequestQuota(key int16) bool {
 // mutes the connection and returns the throttle time for the response.
 func (h *Handler) requestTime(conn *server.Conn, c quota.Client, began int64) time.Duration {
 	now := time.Now().UnixNano()
-	pct := float64(now-began) * 100 / 1e9
-	m := h.quotas.request
-	d := m.Record(c, pct, now)
+	d := h.requestThrottle(c, now-began, now)
 	if d > 0 {
-		m.Throttled(d)
+		h.quotas.request.Throttled(d)
 		conn.Throttle(d)
 	}
 	return d
+}
+
+// requestThrottle records ns of handler time for c at now and returns
+// the throttle time it earns; it mutes nothing.
+func (h *Handler) requestThrottle(c quota.Client, ns, now int64) time.Duration {
+	return h.quotas.request.Record(c, float64(ns)*100/1e9, now)
+}
+
+// takeCharge claims the request quota's charge of req's handler (see
+// Handler.Serve), so that neither respond nor Serve's return records it:
+// the handler's time so far in ns, and whether there was a charge.
+func (h *Handler) takeCharge(req *server.Request) (ns int64, ok bool) {
+	s, _ := req.Conn().Value().(*session)
+	if s == nil || s.charge.Load() == 0 {
+		return 0, false
+	}
+	began := s.charge.Swap(0)
+	if began == 0 {
+		return 0, false
+	}
+	return max(time.Now().UnixNano()-began, 0), true
 }
 
 // mutationQuota is one request's use of controller_mutation_rate

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"kzero/log"
 	"kzero/net/wire"
 )
@@ -111,4 +113,28 @@ func encodedFetchSize(t *testing.T, v int16, topics []fetchTopic) int64 {
 		n--
 	}
 	return n
+}
+
+// TestFullFetchOpensSessionWhenAnswered: a full fetch asking for a
+// session (epoch 0) gets one with no id and out of the cache; only add,
+// when the fetch is answered unthrottled, gives it an id and caches it
+// (a throttled one answers session 0 and leaves nothing behind). A full
+// fetch naming a session closes it at once, throttled or not, as Kafka's
+// newContext does.
+func TestFullFetchOpensSessionWhenAnswered(t *testing.T) {
+	var c fetchSessions
+	r := kmsg.NewPtrFetchRequest()
+	r.Version, r.SessionEpoch = 12, 0
+	r.Topics = []kmsg.FetchRequestTopic{{Topic: "t", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
+	s, full, code := c.sessionFor(r)
+	if s == nil || !full || code != 0 || s.id != 0 || len(s.parts) != 1 || c.len() != 0 {
+		t.Fatalf("epoch 0: session %v full %v code %d, %d cached", s, full, code, c.len())
+	}
+	if !c.add(s) || s.id == 0 || c.len() != 1 || c.get(s.id) != s {
+		t.Fatalf("add: id %d, %d cached", s.id, c.len())
+	}
+	r.SessionID = s.id
+	if again, _, _ := c.sessionFor(r); again == s || again.id != 0 || c.len() != 0 {
+		t.Fatalf("a full fetch naming session %d: %d cached", s.id, c.len())
+	}
 }

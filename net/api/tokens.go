@@ -143,7 +143,7 @@ func (h *Handler) alterToken(rec metadata.Record) int16 {
 	defer cancel()
 	res := h.cluster.AlterDelegationTokens(ctx, [][]metadata.Record{{rec}})
 	if res[0].Err != nil {
-		return res[0].Err.Code
+		return errCode(res[0].Err)
 	}
 	return 0
 }

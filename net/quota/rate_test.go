@@ -70,12 +70,41 @@ func TestRateKeepsOverlappingSample(t *testing.T) {
 }
 
 // TestRateOneSample: quota.window.num=1, which Kafka allows, measures
-// over the current window only, with no stretch.
+// over the current window only, with no stretch (Rate.windowSize adds
+// samples-1 = 0 windows), over the one sample and the one before it while
+// that one's last value is under a window old; a manager of one sample
+// lets a fetch read nothing without certain throttling
+// (getMaxValueInQuotaWindow: bound*(samples-1)*window).
 func TestRateOneSample(t *testing.T) {
+	const ms = int64(time.Millisecond)
 	r := NewRate(1, time.Second)
 	r.Record(0, 100)
 	if rate, span := r.Measure(sec / 2); rate != 200 || span != time.Second/2 {
 		t.Fatalf("rate %v over %v, want 200 over 0.5s", rate, span)
+	}
+	r.Record(900*ms, 100)
+	r.Record(sec, 10) // a second sample; the first's last value is 0.1 s old
+	if rate, span := r.Measure(1500 * ms); rate != 140 || span != 1500*time.Millisecond {
+		t.Fatalf("at 1.5 s: rate %v over %v, want 140 over 1.5s", rate, span)
+	}
+	// At 1.9 s the first sample's last value is a window old: gone.
+	if rate, span := r.Measure(1900 * ms); rate != 10/(900*time.Millisecond).Seconds() || span != 900*time.Millisecond {
+		t.Fatalf("at 1.9 s: rate %v over %v, want 10 over 0.9s", rate, span)
+	}
+	// At 2 s a new sample takes the first's place and the second's last
+	// value is a window old: only the new one counts, over the 1 ms floor.
+	r.Record(2*sec, 30)
+	rate, span := r.Measure(2 * sec)
+	if rate != 30000 || span != time.Millisecond {
+		t.Fatalf("at 2 s: rate %v over %v, want 30000 over 1ms", rate, span)
+	}
+	if d := ThrottleTime(rate, 100, span); d != 299*time.Millisecond {
+		t.Fatalf("throttle %v, want 299ms", d)
+	}
+	m := NewManager("consumer_byte_rate", Config{Samples: 1, Window: time.Second}, 0)
+	m.Update(imageWith(t, metadata.QuotaEntity{User: metadata.Named("u")}, "consumer_byte_rate", 1000))
+	if mx, ok := m.MaxValueInWindow(Client{"u", "c"}); !ok || mx != 0 {
+		t.Fatalf("max in window %v %v, want 0", mx, ok)
 	}
 }
 

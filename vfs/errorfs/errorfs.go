@@ -1,7 +1,8 @@
 // Package errorfs is the operating system's file system with faults a
 // test arms, after pebble's vfs/errorfs: opens that fail, writes that fail
-// after part of their bytes (a torn write), failed fsyncs and failed
-// renames, each for the files whose name ends in a suffix; and a file's
+// after part of their bytes (a torn write), failed reads, truncations,
+// fsyncs, renames and removes, each for the files whose name ends in a
+// suffix; and a file's
 // descriptor swapped for one that refuses writes (File.BreakWrites), for
 // code that writes through the descriptor (the log's pwritev), which no
 // wrapper sees. Hooks are read under a lock, so a test may arm them while
@@ -26,6 +27,9 @@ type FS struct {
 	open   func(name string) error
 	write  func(name string, p []byte) (int, error)
 	sync   func(name string) error
+	read   func(name string) error
+	trunc  func(name string) error
+	remove func(name string) error
 	rename func(from, to string) error
 	opened func(f *File)    // called with each file opened
 	files  map[string]*File // the last file opened under each name
@@ -120,6 +124,52 @@ func (fs *FS) FailSyncs(suffix string, err error) {
 	}
 }
 
+// FailReads fails reads (Read, ReadAt) of files whose name ends in
+// suffix with err; a nil err disarms.
+func (fs *FS) FailReads(suffix string, err error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.read = suffixHook(suffix, err)
+}
+
+// FailTruncates fails File.Truncate of files whose name ends in suffix
+// with err; a nil err disarms. With FailWrites it leaves a torn write in
+// place, as a crash between the write and the code's cleanup would.
+func (fs *FS) FailTruncates(suffix string, err error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.trunc = suffixHook(suffix, err)
+}
+
+// FailRemoves fails removes of names that end in suffix with err; a nil
+// err disarms.
+func (fs *FS) FailRemoves(suffix string, err error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.remove = suffixHook(suffix, err)
+}
+
+// suffixHook returns a hook failing names that end in suffix with err,
+// or nil for a nil err.
+func suffixHook(suffix string, err error) func(name string) error {
+	if err == nil {
+		return nil
+	}
+	return func(name string) error {
+		if strings.HasSuffix(name, suffix) {
+			return err
+		}
+		return nil
+	}
+}
+
+// hook returns the hook *h under the lock.
+func (fs *FS) hook(h *func(name string) error) func(name string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return *h
+}
+
 // FailRenames fails renames to names that end in suffix with err; a nil
 // err disarms.
 func (fs *FS) FailRenames(suffix string, err error) {
@@ -141,6 +191,7 @@ func (fs *FS) Disarm() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.open, fs.write, fs.sync, fs.rename, fs.opened = nil, nil, nil, nil, nil
+	fs.read, fs.trunc, fs.remove = nil, nil, nil
 }
 
 func (fs *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
@@ -182,7 +233,17 @@ func (fs *FS) Rename(from, to string) error {
 	return os.Rename(from, to)
 }
 
-// File injects its FS's faults into Write, WriteAt and Sync. Writes
+func (fs *FS) Remove(name string) error {
+	if hook := fs.hook(&fs.remove); hook != nil {
+		if err := hook(name); err != nil {
+			return &os.PathError{Op: "remove", Path: name, Err: err}
+		}
+	}
+	return os.Remove(name)
+}
+
+// File injects its FS's faults into Write, WriteAt, Read, ReadAt,
+// Truncate and Sync. Writes
 // through the descriptor (Fd) bypass it: see BreakWrites.
 type File struct {
 	*os.File
@@ -213,6 +274,37 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 		return n, &os.PathError{Op: "write", Path: f.Name(), Err: err}
 	}
 	return f.File.WriteAt(p, off)
+}
+
+func (f *File) Read(p []byte) (int, error) {
+	if err := f.fault(&f.fs.read, "read"); err != nil {
+		return 0, err
+	}
+	return f.File.Read(p)
+}
+
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.fault(&f.fs.read, "read"); err != nil {
+		return 0, err
+	}
+	return f.File.ReadAt(p, off)
+}
+
+func (f *File) Truncate(size int64) error {
+	if err := f.fault(&f.fs.trunc, "truncate"); err != nil {
+		return err
+	}
+	return f.File.Truncate(size)
+}
+
+// fault returns the error the hook *h injects into op on the file, if any.
+func (f *File) fault(h *func(name string) error, op string) error {
+	if hook := f.fs.hook(h); hook != nil {
+		if err := hook(f.Name()); err != nil {
+			return &os.PathError{Op: op, Path: f.Name(), Err: err}
+		}
+	}
+	return nil
 }
 
 func (f *File) Sync() error {

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// consumerHeartbeat sends a ConsumerGroupHeartbeat join of member to
+// topics, retrying while the group's coordinator is loading.
+func consumerHeartbeat(t *testing.T, ctx context.Context, cl *kgo.Client, group, member string, topics []string) *kmsg.ConsumerGroupHeartbeatResponse {
+	t.Helper()
+	for {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.RebalanceTimeoutMillis = group, member, 30000
+		req.SubscribedTopicNames, req.Topics = topics, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil && !coordinatorPending(err) {
+			t.Fatalf("consumer heartbeat of %s: %v", member, err)
+		}
+		if err == nil && !coordinatorPending(kerr.ErrorForCode(resp.ErrorCode)) {
+			return resp
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("consumer heartbeat of %s: coordinator never ready", member)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TestConsumerShareGroupHeartbeatConfigs: the group configs
+// consumer.heartbeat.interval.ms and share.heartbeat.interval.ms
+// (IncrementalAlterConfigs on the GROUP resource) are the intervals the
+// members of their group are told, in place of the broker's
+// group.consumer.heartbeat.interval.ms and
+// group.share.heartbeat.interval.ms (5s); other groups keep the broker's.
+// (That the session timeouts apply is shown by the coordinator's scripts,
+// testdata/{consumer,share}/group_configs.txt: it takes a clock.)
+func TestConsumerShareGroupHeartbeatConfigs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	cl := newClient(t, b)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "cfg-t"); err != nil {
+		t.Fatal(err)
+	}
+	// Each value within the broker's group.<type>.min/max bounds (45s-60s,
+	// 5s-15s), as Kafka's GroupConfig.validate.
+	for _, bad := range []struct{ key, value, msg string }{
+		{"consumer.session.timeout.ms", "1000", "consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms"},
+		{"share.heartbeat.interval.ms", "20000", "share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms"},
+		{"streams.assignment.interval.ms", "20000", "streams.assignment.interval.ms must be less than or equal to group.streams.max.assignment.interval.ms"},
+		{"consumer.assignment.interval.ms", "20000", "consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms"},
+		{"share.assignment.interval.ms", "15001", "share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms"},
+	} {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		res := kmsg.NewIncrementalAlterConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "cfg-bad"
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = bad.key, kmsg.StringPtr(bad.value)
+		res.Configs = append(res.Configs, c)
+		req.Resources = append(req.Resources, res)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := resp.Resources[0]; r.ErrorCode != kerr.InvalidConfig.Code || r.ErrorMessage == nil || *r.ErrorMessage != bad.msg {
+			t.Errorf("%s=%s: %v %v, want INVALID_CONFIG %q", bad.key, bad.value, kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, bad.msg)
+		}
+	}
+	setGroupConfigs(t, ctx, cl, "cfg-consumer", "consumer.heartbeat.interval.ms", "7000", "consumer.session.timeout.ms", "50000")
+	setGroupConfigs(t, ctx, cl, "cfg-share", "share.heartbeat.interval.ms", "8000", "share.session.timeout.ms", "50000")
+
+	resp := consumerHeartbeat(t, ctx, cl, "cfg-consumer", "c1", []string{"cfg-t"})
+	wantNoErr(t, "consumer join", resp.ErrorCode)
+	if resp.HeartbeatIntervalMillis != 7000 {
+		t.Errorf("consumer heartbeat interval %d, want the group's 7000", resp.HeartbeatIntervalMillis)
+	}
+	resp = consumerHeartbeat(t, ctx, cl, "plain-consumer", "c1", []string{"cfg-t"})
+	wantNoErr(t, "consumer join", resp.ErrorCode)
+	if resp.HeartbeatIntervalMillis != 5000 {
+		t.Errorf("consumer heartbeat interval %d, want the broker's 5000", resp.HeartbeatIntervalMillis)
+	}
+
+	sresp := shareHeartbeat(t, ctx, cl, "cfg-share", "s1", 0, []string{"cfg-t"})
+	wantNoErr(t, "share join", sresp.ErrorCode)
+	if sresp.HeartbeatIntervalMillis != 8000 {
+		t.Errorf("share heartbeat interval %d, want the group's 8000", sresp.HeartbeatIntervalMillis)
+	}
+	sresp = shareHeartbeat(t, ctx, cl, "plain-share", "s1", 0, []string{"cfg-t"})
+	wantNoErr(t, "share join", sresp.ErrorCode)
+	if sresp.HeartbeatIntervalMillis != 5000 {
+		t.Errorf("share heartbeat interval %d, want the broker's 5000", sresp.HeartbeatIntervalMillis)
+	}
+}
+
+// TestAssignmentIntervalGroupConfigs: the group configs
+// consumer.assignment.interval.ms and share.assignment.interval.ms
+// (KIP-1263) reach the coordinator. With the group's 15s, a second
+// member's join keeps the first member's target assignment (it gets no
+// partitions); with the group's 0, the next heartbeat computes the new
+// target and the second member gets its partitions. (That the broker's
+// 1s default holds back a join, and that the last assignment's time
+// survives a restart, is shown by the coordinator's scripts,
+// testdata/{consumer,share}/assignment_interval.txt: it takes a clock.)
+func TestAssignmentIntervalGroupConfigs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	cl := newClient(t, b)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "ival-t"); err != nil {
+		t.Fatal(err)
+	}
+	setGroupConfigs(t, ctx, cl, "ival-consumer", "consumer.assignment.interval.ms", "15000")
+	setGroupConfigs(t, ctx, cl, "ival-share", "share.assignment.interval.ms", "15000")
+
+	partitions := func(ts []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic) int {
+		n := 0
+		for _, t := range ts {
+			n += len(t.Partitions)
+		}
+		return n
+	}
+	c1 := consumerHeartbeat(t, ctx, cl, "ival-consumer", "c1", []string{"ival-t"})
+	wantNoErr(t, "consumer c1 join", c1.ErrorCode)
+	if c1.Assignment == nil || partitions(c1.Assignment.Topics) != 2 {
+		t.Fatalf("c1 joined with %+v, want both partitions: the group's first assignment is at once", c1.Assignment)
+	}
+	c2 := consumerHeartbeat(t, ctx, cl, "ival-consumer", "c2", []string{"ival-t"})
+	wantNoErr(t, "consumer c2 join", c2.ErrorCode)
+	if c2.MemberEpoch != c1.MemberEpoch || c2.Assignment == nil || partitions(c2.Assignment.Topics) != 0 {
+		t.Fatalf("c2 joined at epoch %d with %+v, want epoch %d and no partitions within the interval", c2.MemberEpoch, c2.Assignment, c1.MemberEpoch)
+	}
+
+	s1 := shareHeartbeat(t, ctx, cl, "ival-share", "s1", 0, []string{"ival-t"})
+	wantNoErr(t, "share s1 join", s1.ErrorCode)
+	s2 := shareHeartbeat(t, ctx, cl, "ival-share", "s2", 0, []string{"ival-t"})
+	wantNoErr(t, "share s2 join", s2.ErrorCode)
+	if assigned(s1.Assignment) != 2 || s2.MemberEpoch != s1.MemberEpoch || assigned(s2.Assignment) != 0 {
+		t.Fatalf("s1 joined with %d partitions, s2 at epoch %d (s1's %d) with %d, want 2, the same epoch and 0",
+			assigned(s1.Assignment), s2.MemberEpoch, s1.MemberEpoch, assigned(s2.Assignment))
+	}
+
+	setGroupConfigs(t, ctx, cl, "ival-consumer", "consumer.assignment.interval.ms", "0")
+	setGroupConfigs(t, ctx, cl, "ival-share", "share.assignment.interval.ms", "0")
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "ival-consumer", "c2", c2.MemberEpoch, -1
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNoErr(t, "consumer c2 heartbeat", resp.ErrorCode)
+	if resp.MemberEpoch <= c2.MemberEpoch {
+		t.Errorf("c2 heartbeat: epoch %d, want past %d: the group config's 0 assigns at once", resp.MemberEpoch, c2.MemberEpoch)
+	}
+	s2 = shareHeartbeat(t, ctx, cl, "ival-share", "s2", s2.MemberEpoch, nil)
+	wantNoErr(t, "share s2 heartbeat", s2.ErrorCode)
+	if assigned(s2.Assignment) != 1 {
+		t.Errorf("s2 heartbeat: %d partitions, want 1: the group config's 0 assigns at once", assigned(s2.Assignment))
+	}
+}
