@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
+	"kzero/coord/metadata"
 	"kzero/kzerotest/await"
 )
 
@@ -176,15 +177,10 @@ func TestSplitRoles(t *testing.T) {
 	// its heartbeat says it caught up: until then a topic of two replicas
 	// cannot be placed (INVALID_REPLICATION_FACTOR, as in Kafka), so the
 	// creation below waits for it.
-	for {
-		if b, ok := c.nodes[3].Controller().Image().Broker(5); ok && b.Active() {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the restarted broker 5 is still fenced")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	c.waitImage(ctx, 3, "the restarted broker 5 unfenced", func(img *metadata.Image) bool {
+		b, ok := img.Broker(5)
+		return ok && b.Active()
+	})
 	if n := c.nodes[4].Controller().SnapshotsReceived(); n == 0 {
 		t.Fatal("the restarted broker caught up without a snapshot")
 	}
