@@ -5,19 +5,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"kzero/kzerotest/await"
 )
 
 // until polls cond (state that changes on other goroutines) until it
-// holds, failing the test when ctx ends first.
+// holds, failing the test after ctx's bound.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	c := ctx(t)
-	for !cond() {
-		if c.Err() != nil {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.True(t, 30*time.Second, cond, what)
 }
 
 // A broker-only node is a learner: a controller-only voter adds it when it

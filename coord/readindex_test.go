@@ -110,17 +110,14 @@ func TestReadBarrier(t *testing.T) {
 	n, cs := startQuorum(t)
 	ctx := ctx(t)
 	var lead *Controller
-	for lead == nil {
+	until(t, "a quorum leader", func() bool {
 		for _, c := range cs {
 			if c.Quorum().IsLeader {
 				lead = c
 			}
 		}
-		if ctx.Err() != nil {
-			t.Fatal("no quorum leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return lead != nil
+	})
 	follower := cs[slices.IndexFunc(cs, func(c *Controller) bool { return c != lead })]
 
 	n.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"kzero/kzerotest/await"
 	"kzero/record"
 )
 
@@ -158,20 +159,13 @@ func TestDamagedSealedIndexFallsBackAndIsRebuilt(t *testing.T) {
 			if IndexRepairs() == found {
 				t.Fatal("no read reported the damaged index")
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for {
+			await.True(t, 30*time.Second, func() bool {
 				got, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if bytes.Equal(got, good) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the damaged index was not rebuilt")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+				return bytes.Equal(got, good)
+			}, "the damaged index rebuilt")
 			checkEveryOffset(t, l, end) // through the swapped-in index
 			if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
 				t.Fatalf("rebuild left its temporary file: %v", err)

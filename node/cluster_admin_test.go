@@ -26,16 +26,14 @@ import (
 // waitImage waits until node i's metadata satisfies cond.
 func (c *testCluster) waitImage(ctx context.Context, i int, what string, cond func(*metadata.Image) bool) *metadata.Image {
 	c.t.Helper()
-	for {
-		img := c.nodes[i].Controller().Image()
-		if cond(img) {
-			return img
-		}
-		if ctx.Err() != nil {
-			c.t.Fatalf("node %d never saw %s", i+1, what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var img *metadata.Image
+	if !c.awaitImages(ctx, func() bool {
+		img = c.nodes[i].Controller().Image()
+		return cond(img)
+	}) {
+		c.t.Fatalf("node %d never saw %s", i+1, what)
 	}
+	return img
 }
 
 func TestClusterAdmin(t *testing.T) {

@@ -25,6 +25,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/metadata"
+	"kzero/kzerotest/await"
 	"kzero/log"
 )
 
@@ -73,6 +75,60 @@ type testCluster struct {
 	voters map[int32]string
 	nodes  []*Node           // nil where stopped
 	mutate func(cfg *Config) // changes every node's config; nil: none
+	images imageEvents
+}
+
+// imageEvents wakes the waits on the cluster's metadata: each image a
+// node publishes closes ch and replaces it.
+type imageEvents struct {
+	sync.Mutex
+	ch      chan struct{}
+	watched map[*Node]bool
+}
+
+// imageChange returns a channel closed when a running node next publishes
+// an image, subscribing first to the nodes not yet watched (started or
+// restarted since).
+func (c *testCluster) imageChange() <-chan struct{} {
+	c.images.Lock()
+	if c.images.ch == nil {
+		c.images.ch, c.images.watched = make(chan struct{}), map[*Node]bool{}
+	}
+	var fresh []*Node
+	for _, n := range c.nodes {
+		if n != nil && !c.images.watched[n] {
+			c.images.watched[n] = true
+			fresh = append(fresh, n)
+		}
+	}
+	ch := c.images.ch
+	c.images.Unlock()
+	for _, n := range fresh {
+		n.Controller().Subscribe(func(_, _ *metadata.Image) {
+			c.images.Lock()
+			close(c.images.ch)
+			c.images.ch = make(chan struct{})
+			c.images.Unlock()
+		})
+	}
+	return ch
+}
+
+// awaitImages waits until cond, a condition on the nodes' metadata
+// images, holds: it checks again on every image a node publishes. It
+// reports whether cond held before ctx ended.
+func (c *testCluster) awaitImages(ctx context.Context, cond func() bool) bool {
+	for {
+		ch := c.imageChange()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return cond()
+		}
+	}
 }
 
 // config is node i's configuration.
@@ -162,8 +218,9 @@ func (c *testCluster) restart(i int) {
 // leader is the index of the node the quorum follows, once all running
 // nodes agree on one.
 func (c *testCluster) leader(ctx context.Context) int {
-	for ctx.Err() == nil {
-		lead := int32(-1)
+	lead := int32(-1)
+	if !c.awaitImages(ctx, func() bool {
+		lead = -1
 		agree := true
 		for _, n := range c.nodes {
 			if n == nil {
@@ -175,13 +232,11 @@ func (c *testCluster) leader(ctx context.Context) int {
 			}
 			agree = agree && id == lead && id >= 0
 		}
-		if agree && lead >= 1 && c.nodes[lead-1] != nil {
-			return int(lead - 1)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return agree && lead >= 1 && c.nodes[lead-1] != nil
+	}) {
+		c.t.Fatal("no quorum leader all nodes agree on")
 	}
-	c.t.Fatal("no quorum leader all nodes agree on")
-	return -1
+	return int(lead - 1)
 }
 
 func (c *testCluster) client(i int, opts ...kgo.Opt) (*kgo.Client, *kadm.Client) {
@@ -196,11 +251,8 @@ func (c *testCluster) client(i int, opts ...kgo.Opt) (*kgo.Client, *kadm.Client)
 
 // waitTopic waits until node i's metadata has topic.
 func (c *testCluster) waitTopic(ctx context.Context, i int, topic string) {
-	for c.nodes[i].Controller().Image().Topic(topic) == nil {
-		if ctx.Err() != nil {
-			c.t.Fatalf("node %d never learned of topic %s", i+1, topic)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !c.awaitImages(ctx, func() bool { return c.nodes[i].Controller().Image().Topic(topic) != nil }) {
+		c.t.Fatalf("node %d never learned of topic %s", i+1, topic)
 	}
 }
 
@@ -282,19 +334,16 @@ func TestThreeNodeQuorum(t *testing.T) {
 
 	// The followers copied what the leaders served them (a read may end
 	// inside a batch, which the fetcher leaves for the next fetch).
-	for {
-		var read, fetched int64
+	var read, fetched int64
+	if !await.PollCtx(ctx, func() bool {
+		read, fetched = 0, 0
 		for _, n := range c.nodes {
 			s := n.Replicas().Stats()
 			read, fetched = read+s.FollowerReadBytes, fetched+s.FetchedBytes
 		}
-		if fetched > 0 && fetched <= read {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("followers read %d bytes from leaders and appended %d", read, fetched)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return fetched > 0 && fetched <= read
+	}) {
+		t.Fatalf("followers read %d bytes from leaders and appended %d", read, fetched)
 	}
 
 	// DescribeQuorum, sent where Metadata says the controller is: the
@@ -306,7 +355,8 @@ func TestThreeNodeQuorum(t *testing.T) {
 	rt := kmsg.NewDescribeQuorumRequestTopic()
 	rt.Topic, rt.Partitions = "__cluster_metadata", []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 	req.Topics = append(req.Topics, rt)
-	for {
+	var voters []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+	if !await.PollCtx(ctx, func() bool {
 		resp, err := req.RequestWith(ctx, qcl)
 		if err != nil {
 			t.Fatal(err)
@@ -315,36 +365,36 @@ func TestThreeNodeQuorum(t *testing.T) {
 		if p.ErrorCode != 0 || p.LeaderID != int32(lead+1) || len(p.CurrentVoters) != 3 || p.HighWatermark <= 0 || len(resp.Nodes) != 3 {
 			t.Fatalf("DescribeQuorum: %+v (leader %d)", resp, lead+1)
 		}
+		voters = p.CurrentVoters
 		caughtUp := 0
 		for _, v := range p.CurrentVoters {
 			if v.LogEndOffset == p.HighWatermark && v.LastCaughtUpTimestamp > 0 {
 				caughtUp++
 			}
 		}
-		if caughtUp == 3 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("voters never all caught up: %+v", p.CurrentVoters)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return caughtUp == 3
+	}) {
+		t.Fatalf("voters never all caught up: %+v", voters)
 	}
 	// Another node answers as the leader would, from the view the leader
 	// relays (a Kafka broker forwards DescribeQuorum to the controller).
 	follower := (lead + 1) % 3
-	for {
+	var p kmsg.DescribeQuorumResponseTopicPartition
+	if !await.PollCtx(ctx, func() bool {
 		resp, err := req.RequestWith(ctx, qcl.Broker(follower+1))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := resp.Topics[0].Partitions[0]
+		p = resp.Topics[0].Partitions[0]
 		if p.ErrorCode == 0 && p.LeaderID == int32(lead+1) && len(p.CurrentVoters) == 3 && len(p.Observers) == 0 {
-			break
+			return true
 		}
-		if ctx.Err() != nil || p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		if p.ErrorCode != kerr.NotLeaderForPartition.Code {
 			t.Fatalf("DescribeQuorum on follower %d: %+v", follower+1, p)
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("DescribeQuorum on follower %d: %+v", follower+1, p)
 	}
 
 	// The quorum leader stops: the two others elect a new one and
@@ -396,22 +446,15 @@ func TestThreeNodeQuorum(t *testing.T) {
 		t.Fatal("the restarted voter caught up without a snapshot")
 	}
 	// Back and unfenced, it follows its partitions and rejoins their ISRs.
-	for {
-		img := c.nodes[other].Controller().Image()
-		back := true
+	c.waitImage(ctx, other, fmt.Sprintf("broker %d back in every ISR of spread", old+1), func(img *metadata.Image) bool {
 		for _, p := range img.Topic("spread").Partitions {
 			if !slices.Contains(p.ISR, int32(old+1)) {
-				back = false
+				return false
 			}
 		}
-		if b, _ := img.Broker(int32(old + 1)); back && b != nil && !b.Fenced && !b.InControlledShutdown {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("broker %d never rejoined the ISRs: %v", old+1, img.Topic("spread").Partitions)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		b, _ := img.Broker(int32(old + 1))
+		return b != nil && !b.Fenced && !b.InControlledShutdown
+	})
 	// And it goes on following.
 	if res, err := adm.CreateTopic(ctx, 1, 3, nil, "last"); err != nil || res.Err != nil {
 		t.Fatalf("create: %v %v", err, res.Err)

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest/await"
 	"kzero/log"
 )
 
@@ -69,15 +70,12 @@ func describeLogDirsOn(t *testing.T, ctx context.Context, cl *kgo.Client, broker
 // one replica there, in dir and no longer a future log: the move finished.
 func awaitMoved(t *testing.T, ctx context.Context, cl *kgo.Client, broker int, topic, dir string) {
 	t.Helper()
-	for {
-		got := describeLogDirsOn(t, ctx, cl, broker, topic)
-		if len(got) == 1 && got[0].dir == dir && !got[0].isFuture {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the move to %s on node %d never finished: %+v", dir, broker, got)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var got []describedReplica
+	if !await.PollCtx(ctx, func() bool {
+		got = describeLogDirsOn(t, ctx, cl, broker, topic)
+		return len(got) == 1 && got[0].dir == dir && !got[0].isFuture
+	}) {
+		t.Fatalf("the move to %s on node %d never finished: %+v", dir, broker, got)
 	}
 }
 
@@ -146,15 +144,10 @@ func (a *ackLog) flush(t *testing.T, ctx context.Context) []int64 {
 // awaitLeading waits until n leads tp.
 func awaitLeading(t *testing.T, ctx context.Context, n *Node, tp log.TopicPartition) {
 	t.Helper()
-	for {
-		if p, ok := n.Replicas().Partition(tp); ok && p.IsLeader() {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("node %d never led %s", n.ID(), tp)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.TrueCtx(t, ctx, func() bool {
+		p, ok := n.Replicas().Partition(tp)
+		return ok && p.IsLeader()
+	}, fmt.Sprintf("node %d to lead %s", n.ID(), tp))
 }
 
 // alterLogDir asks broker 1 to move topic's partition 0 to dir and
@@ -349,17 +342,14 @@ func TestAlterReplicaLogDirsErrors(t *testing.T) {
 	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "later"); err != nil || res.Err != nil {
 		t.Fatalf("create: %v %v", err, res.Err)
 	}
-	for {
-		if d, ok := c.nodes[0].Logs().DirOf(log.TopicPartition{Topic: "later"}); ok {
-			if d != second {
-				t.Fatalf("later created in %s, not the dir asked for", d)
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("no replica of later")
-		}
-		time.Sleep(10 * time.Millisecond)
+	var d string
+	await.TrueCtx(t, ctx, func() bool {
+		var ok bool
+		d, ok = c.nodes[0].Logs().DirOf(log.TopicPartition{Topic: "later"})
+		return ok
+	}, "a replica of later")
+	if d != second {
+		t.Fatalf("later created in %s, not the dir asked for", d)
 	}
 
 	// A future log shows in DescribeLogDirs with IsFuture and its lag.
@@ -412,17 +402,14 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 	}
 	tp := log.TopicPartition{Topic: topic, Partition: 0}
 	leader := -1
-	for leader < 0 {
+	await.TrueCtx(t, ctx, func() bool {
 		for i, n := range c.nodes {
 			if p, ok := n.Replicas().Partition(tp); ok && p.IsLeader() && len(p.ISR()) == 3 {
 				leader = i
 			}
 		}
-		if ctx.Err() != nil {
-			t.Fatal("no leader with a whole ISR")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return leader >= 0
+	}, "a leader with a whole ISR")
 	follower := (leader + 1) % 3
 
 	pcl, _ := c.client(0, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
@@ -439,9 +426,7 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 			sent.produce(t, ctx)
 		}
 	})
-	for sent.count() < 2000 && ctx.Err() == nil {
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.TrueCtx(t, ctx, func() bool { return sent.count() >= 2000 }, "2000 records acknowledged")
 	for _, i := range []int{follower, leader} {
 		n := c.nodes[i]
 		cur, _ := n.Logs().DirOf(tp)
@@ -464,19 +449,13 @@ func TestAlterReplicaLogDirsFollowerAndLeader(t *testing.T) {
 	}
 	checkRead(t, readAll(t, ctx, c, topic, len(final)), final)
 	// Every replica holds the same log, and the ISR is whole.
-	for {
+	await.TrueCtx(t, ctx, func() bool {
 		p, _ := c.nodes[leader].Replicas().Partition(tp)
 		same := len(p.ISR()) == 3
 		for _, n := range c.nodes {
 			q, _ := n.Replicas().Partition(tp)
 			same = same && q.LogEndOffset() == p.LogEndOffset()
 		}
-		if same {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("replicas never agreed after the moves")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return same
+	}, "every replica the same log, the ISR whole")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord/metadata"
+	"kzero/kzerotest/await"
 )
 
 // A reassignment while acks=all producers write: the new replica copies
@@ -55,11 +56,8 @@ func TestReassignWhileProducing(t *testing.T) {
 		}
 	}()
 	waitCount := func(n int) {
-		for count() < n {
-			if ctx.Err() != nil {
-				t.Fatalf("only %d records acknowledged", count())
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !await.PollCtx(ctx, func() bool { return count() >= n }) {
+			t.Fatalf("only %d records acknowledged", count())
 		}
 	}
 	waitCount(300)

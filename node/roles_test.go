@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
+	"kzero/coord/metadata"
+	"kzero/kzerotest/await"
 )
 
 // splitCluster is nodes 1-3 controller-only, 4-5 broker-only; nodes[i] is
@@ -76,16 +78,17 @@ func (c *splitCluster) restart(i int) {
 
 // quorumLeader is the index of the controller that leads the quorum.
 func (c *splitCluster) quorumLeader(ctx context.Context) int {
-	for ctx.Err() == nil {
+	lead := -1
+	await.TrueCtx(c.t, ctx, func() bool {
 		for i, n := range c.nodes[:3] {
 			if n != nil && n.Controller().Quorum().IsLeader {
-				return i
+				lead = i
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.t.Fatal("no quorum leader")
-	return -1
+		return false
+	}, "a quorum leader")
+	return lead
 }
 
 func TestSplitRoles(t *testing.T) {
@@ -136,12 +139,13 @@ func TestSplitRoles(t *testing.T) {
 	rt.Topic, rt.Partitions = "__cluster_metadata", []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 	req.Topics = append(req.Topics, rt)
 	lead := c.quorumLeader(ctx)
-	for {
+	var p kmsg.DescribeQuorumResponseTopicPartition
+	if !await.PollCtx(ctx, func() bool {
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := resp.Topics[0].Partitions[0]
+		p = resp.Topics[0].Partitions[0]
 		var voters, observers []int32
 		caughtUp := 0
 		for _, v := range p.CurrentVoters {
@@ -153,14 +157,10 @@ func TestSplitRoles(t *testing.T) {
 				caughtUp++
 			}
 		}
-		if p.ErrorCode == 0 && p.LeaderID == int32(lead+1) && slices.Equal(voters, []int32{1, 2, 3}) &&
-			slices.Equal(observers, []int32{4, 5}) && caughtUp == 2 && len(resp.Nodes) == 3 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("DescribeQuorum: %+v", p)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return p.ErrorCode == 0 && p.LeaderID == int32(lead+1) && slices.Equal(voters, []int32{1, 2, 3}) &&
+			slices.Equal(observers, []int32{4, 5}) && caughtUp == 2 && len(resp.Nodes) == 3
+	}) {
+		t.Fatalf("DescribeQuorum: %+v", p)
 	}
 
 	// A broker away while the metadata moves past a snapshot catches up
@@ -177,15 +177,10 @@ func TestSplitRoles(t *testing.T) {
 	// its heartbeat says it caught up: until then a topic of two replicas
 	// cannot be placed (INVALID_REPLICATION_FACTOR, as in Kafka), so the
 	// creation below waits for it.
-	for {
-		if b, ok := c.nodes[3].Controller().Image().Broker(5); ok && b.Active() {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the restarted broker 5 is still fenced")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	c.waitImage(ctx, 3, "the restarted broker 5 unfenced", func(img *metadata.Image) bool {
+		b, ok := img.Broker(5)
+		return ok && b.Active()
+	})
 	if n := c.nodes[4].Controller().SnapshotsReceived(); n == 0 {
 		t.Fatal("the restarted broker caught up without a snapshot")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest/await"
 	"kzero/record"
 )
 
@@ -39,12 +40,7 @@ func benchNode(b *testing.B, topic string, partitions int32) string {
 	if res, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic); err != nil || res.Err != nil {
 		b.Fatalf("create: %v %v", err, res.Err)
 	}
-	for n.Controller().Image().Topic(topic) == nil {
-		if ctx.Err() != nil {
-			b.Fatal("topic never appeared")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.TrueCtx(b, ctx, func() bool { return n.Controller().Image().Topic(topic) != nil }, "the topic in the image")
 	return addr
 }
 

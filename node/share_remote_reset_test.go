@@ -15,13 +15,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/coord/share"
+	"kzero/kzerotest/await"
 )
 
 // alterShareStart sets the group's start offset of sq-0 with
 // AlterShareGroupOffsets, once the group is empty.
 func alterShareStart(t *testing.T, ctx context.Context, cl *kgo.Client, group string, start int64) *kmsg.AlterShareGroupOffsetsResponse {
 	t.Helper()
-	for {
+	var resp *kmsg.AlterShareGroupOffsetsResponse
+	await.TrueCtx(t, ctx, func() bool {
 		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
 		req.GroupID = group
 		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
@@ -30,16 +34,13 @@ func alterShareStart(t *testing.T, ctx context.Context, cl *kgo.Client, group st
 		rp.Partition, rp.StartOffset = 0, start
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
+		var err error
+		if resp, err = req.RequestWith(ctx, cl); err != nil {
 			t.Fatal(err)
 		}
-		if resp.ErrorCode == kerr.NonEmptyGroup.Code && ctx.Err() == nil { // the closed member's leave is on its way
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		return resp
-	}
+		return resp.ErrorCode != kerr.NonEmptyGroup.Code // the closed member's leave is on its way
+	}, "the group empty, its share offsets altered")
+	return resp
 }
 
 // describeShareStart is the group's start offset of sq-0 as its
@@ -157,7 +158,7 @@ func TestShareResetReachesRemoteLeader(t *testing.T) {
 	// acknowledged in vain (fenced), then it reads the state again and
 	// delivers 2-4 again.
 	consumeFrom(t, ctx, c, rig.lead, group, "2", "3", "4")
-	for {
+	await.TrueCtx(t, ctx, func() bool {
 		snap, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
 		if err != nil {
 			t.Fatal(err)
@@ -165,11 +166,8 @@ func TestShareResetReachesRemoteLeader(t *testing.T) {
 		if snap.StateEpoch != after.StateEpoch || snap.StartOffset < 2 {
 			t.Fatalf("state after the leader read it again: %+v, want state epoch %d from offset 2", snap, after.StateEpoch)
 		}
-		if snap.StartOffset >= 5 || ctx.Err() != nil {
-			break // the acknowledgements of 2-4 were saved
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return snap.StartOffset >= 5
+	}, "the acknowledgements of 2-4 saved")
 
 	// The share coordinator fences an initialization with an older state
 	// epoch, and summarizes the state it keeps.
@@ -199,17 +197,13 @@ func TestShareResetReachesRemoteLeader(t *testing.T) {
 	}
 
 	// Deleting the group deletes its state on the share coordinator.
-	for {
+	await.TrueCtx(t, ctx, func() bool {
 		_, err := adm.DeleteGroup(ctx, group)
-		if errors.Is(err, kerr.NonEmptyGroup) && ctx.Err() == nil {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, kerr.NonEmptyGroup) {
 			t.Fatalf("delete group: %v", err)
 		}
-		break
-	}
+		return err == nil
+	}, "the group empty and deleted")
 	if snap, found, err := c.nodes[rig.coordinator-1].shareState.Read(key); err != nil || found {
 		t.Fatalf("state on the share coordinator after DeleteGroups: %+v %v %v", snap, found, err)
 	}
@@ -225,18 +219,15 @@ func TestShareResetAfterGroupEmptied(t *testing.T) {
 	rig := shareAcrossBrokers(t, ctx)
 	c, cl, group, key := rig.c, rig.cl, rig.group, rig.key
 	consumeFrom(t, ctx, c, rig.lead, group, "5", "6", "7", "8", "9")
-	for {
-		snap, _, err := c.nodes[rig.coordinator-1].shareState.Read(key)
-		if err != nil {
+	var snap share.Snapshot
+	if !await.PollCtx(ctx, func() bool {
+		var err error
+		if snap, _, err = c.nodes[rig.coordinator-1].shareState.Read(key); err != nil {
 			t.Fatal(err)
 		}
-		if snap.StartOffset == 10 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("state %+v, want start offset 10", snap)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return snap.StartOffset == 10
+	}) {
+		t.Fatalf("state %+v, want start offset 10", snap)
 	}
 	resp := alterShareStart(t, ctx, cl, group, 7)
 	if resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 {

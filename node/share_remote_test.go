@@ -19,6 +19,7 @@ import (
 
 	"kzero/coord/metadata"
 	"kzero/coord/share"
+	"kzero/kzerotest/await"
 )
 
 // pollShareRecords polls a share consumer until it gets records.
@@ -75,7 +76,7 @@ func shareAcrossBrokers(t *testing.T, ctx context.Context) shareRig {
 		t.Fatal(err)
 	}
 	warm := func(group string) {
-		for ready := false; !ready; {
+		await.TrueCtx(t, ctx, func() bool {
 			req := kmsg.NewPtrShareFetchRequest()
 			req.Version = 2
 			req.GroupID, req.MemberID = kmsg.StringPtr(group), kmsg.StringPtr("warm-member")
@@ -88,7 +89,7 @@ func shareAcrossBrokers(t *testing.T, ctx context.Context) shareRig {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ready = resp.ErrorCode == 0 // partitions without records or errors are left out
+			ready := resp.ErrorCode == 0 // partitions without records or errors are left out
 			for _, rt := range resp.Topics {
 				for _, rp := range rt.Partitions {
 					if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
@@ -105,10 +106,8 @@ func shareAcrossBrokers(t *testing.T, ctx context.Context) shareRig {
 			if _, err := closeReq.RequestWith(ctx, cl.Broker(int(partLeader))); err != nil {
 				t.Fatal(err)
 			}
-			if !ready {
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
+			return ready
+		}, "a share fetch on "+group+" without a retriable error")
 	}
 	warm("warm")
 	for i := range c.nodes {
@@ -133,30 +132,25 @@ func shareAcrossBrokers(t *testing.T, ctx context.Context) shareRig {
 		// and whose group coordinator is the third broker, so that the
 		// share group offsets APIs ask the share coordinator too and the
 		// share partition's leader is another broker.
-		var groupCoordinator int32
-		for {
-			fc := adm.FindGroupCoordinators(ctx, group)[group]
-			if fc.Err == nil {
-				groupCoordinator = fc.NodeID
-				break
-			}
-			if !kerr.IsRetriable(fc.Err) || ctx.Err() != nil {
+		var fc kadm.FindCoordinatorResponse
+		if !await.PollCtx(ctx, func() bool {
+			fc = adm.FindGroupCoordinators(ctx, group)[group]
+			if fc.Err != nil && !kerr.IsRetriable(fc.Err) {
 				t.Fatalf("find the coordinator of %s: %v", group, fc.Err)
 			}
-			time.Sleep(50 * time.Millisecond) // __consumer_offsets is being created
+			return fc.Err == nil // retriable while __consumer_offsets is being created
+		}) {
+			t.Fatalf("find the coordinator of %s: %v", group, fc.Err)
 		}
+		groupCoordinator := fc.NodeID
 		if groupCoordinator != coordinator && groupCoordinator != partLeader {
 			break
 		}
 	}
 	third := int32(6) - partLeader - coordinator
 	statePart := c.nodes[0].shareState.PartitionFor(key)
-	for !slices.Contains(c.nodes[coordinator-1].shareState.Leading(), statePart) {
-		if ctx.Err() != nil {
-			t.Fatal("the share coordinator never loaded its partition")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.TrueCtx(t, ctx, func() bool { return slices.Contains(c.nodes[coordinator-1].shareState.Leading(), statePart) },
+		"the share coordinator to load its partition")
 	t.Logf("share partition led by %d, its state by %d; next leader %d", partLeader, coordinator, third)
 	warm(group) // the share partition starts here (share.auto.offset.reset latest)
 
@@ -310,7 +304,7 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 	// Deleting the group's offsets deletes the saved state on the share
 	// coordinator (DeleteShareGroupState when another broker coordinates
 	// the group).
-	for {
+	await.TrueCtx(t, ctx, func() bool {
 		del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
 		del.GroupID = group
 		del.Topics = append(del.Topics, kmsg.DeleteShareGroupOffsetsRequestTopic{Topic: "sq"})
@@ -319,14 +313,13 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 			t.Fatal(err)
 		}
 		if delResp.ErrorCode == kerr.NonEmptyGroup.Code { // the closed member's leave is on its way
-			time.Sleep(50 * time.Millisecond)
-			continue
+			return false
 		}
 		if delResp.ErrorCode != 0 || len(delResp.Topics) != 1 || delResp.Topics[0].ErrorCode != 0 {
 			t.Fatalf("delete share group offsets: %+v", delResp)
 		}
-		break
-	}
+		return true
+	}, "the group empty, its share offsets deleted")
 	if _, found, err := c.nodes[coordinator-1].shareState.Read(key); err != nil || found {
 		t.Fatalf("state on the coordinator after the deletion: %v %v", found, err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"kzero/kzerotest/await"
 	"kzero/net/api"
 	"kzero/net/server"
 	"kzero/net/wire"
@@ -155,17 +156,14 @@ func TestSSLCluster(t *testing.T) {
 	c.stop(int(old - 1))
 	other := int(old % 3) // another node's index
 	cl2, adm2 := c.client(other, kgo.DialTLSConfig(clientTLS), kgo.ConsumeTopics("tls"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	for {
-		md, err := adm2.Metadata(ctx, "tls")
-		if err == nil {
-			if l := md.Topics["tls"].Partitions[0].Leader; l != old && l >= 1 {
-				break
-			}
+	if !await.PollCtx(ctx, func() bool {
+		if md, err = adm2.Metadata(ctx, "tls"); err != nil {
+			return false
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("no new leader after %d stopped: %v", old, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		l := md.Topics["tls"].Partitions[0].Leader
+		return l != old && l >= 1
+	}) {
+		t.Fatalf("no new leader after %d stopped: %v", old, err)
 	}
 	var got []string
 	for len(got) < 10 {

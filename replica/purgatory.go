@@ -264,3 +264,11 @@ func (p *Partition) WaitCommitted(offset int64, timeout time.Duration) error {
 	p.Committed(offset, timeout, func(err error) { ch <- err })
 	return <-ch
 }
+
+// Waiting is the number of fetches parked on p: for tests that must know a
+// fetch waits before they make it ready.
+func (p *Partition) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.mu.watchers) + len(p.mu.followerWatchers)
+}

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest/await"
 )
 
 // joinStreamsGroup makes member m1 of process p1 join streams group group
@@ -26,21 +28,18 @@ func joinStreamsGroup(t *testing.T, group, topic string, tasks int) (leave func(
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	var coord int32
-	for {
-		c := kadm.NewClient(cl).FindGroupCoordinators(ctx, group)[group]
-		if c.Err == nil {
-			coord = c.NodeID
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("find coordinator: %v", c.Err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var c kadm.FindCoordinatorResponse
+	if !await.Poll(30*time.Second, func() bool {
+		c = kadm.NewClient(cl).FindGroupCoordinators(ctx, group)[group]
+		return c.Err == nil
+	}) {
+		t.Fatalf("find coordinator: %v", c.Err)
 	}
+	coord := c.NodeID
 	b := cl.Broker(int(coord))
 	epoch, owned := int32(0), []kmsg.TaskIDs{}
-	for {
+	// The member heartbeats until it owns every task.
+	await.True(t, 30*time.Second, func() bool {
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = group, "m1", epoch, -1
 		if epoch == 0 {
@@ -70,15 +69,10 @@ func joinStreamsGroup(t *testing.T, group, topic string, tasks int) (leave func(
 			for _, ts := range owned {
 				n += len(ts.Partitions)
 			}
-			if n == tasks {
-				break
-			}
+			return n == tasks
 		}
-		if ctx.Err() != nil {
-			t.Fatal("the streams member never got its tasks")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	}, "the streams member's tasks")
 	return func() {
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = group, "m1", -1, -1

@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest/await"
 )
 
 // memberID matches the member ids the broker makes up for the test's
@@ -120,16 +122,16 @@ func waitMembers(t *testing.T, group, state string, members int) {
 	adm := kadm.NewClient(cl)
 	defer adm.Close()
 	var last string
-	for range 300 {
+	if !await.Poll(30*time.Second, func() bool {
 		d, err := adm.DescribeGroups(testCtx(t), group)
-		if err == nil {
-			if last = d[group].State; last == state && (members < 0 || len(d[group].Members) == members) {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
+		last = d[group].State
+		return last == state && (members < 0 || len(d[group].Members) == members)
+	}) {
+		t.Fatalf("group %s still %s, want %s", group, last, state)
 	}
-	t.Fatalf("group %s still %s, want %s", group, last, state)
 }
 
 func TestGroupLifecycle(t *testing.T) {

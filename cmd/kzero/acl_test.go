@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"kzero/kzerotest/await"
 )
 
 // aclProps: the SASL listener with PLAIN users admin (a super user), alice
@@ -78,19 +80,18 @@ func TestACLs(t *testing.T) {
 	commit := func(cl *kadm.Client, group string) error {
 		os := kadm.Offsets{}
 		os.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 1, LeaderEpoch: -1})
-		for {
-			resp, err := cl.CommitOffsets(ctx, group, os)
-			if err == nil {
+		var err error
+		await.PollCtx(ctx, func() bool {
+			var resp kadm.OffsetResponses
+			if resp, err = cl.CommitOffsets(ctx, group, os); err == nil {
 				err = resp.Error()
 			}
 			// The first group request creates __consumer_offsets; until its
 			// partitions are led and loaded the coordinator is not
 			// available (as in Kafka), which clients retry.
-			if !errors.Is(err, kerr.CoordinatorNotAvailable) && !errors.Is(err, kerr.CoordinatorLoadInProgress) || ctx.Err() != nil {
-				return err
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return !errors.Is(err, kerr.CoordinatorNotAvailable) && !errors.Is(err, kerr.CoordinatorLoadInProgress)
+		})
+		return err
 	}
 	if err := commit(aliceAdm, "g"); err != nil {
 		t.Errorf("alice commits for group g: %v", err)
@@ -223,11 +224,11 @@ func TestAuthorizedOperations(t *testing.T) {
 		}
 		dg := kmsg.NewPtrDescribeGroupsRequest()
 		dg.Groups, dg.IncludeAuthorizedOperations = []string{"g"}, true
-		gresp, err := dg.RequestWith(ctx, cl)
-		for errors.Is(err, kerr.CoordinatorNotAvailable) && ctx.Err() == nil { // __consumer_offsets being created
-			time.Sleep(50 * time.Millisecond)
+		var gresp *kmsg.DescribeGroupsResponse
+		await.PollCtx(ctx, func() bool {
 			gresp, err = dg.RequestWith(ctx, cl)
-		}
+			return !errors.Is(err, kerr.CoordinatorNotAvailable) // __consumer_offsets being created
+		})
 		if err != nil || len(gresp.Groups) != 1 {
 			t.Fatalf("describe groups: %v %+v", err, gresp)
 		}

@@ -22,6 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest/await"
 )
 
 // procCluster is n kzero processes, each broker and controller.
@@ -203,17 +205,13 @@ func clusterProcesses(t *testing.T, n int) {
 		c.kill(int(lead - 1))
 		killed := time.Now()
 		survivor := int(lead) % n
-		var elected time.Duration
-		for {
-			if ctx.Err() != nil {
-				t.Fatalf("round %d: no new controller after killing %d", r, lead)
-			}
-			if id := c.controller(ctx, survivor); id >= 1 && id != lead && c.addrs[id-1] != "" {
-				elected = time.Since(killed)
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
+		if !await.PollCtx(ctx, func() bool {
+			id := c.controller(ctx, survivor)
+			return id >= 1 && id != lead && c.addrs[id-1] != ""
+		}) {
+			t.Fatalf("round %d: no new controller after killing %d", r, lead)
 		}
+		elected := time.Since(killed)
 		topic := fmt.Sprintf("after-%d", r)
 		res, err := c.nodeAdmin(survivor).CreateTopic(ctx, 3, 3, nil, topic)
 		if err != nil || res.Err != nil {
@@ -222,15 +220,9 @@ func clusterProcesses(t *testing.T, n int) {
 		created := time.Now()
 		// Metadata propagation: until every live broker's Metadata has it.
 		for i := range n {
-			for c.addrs[i] != "" && i != int(lead-1) {
-				md, err := c.nodeAdmin(i).Metadata(ctx, topic)
-				if err == nil && md.Topics[topic].Err == nil && len(md.Topics[topic].Partitions) == 3 {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("round %d: node %d never saw %s", r, i+1, topic)
-				}
-				time.Sleep(time.Millisecond)
+			if c.addrs[i] != "" && i != int(lead-1) {
+				await.TrueCtx(t, ctx, func() bool { return hasTopic(ctx, c.nodeAdmin(i), topic, 3) },
+					fmt.Sprintf("round %d: node %d to see %s", r, i+1, topic))
 			}
 		}
 		spread = append(spread, time.Since(created))
@@ -239,16 +231,8 @@ func clusterProcesses(t *testing.T, n int) {
 		if t.Failed() {
 			t.FailNow()
 		}
-		for {
-			md, err := c.nodeAdmin(int(lead-1)).Metadata(ctx, topic)
-			if err == nil && md.Topics[topic].Err == nil && len(md.Topics[topic].Partitions) == 3 {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("round %d: restarted node %d never learned of %s", r, lead, topic)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		await.TrueCtx(t, ctx, func() bool { return hasTopic(ctx, c.nodeAdmin(int(lead-1)), topic, 3) },
+			fmt.Sprintf("round %d: restarted node %d to learn of %s", r, lead, topic))
 	}
 	// A broker killed -9 stops heartbeating: it is fenced, Metadata no
 	// longer lists it, its partitions have no leader (no follower is in
@@ -280,30 +264,23 @@ func clusterProcesses(t *testing.T, n int) {
 		}
 		return brokers, led, outOfSync
 	}
-	for {
-		brokers, led, _ := ledBy(victim)
-		if brokers != nil && !slices.Contains(brokers, victim) && len(led) == 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("killed broker %d never fenced: brokers %v, still leads %v", victim, brokers, led)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var brokers, leads, outOfSync []int32
+	if !await.PollCtx(ctx, func() bool {
+		brokers, leads, _ = ledBy(victim)
+		return brokers != nil && !slices.Contains(brokers, victim) && len(leads) == 0
+	}) {
+		t.Fatalf("killed broker %d never fenced: brokers %v, still leads %v", victim, brokers, leads)
 	}
 	c.start(int(victim - 1))
 	if t.Failed() {
 		t.FailNow()
 	}
 	// Back, it catches up by replication and rejoins every ISR it left.
-	for {
-		brokers, _, outOfSync := ledBy(victim)
-		if slices.Contains(brokers, victim) && len(outOfSync) == 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("restarted broker %d: brokers %v, out of the ISR of %v", victim, brokers, outOfSync)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !await.PollCtx(ctx, func() bool {
+		brokers, _, outOfSync = ledBy(victim)
+		return slices.Contains(brokers, victim) && len(outOfSync) == 0
+	}) {
+		t.Fatalf("restarted broker %d: brokers %v, out of the ISR of %v", victim, brokers, outOfSync)
 	}
 
 	// The majority lost: metadata changes fail with a clear error within
@@ -359,4 +336,11 @@ func clusterProcesses(t *testing.T, n int) {
 	sort.Slice(spread, func(i, j int) bool { return spread[i] < spread[j] })
 	t.Logf("%d nodes: new controller seen %v after a kill -9 of the leader (median %v)", n, took, took[len(took)/2])
 	t.Logf("%d nodes: a created topic in every live broker's Metadata %v after CreateTopics answered (median %v)", n, spread, spread[len(spread)/2])
+}
+
+// hasTopic reports whether adm's broker lists topic with partitions
+// partitions in its Metadata.
+func hasTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int) bool {
+	md, err := adm.Metadata(ctx, topic)
+	return err == nil && md.Topics[topic].Err == nil && len(md.Topics[topic].Partitions) == partitions
 }

@@ -133,7 +133,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 		case <-ctx.Done():
 		}
 	})
-	time.Sleep(killAt)
+	time.Sleep(killAt) // pacing: the kill lands at a random point of the start
 	p.Kill()
 	cancel()
 	wg.Wait()
@@ -145,7 +145,7 @@ func crashIteration(t *testing.T, rnd *rand.Rand, i int) {
 
 	if rnd.IntN(3) == 0 { // a second start killed early, maybe before it is ready
 		p := launch(t, args...)
-		time.Sleep(time.Duration(rnd.Int64N(int64(300 * time.Millisecond))))
+		time.Sleep(time.Duration(rnd.Int64N(int64(300 * time.Millisecond)))) // pacing: a random kill point
 		p.Kill()
 	}
 	if rnd.IntN(3) == 0 { // restarts that fail on a port in use, as supervisors retry

@@ -33,6 +33,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"kzero/kzerotest/await"
 )
 
 const (
@@ -132,27 +134,19 @@ func (m *rebalanceMember) stop() {
 // waitConsuming waits until every member consumed a record produced at or
 // after since (ms), and every partition was consumed since.
 func waitConsuming(b *testing.B, ms []*rebalanceMember, parts *partitionNewest, since int64) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		all := true
+	await.True(b, 2*time.Minute, func() bool {
 		for _, m := range ms {
 			if m.newest.Load() < since {
-				all = false
+				return false
 			}
 		}
 		for i := range parts {
 			if parts[i].Load() < since {
-				all = false
+				return false
 			}
 		}
-		if all {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("members not consuming 2 minutes after %d", since)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return true
+	}, fmt.Sprintf("every member and partition consuming records from %d", since))
 }
 
 func benchRebalance(b *testing.B, addr, topic string, opts []kgo.Opt) {

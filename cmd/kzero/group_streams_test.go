@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"kzero/kzerotest/await"
 )
 
 // KIP-1071 streams groups end to end, with raw StreamsGroupHeartbeat
@@ -101,18 +103,19 @@ func countTasks(ts []kmsg.TaskIDs) int {
 // group's reconciliation, which moves one heartbeat at a time).
 func heartbeatUntil(t *testing.T, conn *rawConn, what string, ok func() bool, ms ...*streamsMember) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never happened", what)
+	// Each check not yet true is a round of heartbeats, a tick (a
+	// heartbeat interval, shortened) apart.
+	await.True(t, 30*time.Second, func() bool {
+		if ok() {
+			return true
 		}
 		for _, m := range ms {
 			if resp := m.heartbeat(t, conn); resp.ErrorCode != 0 {
 				t.Fatalf("%s: heartbeat of %s: %v", what, m.id, kerr.ErrorForCode(resp.ErrorCode))
 			}
 		}
-		time.Sleep(20 * time.Millisecond) // a heartbeat interval, shortened
-	}
+		return false
+	}, what)
 }
 
 func describeStreams(t *testing.T, conn *rawConn) kmsg.StreamsGroupDescribeResponseGroup {
@@ -294,12 +297,8 @@ func TestStreamsGroup(t *testing.T) {
 	}
 
 	// m1 stops heartbeating: its session expires and it is fenced.
-	deadline := time.Now().Add(30 * time.Second)
-	for d = describeStreams(t, conn); d.State != "Empty"; d = describeStreams(t, conn) {
-		if time.Now().After(deadline) {
-			t.Fatalf("m1 never expired: %+v", d)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !await.Poll(30*time.Second, func() bool { d = describeStreams(t, conn); return d.State == "Empty" }) {
+		t.Fatalf("m1 never expired: %+v", d)
 	}
 	if resp := m1.heartbeat(t, conn); resp.ErrorCode != kerr.UnknownMemberID.Code {
 		t.Fatalf("heartbeat of an expired member: %v", kerr.ErrorForCode(resp.ErrorCode))
@@ -441,18 +440,14 @@ func TestStreamsGroupACLs(t *testing.T) {
 	// Through the group's coordinator, as a client's heartbeats go.
 	join := func(cl *kgo.Client) *kmsg.StreamsGroupHeartbeatResponse {
 		t.Helper()
-		var coord int32
-		for {
-			c := kadm.NewClient(user("admin")).FindGroupCoordinators(ctx, "app")["app"]
-			if c.Err == nil {
-				coord = c.NodeID
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatal(c.Err)
-			}
-			time.Sleep(50 * time.Millisecond)
+		var c kadm.FindCoordinatorResponse
+		if !await.PollCtx(ctx, func() bool {
+			c = kadm.NewClient(user("admin")).FindGroupCoordinators(ctx, "app")["app"]
+			return c.Err == nil
+		}) {
+			t.Fatal(c.Err)
 		}
+		coord := c.NodeID
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.RebalanceTimeoutMillis = "app", "m1", 10000
 		r.Topology = streamsTopology()

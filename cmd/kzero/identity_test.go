@@ -20,6 +20,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"kzero/kzerotest/await"
 	"kzero/log"
 )
 
@@ -154,14 +155,11 @@ func TestIdentityAdoptedAndStraysSetAside(t *testing.T) {
 		t.Fatalf("the stray partition lost its segment: %v", err)
 	}
 	// stderr is copied by another goroutine than the ready line's.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	if !await.Poll(10*time.Second, func() bool {
 		s := p.Stderr.String()
-		if strings.Contains(s, "stray partition set aside") && strings.Contains(s, "ghost-0") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning about the stray partition:\n%s", s)
-		}
+		return strings.Contains(s, "stray partition set aside") && strings.Contains(s, "ghost-0")
+	}) {
+		t.Fatalf("no warning about the stray partition:\n%s", p.Stderr)
 	}
 	p.Stop(t)
 	// The stray stays where it is across restarts.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kzero/kzerotest"
+	"kzero/kzerotest/await"
 )
 
 // 128 connections each declare a 100 MiB Produce frame and send 64 KiB of
@@ -35,10 +36,8 @@ func TestBinarySlowFramesBoundedMemory(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	for deadline := time.Now().Add(60 * time.Second); metric(t, p, "kzero_read_pauses_total") == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no read paused; holding %v bytes", metric(t, p, "kzero_request_bytes_held"))
-		}
+	if !await.Poll(60*time.Second, func() bool { return metric(t, p, "kzero_read_pauses_total") > 0 }) {
+		t.Fatalf("no read paused; holding %v bytes", metric(t, p, "kzero_request_bytes_held"))
 	}
 	apiVersions(t, kzerotest.Dial(t, p.Addr))
 	held := metric(t, p, "kzero_request_bytes_held")

@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kzero/kzerotest"
+	"kzero/kzerotest/await"
+	"kzero/node/nodetest"
 )
 
 // Retention deletes whole old segments of a topic with small segment.bytes
@@ -56,19 +58,17 @@ func TestConsumeAfterRetentionDeletedSegments(t *testing.T) {
 		}
 		return o.Offset
 	}
-	// Wait until retention has caught up: the log start moved and then
-	// stayed put across several retention checks.
-	var before int64
-	for stable := 0; before == 0 || stable < 3; {
-		if ctx.Err() != nil {
-			t.Fatal("retention did not settle before the deadline")
-		}
-		time.Sleep(150 * time.Millisecond)
-		if now := logStart(); now == before {
-			stable++
-		} else {
-			before, stable = now, 0
-		}
+	// Wait until retention has caught up: the log start moved and the
+	// oldest segment is one retention keeps (the log without it is below
+	// retention.bytes), so no later check deletes more.
+	l := nodetest.PartitionLog(t, b, "rolling", 0)
+	await.True(t, 60*time.Second, func() bool {
+		segs := l.Segments()
+		return l.LogStartOffset() > 0 && l.Size()-segs[0].Size() < 2097152
+	}, "retention to delete every segment beyond retention.bytes")
+	before := logStart()
+	if before == 0 {
+		t.Fatal("the log start did not move")
 	}
 
 	cons := newClient(t, b, kgo.ConsumeTopics("rolling"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

@@ -163,7 +163,7 @@ func TestInterBrokerClientReauthenticates(t *testing.T) {
 			t.Fatalf("request %d, %s after the login: %v", i, time.Since(start), err)
 		}
 		// The session's end is a time: wait past it between requests.
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // pacing: the requests span the session's end
 	}
 }
 

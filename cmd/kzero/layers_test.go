@@ -29,6 +29,10 @@ var allowed = map[string][]string{
 	// Runs the kzero binary for tests; imports nothing of kzero.
 	"kzerotest": {},
 
+	// Polls for a condition in the tests of every layer; imports nothing
+	// of kzero.
+	"kzerotest/await": {},
+
 	// The coordinator runtime, under coord/group and coord/txn: it may
 	// not import them (nor anything else of coord).
 	"coord/shards": {"replica", "log", "record", "index"},

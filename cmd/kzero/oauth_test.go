@@ -26,6 +26,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
+
+	"kzero/kzerotest/await"
 )
 
 // idpKey is a signing key of the test identity provider.
@@ -193,15 +195,15 @@ func TestSASLOAuthBearerSigned(t *testing.T) {
 	rotated := es2.sign(t, claims(nil))
 	p.serve(es, rs, es2)
 	refused("unknown kid", rotated)
-	for {
-		err := newSASLClient(t, b, oauth.Auth{Token: rotated}.AsMechanism(), kgo.RequestRetries(0)).Ping(ctx)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, kerr.SaslAuthenticationFailed) || ctx.Err() != nil {
+	var err error
+	if !await.PollCtx(ctx, func() bool {
+		err = newSASLClient(t, b, oauth.Auth{Token: rotated}.AsMechanism(), kgo.RequestRetries(0)).Ping(ctx)
+		if err != nil && !errors.Is(err, kerr.SaslAuthenticationFailed) {
 			t.Fatalf("rotated key es-2 never accepted: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("rotated key es-2 never accepted: %v", err)
 	}
 	saslRoundTrip(t, ctx, b, oauth.Auth{Token: rotated}.AsMechanism(), "oauth-rotated")
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/kzerotest/await"
 )
 
 // ackedAt is where the broker said a record went.
@@ -50,15 +51,13 @@ func partitionState(ctx context.Context, adm *kadm.Client, topic string, partiti
 // waitISR waits until the partition's ISR satisfies ok.
 func waitISR(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, partition int32, what string, ok func(leader int32, isr []int32) bool) {
 	t.Helper()
-	for {
-		leader, isr := partitionState(ctx, adm, topic, partition)
-		if ok(leader, isr) {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%s-%d: %s never happened (leader %d, ISR %v)", topic, partition, what, leader, isr)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var leader int32
+	var isr []int32
+	if !await.PollCtx(ctx, func() bool {
+		leader, isr = partitionState(ctx, adm, topic, partition)
+		return ok(leader, isr)
+	}) {
+		t.Fatalf("%s-%d: %s never happened (leader %d, ISR %v)", topic, partition, what, leader, isr)
 	}
 }
 
@@ -100,7 +99,7 @@ func TestReplicationProcesses(t *testing.T) {
 		defer cl.Close()
 		for i := 0; prodCtx.Err() == nil; i++ {
 			if i%50 == 49 {
-				time.Sleep(20 * time.Millisecond) // a few thousand a second: enough to be mid-flight at the kill
+				time.Sleep(20 * time.Millisecond) // pacing: a few thousand a second, enough to be mid-flight at the kill
 			}
 			v := "kgo-" + strconv.Itoa(i)
 			cl.Produce(prodCtx, &kgo.Record{Value: []byte(v)}, func(r *kgo.Record, err error) {
@@ -136,11 +135,8 @@ func TestReplicationProcesses(t *testing.T) {
 		}
 	})
 	waitAcked := func(n int) {
-		for ackedCount() < n {
-			if ctx.Err() != nil {
-				t.Fatalf("only %d records acknowledged", ackedCount())
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !await.PollCtx(ctx, func() bool { return ackedCount() >= n }) {
+			t.Fatalf("only %d records acknowledged", ackedCount())
 		}
 	}
 	waitAcked(2000)
@@ -202,19 +198,20 @@ func TestReplicationProcesses(t *testing.T) {
 	// The leadership may move meanwhile (a preferred leader rebalance, the
 	// frozen node fenced): the request follows it.
 	conn := kzerotest.Dial(t, c.addrs[leader-1])
-	for {
-		err := produceAcksAll(conn, topic, 1, kzerotest.EncodeTimedBatch([]int64{time.Now().UnixMilli()}, [][]byte{[]byte("too few")}))
+	// The config change is on its way to the leader.
+	var err error
+	if !await.PollCtx(ctx, func() bool {
+		err = produceAcksAll(conn, topic, 1, kzerotest.EncodeTimedBatch([]int64{time.Now().UnixMilli()}, [][]byte{[]byte("too few")}))
 		if errors.Is(err, kerr.NotEnoughReplicas) {
-			break
+			return true
 		}
 		if now, _ := partitionState(ctx, adm, topic, 1); errors.Is(err, kerr.NotLeaderForPartition) && now > 0 && now != leader {
 			t.Logf("the leadership of %s-1 moved from node %d to node %d", topic, leader, now)
 			leader, conn = now, kzerotest.Dial(t, c.addrs[now-1])
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("acks=all with the ISR below min.insync.replicas: %v, want NOT_ENOUGH_REPLICAS", err)
-		}
-		time.Sleep(200 * time.Millisecond) // the config change is on its way to the leader
+		return false
+	}) {
+		t.Fatalf("acks=all with the ISR below min.insync.replicas: %v, want NOT_ENOUGH_REPLICAS", err)
 	}
 	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "min.insync.replicas", Value: kadm.StringPtr("2")}}, topic); err != nil {
 		t.Fatal(err)
@@ -376,23 +373,20 @@ func TestCoordinatorFailoverProcesses(t *testing.T) {
 	c.kill(int(groupNode - 1))
 	t.Logf("killed node %d (group coordinator; the transaction's is %d)", groupNode, txnNode)
 
-	for {
+	var fetched kadm.OffsetResponses
+	if !await.PollCtx(ctx, func() bool {
 		// A fresh client each time: a client keeps the coordinator it
 		// found, and the dead one stays named until it is fenced.
-		fetched, err := c.admin().FetchOffsets(ctx, "keeper")
-		if err == nil && fetched.Error() == nil {
-			if o, _ := fetched.Lookup("work", 0); o.At != 42 {
-				t.Fatalf("work-0 committed offset %d after failover, want 42", o.At)
-			}
-			if o, _ := fetched.Lookup("work", 1); o.At != 7 {
-				t.Fatalf("work-1 committed offset %d after failover, want 7", o.At)
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("offsets after failover: %v %v", err, fetched.Error())
-		}
-		time.Sleep(100 * time.Millisecond)
+		fetched, err = c.admin().FetchOffsets(ctx, "keeper")
+		return err == nil && fetched.Error() == nil
+	}) {
+		t.Fatalf("offsets after failover: %v %v", err, fetched.Error())
+	}
+	if o, _ := fetched.Lookup("work", 0); o.At != 42 {
+		t.Fatalf("work-0 committed offset %d after failover, want 42", o.At)
+	}
+	if o, _ := fetched.Lookup("work", 1); o.At != 7 {
+		t.Fatalf("work-1 committed offset %d after failover, want 7", o.At)
 	}
 	if err := txcl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("commit after failover: %v", err)
@@ -501,18 +495,13 @@ func TestDivergedFollowerTruncates(t *testing.T) {
 	waitISR(ctx, t, adm, "div", 0, "the old leader rejoining the ISR", func(_ int32, isr []int32) bool {
 		return slices.Contains(isr, 1)
 	})
-	for {
+	await.TrueCtx(t, ctx, func() bool {
 		if _, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"div": {0: struct{}{}}}); err != nil {
 			t.Fatal(err)
 		}
-		if l, _ := partitionState(ctx, adm, "div", 0); l == 1 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("broker 1 never led again")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		l, _ := partitionState(ctx, adm, "div", 0)
+		return l == 1
+	}, "broker 1 leading div-0 again")
 	cl := newSeedClient(t, c.addrs[0], kgo.ConsumeTopics("div"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	var got []string
 	for len(got) < 130 {

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"kzero/kzerotest/await"
 	"kzero/tools"
 )
 
@@ -135,9 +136,11 @@ func TestSplitRolesProcesses(t *testing.T) {
 			Lag int64
 		}
 	}
-	for {
+	var qerr error
+	if !await.PollCtx(ctx, func() bool {
 		var out bytes.Buffer
 		err := tools.ClusterQuorum(ctx, &tools.Env{Brokers: seeds, Out: &out, Format: tools.JSON})
+		qerr = err
 		if err == nil {
 			if err := json.Unmarshal(out.Bytes(), &q); err != nil {
 				t.Fatalf("%v: %s", err, out.String())
@@ -150,28 +153,21 @@ func TestSplitRolesProcesses(t *testing.T) {
 		for _, o := range q.Observers {
 			observerIDs = append(observerIDs, o.ID)
 		}
-		if err == nil && slices.Equal(voterIDs, []int32{1, 2, 3}) && slices.Equal(observerIDs, []int32{4, 5}) && q.LeaderID >= 1 && q.LeaderID <= 3 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("cluster quorum: %v %+v", err, q)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && slices.Equal(voterIDs, []int32{1, 2, 3}) && slices.Equal(observerIDs, []int32{4, 5}) && q.LeaderID >= 1 && q.LeaderID <= 3
+	}) {
+		t.Fatalf("cluster quorum: %v %+v", qerr, q)
 	}
 
 	// A broker-only node killed stops heartbeating (its raft traffic): it
 	// is fenced after broker.session.timeout.ms and its leaderships move.
 	procs[4].Kill()
-	for {
-		md, err := adm.Metadata(ctx, "split")
-		if err == nil && slices.Equal(md.Brokers.NodeIDs(), []int32{4}) && !slices.ContainsFunc(md.Topics["split"].Partitions.Sorted(),
-			func(p kadm.PartitionDetail) bool { return p.Leader != 4 }) {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("broker 5 never fenced: %v %+v", err, md)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var md kadm.Metadata
+	if !await.PollCtx(ctx, func() bool {
+		md, qerr = adm.Metadata(ctx, "split")
+		return qerr == nil && slices.Equal(md.Brokers.NodeIDs(), []int32{4}) && !slices.ContainsFunc(md.Topics["split"].Partitions.Sorted(),
+			func(p kadm.PartitionDetail) bool { return p.Leader != 4 })
+	}) {
+		t.Fatalf("broker 5 never fenced: %v %+v", qerr, md)
 	}
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -180,15 +176,12 @@ func TestSplitRolesProcesses(t *testing.T) {
 	// The quorum leader is killed: the other two elect one, and metadata
 	// changes go on.
 	procs[q.LeaderID-1].Kill()
-	for i := 0; ; i++ {
-		res, err := adm.CreateTopic(ctx, 1, 1, nil, "after-kill")
-		if err == nil && res.Err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("create after the leader was killed: %v %v", err, res.Err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var res kadm.CreateTopicResponse
+	if !await.PollCtx(ctx, func() bool {
+		res, qerr = adm.CreateTopic(ctx, 1, 1, nil, "after-kill")
+		return qerr == nil && res.Err == nil
+	}) {
+		t.Fatalf("create after the leader was killed: %v %v", qerr, res.Err)
 	}
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "after-kill", Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"kzero/kzerotest/await"
 	"kzero/net/wire"
 	"kzero/node"
 )
@@ -64,13 +65,13 @@ func saslRoundTrip(t *testing.T, ctx context.Context, b *node.Node, mech sasl.Me
 	}
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "g-" + topic
-	fcr, err := fc.RequestWith(ctx, cl)
+	var fcr *kmsg.FindCoordinatorResponse
 	// The first asks create __consumer_offsets: COORDINATOR_NOT_AVAILABLE
 	// until it is led, which clients retry.
-	for err == nil && fcr.ErrorCode == kerr.CoordinatorNotAvailable.Code && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
+	await.PollCtx(ctx, func() bool {
 		fcr, err = fc.RequestWith(ctx, cl)
-	}
+		return err != nil || fcr.ErrorCode != kerr.CoordinatorNotAvailable.Code
+	})
 	if err != nil || fcr.ErrorCode != 0 || net.JoinHostPort(fcr.Host, itoa(fcr.Port)) != saslAddr(b) {
 		t.Fatalf("%s: FindCoordinator %+v, %v", mech.Name(), fcr, err)
 	}
@@ -551,7 +552,7 @@ func TestSASLReauthentication(t *testing.T) {
 	if r := c.authenticate("alice", "alice-pw"); r.ErrorCode != 0 || r.SessionLifetimeMillis != 1 {
 		t.Fatalf("authentication: %+v", r)
 	}
-	time.Sleep(2 * time.Millisecond) // the session's lifetime, not synchronisation
+	time.Sleep(2 * time.Millisecond) // pacing: the session's lifetime, not synchronisation
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 12
 	c.send(md)

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest/await"
 	"kzero/node"
 )
 
@@ -31,17 +32,15 @@ func shareTopic(t *testing.T, ctx context.Context, b *node.Node, group, topic st
 		t.Fatal(err)
 	}
 	var id [16]byte
-	for {
+	await.TrueCtx(t, ctx, func() bool {
 		md, err := adm.Metadata(ctx, topic)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
-			id = td.ID
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		td, ok := md.Topics[topic]
+		id = td.ID
+		return ok && td.Err == nil && len(td.Partitions) == int(partitions)
+	}, "the topic's partitions in Metadata")
 	fetch := func(epoch int32) *kmsg.ShareFetchResponse {
 		req := kmsg.NewPtrShareFetchRequest()
 		req.Version = 2
@@ -68,8 +67,8 @@ func shareTopic(t *testing.T, ctx context.Context, b *node.Node, group, topic st
 	}
 	// The first share fetch creates __share_group_state; its partitions
 	// load meanwhile (COORDINATOR_LOAD_IN_PROGRESS, retriable).
-	for ready := false; !ready; {
-		ready = true
+	await.TrueCtx(t, ctx, func() bool {
+		ready := true
 		for _, tr := range fetch(0).Topics {
 			for _, p := range tr.Partitions {
 				err := kerr.ErrorForCode(p.ErrorCode)
@@ -82,10 +81,8 @@ func shareTopic(t *testing.T, ctx context.Context, b *node.Node, group, topic st
 				}
 			}
 		}
-		if !ready {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+		return ready
+	}, "an initial share fetch without a retriable error")
 	fetch(-1)
 	return cl
 }

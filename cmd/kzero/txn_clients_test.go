@@ -118,7 +118,7 @@ func TestIdempotentProducerSurvivesConnectionDrops(t *testing.T) {
 		if i%200 == 100 {
 			// Cut a connection while the last records are in flight.
 			f.cutOne()
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // pacing: the cut lands while the records before it are in flight
 		}
 		cl.Produce(ctx, &kgo.Record{Partition: int32(i % 3), Value: fmt.Appendf(nil, "%d", i)}, func(_ *kgo.Record, err error) {
 			if err != nil {

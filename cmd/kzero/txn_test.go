@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"kzero/kzerotest/await"
 	"kzero/node"
 )
 
@@ -231,18 +232,16 @@ func TestTransactionCoordinatorRestart(t *testing.T) {
 	defer stopBroker(t, b)
 	adm = kadm.NewClient(newClient(t, b))
 	var d kadm.DescribedTransaction
-	for {
-		ds, err := adm.DescribeTransactions(ctx, "durable")
-		if err == nil {
+	var err error
+	if !await.Poll(60*time.Second, func() bool {
+		var ds kadm.DescribedTransactions
+		if ds, err = adm.DescribeTransactions(ctx, "durable"); err == nil {
 			d = ds["durable"]
-			if d.Err == nil {
-				break
-			}
+			err = d.Err
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("describe after restart: %v %+v", err, ds)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("describe after restart: %v", err)
 	}
 	if d.State != "Ongoing" || len(d.Topics["restart"]) != 3 {
 		t.Fatalf("after restart: %+v", d)

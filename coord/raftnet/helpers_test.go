@@ -15,6 +15,8 @@ import (
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/kzerotest/await"
 )
 
 // wait bounds every wait for an event in these tests: reaching it means
@@ -101,13 +103,9 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 func noLeaks(t *testing.T) {
 	base := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(wait)
-		for runtime.NumGoroutine() > base {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Fatalf("%d goroutines left, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-			}
-			time.Sleep(time.Millisecond)
+		if !await.Poll(wait, func() bool { return runtime.NumGoroutine() <= base }) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines left, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
 		}
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"kzero/kzerotest/await"
 )
 
 // Two senders to one receiver: each sender's messages arrive all, in order.
@@ -428,9 +430,8 @@ func TestLearnerLinks(t *testing.T) {
 		defer n.mu.RUnlock()
 		return n.mu.peers[id] != nil
 	}
-	for !linked(l, 2) {
-		time.Sleep(time.Millisecond) // the link registers right after its hello
-	}
+	// The link registers right after its hello.
+	await.True(t, wait, func() bool { return linked(l, 2) }, "the learner's link to voter 2")
 	l.Send([]*pb.Message{msg(pb.MsgAppResp, 4, 2, 9)})
 	if m := recv(t, b.got, "message from the learner"); m.GetFrom() != RaftID(4) || m.GetIndex() != 9 {
 		t.Fatalf("voter got %v", m)
@@ -455,9 +456,7 @@ func TestLearnerLinks(t *testing.T) {
 
 	// A learner hello from a voter's id is refused.
 	impostor := startNode(t, 2, func(c *Config) { c.Learner, c.Bootstrap = true, []string{a.addr()} })
-	for !impostor.log.contains("refuses learner 2") {
-		time.Sleep(time.Millisecond)
-	}
+	await.True(t, wait, func() bool { return impostor.log.contains("refuses learner 2") }, "the impostor refused")
 	l.Close()
 	impostor.Close()
 	a.Close()

@@ -10,12 +10,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/kzerotest/await"
+	"kzero/log"
 	"kzero/node/nodetest"
+	"kzero/replica"
 )
 
 // A fetch that finds nothing waits (MaxWaitMs) and is answered as soon as a
-// record arrives on any partition it asked for: the record produced 200ms
-// into a 2s wait comes back in the response, before the wait expires.
+// record arrives on any partition it asked for: the record produced once
+// the fetch is parked on both partitions comes back in the response,
+// before the 2s wait expires.
 func TestLongPollFetchWakesOnProduce(t *testing.T) {
 	b := startBroker(t, t.TempDir())
 	defer nodetest.Stop(t, b)
@@ -53,7 +57,16 @@ func TestLongPollFetchWakesOnProduce(t *testing.T) {
 		resp, err := conn.Request(req)
 		done <- result{resp, err, time.Since(start)}
 	}()
-	time.Sleep(200 * time.Millisecond)
+	parts := make([]*replica.Partition, 2)
+	for i := range parts {
+		p, ok := b.Replicas().Partition(log.TopicPartition{Topic: "poll", Partition: int32(i)})
+		if !ok {
+			t.Fatalf("poll-%d is not local", i)
+		}
+		parts[i] = p
+	}
+	await.True(t, 10*time.Second, func() bool { return parts[0].Waiting() == 1 && parts[1].Waiting() == 1 },
+		"the fetch parked on both partitions")
 	if err := cl.ProduceSync(ctx, &kgo.Record{Partition: 1, Value: []byte("wake up")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}

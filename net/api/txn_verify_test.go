@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/kzerotest"
+	"kzero/kzerotest/await"
 	"kzero/node/nodetest"
 	"kzero/record"
 )
@@ -33,24 +34,25 @@ func TestTxnVerifyCodes(t *testing.T) {
 	// coordinator is not ready: each call bumps the epoch.
 	initProducer := func() (int64, int16) {
 		t.Helper()
-		for {
+		var resp *kmsg.InitProducerIDResponse
+		if !await.Poll(30*time.Second, func() bool {
 			req := kmsg.NewPtrInitProducerIDRequest()
 			req.TransactionalID = kmsg.StringPtr(txnID)
 			req.TransactionTimeoutMillis = 60000
 			req.ProducerID, req.ProducerEpoch = -1, -1
-			resp := kzerotest.Do[*kmsg.InitProducerIDResponse](t, conn, 4, req)
+			resp = kzerotest.Do[*kmsg.InitProducerIDResponse](t, conn, 4, req)
 			switch resp.ErrorCode {
 			case 0:
-				return resp.ProducerID, resp.ProducerEpoch
+				return true
 			case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.ConcurrentTransactions.Code:
-				if ctx.Err() != nil {
-					t.Fatalf("InitProducerID: %v", kerr.ErrorForCode(resp.ErrorCode))
-				}
-				time.Sleep(20 * time.Millisecond) // a client's retry backoff
-			default:
-				t.Fatalf("InitProducerID: %v", kerr.ErrorForCode(resp.ErrorCode))
+				return false // retriable, as a client retries
 			}
+			t.Fatalf("InitProducerID: %v", kerr.ErrorForCode(resp.ErrorCode))
+			return false
+		}) {
+			t.Fatalf("InitProducerID: %v", kerr.ErrorForCode(resp.ErrorCode))
 		}
+		return resp.ProducerID, resp.ProducerEpoch
 	}
 	produce := func(version int16, pid int64, epoch int16) int16 {
 		t.Helper()

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kzero/kzerotest/await"
 )
 
 // testKey is a signing key of the test identity provider and its public
@@ -265,12 +267,8 @@ func (s *jwksServer) serve(keys ...testKey) {
 // installs the keys before counting).
 func awaitFetches(t *testing.T, k *JWKS, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for k.Fetches() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d fetches, want %d", k.Fetches(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !await.Poll(30*time.Second, func() bool { return k.Fetches() >= n }) {
+		t.Fatalf("%d fetches, want %d", k.Fetches(), n)
 	}
 }
 

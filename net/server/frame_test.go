@@ -231,7 +231,7 @@ func TestLargeFramesReadDirect(t *testing.T) {
 			n := min(len(stream), 50_000+len(stream)%70_000)
 			c.write(stream[:n])
 			stream = stream[n:]
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // pacing: the pieces arrive apart, each read finds part of a frame
 		}
 	}()
 	for i, want := range bodies {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"kzero/kzerotest/await"
 	"kzero/net/wire"
 )
 
@@ -148,13 +149,10 @@ func (c *client) roundTrip(corr int32, body string) {
 // discard is a logger for tests that provoke errors on purpose.
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// eventually waits for cond, failing after a generous bound: for effects
-// that follow an observable event on another goroutine.
+// eventually waits for cond, failing after a generous bound: for the
+// effects of the event loops and the kernel (a counter in Stats, a range
+// released), which signal nothing a test could wait on.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-	}
+	await.True(t, 20*time.Second, cond, what)
 }

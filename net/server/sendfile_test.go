@@ -132,7 +132,7 @@ type slowConn struct {
 func (s *slowConn) Read(p []byte) (int, error) {
 	if s.slowReads > 0 {
 		s.slowReads--
-		time.Sleep(500 * time.Microsecond)
+		time.Sleep(500 * time.Microsecond) // pacing: a slow reader, so the server's socket fills
 		p = p[:min(len(p), 4096)]
 	}
 	return s.Conn.Read(p)
