@@ -16,6 +16,15 @@
 //     the controller listener, kzero's own framing, documented there).
 //   - coord/group and coord/txn: the group coordinator (__consumer_offsets)
 //     and the transaction coordinator (__transaction_state).
+//   - coord/shards: the coordinator runtime both of them run on (a shard
+//     per partition of their internal topic, loaded on leadership and
+//     dropped on resignation, writes that wait for the HW) and Kafka's
+//     tables from a failed write to the error their callers get
+//     (errors.go: GroupError, TxnError).
+//   - coord/share: the share partitions of KIP-932 share groups and the
+//     share coordinator (__share_group_state).
+//   - coord/coordrecord: the codec of the coordinators' records, as Kafka
+//     lays them out in __consumer_offsets and __share_group_state.
 //   - coord/control: the active controller's decisions as a pure state
 //     machine (broker registration, heartbeats and fencing, leader
 //     election, ISR changes, ElectLeaders, reassignments, replica
