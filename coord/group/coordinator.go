@@ -364,13 +364,13 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 		}
 		// An empty consumer group becomes a classic group.
 		recs := e.g.consumer.deleteRecords()
-		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
+		if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 			s.finishLocked(e, now)
 			done(joinError(storeErr(err), r.MemberID))
 			return
 		}
-		s.replayConsumerLocked(e.g, recs)
+		replayRecords(&e.g.consumer, recs, newConsumerGroup)
 	}
 	created := false
 	if e == nil {

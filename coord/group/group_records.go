@@ -26,6 +26,37 @@ func appendRecordKey(dst []byte, typ int16, group, member string, withMember boo
 	return dst
 }
 
+// groupRecord is a consumer, share or streams group record (R) as the
+// shard writes and replays it, whatever its kind.
+type groupRecord[R any] interface {
+	*R
+	appendKey(dst []byte, group string) []byte
+	appendValue(dst []byte) []byte // nothing for a tombstone
+	isTombstone() bool
+	endsGroup() bool // the group epoch's tombstone: the group's state ends
+}
+
+func (r *consumerRecord) appendKey(dst []byte, group string) []byte {
+	return appendConsumerKey(dst, r.typ, group, r.member)
+}
+func (r *consumerRecord) appendValue(dst []byte) []byte { return appendConsumerValue(dst, r) }
+func (r *consumerRecord) isTombstone() bool             { return r.tombstone }
+func (r *consumerRecord) endsGroup() bool               { return r.tombstone && r.typ == consumerEpochType }
+
+func (r *shareRecord) appendKey(dst []byte, group string) []byte {
+	return appendShareKey(dst, r.typ, group, r.member)
+}
+func (r *shareRecord) appendValue(dst []byte) []byte { return appendShareValue(dst, r) }
+func (r *shareRecord) isTombstone() bool             { return r.tombstone }
+func (r *shareRecord) endsGroup() bool               { return r.tombstone && r.typ == shareEpochType }
+
+func (r *streamsRecord) appendKey(dst []byte, group string) []byte {
+	return appendStreamsKey(dst, r.typ, group, r.member)
+}
+func (r *streamsRecord) appendValue(dst []byte) []byte { return appendStreamsValue(dst, r) }
+func (r *streamsRecord) isTombstone() bool             { return r.tombstone }
+func (r *streamsRecord) endsGroup() bool               { return r.tombstone && r.typ == streamsEpochType }
+
 // appendValueVersion starts the value of a consumer, share or streams
 // group record: every one is at version 0.
 func appendValueVersion(dst []byte) []byte { return coordrecord.AppendInt16(dst, 0) }
