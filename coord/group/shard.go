@@ -246,17 +246,11 @@ func (s *shard) fire(e *entry) {
 // deleted group) and returns the error code for whoever waits on it.
 func (s *shard) storeGroupLocked(g *Group, st *store) error {
 	s.mu.scratch = s.mu.scratch[:0]
-	var r kv
-	r.k0 = len(s.mu.scratch)
-	s.mu.scratch = appendGroupKey(s.mu.scratch, g.id)
-	r.k1, r.v0 = len(s.mu.scratch), len(s.mu.scratch)
-	if st.kind == storeTombstone {
-		r.v1 = -1
-	} else {
-		s.mu.scratch = appendGroupValue(s.mu.scratch, g.metadataValue(st))
-		r.v1 = len(s.mu.scratch)
+	var v *kmsg.GroupMetadataValue // nil: a tombstone
+	if st.kind != storeTombstone {
+		v = g.metadataValue(st)
 	}
-	if _, err := s.appendLocked([]kv{r}); err != nil {
+	if _, err := s.appendLocked(s.appendGroupMetadataLocked(make([]kv, 0, 1), g.id, v)); err != nil {
 		s.c.logger.Warn("cannot store group metadata", "group", g.id, "partition", s.Partition, "err", err)
 		return storeErr(err)
 	}
@@ -448,37 +442,17 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 		delete(ld.consumer, r.group) // back to the classic protocol
 		delete(ld.streams, r.group)
 	case recordConsumer:
-		cg := ld.consumer[r.group]
-		switch {
-		case r.cr.typ == consumerEpochType && r.cr.tombstone:
-			delete(ld.consumer, r.group)
-			return
-		case cg == nil && r.cr.tombstone:
-			return
-		case cg == nil:
-			cg = newConsumerGroup()
-			ld.consumer[r.group] = cg
+		if loadRecord(ld.consumer, r.group, &r.cr, newConsumerGroup) {
 			delete(ld.meta, r.group) // converted from the classic protocol
 			delete(ld.streams, r.group)
 		}
-		cg.replay(&r.cr)
 	case recordStreams:
-		sg := ld.streams[r.group]
-		switch {
-		case r.sr.typ == streamsEpochType && r.sr.tombstone:
-			delete(ld.streams, r.group)
-			return
-		case sg == nil && r.sr.tombstone:
-			return
-		case sg == nil:
-			sg = newStreamsGroup()
-			ld.streams[r.group] = sg
+		if loadRecord(ld.streams, r.group, &r.sr, newStreamsGroup) {
 			delete(ld.meta, r.group) // converted from another protocol
 			delete(ld.consumer, r.group)
 		}
-		sg.replay(&r.sr)
 	case recordShare:
-		ld.applyShare(r.group, &r.shr)
+		loadRecord(ld.share, r.group, &r.shr, newShareGroup)
 	}
 }
 

@@ -204,22 +204,6 @@ func (c *Coordinator) DescribeShareGroup(group string) ShareGroupDescription {
 	return d
 }
 
-// applyShare replays one loaded share group record.
-func (ld *loader) applyShare(group string, r *shareRecord) {
-	sg := ld.share[group]
-	switch {
-	case r.typ == shareEpochType && r.tombstone:
-		delete(ld.share, group)
-		return
-	case sg == nil && r.tombstone:
-		return
-	case sg == nil:
-		sg = newShareGroup()
-		ld.share[group] = sg
-	}
-	sg.replay(r)
-}
-
 // ShareGroupStatus says whether group is a share group this broker
 // coordinates: whether it has no members, and its group epoch (the state
 // epoch Kafka's group coordinator initializes share partition state with:
