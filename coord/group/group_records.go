@@ -15,6 +15,32 @@ import (
 // id (TopicPartitions) or by subtopology id (TaskIds), each with its
 // partitions' assignment epochs in tagged field 0 where the schema has it.
 
+// recordTypes numbers the five records every consumer, share and streams
+// group has (kinds differ only in the numbers).
+type recordTypes struct{ epoch, member, targetEpoch, targetMember, current int16 }
+
+var (
+	consumerTypes = recordTypes{consumerEpochType, consumerMemberType, consumerTargetEpochType, consumerTargetMemberType, consumerCurrentType}
+	shareTypes    = recordTypes{shareEpochType, shareMemberType, shareTargetEpochType, shareTargetMemberType, shareCurrentType}
+	streamsTypes  = recordTypes{streamsEpochType, streamsMemberType, streamsTargetEpochType, streamsTargetMemberType, streamsCurrentType}
+)
+
+// keyHasMember reports whether the key of a record of type typ names a
+// member: the member, target member and current assignment records.
+func (t *recordTypes) keyHasMember(typ int16) bool {
+	return typ == t.member || typ == t.targetMember || typ == t.current
+}
+
+// heldSince is the epoch at which a member at epoch got k (a partition or
+// a task): as
+// recorded in epochs, else max(epoch, 0) (KIP-1251).
+func heldSince[K comparable](epochs map[K]int32, k K, epoch int32) int32 {
+	if e, ok := epochs[k]; ok {
+		return e
+	}
+	return max(epoch, 0)
+}
+
 // appendRecordKey appends the key of a consumer, share or streams group
 // record: its type, the group and, withMember, the member.
 func appendRecordKey(dst []byte, typ int16, group, member string, withMember bool) []byte {
