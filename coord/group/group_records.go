@@ -32,8 +32,7 @@ func (t *recordTypes) keyHasMember(typ int16) bool {
 }
 
 // heldSince is the epoch at which a member at epoch got k (a partition or
-// a task): as
-// recorded in epochs, else max(epoch, 0) (KIP-1251).
+// a task): as recorded in epochs, else max(epoch, 0) (KIP-1251).
 func heldSince[K comparable](epochs map[K]int32, k K, epoch int32) int32 {
 	if e, ok := epochs[k]; ok {
 		return e
