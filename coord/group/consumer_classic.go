@@ -178,12 +178,12 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 			}
 			// The static member restarted: its old incarnation is fenced.
 			recs := cg.fenceRecords(&env, cur)
-			if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
+			if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 				c.logger.Warn("cannot fence a static member", "group", e.g.id, "partition", s.Partition, "err", err)
 				fail(storeErr(err), memberID)
 				return
 			}
-			s.replayConsumerLocked(e.g, recs)
+			replayRecords(&e.g.consumer, recs, newConsumerGroup)
 		}
 	}
 	epoch := int32(0)
@@ -207,12 +207,12 @@ func (s *shard) joinClassicLocked(e *entry, now int64, r *JoinRequest, done func
 		fail(out.res.Err, memberID)
 		return
 	}
-	if err := s.writeConsumerLocked(e.g.id, out.recs, false, nil); err != nil {
+	if err := writeRecordsLocked(s, e.g.id, out.recs); err != nil {
 		c.logger.Warn("cannot store a classic member of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
 		fail(storeErr(err), memberID)
 		return
 	}
-	s.replayConsumerLocked(e.g, out.recs)
+	replayRecords(&e.g.consumer, out.recs, newConsumerGroup)
 	cg.apply(&out)
 	m := cg.members[out.member]
 	m.sessionDeadline = now + int64(r.SessionTimeout)
@@ -306,7 +306,7 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 	if len(gone) > 0 {
 		env := s.c.env(now)
 		recs := cg.fenceRecords(&env, gone...)
-		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
+		if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 			s.c.logger.Warn("cannot remove classic members of a consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
 			err = storeErr(err)
 			for i := range errs {
@@ -315,7 +315,7 @@ func (s *shard) leaveClassicLocked(e *entry, now int64, leaving []LeaveMember) [
 				}
 			}
 		} else {
-			s.replayConsumerLocked(e.g, recs)
+			replayRecords(&e.g.consumer, recs, newConsumerGroup)
 		}
 	}
 	s.finishLocked(e, now)

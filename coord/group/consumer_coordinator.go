@@ -75,14 +75,14 @@ func (c *Coordinator) ConsumerGroupHeartbeat(r *ConsumerHeartbeatRequest) Consum
 func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out hbOutcome, convert, created bool) ConsumerHeartbeatResult {
 	res := out.res
 	if res.Err == nil && (len(out.recs) > 0 || convert) {
-		if err := s.writeConsumerLocked(e.g.id, out.recs, convert && !created, nil); err != nil {
+		if err := writeConvertingLocked(s, e.g.id, out.recs, convert && !created, nil); err != nil {
 			s.c.logger.Warn("cannot store consumer group records", "group", e.g.id, "partition", s.Partition, "err", err)
 			res = ConsumerHeartbeatResult{Err: storeErr(err)}
 		} else {
 			if convert {
 				e.g.consumer = cg
 			}
-			s.replayConsumerLocked(e.g, out.recs)
+			replayRecords(&e.g.consumer, out.recs, newConsumerGroup)
 		}
 	}
 	if res.Err != nil && created {
@@ -100,60 +100,6 @@ func (s *shard) finishConsumerLocked(e *entry, now int64, cg *consumerGroup, out
 	return res
 }
 
-// writeConsumerLocked writes a consumer group's records as one batch, after
-// the tombstone of its classic metadata with classicTombstone, and before
-// its classic metadata when classic is not nil.
-func (s *shard) writeConsumerLocked(group string, recs []consumerRecord, classicTombstone bool, classic *kmsg.GroupMetadataValue) error {
-	s.mu.scratch = s.mu.scratch[:0]
-	kvs := make([]kv, 0, len(recs)+1)
-	if classicTombstone {
-		var r kv
-		s.mu.scratch = appendGroupKey(s.mu.scratch, group)
-		r.k1, r.v1 = len(s.mu.scratch), -1
-		kvs = append(kvs, r)
-	}
-	for i := range recs {
-		rec := &recs[i]
-		r := kv{k0: len(s.mu.scratch)}
-		s.mu.scratch = appendConsumerKey(s.mu.scratch, int16(rec.typ), group, rec.member)
-		r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
-		if !rec.tombstone {
-			s.mu.scratch = appendConsumerValue(s.mu.scratch, rec)
-			r.v1 = len(s.mu.scratch)
-		}
-		kvs = append(kvs, r)
-	}
-	if classic != nil {
-		r := kv{k0: len(s.mu.scratch)}
-		s.mu.scratch = appendGroupKey(s.mu.scratch, group)
-		r.k1, r.v0 = len(s.mu.scratch), len(s.mu.scratch)
-		s.mu.scratch = appendGroupValue(s.mu.scratch, classic)
-		r.v1 = len(s.mu.scratch)
-		kvs = append(kvs, r)
-	}
-	if len(kvs) == 0 {
-		return nil
-	}
-	_, err := s.appendLocked(kvs)
-	return err
-}
-
-// replayConsumerLocked applies written records to g: the group epoch's
-// tombstone ends its consumer protocol state.
-func (s *shard) replayConsumerLocked(g *Group, recs []consumerRecord) {
-	for i := range recs {
-		r := &recs[i]
-		if r.typ == consumerEpochType && r.tombstone {
-			g.consumer = nil
-			continue
-		}
-		if g.consumer == nil {
-			g.consumer = newConsumerGroup()
-		}
-		g.consumer.replay(r)
-	}
-}
-
 // expireConsumerLocked fences the members of the group whose session,
 // revocation, or classic join or sync expired: one batch, one group epoch
 // bump; then downgrades it if only classic members remain.
@@ -169,7 +115,7 @@ func (s *shard) expireConsumerLocked(e *entry, now int64) {
 		}
 		env := s.c.env(now)
 		recs := g.consumer.fenceRecords(&env, gone...)
-		if err := s.writeConsumerLocked(g.id, recs, false, nil); err != nil {
+		if err := writeRecordsLocked(s, g.id, recs); err != nil {
 			s.c.logger.Warn("cannot remove expired consumer group members", "group", g.id, "partition", s.Partition, "err", err)
 			for _, m := range gone {
 				m.sessionDeadline, m.revokeDeadline = now+1000, 0 // try again later
@@ -181,7 +127,7 @@ func (s *shard) expireConsumerLocked(e *entry, now int64) {
 			s.c.logger.Info("consumer group member expired", "group", g.id, "member", m.id)
 			consumerLeft = consumerLeft || m.classic == nil
 		}
-		s.replayConsumerLocked(g, recs)
+		replayRecords(&g.consumer, recs, newConsumerGroup)
 		if consumerLeft && g.consumer != nil && g.consumer.downgradable(&s.c.policy) {
 			s.downgradeLocked(e, now)
 		}

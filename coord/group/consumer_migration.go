@@ -126,14 +126,14 @@ func (s *shard) upgradeLocked(e *entry, now int64, r *ConsumerHeartbeatRequest) 
 		s.finishLocked(e, now)
 		return out.res
 	}
-	if err := s.writeConsumerLocked(e.g.id, append(pre, out.recs...), true, nil); err != nil {
+	if err := writeConvertingLocked(s, e.g.id, append(pre, out.recs...), true, nil); err != nil {
 		s.c.logger.Warn("cannot upgrade classic group to consumer group", "group", e.g.id, "partition", s.Partition, "err", err)
 		s.finishLocked(e, now)
 		return ConsumerHeartbeatResult{Err: storeErr(err)}
 	}
 	e.g.resetClassic(now, kerr.RebalanceInProgress)
 	e.g.consumer = cg
-	s.replayConsumerLocked(e.g, out.recs)
+	replayRecords(&e.g.consumer, out.recs, newConsumerGroup)
 	for _, m := range cg.members {
 		if m.classic != nil {
 			m.sessionDeadline = now + int64(m.classic.sessionTimeout)
@@ -191,12 +191,12 @@ func (s *shard) downgradeLocked(e *entry, now int64) {
 	}
 	g.protocol = protocol
 	g.transition(now, Stable)
-	if err := s.writeConsumerLocked(g.id, recs, false, g.metadataValue(nil)); err != nil {
+	if err := writeConvertingLocked(s, g.id, recs, false, g.metadataValue(nil)); err != nil {
 		s.c.logger.Warn("cannot downgrade consumer group to classic group", "group", g.id, "partition", s.Partition, "err", err)
 		g.resetClassic(now, nil)
 		return
 	}
-	s.replayConsumerLocked(g, recs)
+	replayRecords(&g.consumer, recs, newConsumerGroup)
 	g.prepareRebalance(now)
 	s.c.logger.Info("consumer group downgraded to classic group", "group", g.id, "members", len(g.members))
 }

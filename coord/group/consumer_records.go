@@ -137,21 +137,12 @@ type currentAssignment struct {
 
 // epochOf is the epoch at which the member got partition p of topic id.
 func (c *currentAssignment) epochOf(id topicID, p int32) int32 {
-	if e, ok := c.epochs[tp{id, p}]; ok {
-		return e
-	}
-	return max(c.epoch, 0)
-}
-
-// consumerKeyHasMember reports whether a consumer record type's key names
-// a member.
-func consumerKeyHasMember(typ int16) bool {
-	return typ == consumerMemberType || typ == consumerTargetMemberType || typ == consumerCurrentType
+	return heldSince(c.epochs, tp{id, p}, c.epoch)
 }
 
 // appendConsumerKey appends the key of a consumer group record.
 func appendConsumerKey(dst []byte, typ int16, group, member string) []byte {
-	return appendRecordKey(dst, typ, group, member, consumerKeyHasMember(typ))
+	return appendRecordKey(dst, typ, group, member, consumerTypes.keyHasMember(typ))
 }
 
 // appendConsumerValue appends r's value; nothing for a tombstone.
@@ -211,7 +202,7 @@ func appendTopicPartitions(dst []byte, s tpSet, epochOf func(topicID, int32) int
 // give a record or an error, never a panic.
 func decodeConsumerRecord(typ int16, key, value []byte) (group string, r consumerRecord, err error) {
 	r.typ, r.tombstone = typ, value == nil
-	group, r.member, err = decodeGroupRecord("consumer", typ, key, value, consumerKeyHasMember(typ), func(vr *coordrecord.Reader) {
+	group, r.member, err = decodeGroupRecord("consumer", typ, key, value, consumerTypes.keyHasMember(typ), func(vr *coordrecord.Reader) {
 		switch typ {
 		case consumerEpochType:
 			r.epoch = vr.Int32()

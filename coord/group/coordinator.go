@@ -364,13 +364,13 @@ func (c *Coordinator) JoinGroup(r *JoinRequest, done func(JoinResult)) {
 		}
 		// An empty consumer group becomes a classic group.
 		recs := e.g.consumer.deleteRecords()
-		if err := s.writeConsumerLocked(e.g.id, recs, false, nil); err != nil {
+		if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 			c.logger.Warn("cannot convert consumer group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 			s.finishLocked(e, now)
 			done(joinError(storeErr(err), r.MemberID))
 			return
 		}
-		s.replayConsumerLocked(e.g, recs)
+		replayRecords(&e.g.consumer, recs, newConsumerGroup)
 	}
 	created := false
 	if e == nil {
@@ -674,33 +674,16 @@ func (s *shard) appendTombstonesLocked(g *Group, tps []TopicPartition, groupToo 
 		r.k1, r.v1 = len(s.mu.scratch), -1
 		recs = append(recs, r)
 	}
-	if groupToo && g.share != nil {
-		for _, sr := range g.share.deleteRecords() {
-			r := kv{k0: len(s.mu.scratch)}
-			s.mu.scratch = appendShareKey(s.mu.scratch, sr.typ, g.id, sr.member)
-			r.k1, r.v1 = len(s.mu.scratch), -1
-			recs = append(recs, r)
-		}
-	} else if groupToo && g.streams != nil {
-		for _, sr := range g.streams.deleteRecords() {
-			r := kv{k0: len(s.mu.scratch)}
-			s.mu.scratch = appendStreamsKey(s.mu.scratch, sr.typ, g.id, sr.member)
-			r.k1, r.v1 = len(s.mu.scratch), -1
-			recs = append(recs, r)
-		}
-	} else if groupToo && g.consumer != nil {
-		for _, cr := range g.consumer.deleteRecords() {
-			r := kv{k0: len(s.mu.scratch)}
-			s.mu.scratch = appendConsumerKey(s.mu.scratch, cr.typ, g.id, cr.member)
-			r.k1, r.v1 = len(s.mu.scratch), -1
-			recs = append(recs, r)
-		}
-	} else if groupToo {
-		var r kv
-		r.k0 = len(s.mu.scratch)
-		s.mu.scratch = appendGroupKey(s.mu.scratch, g.id)
-		r.k1, r.v1 = len(s.mu.scratch), -1
-		recs = append(recs, r)
+	switch {
+	case !groupToo:
+	case g.share != nil:
+		recs = appendRecordsLocked(s, recs, g.id, g.share.deleteRecords())
+	case g.streams != nil:
+		recs = appendRecordsLocked(s, recs, g.id, g.streams.deleteRecords())
+	case g.consumer != nil:
+		recs = appendRecordsLocked(s, recs, g.id, g.consumer.deleteRecords())
+	default:
+		recs = s.appendGroupMetadataLocked(recs, g.id, nil)
 	}
 	if len(recs) == 0 {
 		return nil

@@ -15,6 +15,31 @@ import (
 // id (TopicPartitions) or by subtopology id (TaskIds), each with its
 // partitions' assignment epochs in tagged field 0 where the schema has it.
 
+// recordTypes numbers the five records every consumer, share and streams
+// group has (kinds differ only in the numbers).
+type recordTypes struct{ epoch, member, targetEpoch, targetMember, current int16 }
+
+var (
+	consumerTypes = recordTypes{consumerEpochType, consumerMemberType, consumerTargetEpochType, consumerTargetMemberType, consumerCurrentType}
+	shareTypes    = recordTypes{shareEpochType, shareMemberType, shareTargetEpochType, shareTargetMemberType, shareCurrentType}
+	streamsTypes  = recordTypes{streamsEpochType, streamsMemberType, streamsTargetEpochType, streamsTargetMemberType, streamsCurrentType}
+)
+
+// keyHasMember reports whether the key of a record of type typ names a
+// member: the member, target member and current assignment records.
+func (t *recordTypes) keyHasMember(typ int16) bool {
+	return typ == t.member || typ == t.targetMember || typ == t.current
+}
+
+// heldSince is the epoch at which a member at epoch got k (a partition or
+// a task): as recorded in epochs, else max(epoch, 0) (KIP-1251).
+func heldSince[K comparable](epochs map[K]int32, k K, epoch int32) int32 {
+	if e, ok := epochs[k]; ok {
+		return e
+	}
+	return max(epoch, 0)
+}
+
 // appendRecordKey appends the key of a consumer, share or streams group
 // record: its type, the group and, withMember, the member.
 func appendRecordKey(dst []byte, typ int16, group, member string, withMember bool) []byte {
@@ -25,6 +50,37 @@ func appendRecordKey(dst []byte, typ int16, group, member string, withMember boo
 	}
 	return dst
 }
+
+// groupRecord is a consumer, share or streams group record (R) as the
+// shard writes and replays it, whatever its kind.
+type groupRecord[R any] interface {
+	*R
+	appendKey(dst []byte, group string) []byte
+	appendValue(dst []byte) []byte // nothing for a tombstone
+	isTombstone() bool
+	endsGroup() bool // the group epoch's tombstone: the group's state ends
+}
+
+func (r *consumerRecord) appendKey(dst []byte, group string) []byte {
+	return appendConsumerKey(dst, r.typ, group, r.member)
+}
+func (r *consumerRecord) appendValue(dst []byte) []byte { return appendConsumerValue(dst, r) }
+func (r *consumerRecord) isTombstone() bool             { return r.tombstone }
+func (r *consumerRecord) endsGroup() bool               { return r.tombstone && r.typ == consumerEpochType }
+
+func (r *shareRecord) appendKey(dst []byte, group string) []byte {
+	return appendShareKey(dst, r.typ, group, r.member)
+}
+func (r *shareRecord) appendValue(dst []byte) []byte { return appendShareValue(dst, r) }
+func (r *shareRecord) isTombstone() bool             { return r.tombstone }
+func (r *shareRecord) endsGroup() bool               { return r.tombstone && r.typ == shareEpochType }
+
+func (r *streamsRecord) appendKey(dst []byte, group string) []byte {
+	return appendStreamsKey(dst, r.typ, group, r.member)
+}
+func (r *streamsRecord) appendValue(dst []byte) []byte { return appendStreamsValue(dst, r) }
+func (r *streamsRecord) isTombstone() bool             { return r.tombstone }
+func (r *streamsRecord) endsGroup() bool               { return r.tombstone && r.typ == streamsEpochType }
 
 // appendValueVersion starts the value of a consumer, share or streams
 // group record: every one is at version 0.

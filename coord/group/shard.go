@@ -42,6 +42,103 @@ type entry struct {
 // value end of -1 is a null value (tombstone).
 type kv struct{ k0, k1, v0, v1 int }
 
+// appendRecordsLocked appends recs' bytes to scratch and their kvs to kvs.
+func appendRecordsLocked[R any, P groupRecord[R]](s *shard, kvs []kv, group string, recs []R) []kv {
+	for i := range recs {
+		rec := P(&recs[i])
+		r := kv{k0: len(s.mu.scratch)}
+		s.mu.scratch = rec.appendKey(s.mu.scratch, group)
+		r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
+		if !rec.isTombstone() {
+			s.mu.scratch = rec.appendValue(s.mu.scratch)
+			r.v1 = len(s.mu.scratch)
+		}
+		kvs = append(kvs, r)
+	}
+	return kvs
+}
+
+// appendGroupMetadataLocked appends a classic group's metadata record to
+// scratch and its kv to kvs: a tombstone for v nil.
+func (s *shard) appendGroupMetadataLocked(kvs []kv, group string, v *kmsg.GroupMetadataValue) []kv {
+	r := kv{k0: len(s.mu.scratch)}
+	s.mu.scratch = appendGroupKey(s.mu.scratch, group)
+	r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
+	if v != nil {
+		s.mu.scratch = appendGroupValue(s.mu.scratch, v)
+		r.v1 = len(s.mu.scratch)
+	}
+	return append(kvs, r)
+}
+
+// writeRecordsLocked writes a group's records as one batch.
+func writeRecordsLocked[R any, P groupRecord[R]](s *shard, group string, recs []R) error {
+	return writeConvertingLocked[R, P](s, group, recs, false, nil)
+}
+
+// writeConvertingLocked writes a group's records as one batch, after the
+// tombstone of its classic metadata with dropClassic, and before classic
+// (its classic metadata) when not nil.
+func writeConvertingLocked[R any, P groupRecord[R]](s *shard, group string, recs []R, dropClassic bool, classic *kmsg.GroupMetadataValue) error {
+	s.mu.scratch = s.mu.scratch[:0]
+	kvs := make([]kv, 0, len(recs)+1)
+	if dropClassic {
+		kvs = s.appendGroupMetadataLocked(kvs, group, nil)
+	}
+	kvs = appendRecordsLocked[R, P](s, kvs, group, recs)
+	if classic != nil {
+		kvs = s.appendGroupMetadataLocked(kvs, group, classic)
+	}
+	if len(kvs) == 0 {
+		return nil
+	}
+	_, err := s.appendLocked(kvs)
+	return err
+}
+
+// groupState is a consumer, share or streams group's state, which
+// replays records of its kind.
+type groupState[P any] interface {
+	comparable
+	replay(P)
+}
+
+// replayRecords applies written records to a group's state of their kind
+// (*state, nil for none).
+func replayRecords[R any, P groupRecord[R], G groupState[P]](state *G, recs []R, newState func() G) {
+	var none G
+	for i := range recs {
+		r := P(&recs[i])
+		if r.endsGroup() {
+			*state = none
+			continue
+		}
+		if *state == none {
+			*state = newState()
+		}
+		(*state).replay(r)
+	}
+}
+
+// loadRecord applies a record read at load to its group's state in
+// byGroup, and reports whether it created that state.
+func loadRecord[R any, P groupRecord[R], G groupState[P]](byGroup map[string]G, group string, r P, newState func() G) (created bool) {
+	var none G
+	st := byGroup[group]
+	switch {
+	case r.endsGroup():
+		delete(byGroup, group)
+		return false
+	case st == none && r.isTombstone():
+		return false
+	case st == none:
+		st, created = newState(), true
+		byGroup[group] = st
+	}
+	st.replay(r)
+	return created
+}
+
 func newShard(c *Coordinator, rt *shards.Shard) *shard {
 	s := &shard{Shard: rt, c: c}
 	s.mu.groups = map[string]*entry{}
@@ -149,17 +246,11 @@ func (s *shard) fire(e *entry) {
 // deleted group) and returns the error code for whoever waits on it.
 func (s *shard) storeGroupLocked(g *Group, st *store) error {
 	s.mu.scratch = s.mu.scratch[:0]
-	var r kv
-	r.k0 = len(s.mu.scratch)
-	s.mu.scratch = appendGroupKey(s.mu.scratch, g.id)
-	r.k1, r.v0 = len(s.mu.scratch), len(s.mu.scratch)
-	if st.kind == storeTombstone {
-		r.v1 = -1
-	} else {
-		s.mu.scratch = appendGroupValue(s.mu.scratch, g.metadataValue(st))
-		r.v1 = len(s.mu.scratch)
+	var v *kmsg.GroupMetadataValue // nil: a tombstone
+	if st.kind != storeTombstone {
+		v = g.metadataValue(st)
 	}
-	if _, err := s.appendLocked([]kv{r}); err != nil {
+	if _, err := s.appendLocked(s.appendGroupMetadataLocked(make([]kv, 0, 1), g.id, v)); err != nil {
 		s.c.logger.Warn("cannot store group metadata", "group", g.id, "partition", s.Partition, "err", err)
 		return storeErr(err)
 	}
@@ -351,37 +442,17 @@ func (ld *loader) apply(key, value []byte, at, producerID int64) {
 		delete(ld.consumer, r.group) // back to the classic protocol
 		delete(ld.streams, r.group)
 	case recordConsumer:
-		cg := ld.consumer[r.group]
-		switch {
-		case r.cr.typ == consumerEpochType && r.cr.tombstone:
-			delete(ld.consumer, r.group)
-			return
-		case cg == nil && r.cr.tombstone:
-			return
-		case cg == nil:
-			cg = newConsumerGroup()
-			ld.consumer[r.group] = cg
+		if loadRecord(ld.consumer, r.group, &r.cr, newConsumerGroup) {
 			delete(ld.meta, r.group) // converted from the classic protocol
 			delete(ld.streams, r.group)
 		}
-		cg.replay(&r.cr)
 	case recordStreams:
-		sg := ld.streams[r.group]
-		switch {
-		case r.sr.typ == streamsEpochType && r.sr.tombstone:
-			delete(ld.streams, r.group)
-			return
-		case sg == nil && r.sr.tombstone:
-			return
-		case sg == nil:
-			sg = newStreamsGroup()
-			ld.streams[r.group] = sg
+		if loadRecord(ld.streams, r.group, &r.sr, newStreamsGroup) {
 			delete(ld.meta, r.group) // converted from another protocol
 			delete(ld.consumer, r.group)
 		}
-		sg.replay(&r.sr)
 	case recordShare:
-		ld.applyShare(r.group, &r.shr)
+		loadRecord(ld.share, r.group, &r.shr, newShareGroup)
 	}
 }
 

@@ -109,11 +109,11 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	}
 	res := out.res
 	if res.Err == nil && len(out.recs) > 0 {
-		if err := s.writeShareLocked(e.g.id, out.recs); err != nil {
+		if err := writeRecordsLocked(s, e.g.id, out.recs); err != nil {
 			s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)
 			res = ShareHeartbeatResult{Err: storeErr(err)}
 		} else {
-			s.replayShareLocked(e.g, out.recs)
+			replayRecords(&e.g.share, out.recs, newShareGroup)
 		}
 	}
 	if res.Err != nil && created {
@@ -128,44 +128,6 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	return res
 }
 
-// writeShareLocked writes a share group's records as one batch.
-func (s *shard) writeShareLocked(group string, recs []shareRecord) error {
-	s.mu.scratch = s.mu.scratch[:0]
-	kvs := make([]kv, 0, len(recs))
-	for i := range recs {
-		rec := &recs[i]
-		r := kv{k0: len(s.mu.scratch)}
-		s.mu.scratch = appendShareKey(s.mu.scratch, rec.typ, group, rec.member)
-		r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
-		if !rec.tombstone {
-			s.mu.scratch = appendShareValue(s.mu.scratch, rec)
-			r.v1 = len(s.mu.scratch)
-		}
-		kvs = append(kvs, r)
-	}
-	if len(kvs) == 0 {
-		return nil
-	}
-	_, err := s.appendLocked(kvs)
-	return err
-}
-
-// replayShareLocked applies written records to g: the group epoch's
-// tombstone ends its share group state.
-func (s *shard) replayShareLocked(g *Group, recs []shareRecord) {
-	for i := range recs {
-		r := &recs[i]
-		if r.typ == shareEpochType && r.tombstone {
-			g.share = nil
-			continue
-		}
-		if g.share == nil {
-			g.share = newShareGroup()
-		}
-		g.share.replay(r)
-	}
-}
-
 // expireShareLocked fences the members of the group whose session
 // expired: one batch, one group epoch bump.
 func (s *shard) expireShareLocked(e *entry, now int64) {
@@ -176,7 +138,7 @@ func (s *shard) expireShareLocked(e *entry, now int64) {
 	}
 	env := s.c.env(now)
 	recs := g.share.fenceRecords(&env, gone...)
-	if err := s.writeShareLocked(g.id, recs); err != nil {
+	if err := writeRecordsLocked(s, g.id, recs); err != nil {
 		s.c.logger.Warn("cannot remove expired share group members", "group", g.id, "partition", s.Partition, "err", err)
 		for _, m := range gone {
 			m.sessionDeadline = now + 1000 // try again later
@@ -186,7 +148,7 @@ func (s *shard) expireShareLocked(e *entry, now int64) {
 	for _, m := range gone {
 		s.c.logger.Info("share group member expired", "group", g.id, "member", m.id)
 	}
-	s.replayShareLocked(g, recs)
+	replayRecords(&g.share, recs, newShareGroup)
 }
 
 // ShareGroupDescription is a share group as ShareGroupDescribe shows it.
@@ -242,22 +204,6 @@ func (c *Coordinator) DescribeShareGroup(group string) ShareGroupDescription {
 	return d
 }
 
-// applyShare replays one loaded share group record.
-func (ld *loader) applyShare(group string, r *shareRecord) {
-	sg := ld.share[group]
-	switch {
-	case r.typ == shareEpochType && r.tombstone:
-		delete(ld.share, group)
-		return
-	case sg == nil && r.tombstone:
-		return
-	case sg == nil:
-		sg = newShareGroup()
-		ld.share[group] = sg
-	}
-	sg.replay(r)
-}
-
 // ShareGroupStatus says whether group is a share group this broker
 // coordinates: whether it has no members, and its group epoch (the state
 // epoch Kafka's group coordinator initializes share partition state with:
@@ -279,12 +225,12 @@ func (c *Coordinator) ShareGroupStatus(group string, create bool) (empty bool, e
 	case e == nil && create:
 		e = s.addLocked(group, now)
 		recs := []shareRecord{{typ: shareEpochType}}
-		if err := s.writeShareLocked(e.g.id, recs); err != nil {
+		if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 			delete(s.mu.groups, e.g.id)
 			s.Unlock()
 			return false, 0, storeErr(err)
 		}
-		s.replayShareLocked(e.g, recs)
+		replayRecords(&e.g.share, recs, newShareGroup)
 	case e == nil || e.g.share == nil:
 		s.Unlock()
 		return false, 0, kerr.GroupIDNotFound

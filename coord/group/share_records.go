@@ -82,15 +82,9 @@ type shareCurrent struct {
 	assigned             tpSet
 }
 
-// shareKeyHasMember reports whether a share record type's key names a
-// member.
-func shareKeyHasMember(typ int16) bool {
-	return typ == shareMemberType || typ == shareTargetMemberType || typ == shareCurrentType
-}
-
 // appendShareKey appends the key of a share group record.
 func appendShareKey(dst []byte, typ int16, group, member string) []byte {
-	return appendRecordKey(dst, typ, group, member, shareKeyHasMember(typ))
+	return appendRecordKey(dst, typ, group, member, shareTypes.keyHasMember(typ))
 }
 
 // appendShareValue appends r's value; nothing for a tombstone.
@@ -131,7 +125,7 @@ func appendShareValue(dst []byte, r *shareRecord) []byte {
 // Any bytes give a record or an error, never a panic.
 func decodeShareRecord(typ int16, key, value []byte) (group string, r shareRecord, err error) {
 	r.typ, r.tombstone = typ, value == nil
-	group, r.member, err = decodeGroupRecord("share", typ, key, value, shareKeyHasMember(typ), func(vr *coordrecord.Reader) {
+	group, r.member, err = decodeGroupRecord("share", typ, key, value, shareTypes.keyHasMember(typ), func(vr *coordrecord.Reader) {
 		switch typ {
 		case shareEpochType:
 			r.epoch = vr.Int32()

@@ -92,22 +92,14 @@ const (
 func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out streamsOutcome, convert []streamsConversion, created bool) StreamsHeartbeatResult {
 	res := out.res
 	if res.Err == nil && len(out.recs) > 0 {
-		var pre []kv
-		s.mu.scratch = s.mu.scratch[:0]
-		if slices.Contains(convert, convertClassic) {
-			r := kv{k0: len(s.mu.scratch)}
-			s.mu.scratch = appendGroupKey(s.mu.scratch, e.g.id)
-			r.k1, r.v1 = len(s.mu.scratch), -1
-			pre = append(pre, r)
-		}
-		if err := s.writeStreamsLocked(e.g.id, pre, out.recs); err != nil {
+		if err := writeConvertingLocked(s, e.g.id, out.recs, slices.Contains(convert, convertClassic), nil); err != nil {
 			s.c.logger.Warn("cannot store streams group records", "group", e.g.id, "partition", s.Partition, "err", err)
 			res = streamsFail(storeErr(err), "")
 		} else {
 			if slices.Contains(convert, convertNew) {
 				e.g.streams = sg
 			}
-			s.replayStreamsLocked(e.g, out.recs)
+			replayRecords(&e.g.streams, out.recs, newStreamsGroup)
 		}
 	}
 	if res.Err != nil && created {
@@ -130,53 +122,14 @@ func (s *shard) finishStreamsLocked(e *entry, now int64, sg *streamsGroup, out s
 // it answers the join, unlocks and returns false.
 func (s *shard) dropStreamsLocked(e *entry, now int64, done func(JoinResult), memberID string) bool {
 	recs := e.g.streams.deleteRecords()
-	s.mu.scratch = s.mu.scratch[:0]
-	if err := s.writeStreamsLocked(e.g.id, nil, recs); err != nil {
+	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 		s.c.logger.Warn("cannot convert streams group to classic", "group", e.g.id, "partition", s.Partition, "err", err)
 		s.finishLocked(e, now)
 		done(joinError(storeErr(err), memberID))
 		return false
 	}
-	s.replayStreamsLocked(e.g, recs)
+	replayRecords(&e.g.streams, recs, newStreamsGroup)
 	return true
-}
-
-// writeStreamsLocked writes pre (records whose bytes are in scratch
-// already) and a streams group's records as one batch.
-func (s *shard) writeStreamsLocked(group string, pre []kv, recs []streamsRecord) error {
-	kvs := append(make([]kv, 0, len(pre)+len(recs)), pre...)
-	for i := range recs {
-		rec := &recs[i]
-		r := kv{k0: len(s.mu.scratch)}
-		s.mu.scratch = appendStreamsKey(s.mu.scratch, rec.typ, group, rec.member)
-		r.k1, r.v0, r.v1 = len(s.mu.scratch), len(s.mu.scratch), -1
-		if !rec.tombstone {
-			s.mu.scratch = appendStreamsValue(s.mu.scratch, rec)
-			r.v1 = len(s.mu.scratch)
-		}
-		kvs = append(kvs, r)
-	}
-	if len(kvs) == 0 {
-		return nil
-	}
-	_, err := s.appendLocked(kvs)
-	return err
-}
-
-// replayStreamsLocked applies written records to g: the group epoch's
-// tombstone ends its streams state.
-func (s *shard) replayStreamsLocked(g *Group, recs []streamsRecord) {
-	for i := range recs {
-		r := &recs[i]
-		if r.typ == streamsEpochType && r.tombstone {
-			g.streams = nil
-			continue
-		}
-		if g.streams == nil {
-			g.streams = newStreamsGroup()
-		}
-		g.streams.replay(r)
-	}
 }
 
 // expireStreamsLocked fences the members of the group whose session or
@@ -190,12 +143,11 @@ func (s *shard) expireStreamsLocked(e *entry, now int64) {
 		if sg := g.streams; sg.delayUntil != 0 && now >= sg.delayUntil {
 			sg.delayUntil = 0
 			recs := sg.delayedAssignment(s.c.env(now).topics, now)
-			s.mu.scratch = s.mu.scratch[:0]
-			if err := s.writeStreamsLocked(g.id, nil, recs); err != nil {
+			if err := writeRecordsLocked(s, g.id, recs); err != nil {
 				// The next heartbeat assigns instead.
 				s.c.logger.Warn("cannot store a streams group's delayed assignment", "group", g.id, "partition", s.Partition, "err", err)
 			} else {
-				s.replayStreamsLocked(g, recs)
+				replayRecords(&g.streams, recs, newStreamsGroup)
 			}
 			continue
 		}
@@ -204,8 +156,7 @@ func (s *shard) expireStreamsLocked(e *entry, now int64) {
 			return
 		}
 		recs := g.streams.fenceRecords(gone...)
-		s.mu.scratch = s.mu.scratch[:0]
-		if err := s.writeStreamsLocked(g.id, nil, recs); err != nil {
+		if err := writeRecordsLocked(s, g.id, recs); err != nil {
 			s.c.logger.Warn("cannot remove expired streams group members", "group", g.id, "partition", s.Partition, "err", err)
 			for _, m := range gone {
 				m.sessionDeadline, m.revokeDeadline = now+1000, 0 // try again later
@@ -215,7 +166,7 @@ func (s *shard) expireStreamsLocked(e *entry, now int64) {
 		for _, m := range gone {
 			s.c.logger.Info("streams group member expired", "group", g.id, "member", m.id)
 		}
-		s.replayStreamsLocked(g, recs)
+		replayRecords(&g.streams, recs, newStreamsGroup)
 	}
 }
 

@@ -72,12 +72,6 @@ const (
 	streamsTopologyType     = 23
 )
 
-// streamsKeyHasMember reports whether a streams record type's key names a
-// member.
-func streamsKeyHasMember(typ int16) bool {
-	return typ == streamsMemberType || typ == streamsTargetMemberType || typ == streamsCurrentType
-}
-
 // isStreamsType reports whether a record type is a streams group record
 // this coordinator keeps.
 func isStreamsType(t int16) bool {
@@ -161,10 +155,7 @@ type streamsCurrent struct {
 
 // epochOf is the epoch at which the member got active task (sub, p).
 func (c *streamsCurrent) epochOf(sub string, p int32) int32 {
-	if e, ok := c.epochs[task{sub, p}]; ok {
-		return e
-	}
-	return max(c.epoch, 0)
+	return heldSince(c.epochs, task{sub, p}, c.epoch)
 }
 
 // streamsTopology is a group's topology (record type 23).
@@ -202,7 +193,7 @@ type copartitionGroup struct {
 
 // appendStreamsKey appends the key of a streams group record.
 func appendStreamsKey(dst []byte, typ int16, group, member string) []byte {
-	return appendRecordKey(dst, typ, group, member, streamsKeyHasMember(typ))
+	return appendRecordKey(dst, typ, group, member, streamsTypes.keyHasMember(typ))
 }
 
 // appendStreamsValue appends r's value; nothing for a tombstone.
@@ -339,7 +330,7 @@ func appendTaskSet(dst []byte, s taskSet, epochOf func(string, int32) int32) []b
 // give a record or an error, never a panic.
 func decodeStreamsRecord(typ int16, key, value []byte) (group string, r streamsRecord, err error) {
 	r.typ, r.tombstone = typ, value == nil
-	group, r.member, err = decodeGroupRecord("streams", typ, key, value, streamsKeyHasMember(typ), func(vr *coordrecord.Reader) {
+	group, r.member, err = decodeGroupRecord("streams", typ, key, value, streamsTypes.keyHasMember(typ), func(vr *coordrecord.Reader) {
 		switch typ {
 		case streamsEpochType:
 			r.epoch = vr.Int32()
