@@ -352,6 +352,12 @@ func TestKTLSFetch(t *testing.T) {
 			if !bytes.Equal(body, append([]byte("head"), seg.data...)) {
 				t.Fatalf("fetch: %d bytes, not the file's", len(body))
 			}
+			// Counted once sendfile returns, maybe after the client has
+			// the bytes: wait for the count to catch up.
+			eventually(t, "the file range counted", func() bool {
+				st := s.Stats()
+				return st.ZeroCopyBytes+st.CopiedBytes >= int64(len(seg.data))
+			})
 			st := s.Stats()
 			if st.KernelTLSConns != 1 || st.UserTLSConns != 0 {
 				t.Fatalf("not on kernel TLS: %+v", st)
