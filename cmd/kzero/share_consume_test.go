@@ -366,16 +366,8 @@ func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group st
 	if err != nil || resp.Resources[0].ErrorCode != 0 {
 		t.Fatalf("set group configs: %v %+v", err, resp)
 	}
-	dreq := kmsg.NewPtrDescribeConfigsRequest()
-	dres := kmsg.NewDescribeConfigsRequestResource()
-	dres.ResourceType, dres.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-	dreq.Resources = append(dreq.Resources, dres)
-	dresp, err := dreq.RequestWith(ctx, cl)
-	if err != nil || dresp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("describe group configs: %v %+v", err, dresp)
-	}
 	got := map[string]string{}
-	for _, c := range dresp.Resources[0].Configs {
+	for _, c := range describeGroupConfigs(t, ctx, cl, group) {
 		if c.Value != nil && c.Source == kmsg.ConfigSourceGroupConfig {
 			got[c.Name] = *c.Value
 		}
@@ -385,6 +377,49 @@ func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group st
 			t.Fatalf("described group configs %v, want %s=%s", got, kvs[i], kvs[i+1])
 		}
 	}
+}
+
+// alterGroupConfig sets one group config (IncrementalAlterConfigs on a
+// GROUP resource) and returns the resource's result.
+func alterGroupConfig(t *testing.T, ctx context.Context, cl *kgo.Client, group, key, value string) *kmsg.IncrementalAlterConfigsResponseResource {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = key, kmsg.StringPtr(value)
+	res.Configs = append(res.Configs, c)
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("alter group configs: %v", err)
+	}
+	return &resp.Resources[0]
+}
+
+// describeGroupConfigs describes a group's configs (DescribeConfigs on a
+// GROUP resource).
+func describeGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group string) []kmsg.DescribeConfigsResponseResourceConfig {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("describe group configs: %v %+v", err, resp)
+	}
+	return resp.Resources[0].Configs
+}
+
+// topicID is a topic's id, from Metadata.
+func topicID(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) [16]byte {
+	t.Helper()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md.Topics[topic].ID
 }
 
 // share.auto.offset.reset=earliest starts a new share partition at the
@@ -400,15 +435,8 @@ func TestShareGroupConfigs(t *testing.T) {
 	if _, err := kadm.NewClient(adm).CreateTopic(ctx, 1, 1, nil, "sq"); err != nil {
 		t.Fatal(err)
 	}
-	bad := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "cfg"
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("sometimes")
-	res.Configs = append(res.Configs, c)
-	bad.Resources = append(bad.Resources, res)
-	if resp, err := bad.RequestWith(ctx, adm); err != nil || resp.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
-		t.Fatalf("a bad share.auto.offset.reset: %v %+v", err, resp)
+	if code := alterGroupConfig(t, ctx, adm, "cfg", "share.auto.offset.reset", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
+		t.Fatalf("a bad share.auto.offset.reset: %v", kerr.ErrorForCode(code))
 	}
 	setGroupConfigs(t, ctx, adm, "cfg", "share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed",
 		"share.record.lock.duration.ms", "15000")
@@ -460,11 +488,7 @@ func TestShareMembersOnOneConnection(t *testing.T) {
 	defer stopBroker(t, b)
 	cl := shareTopic(t, ctx, b, "conn", "sq", 1)
 	produceBatches(t, ctx, cl, 0, 4, 1)
-	md, err := kadm.NewClient(cl).Metadata(ctx, "sq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := md.Topics["sq"].ID
+	id := topicID(t, ctx, cl, "sq")
 	fetch := func(member string, epoch int32, ack *kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) *kmsg.ShareFetchResponseTopicPartition {
 		t.Helper()
 		req := kmsg.NewPtrShareFetchRequest()
@@ -514,28 +538,17 @@ func TestShareRenewAcknowledgeEnable(t *testing.T) {
 	defer stopBroker(t, b)
 	cl := shareTopic(t, ctx, b, "renew", "sq", 1)
 	produceBatches(t, ctx, cl, 0, 2, 2)
-	md, err := kadm.NewClient(cl).Metadata(ctx, "sq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := md.Topics["sq"].ID
+	id := topicID(t, ctx, cl, "sq")
 
-	dreq := kmsg.NewPtrDescribeConfigsRequest()
-	dres := kmsg.NewDescribeConfigsRequestResource()
-	dres.ResourceType, dres.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "renew"
-	dreq.Resources = append(dreq.Resources, dres)
-	dresp, err := dreq.RequestWith(ctx, cl)
-	if err != nil || dresp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("describe group configs: %v %+v", err, dresp)
-	}
+	described := describeGroupConfigs(t, ctx, cl, "renew")
 	listed := false
-	for _, c := range dresp.Resources[0].Configs {
+	for _, c := range described {
 		if c.Name == "share.renew.acknowledge.enable" {
 			listed = c.Value != nil && *c.Value == "true" && c.Source == kmsg.ConfigSourceDefaultConfig && c.ConfigType == kmsg.ConfigTypeBoolean
 		}
 	}
 	if !listed {
-		t.Fatalf("DescribeConfigs of the group does not list share.renew.acknowledge.enable=true (default, BOOLEAN): %+v", dresp.Resources[0].Configs)
+		t.Fatalf("DescribeConfigs of the group does not list share.renew.acknowledge.enable=true (default, BOOLEAN): %+v", described)
 	}
 
 	fetch := func(epoch int32, ackType int8) *kmsg.ShareFetchResponseTopicPartition {
@@ -594,15 +607,8 @@ func TestShareRenewAcknowledgeEnable(t *testing.T) {
 		t.Fatalf("RENEW in a share fetch by default: %v", kerr.ErrorForCode(p.AcknowledgeErrorCode))
 	}
 
-	bad := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "renew"
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "share.renew.acknowledge.enable", kmsg.StringPtr("sometimes")
-	res.Configs = append(res.Configs, c)
-	bad.Resources = append(bad.Resources, res)
-	if resp, err := bad.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
-		t.Fatalf("share.renew.acknowledge.enable=sometimes: %v %+v, want INVALID_CONFIG", err, resp)
+	if code := alterGroupConfig(t, ctx, cl, "renew", "share.renew.acknowledge.enable", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
+		t.Fatalf("share.renew.acknowledge.enable=sometimes: %v, want INVALID_CONFIG", kerr.ErrorForCode(code))
 	}
 	setGroupConfigs(t, ctx, cl, "renew", "share.renew.acknowledge.enable", "false")
 	if code := acknowledge(3, 4); code != kerr.InvalidRecordState.Code {
