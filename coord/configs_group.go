@@ -55,6 +55,16 @@ func oneOf(vals ...string) func(string) error {
 	}
 }
 
+// isBool checks a boolean config as Kafka's ConfigDef parses one:
+// true or false, any case, spaces trimmed.
+func isBool(v string) error {
+	v = strings.TrimSpace(v)
+	if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+		return fmt.Errorf("Expected value to be either true or false")
+	}
+	return nil
+}
+
 // GroupConfigs are the group configs kzero knows and honours, with Kafka's
 // defaults (where Kafka's default is the broker's config of the same
 // name, the broker default). The group coordinator applies the session
@@ -73,6 +83,9 @@ var GroupConfigs = []GroupConfig{
 	{"share.partition.max.record.locks", "2000", kmsg.ConfigTypeInt, intIn(100, 10000)},
 	{"share.auto.offset.reset", "latest", kmsg.ConfigTypeString, validShareReset},
 	{"share.isolation.level", "read_uncommitted", kmsg.ConfigTypeString, oneOf("read_committed", "read_uncommitted")},
+	// KIP-1222 / KIP-1240: whether the group's members may RENEW their
+	// acquisition locks (Kafka 4.3: group config only, no broker key).
+	{"share.renew.acknowledge.enable", "true", kmsg.ConfigTypeBoolean, isBool},
 	{"streams.assignment.interval.ms", "1000", kmsg.ConfigTypeInt, atLeast(0)},
 	{"streams.heartbeat.interval.ms", "5000", kmsg.ConfigTypeInt, atLeast(1)},
 	{"streams.initial.rebalance.delay.ms", "3000", kmsg.ConfigTypeInt, atLeast(0)},

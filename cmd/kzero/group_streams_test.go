@@ -329,27 +329,13 @@ func TestStreamsGroupConfigsAndWarmups(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	alter := func(key, value string) *kmsg.IncrementalAlterConfigsResponseResource {
-		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-		res := kmsg.NewIncrementalAlterConfigsRequestResource()
-		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "app"
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = key, kmsg.StringPtr(value)
-		res.Configs = append(res.Configs, c)
-		req.Resources = append(req.Resources, res)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &resp.Resources[0]
-	}
 	for _, bad := range []struct{ key, value, msg string }{
 		{"streams.session.timeout.ms", "1000", "streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms"},
 		{"streams.heartbeat.interval.ms", "20000", "streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms"},
 		{"streams.num.standby.replicas", "3", "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
 		{"streams.num.standby.replicas", "-1", "Invalid value -1 for configuration streams.num.standby.replicas: Value must be at least 0"},
 	} {
-		r := alter(bad.key, bad.value)
+		r := alterGroupConfig(t, ctx, cl, "app", bad.key, bad.value)
 		if r.ErrorCode != kerr.InvalidConfig.Code || r.ErrorMessage == nil || *r.ErrorMessage != bad.msg {
 			t.Errorf("%s=%s: %v %v, want INVALID_CONFIG %q", bad.key, bad.value, kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, bad.msg)
 		}

@@ -366,16 +366,8 @@ func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group st
 	if err != nil || resp.Resources[0].ErrorCode != 0 {
 		t.Fatalf("set group configs: %v %+v", err, resp)
 	}
-	dreq := kmsg.NewPtrDescribeConfigsRequest()
-	dres := kmsg.NewDescribeConfigsRequestResource()
-	dres.ResourceType, dres.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-	dreq.Resources = append(dreq.Resources, dres)
-	dresp, err := dreq.RequestWith(ctx, cl)
-	if err != nil || dresp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("describe group configs: %v %+v", err, dresp)
-	}
 	got := map[string]string{}
-	for _, c := range dresp.Resources[0].Configs {
+	for _, c := range describeGroupConfigs(t, ctx, cl, group) {
 		if c.Value != nil && c.Source == kmsg.ConfigSourceGroupConfig {
 			got[c.Name] = *c.Value
 		}
@@ -385,6 +377,49 @@ func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group st
 			t.Fatalf("described group configs %v, want %s=%s", got, kvs[i], kvs[i+1])
 		}
 	}
+}
+
+// alterGroupConfig sets one group config (IncrementalAlterConfigs on a
+// GROUP resource) and returns the resource's result.
+func alterGroupConfig(t *testing.T, ctx context.Context, cl *kgo.Client, group, key, value string) *kmsg.IncrementalAlterConfigsResponseResource {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = key, kmsg.StringPtr(value)
+	res.Configs = append(res.Configs, c)
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("alter group configs: %v", err)
+	}
+	return &resp.Resources[0]
+}
+
+// describeGroupConfigs describes a group's configs (DescribeConfigs on a
+// GROUP resource).
+func describeGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group string) []kmsg.DescribeConfigsResponseResourceConfig {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("describe group configs: %v %+v", err, resp)
+	}
+	return resp.Resources[0].Configs
+}
+
+// topicID is a topic's id, from Metadata.
+func topicID(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) [16]byte {
+	t.Helper()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md.Topics[topic].ID
 }
 
 // share.auto.offset.reset=earliest starts a new share partition at the
@@ -400,15 +435,8 @@ func TestShareGroupConfigs(t *testing.T) {
 	if _, err := kadm.NewClient(adm).CreateTopic(ctx, 1, 1, nil, "sq"); err != nil {
 		t.Fatal(err)
 	}
-	bad := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "cfg"
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("sometimes")
-	res.Configs = append(res.Configs, c)
-	bad.Resources = append(bad.Resources, res)
-	if resp, err := bad.RequestWith(ctx, adm); err != nil || resp.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
-		t.Fatalf("a bad share.auto.offset.reset: %v %+v", err, resp)
+	if code := alterGroupConfig(t, ctx, adm, "cfg", "share.auto.offset.reset", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
+		t.Fatalf("a bad share.auto.offset.reset: %v", kerr.ErrorForCode(code))
 	}
 	setGroupConfigs(t, ctx, adm, "cfg", "share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed",
 		"share.record.lock.duration.ms", "15000")
@@ -460,11 +488,7 @@ func TestShareMembersOnOneConnection(t *testing.T) {
 	defer stopBroker(t, b)
 	cl := shareTopic(t, ctx, b, "conn", "sq", 1)
 	produceBatches(t, ctx, cl, 0, 4, 1)
-	md, err := kadm.NewClient(cl).Metadata(ctx, "sq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := md.Topics["sq"].ID
+	id := topicID(t, ctx, cl, "sq")
 	fetch := func(member string, epoch int32, ack *kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) *kmsg.ShareFetchResponseTopicPartition {
 		t.Helper()
 		req := kmsg.NewPtrShareFetchRequest()
@@ -499,5 +523,101 @@ func TestShareMembersOnOneConnection(t *testing.T) {
 	ack.FirstOffset, ack.LastOffset, ack.AcknowledgeTypes = 0, 1, []int8{1}
 	if p := fetch("member-a", 1, &ack); p.AcknowledgeErrorCode != 0 {
 		t.Fatalf("member-a's acknowledgement: %v", kerr.ErrorForCode(p.AcknowledgeErrorCode))
+	}
+}
+
+// share.renew.acknowledge.enable (KIP-1222 / KIP-1240): DescribeConfigs
+// lists it, true by default, and a RENEW then extends the lock; set false,
+// a RENEW in ShareAcknowledge or ShareFetch fails its partition with
+// INVALID_RECORD_STATE and leaves the records held, so they can still be
+// accepted.
+func TestShareRenewAcknowledgeEnable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	cl := shareTopic(t, ctx, b, "renew", "sq", 1)
+	produceBatches(t, ctx, cl, 0, 2, 2)
+	id := topicID(t, ctx, cl, "sq")
+
+	described := describeGroupConfigs(t, ctx, cl, "renew")
+	listed := false
+	for _, c := range described {
+		if c.Name == "share.renew.acknowledge.enable" {
+			listed = c.Value != nil && *c.Value == "true" && c.Source == kmsg.ConfigSourceDefaultConfig && c.ConfigType == kmsg.ConfigTypeBoolean
+		}
+	}
+	if !listed {
+		t.Fatalf("DescribeConfigs of the group does not list share.renew.acknowledge.enable=true (default, BOOLEAN): %+v", described)
+	}
+
+	fetch := func(epoch int32, ackType int8) *kmsg.ShareFetchResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrShareFetchRequest()
+		req.Version = 2
+		req.GroupID, req.MemberID = kmsg.StringPtr("renew"), kmsg.StringPtr("m")
+		req.ShareSessionEpoch = epoch
+		rt := kmsg.NewShareFetchRequestTopic()
+		rt.TopicID = id
+		rp := kmsg.NewShareFetchRequestTopicPartition()
+		if ackType != 0 {
+			ack := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+			ack.FirstOffset, ack.LastOffset, ack.AcknowledgeTypes = 0, 1, []int8{ackType}
+			rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, ack)
+			req.IsRenewAck = ackType == 4 // renewals only: MaxWaitMs, MinBytes, MaxBytes, MaxRecords stay 0
+		} else {
+			req.MaxRecords, req.BatchSize, req.MaxBytes = 2, 2, 1<<20
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("share fetch, epoch %d: %v %+v", epoch, err, resp)
+		}
+		return &resp.Topics[0].Partitions[0]
+	}
+	acknowledge := func(epoch int32, ackType int8) int16 {
+		t.Helper()
+		req := kmsg.NewPtrShareAcknowledgeRequest()
+		req.Version = 2
+		req.GroupID, req.MemberID = kmsg.StringPtr("renew"), kmsg.StringPtr("m")
+		req.ShareSessionEpoch, req.IsRenewAck = epoch, ackType == 4
+		rt := kmsg.NewShareAcknowledgeRequestTopic()
+		rt.TopicID = id
+		rp := kmsg.NewShareAcknowledgeRequestTopicPartition()
+		ack := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+		ack.FirstOffset, ack.LastOffset, ack.AcknowledgeTypes = 0, 1, []int8{ackType}
+		rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, ack)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("share acknowledge, epoch %d: %v %+v", epoch, err, resp)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+
+	if p := fetch(0, 0); len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].FirstOffset != 0 || p.AcquiredRecords[0].LastOffset != 1 {
+		t.Fatalf("acquired %+v, want offsets 0-1", p.AcquiredRecords)
+	}
+	if code := acknowledge(1, 4); code != 0 {
+		t.Fatalf("RENEW by default: %v", kerr.ErrorForCode(code))
+	}
+	if p := fetch(2, 4); p.AcknowledgeErrorCode != 0 {
+		t.Fatalf("RENEW in a share fetch by default: %v", kerr.ErrorForCode(p.AcknowledgeErrorCode))
+	}
+
+	if code := alterGroupConfig(t, ctx, cl, "renew", "share.renew.acknowledge.enable", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
+		t.Fatalf("share.renew.acknowledge.enable=sometimes: %v, want INVALID_CONFIG", kerr.ErrorForCode(code))
+	}
+	setGroupConfigs(t, ctx, cl, "renew", "share.renew.acknowledge.enable", "false")
+	if code := acknowledge(3, 4); code != kerr.InvalidRecordState.Code {
+		t.Fatalf("RENEW with share.renew.acknowledge.enable=false: %v, want INVALID_RECORD_STATE", kerr.ErrorForCode(code))
+	}
+	if p := fetch(4, 4); p.AcknowledgeErrorCode != kerr.InvalidRecordState.Code {
+		t.Fatalf("RENEW in a share fetch with share.renew.acknowledge.enable=false: %v, want INVALID_RECORD_STATE", kerr.ErrorForCode(p.AcknowledgeErrorCode))
+	}
+	if code := acknowledge(5, 1); code != 0 {
+		t.Fatalf("ACCEPT of the records still held after the refused RENEWs: %v", kerr.ErrorForCode(code))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,11 +22,7 @@ func TestShareLockExpiryWakesParkedFetch(t *testing.T) {
 	defer stopBroker(t, b)
 	prod := shareTopic(t, ctx, b, "wake", "sq", 1)
 	produceBatches(t, ctx, prod, 0, 3, 3)
-	md, err := kadm.NewClient(prod).Metadata(ctx, "sq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := md.Topics["sq"].ID
+	id := topicID(t, ctx, prod, "sq")
 
 	// Each member on its own connection: a connection's requests are
 	// served one at a time.

@@ -187,9 +187,16 @@ func (f *shareFetchOp) acknowledge() {
 				batches[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
 			}
 			tp := share.TP{Topic: t.TopicID, Partition: p.Partition}
-			f.acks[tp] = f.h.shareAcknowledge(f.req, f.group, f.member, tp, batches)
+			f.acks[tp] = f.h.shareAcknowledge(f.req, f.group, f.member, tp, batches, renewEnabled(f.cfg))
 		}
 	}
+}
+
+// renewEnabled reports whether a group's members may RENEW their
+// acquisition locks: its share.renew.acknowledge.enable, true unless set
+// false (a boolean as Kafka parses one).
+func renewEnabled(cfg map[string]string) bool {
+	return !strings.EqualFold(strings.TrimSpace(cfg["share.renew.acknowledge.enable"]), "false")
 }
 
 // ackBatch is one acknowledgement batch of a request.
@@ -201,8 +208,11 @@ type ackBatch struct {
 // shareAcknowledge applies a member's acknowledgements of one partition
 // and returns the partition's acknowledge error code. The batches apply
 // in order; the first that fails stops the rest (Kafka's
-// INVALID_RECORD_STATE for records the member does not hold).
-func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp share.TP, batches []ackBatch) int16 {
+// INVALID_RECORD_STATE for records the member does not hold). A RENEW
+// when the group's share.renew.acknowledge.enable is false (renew) fails
+// the partition with INVALID_RECORD_STATE, as Kafka refuses it, and
+// none of its batches apply.
+func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp share.TP, batches []ackBatch, renew bool) int16 {
 	name, ok := h.topicName(tp.Topic)
 	if !ok {
 		return kerr.UnknownTopicID.Code
@@ -229,6 +239,9 @@ func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp
 		if batches[i].first <= batches[i-1].last {
 			return kerr.InvalidRequest.Code // batches must ascend without overlap
 		}
+	}
+	if !renew && slices.ContainsFunc(batches, func(b ackBatch) bool { return slices.Contains(b.types, share.AckRenew) }) {
+		return kerr.InvalidRecordState.Code
 	}
 	// Released records, or room made under max.record.locks, wake the
 	// share fetches parked on the partition when it is unlocked.

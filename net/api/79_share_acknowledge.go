@@ -25,8 +25,10 @@ func (h *Handler) shareAcknowledgeReq(req *server.Request) error {
 		return err
 	}
 	resp := kmsg.NewPtrShareAcknowledgeResponse()
+	var cfg map[string]string
 	if r.GroupID != nil {
-		resp.AcquisitionLockTimeoutMillis = int32(shareLimits(h.shares.Limits(), h.cluster.Image().GroupConfigs(*r.GroupID)).LockDuration)
+		cfg = h.cluster.Image().GroupConfigs(*r.GroupID)
+		resp.AcquisitionLockTimeoutMillis = int32(shareLimits(h.shares.Limits(), cfg).LockDuration)
 	}
 	fail := func(code int16) error {
 		resp.ErrorCode = code
@@ -63,7 +65,7 @@ func (h *Handler) shareAcknowledgeReq(req *server.Request) error {
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
-			rp.ErrorCode = h.shareAcknowledge(req, group, member, share.TP{Topic: t.TopicID, Partition: p.Partition}, batches)
+			rp.ErrorCode = h.shareAcknowledge(req, group, member, share.TP{Topic: t.TopicID, Partition: p.Partition}, batches, renewEnabled(cfg))
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
