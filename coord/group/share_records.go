@@ -66,8 +66,8 @@ type shareRecord struct {
 	// assignedAt (12): AssignmentTimestamp (tag 0, KIP-1263), ms; 0 none.
 	assignedAt int64
 	meta       shareMemberMeta
-	target     tpSet        // 13
-	current    shareCurrent // 14
+	target     tpSet          // 13
+	current    shareCurrent   // 14
 	state      shareStateMeta // 15
 }
 
