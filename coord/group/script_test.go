@@ -211,7 +211,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		s.consumerInterval = int64(argMs(t, d, "consumer", time.Duration(s.consumerInterval)*time.Millisecond))
 		s.shareInterval = int64(argMs(t, d, "share", time.Duration(s.shareInterval)*time.Millisecond))
 		s.c.policy.ConsumerAssignmentInterval, s.c.policy.Share.AssignmentInterval = s.consumerInterval, s.shareInterval
-	case "share-heartbeat", "share-leave", "delete-group", "share-init":
+	case "share-heartbeat", "share-leave", "delete-group", "share-init", "share-delete-offsets":
 		s.runShare(t, d)
 	case "tick":
 		if len(d.CmdArgs) != 1 {

@@ -227,6 +227,38 @@ func (c *Coordinator) initializeShares(r *ShareHeartbeatRequest) error {
 	return nil
 }
 
+// ShareTopicsDeleting records that the share state of a share group's
+// topics (by id, with their names) is being deleted
+// (DeleteShareGroupOffsets), as Kafka's group coordinator does: they are
+// no longer initialized (a later heartbeat initializes them again) and,
+// until done, are being deleted. Nothing is recorded without an
+// initializer (Config.InitializeShareState) or for a group that is not a
+// share group.
+func (c *Coordinator) ShareTopicsDeleting(group string, topics map[[16]byte]string, done bool) error {
+	if c.cfg.InitializeShareState == nil || len(topics) == 0 {
+		return nil
+	}
+	s, err := c.lock(group)
+	if err != nil {
+		return err
+	}
+	defer s.Unlock()
+	e := s.mu.groups[group]
+	if e == nil || e.g.share == nil {
+		return nil
+	}
+	state := e.g.share.state.withDeleting(topics)
+	if done {
+		state = e.g.share.state.withoutDeleting(topics)
+	}
+	recs := []shareRecord{{typ: shareStatePartitionType, state: state}}
+	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
+		return storeErr(err)
+	}
+	replayRecords(&e.g.share, recs, newShareGroup)
+	return nil
+}
+
 // expireShareLocked fences the members of the group whose session
 // expired: one batch, one group epoch bump.
 func (s *shard) expireShareLocked(e *entry, now int64) {

@@ -14,6 +14,8 @@ import (
 //
 //	share-heartbeat member=m1 [topics=(a,b)] [epoch=N]
 //	share-leave member=m1
+//	share-delete-offsets topic=a          DeleteShareGroupOffsets' records: a
+//	                                      is being deleted, then deleted
 //	share-init [fail=(a-1)]               initializing these share partitions' state fails
 //
 // The share coordinator's initializations are written "initialize a-0
@@ -56,6 +58,20 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		}
 		s.respond("share-leave %s: NONE epoch=%d", id, res.MemberEpoch)
 		delete(s.members, id)
+	case "share-delete-offsets":
+		name := argString(d, "topic", "")
+		info, ok := s.topics.ByName(name)
+		if !ok {
+			t.Fatalf("share-delete-offsets: no topic %q", name)
+		}
+		topics := map[[16]byte]string{info.ID: name}
+		for _, done := range []bool{false, true} {
+			if err := s.c.ShareTopicsDeleting("g", topics, done); err != nil {
+				s.respond("share-delete-offsets %s: %v", name, err)
+				return
+			}
+		}
+		s.respond("share-delete-offsets %s: NONE", name)
 	case "share-init":
 		list, _ := argList(d, "fail")
 		s.shareInitFails = map[string]bool{}
