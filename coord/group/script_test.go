@@ -109,6 +109,9 @@ type script struct {
 	// shareInitFails (share-init fail=...): the partitions whose share
 	// state initialization fails.
 	shareInitFails map[string]bool
+	// shareInitCrashes (share-init crash=...): the partitions after whose
+	// initialization the coordinator stops.
+	shareInitCrashes map[string]bool
 
 	mu  sync.Mutex
 	out strings.Builder // the step's output so far

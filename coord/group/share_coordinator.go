@@ -139,7 +139,9 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 // them: it records them as initializing (ShareGroupStatePartitionMetadata),
 // initializes each at the share coordinator (Config.InitializeShareState)
 // with no lock held, then records those that succeeded as initialized
-// and forgets the others, which a later heartbeat retries. A join
+// and forgets the others, which a later heartbeat retries; so does it
+// those left initializing by a crash or a failed write (not in flight
+// here). A join
 // creates the group here when it has partitions to initialize. Unlike
 // Kafka's, which initializes after answering, the heartbeat waits, so a
 // member gets its partitions in the answer that records them.
@@ -169,7 +171,7 @@ func (c *Coordinator) initializeShares(r *ShareHeartbeatRequest) error {
 		metas[r.MemberID] = &shareMemberMeta{topics: r.SubscribedTopicNames}
 	}
 	_, subscribed, _ := resolveShare(env.topics, metas)
-	todo := sg.state.uninitialized(subscribed, now)
+	todo := sg.state.uninitialized(subscribed, sg.initializing, now)
 	epoch := sg.epoch + 1 // the epoch a change of subscription moves the group to
 	if len(todo) > 0 {
 		recs := []shareRecord{{typ: shareStatePartitionType, state: sg.state.withInitializing(todo)}}
@@ -182,6 +184,7 @@ func (c *Coordinator) initializeShares(r *ShareHeartbeatRequest) error {
 			return storeErr(err)
 		}
 		replayRecords(&e.g.share, recs, newShareGroup)
+		e.g.share.setInFlight(todo, true)
 	} else if created {
 		delete(s.mu.groups, e.g.id)
 	}
@@ -218,6 +221,9 @@ func (c *Coordinator) initializeShares(r *ShareHeartbeatRequest) error {
 	if e == nil || e.g.share == nil {
 		return nil // deleted meanwhile
 	}
+	// Whatever happens to the record below, these are no longer being
+	// initialized here: one left initializing is retried.
+	e.g.share.setInFlight(todo, false)
 	recs := []shareRecord{{typ: shareStatePartitionType, state: e.g.share.state.withInitialized(done, failed)}}
 	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 		s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)

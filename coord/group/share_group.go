@@ -34,6 +34,12 @@ type shareGroup struct {
 	// (Config.InitializeShareState), only initialized partitions are
 	// assigned.
 	state shareStateMeta
+	// initializing is, of state's initializing partitions, those a
+	// heartbeat of this coordinator is initializing now. Not persisted:
+	// the others (left by a crash or a failed write between the two
+	// records) are initialized again by the next heartbeat, as Kafka's
+	// coordinator retries them.
+	initializing tpBuilder
 
 	// Not persisted: the subscriptions resolved against the topics of
 	// one metadata version.
@@ -460,14 +466,17 @@ func (m *shareStateMeta) initializedIn(subscribed map[topicID]assignTopic) tpSet
 }
 
 // uninitialized lists the partitions of the subscribed topics that are
-// neither initialized nor being initialized, by topic id.
-func (m *shareStateMeta) uninitialized(subscribed map[topicID]assignTopic, now int64) []stateTopic {
+// neither initialized nor being initialized (inFlight), by topic id.
+func (m *shareStateMeta) uninitialized(subscribed map[topicID]assignTopic, inFlight tpBuilder, now int64) []stateTopic {
 	known := tpBuilder{}
-	for _, list := range [][]stateTopic{m.initializing, m.initialized} {
-		for _, t := range list {
-			for _, p := range t.partitions {
-				known.add(t.id, p)
-			}
+	for _, t := range m.initialized {
+		for _, p := range t.partitions {
+			known.add(t.id, p)
+		}
+	}
+	for id, ps := range inFlight {
+		for _, p := range ps {
+			known.add(id, p)
 		}
 	}
 	have := known.set()
@@ -533,6 +542,25 @@ func mergeStateTopics(a, b []stateTopic) []stateTopic {
 		byID[t.id] = t
 	}
 	return slices.SortedFunc(maps.Values(byID), func(x, y stateTopic) int { return compareIDs(x.id, y.id) })
+}
+
+// setInFlight adds (on) or removes the partitions of ts from the
+// partitions being initialized here.
+func (sg *shareGroup) setInFlight(ts []stateTopic, on bool) {
+	if sg.initializing == nil {
+		sg.initializing = tpBuilder{}
+	}
+	for _, t := range ts {
+		for _, p := range t.partitions {
+			if on {
+				sg.initializing.add(t.id, p)
+			} else if ps := slices.DeleteFunc(sg.initializing[t.id], func(q int32) bool { return q == p }); len(ps) > 0 {
+				sg.initializing[t.id] = ps
+			} else {
+				delete(sg.initializing, t.id)
+			}
+		}
+	}
 }
 
 // removeStateTopics is a without the partitions of b; topics left with

@@ -16,7 +16,9 @@ import (
 //	share-leave member=m1
 //	share-delete-offsets topic=a          DeleteShareGroupOffsets' records: a
 //	                                      is being deleted, then deleted
-//	share-init [fail=(a-1)]               initializing these share partitions' state fails
+//	share-init [fail=(a-1)] [crash=(a-1)] initializing these share partitions' state fails;
+//	                                      or succeeds, and the coordinator stops (a crash before
+//	                                      it records them initialized; "restart" brings it back)
 //
 // The share coordinator's initializations are written "initialize a-0
 // epoch=N" (OK) or "... FAILED".
@@ -78,6 +80,11 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		for _, tp := range list {
 			s.shareInitFails[tp] = true
 		}
+		crash, _ := argList(d, "crash")
+		s.shareInitCrashes = map[string]bool{}
+		for _, tp := range crash {
+			s.shareInitCrashes[tp] = true
+		}
 	case "delete-group":
 		s.respond("delete-group: %s", errName(s.c.DeleteGroups([]string{"g"})[0]))
 	}
@@ -104,6 +111,10 @@ func (s *script) initializeShareState(group string, stateEpoch int32, topic [16]
 		return errors.New("injected")
 	}
 	s.respond("initialize %s %s epoch=%d: OK", group, tp, stateEpoch)
+	if s.shareInitCrashes[tp] {
+		s.respond("the coordinator stops")
+		s.c.Close()
+	}
 	return nil
 }
 
