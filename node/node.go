@@ -269,10 +269,11 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], cluster
 				c.ReceiveQuorum(from, payload)
 			}
 		},
-		ClientTLS:  cfg.ControllerClientTLS,
-		SASL:       cfg.ControllerSASL,
-		ClientSASL: cfg.ControllerClientSASL,
-		Logger:     n.logger,
+		ClientTLS:          cfg.ControllerClientTLS,
+		SASL:               raftSASL(cfg.ControllerSASL),
+		ClientSASL:         cfg.ControllerClientSASL,
+		SASLFailureMessage: sasl.FailureMessage,
+		Logger:             n.logger,
 	}
 	if t := cfg.ControllerTLS; t != nil {
 		// Each handshake takes the listener's current certificates, so a
@@ -586,4 +587,17 @@ func (n *Node) startAdmin() error {
 	go n.admin.Serve(ln)
 	n.logger.Info("admin listener", "addr", ln.Addr().String())
 	return nil
+}
+
+// raftSASL gives the raft transport the controller listener's SASL
+// mechanisms (net/sasl's, as the Kafka listeners use them).
+func raftSASL(m map[string]func() sasl.Exchange) map[string]func() raftnet.Exchange {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]func() raftnet.Exchange, len(m))
+	for name, start := range m {
+		out[name] = func() raftnet.Exchange { return start() }
+	}
+	return out
 }

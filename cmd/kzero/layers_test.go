@@ -10,17 +10,15 @@ import (
 // (DESIGN.md "Layers": imports point down only). A package's own
 // sub-packages are always allowed.
 var allowed = map[string][]string{
-	"index":    {"vfs"}, // its files open, grow, sync and rename through the log's FS
-	"record":   {},
-	"vfs":      {},
-	"log":      {"record", "index", "vfs"},
-	"msgset":   {"record"},
-	"net/wire": {},
-	"net/sasl": {},
-	"replica":  {"log", "record", "index", "net/wire"},
-	// net/sasl is a leaf: the raft transport (coord/raftnet) checks a SASL
-	// controller listener's logins with its mechanisms.
-	"coord":      {"coord/shards", "coord/coordrecord", "replica", "log", "record", "index", "vfs", "net/sasl"},
+	"index":      {"vfs"}, // its files open, grow, sync and rename through the log's FS
+	"record":     {},
+	"vfs":        {},
+	"log":        {"record", "index", "vfs"},
+	"msgset":     {"record"},
+	"net/wire":   {},
+	"net/sasl":   {},
+	"replica":    {"log", "record", "index", "net/wire"},
+	"coord":      {"coord/shards", "coord/coordrecord", "replica", "log", "record", "index", "vfs"},
 	"net/server": {"net/wire"},
 	"net/quota":  {"coord"},
 	"net/api":    {"coord", "coord/shards", "replica", "log", "record", "msgset", "index", "net/wire", "net/server", "net/sasl", "net/quota"},

@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	franzsasl "github.com/twmb/franz-go/pkg/sasl"
-
-	"kzero/net/sasl"
 )
 
 // SASL on the controller listener (SASL_PLAINTEXT, SASL_SSL): the dialer
@@ -111,7 +109,7 @@ func (t *Transport) authenticate(rw io.ReadWriter, fr *frameReader) (string, err
 	for round := 1; ; round++ {
 		resp, done, err := x.Step(token)
 		if err != nil {
-			return "", refuse(sasl.FailureMessage(mech, err), fmt.Errorf("%s: %w", mech, err))
+			return "", refuse(t.saslFailure(mech, err), fmt.Errorf("%s: %w", mech, err))
 		}
 		if len(resp) > maxAuthTokenLen {
 			return "", refuse("server token too large", fmt.Errorf("%s: a server token of %d bytes", mech, len(resp)))
@@ -205,3 +203,22 @@ func (t *Transport) login(ctx context.Context, conn net.Conn, addr string) error
 // (plain.Auth{...}.AsMechanism(), scram.Auth{...}.AsSha256Mechanism(),
 // oauth.Auth{...}.AsMechanism()).
 type ClientMechanism = franzsasl.Mechanism
+
+// Exchange is one server side of a SASL login: the mechanisms of the
+// Kafka listeners (net/sasl) serve here as they are; raftnet, below net
+// in the layers, names only what it calls.
+type Exchange interface {
+	// Step takes the client's next token and returns the answer; done
+	// once the client is authenticated, an error once it is refused.
+	Step(token []byte) (response []byte, done bool, err error)
+	// User is the authenticated user, once Step returned done.
+	User() string
+}
+
+// saslFailure is what a refused login of mechanism is told.
+func (t *Transport) saslFailure(mechanism string, err error) string {
+	if f := t.cfg.SASLFailureMessage; f != nil {
+		return f(mechanism, err)
+	}
+	return "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mechanism
+}

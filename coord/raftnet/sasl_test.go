@@ -23,20 +23,20 @@ import (
 // saslServer is a controller listener enabling PLAIN (user "ctl",
 // password "ctl-pw"), SCRAM-SHA-256 (the same) and OAUTHBEARER
 // (unsecured tokens).
-func saslServer(t testing.TB) map[string]func() sasl.Exchange {
+func saslServer(t testing.TB) map[string]func() Exchange {
 	m := sasl.ScramByName(sasl.ScramSHA256)
 	cred, err := m.NewCredential("ctl-pw", 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]func() sasl.Exchange{
-		sasl.Plain: func() sasl.Exchange { return sasl.NewPlain(sasl.PlainUsers(map[string]string{"ctl": "ctl-pw"})) },
-		sasl.ScramSHA256: func() sasl.Exchange {
+	return map[string]func() Exchange{
+		sasl.Plain: func() Exchange { return sasl.NewPlain(sasl.PlainUsers(map[string]string{"ctl": "ctl-pw"})) },
+		sasl.ScramSHA256: func() Exchange {
 			return sasl.NewScram(m, func(user string, _ *sasl.ScramMechanism) (sasl.Credential, bool) {
 				return cred, user == "ctl"
 			}, nil)
 		},
-		sasl.OAuthBearer: func() sasl.Exchange { return sasl.NewOAuthBearer(sasl.OAuthConfig{}) },
+		sasl.OAuthBearer: func() Exchange { return sasl.NewOAuthBearer(sasl.OAuthConfig{}) },
 	}
 }
 
@@ -227,9 +227,9 @@ func FuzzSASL(f *testing.F) {
 		Logger: slog.New(slog.DiscardHandler)})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		authed := false
-		tr.cfg.SASL = map[string]func() sasl.Exchange{}
+		tr.cfg.SASL = map[string]func() Exchange{}
 		for name, start := range srv {
-			tr.cfg.SASL[name] = func() sasl.Exchange { return &watched{Exchange: start(), done: &authed} }
+			tr.cfg.SASL[name] = func() Exchange { return &watched{Exchange: start(), done: &authed} }
 		}
 		tr.cfg.Deliver = func(context.Context, *pb.Message) error {
 			if !authed {
@@ -249,7 +249,7 @@ func FuzzSASL(f *testing.F) {
 
 // watched is an Exchange that records its success.
 type watched struct {
-	sasl.Exchange
+	Exchange
 	done *bool
 }
 

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
-
-	"kzero/net/sasl"
 )
 
 // Defaults of Config.
@@ -102,8 +100,12 @@ type Config struct {
 	// and never delivers a frame. ClientSASL is the mechanism this node
 	// authenticates with to the controllers it dials
 	// (sasl.mechanism.controller.protocol); nil: none.
-	SASL       map[string]func() sasl.Exchange
+	SASL       map[string]func() Exchange
 	ClientSASL ClientMechanism
+	// SASLFailureMessage is what a refused login is told, from the
+	// mechanism's error (node: net/sasl's Kafka messages); nil: Kafka's
+	// generic message.
+	SASLFailureMessage func(mechanism string, err error) string
 
 	MaxMessageBytes int           // largest encoded raft message sent or accepted; default 64 MiB
 	QueueSize       int           // messages waiting per peer; default 1024
