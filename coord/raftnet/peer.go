@@ -57,11 +57,23 @@ func (p *peer) run() {
 		backoff   = t.cfg.Backoff.Min
 		connected bool // ever, to tell reconnects
 		failing   bool // the last dial failed: log repeats quietly
+		// snapSent: a MsgSnap went into conn. Written is not received: a
+		// connection whose peer went away takes the first write after
+		// (the kernel's buffer) and fails the next, and raft, waiting for
+		// the follower's answer to a snapshot it believes sent, would
+		// never probe that follower again. So a connection that fails
+		// after carrying a snapshot reports it failed (raft ignores the
+		// report once the follower answered).
+		snapSent bool
 	)
 	hangUp := func() {
 		unwatch()
 		conn.Close()
 		conn = nil
+		if snapSent && p.ctx.Err() == nil && t.cfg.OnSnapshotFailed != nil {
+			t.cfg.OnSnapshotFailed(p.id)
+		}
+		snapSent = false
 	}
 	defer func() {
 		if conn != nil {
@@ -101,6 +113,9 @@ func (p *peer) run() {
 			}
 			connected = true
 			logger.Info("raftnet: connected to peer")
+		}
+		for _, o := range batch {
+			snapSent = snapSent || o.m != nil && o.m.GetType() == pb.MsgSnap
 		}
 		var err error
 		buf, err = p.write(conn, batch, buf)
