@@ -55,9 +55,7 @@ func (simpleAssignor) assign(spec *assignSpec) map[string]tpSet {
 		for _, t := range spec.sortedTopics() {
 			if subscribes(&spec.members[0], t.id) {
 				for p := range t.partitions {
-					if spec.may(t.id, p) {
-						parts = append(parts, tp{t.id, p})
-					}
+					parts = append(parts, tp{t.id, p})
 				}
 			}
 		}
@@ -73,11 +71,9 @@ func (simpleAssignor) assign(spec *assignSpec) map[string]tpSet {
 			if len(subs) == 0 {
 				continue
 			}
-			parts := make([]tp, 0, t.partitions)
+			parts := make([]tp, t.partitions)
 			for p := range t.partitions {
-				if spec.may(t.id, p) {
-					parts = append(parts, tp{t.id, p})
-				}
+				parts[p] = tp{t.id, p}
 			}
 			(&sharing{spec: spec, members: subs, parts: parts, held: held}).balance()
 		}
