@@ -578,10 +578,11 @@ func (c *Controller) Step(ctx context.Context, m *pb.Message) error {
 	}
 }
 
-// report tells raft that messages to a peer were lost.
+// report tells raft that messages to a peer were lost, or how a
+// snapshot to it went.
 type report struct {
-	peer         int32
-	snapshotFail bool
+	peer                       int32
+	snapshotFail, snapshotSent bool
 }
 
 // ReportUnreachable tells raft that messages to peer were lost, so it
@@ -594,12 +595,16 @@ func (c *Controller) ReportUnreachable(peer int32) {
 	}
 }
 
-// ReportSnapshotFailed tells raft that a snapshot to peer was not sent, so
-// it sends another. It never blocks.
-func (c *Controller) ReportSnapshotFailed(peer int32) {
+// ReportSnapshot tells raft that a snapshot to peer was written (sent)
+// or not. Raft waits for it: until then the leader sends that follower
+// nothing but heartbeats, and the follower's answer alone does not end
+// the wait if the leader compacted its log meanwhile. So unlike
+// ReportUnreachable it is never dropped; it waits for the raft loop (or
+// its end).
+func (c *Controller) ReportSnapshot(peer int32, sent bool) {
 	select {
-	case c.reportc <- report{peer: peer, snapshotFail: true}:
-	default:
+	case c.reportc <- report{peer: peer, snapshotFail: !sent, snapshotSent: sent}:
+	case <-c.runDone:
 	}
 }
 

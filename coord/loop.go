@@ -79,9 +79,12 @@ func (l *loop) run() {
 				c.logger.Debug("metadata: step", "err", err)
 			}
 		case r := <-c.reportc:
-			if r.snapshotFail {
+			switch {
+			case r.snapshotFail:
 				l.rn.ReportSnapshot(raftID(r.peer), raft.SnapshotFailure)
-			} else {
+			case r.snapshotSent:
+				l.rn.ReportSnapshot(raftID(r.peer), raft.SnapshotFinish)
+			default:
 				l.rn.ReportUnreachable(raftID(r.peer))
 			}
 		case <-c.stopc:

@@ -254,9 +254,9 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], cluster
 				c.ReportUnreachable(peer)
 			}
 		},
-		OnSnapshotFailed: func(peer int32) {
+		OnSnapshot: func(peer int32, sent bool) {
 			if c := deliver.Load(); c != nil {
-				c.ReportSnapshotFailed(peer)
+				c.ReportSnapshot(peer, sent)
 			}
 		},
 		OnLearner: func(id int32) {

@@ -31,13 +31,14 @@ type testNode struct {
 	got         chan *pb.Message
 	unreachable chan int32
 	snapFailed  chan int32
+	snapSent    chan int32
 	log         *syncBuffer
 }
 
 func startNode(t testing.TB, id int32, edit func(*Config)) *testNode {
 	t.Helper()
 	n := &testNode{id: id, got: make(chan *pb.Message, 1<<14), unreachable: make(chan int32, 64),
-		snapFailed: make(chan int32, 64), log: &syncBuffer{}}
+		snapFailed: make(chan int32, 64), snapSent: make(chan int32, 64), log: &syncBuffer{}}
 	cfg := Config{
 		NodeID:     id,
 		ClusterID:  "test-cluster",
@@ -50,10 +51,16 @@ func startNode(t testing.TB, id int32, edit func(*Config)) *testNode {
 				return ctx.Err()
 			}
 		},
-		OnUnreachable:    func(p int32) { offer(n.unreachable, p) },
-		OnSnapshotFailed: func(p int32) { offer(n.snapFailed, p) },
-		DialTimeout:      time.Second,
-		Logger:           slog.New(slog.NewTextHandler(n.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnUnreachable: func(p int32) { offer(n.unreachable, p) },
+		OnSnapshot: func(p int32, sent bool) {
+			if sent {
+				offer(n.snapSent, p)
+			} else {
+				offer(n.snapFailed, p)
+			}
+		},
+		DialTimeout: time.Second,
+		Logger:      slog.New(slog.NewTextHandler(n.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if edit != nil {
 		edit(&cfg)

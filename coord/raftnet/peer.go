@@ -57,23 +57,11 @@ func (p *peer) run() {
 		backoff   = t.cfg.Backoff.Min
 		connected bool // ever, to tell reconnects
 		failing   bool // the last dial failed: log repeats quietly
-		// snapSent: a MsgSnap went into conn. Written is not received: a
-		// connection whose peer went away takes the first write after
-		// (the kernel's buffer) and fails the next, and raft, waiting for
-		// the follower's answer to a snapshot it believes sent, would
-		// never probe that follower again. So a connection that fails
-		// after carrying a snapshot reports it failed (raft ignores the
-		// report once the follower answered).
-		snapSent bool
 	)
 	hangUp := func() {
 		unwatch()
 		conn.Close()
 		conn = nil
-		if snapSent && p.ctx.Err() == nil && t.cfg.OnSnapshotFailed != nil {
-			t.cfg.OnSnapshotFailed(p.id)
-		}
-		snapSent = false
 	}
 	defer func() {
 		if conn != nil {
@@ -113,9 +101,6 @@ func (p *peer) run() {
 			}
 			connected = true
 			logger.Info("raftnet: connected to peer")
-		}
-		for _, o := range batch {
-			snapSent = snapSent || o.m != nil && o.m.GetType() == pb.MsgSnap
 		}
 		var err error
 		buf, err = p.write(conn, batch, buf)
@@ -223,6 +208,13 @@ func (p *peer) write(conn io.Writer, batch []outbound, buf []byte) ([]byte, erro
 			}
 		}
 		t.stats.sent.Add(uint64(next - first))
+		if f := t.cfg.OnSnapshot; f != nil {
+			for _, o := range batch[first:next] {
+				if o.m != nil && o.m.GetType() == pb.MsgSnap {
+					f(p.id, true)
+				}
+			}
+		}
 		buf, first = buf[:0], next
 		return nil
 	}
@@ -271,8 +263,8 @@ func (p *peer) lost(batch []outbound) {
 			continue
 		}
 		n++
-		if o.m.GetType() == pb.MsgSnap && t.cfg.OnSnapshotFailed != nil {
-			t.cfg.OnSnapshotFailed(p.id)
+		if o.m.GetType() == pb.MsgSnap && t.cfg.OnSnapshot != nil {
+			t.cfg.OnSnapshot(p.id, false)
 		}
 	}
 	if n == 0 {

@@ -104,9 +104,15 @@ func (n *raftNode) transportConfig(addr string) Config {
 				return ctx.Err()
 			}
 		},
-		OnUnreachable:    func(p int32) { report(func() { n.rn.ReportUnreachable(RaftID(p)) }) },
-		OnSnapshotFailed: func(p int32) { report(func() { n.rn.ReportSnapshot(RaftID(p), raft.SnapshotFailure) }) },
-		Logger:           slog.New(slog.DiscardHandler),
+		OnUnreachable: func(p int32) { report(func() { n.rn.ReportUnreachable(RaftID(p)) }) },
+		OnSnapshot: func(p int32, sent bool) {
+			status := raft.SnapshotFailure
+			if sent {
+				status = raft.SnapshotFinish
+			}
+			report(func() { n.rn.ReportSnapshot(RaftID(p), status) })
+		},
+		Logger: slog.New(slog.DiscardHandler),
 	}
 }
 

@@ -77,14 +77,15 @@ type Config struct {
 
 	// OnUnreachable is told that messages to a peer were lost: its queue
 	// was full, no connection could be made, or a write failed (raft's
-	// RawNode.ReportUnreachable). OnSnapshotFailed is told that a MsgSnap
-	// was not sent (RawNode.ReportSnapshot with SnapshotFailure; a sent
-	// snapshot needs no report, raft learns from the follower's answer).
+	// RawNode.ReportUnreachable). OnSnapshot is told whether a MsgSnap
+	// was written (RawNode.ReportSnapshot, SnapshotFinish or
+	// SnapshotFailure): raft waits for that report, since the follower's
+	// answer does not end the wait once the leader compacted its log.
 	// Both are called from transport goroutines, possibly often, and must
 	// not block nor call the Transport: queue the report to the raft loop.
 	// Either may be nil.
-	OnUnreachable    func(peer int32)
-	OnSnapshotFailed func(peer int32)
+	OnUnreachable func(peer int32)
+	OnSnapshot    func(peer int32, sent bool)
 
 	// TLS, when set, is the controller listener's TLS (its protocol is
 	// SSL): the listener serves it and the raft frames go inside.
@@ -352,8 +353,8 @@ func (t *Transport) Broadcast(payload []byte) {
 // lost counts and reports a message that will not be sent.
 func (t *Transport) lost(to int32, m *pb.Message) {
 	t.stats.dropped.Add(1)
-	if m.GetType() == pb.MsgSnap && t.cfg.OnSnapshotFailed != nil {
-		t.cfg.OnSnapshotFailed(to)
+	if m.GetType() == pb.MsgSnap && t.cfg.OnSnapshot != nil {
+		t.cfg.OnSnapshot(to, false)
 	}
 	if t.cfg.OnUnreachable != nil {
 		t.cfg.OnUnreachable(to)
