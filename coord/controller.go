@@ -171,9 +171,17 @@ type Controller struct {
 	readc    chan *readWait // read barriers for the raft loop
 	readSeq  atomic.Uint64
 	recvc    chan *pb.Message
-	reportc  chan report
-	stopc    chan struct{}
-	runDone  chan struct{}
+	reportc  chan int32 // peers messages to which were lost
+	// Snapshot reports, the latest per peer: never dropped (raft waits
+	// for them), never blocking the caller (the raft loop's own Send may
+	// report); snapc wakes the loop.
+	snapReports struct {
+		sync.Mutex
+		sent map[int32]bool
+	}
+	snapc   chan struct{}
+	stopc   chan struct{}
+	runDone chan struct{}
 	// Images for the notifier: the raft loop appends and signals, never
 	// waiting for subscribers; the notifier takes all that is queued.
 	notify struct {
@@ -364,7 +372,8 @@ func New(cfg Config) (*Controller, error) {
 		proposec: make(chan *pending, 256),
 		readc:    make(chan *readWait, 256),
 		recvc:    make(chan *pb.Message, 256),
-		reportc:  make(chan report, 256),
+		reportc:  make(chan int32, 256),
+		snapc:    make(chan struct{}, 1),
 		stopc:    make(chan struct{}),
 		runDone:  make(chan struct{}),
 		notifyc:  make(chan struct{}, 1),
@@ -578,19 +587,12 @@ func (c *Controller) Step(ctx context.Context, m *pb.Message) error {
 	}
 }
 
-// report tells raft that messages to a peer were lost, or how a
-// snapshot to it went.
-type report struct {
-	peer                       int32
-	snapshotFail, snapshotSent bool
-}
-
 // ReportUnreachable tells raft that messages to peer were lost, so it
 // probes the peer instead of streaming to it. It never blocks: a report
 // that does not fit is dropped (the next loss reports again).
 func (c *Controller) ReportUnreachable(peer int32) {
 	select {
-	case c.reportc <- report{peer: peer}:
+	case c.reportc <- peer:
 	default:
 	}
 }
@@ -599,13 +601,27 @@ func (c *Controller) ReportUnreachable(peer int32) {
 // or not. Raft waits for it: until then the leader sends that follower
 // nothing but heartbeats, and the follower's answer alone does not end
 // the wait if the leader compacted its log meanwhile. So unlike
-// ReportUnreachable it is never dropped; it waits for the raft loop (or
-// its end).
+// ReportUnreachable it is never dropped; nor does it block.
 func (c *Controller) ReportSnapshot(peer int32, sent bool) {
-	select {
-	case c.reportc <- report{peer: peer, snapshotFail: !sent, snapshotSent: sent}:
-	case <-c.runDone:
+	c.snapReports.Lock()
+	if c.snapReports.sent == nil {
+		c.snapReports.sent = map[int32]bool{}
 	}
+	c.snapReports.sent[peer] = sent
+	c.snapReports.Unlock()
+	select {
+	case c.snapc <- struct{}{}:
+	default:
+	}
+}
+
+// takeSnapshotReports returns the snapshot reports since the last call.
+func (c *Controller) takeSnapshotReports() map[int32]bool {
+	c.snapReports.Lock()
+	defer c.snapReports.Unlock()
+	m := c.snapReports.sent
+	c.snapReports.sent = nil
+	return m
 }
 
 // Close stops the raft loop and the notifier and closes the storage.

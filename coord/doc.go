@@ -93,7 +93,7 @@
 // Config.Peers and a Transport (coord/raftnet) make a static quorum of 3 or
 // 5 voters (controller.quorum.voters): Controller.Step takes their
 // messages, the transport's losses reach raft through ReportUnreachable and
-// ReportSnapshotFailed, proposals on a follower are forwarded to the leader
+// ReportSnapshot, proposals on a follower are forwarded to the leader
 // by raft, and a follower behind the leader's compacted log gets a
 // snapshot. Quorum reports the leader, the term and each voter's progress
 // (DescribeQuorum). Broker liveness, fencing, controlled shutdown and

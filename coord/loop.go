@@ -78,14 +78,15 @@ func (l *loop) run() {
 			if err := l.rn.Step(m); err != nil {
 				c.logger.Debug("metadata: step", "err", err)
 			}
-		case r := <-c.reportc:
-			switch {
-			case r.snapshotFail:
-				l.rn.ReportSnapshot(raftID(r.peer), raft.SnapshotFailure)
-			case r.snapshotSent:
-				l.rn.ReportSnapshot(raftID(r.peer), raft.SnapshotFinish)
-			default:
-				l.rn.ReportUnreachable(raftID(r.peer))
+		case peer := <-c.reportc:
+			l.rn.ReportUnreachable(raftID(peer))
+		case <-c.snapc:
+			for peer, sent := range c.takeSnapshotReports() {
+				status := raft.SnapshotFailure
+				if sent {
+					status = raft.SnapshotFinish
+				}
+				l.rn.ReportSnapshot(raftID(peer), status)
 			}
 		case <-c.stopc:
 			return

@@ -4,8 +4,9 @@
 // to Send, which never blocks; messages from peers go to Config.Deliver
 // (Controller.Step). Raft tolerates lost, duplicated and reordered
 // messages, so the transport drops rather than waits, and tells raft
-// (OnUnreachable, OnSnapshotFailed) so that the leader probes instead of
-// pipelining to a peer that does not hear it.
+// (OnUnreachable, OnSnapshot) so that the leader probes instead of
+// pipelining to a peer that does not hear it. A snapshot is reported
+// whether it was written or not: raft waits for that report.
 //
 // # Goroutines
 //

@@ -304,7 +304,7 @@ func (t *Transport) startPeerLocked(id int32, addr string) {
 // Send queues msgs for their peers and returns at once: it never blocks on
 // the network. A message whose peer queue is full, or for no known peer,
 // is dropped (counted, and reported through OnUnreachable and, for a
-// MsgSnap, OnSnapshotFailed). Send keeps the messages until written and
+// MsgSnap, OnSnapshot(to, false)). Send keeps the messages until written and
 // does not modify them.
 func (t *Transport) Send(msgs []*pb.Message) {
 	for _, m := range msgs {
