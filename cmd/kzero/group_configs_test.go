@@ -60,18 +60,7 @@ func TestConsumerShareGroupHeartbeatConfigs(t *testing.T) {
 		{"consumer.assignment.interval.ms", "20000", "consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms"},
 		{"share.assignment.interval.ms", "15001", "share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms"},
 	} {
-		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-		res := kmsg.NewIncrementalAlterConfigsRequestResource()
-		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "cfg-bad"
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = bad.key, kmsg.StringPtr(bad.value)
-		res.Configs = append(res.Configs, c)
-		req.Resources = append(req.Resources, res)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := resp.Resources[0]; r.ErrorCode != kerr.InvalidConfig.Code || r.ErrorMessage == nil || *r.ErrorMessage != bad.msg {
+		if r := alterGroupConfigs(t, ctx, cl, "cfg-bad", bad.key, bad.value); r.ErrorCode != kerr.InvalidConfig.Code || r.ErrorMessage == nil || *r.ErrorMessage != bad.msg {
 			t.Errorf("%s=%s: %v %v, want INVALID_CONFIG %q", bad.key, bad.value, kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, bad.msg)
 		}
 	}

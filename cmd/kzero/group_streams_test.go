@@ -335,7 +335,7 @@ func TestStreamsGroupConfigsAndWarmups(t *testing.T) {
 		{"streams.num.standby.replicas", "3", "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
 		{"streams.num.standby.replicas", "-1", "Invalid value -1 for configuration streams.num.standby.replicas: Value must be at least 0"},
 	} {
-		r := alterGroupConfig(t, ctx, cl, "app", bad.key, bad.value)
+		r := alterGroupConfigs(t, ctx, cl, "app", bad.key, bad.value)
 		if r.ErrorCode != kerr.InvalidConfig.Code || r.ErrorMessage == nil || *r.ErrorMessage != bad.msg {
 			t.Errorf("%s=%s: %v %v, want INVALID_CONFIG %q", bad.key, bad.value, kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, bad.msg)
 		}

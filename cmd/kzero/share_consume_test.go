@@ -353,18 +353,8 @@ func TestShareRestartKeepsAcknowledged(t *testing.T) {
 // on a GROUP resource) and checks DescribeConfigs shows them.
 func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group string, kvs ...string) {
 	t.Helper()
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-	for i := 0; i+1 < len(kvs); i += 2 {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = kvs[i], kmsg.StringPtr(kvs[i+1])
-		res.Configs = append(res.Configs, c)
-	}
-	req.Resources = append(req.Resources, res)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("set group configs: %v %+v", err, resp)
+	if r := alterGroupConfigs(t, ctx, cl, group, kvs...); r.ErrorCode != 0 {
+		t.Fatalf("set group configs: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
 	got := map[string]string{}
 	for _, c := range describeGroupConfigs(t, ctx, cl, group) {
@@ -379,16 +369,18 @@ func setGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group st
 	}
 }
 
-// alterGroupConfig sets one group config (IncrementalAlterConfigs on a
-// GROUP resource) and returns the resource's result.
-func alterGroupConfig(t *testing.T, ctx context.Context, cl *kgo.Client, group, key, value string) *kmsg.IncrementalAlterConfigsResponseResource {
+// alterGroupConfigs sets a group's configs, given as key, value pairs,
+// and returns the resource's result.
+func alterGroupConfigs(t *testing.T, ctx context.Context, cl *kgo.Client, group string, kvs ...string) *kmsg.IncrementalAlterConfigsResponseResource {
 	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	res := kmsg.NewIncrementalAlterConfigsRequestResource()
 	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = key, kmsg.StringPtr(value)
-	res.Configs = append(res.Configs, c)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = kvs[i], kmsg.StringPtr(kvs[i+1])
+		res.Configs = append(res.Configs, c)
+	}
 	req.Resources = append(req.Resources, res)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
@@ -435,7 +427,7 @@ func TestShareGroupConfigs(t *testing.T) {
 	if _, err := kadm.NewClient(adm).CreateTopic(ctx, 1, 1, nil, "sq"); err != nil {
 		t.Fatal(err)
 	}
-	if code := alterGroupConfig(t, ctx, adm, "cfg", "share.auto.offset.reset", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
+	if code := alterGroupConfigs(t, ctx, adm, "cfg", "share.auto.offset.reset", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
 		t.Fatalf("a bad share.auto.offset.reset: %v", kerr.ErrorForCode(code))
 	}
 	setGroupConfigs(t, ctx, adm, "cfg", "share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed",
@@ -607,7 +599,7 @@ func TestShareRenewAcknowledgeEnable(t *testing.T) {
 		t.Fatalf("RENEW in a share fetch by default: %v", kerr.ErrorForCode(p.AcknowledgeErrorCode))
 	}
 
-	if code := alterGroupConfig(t, ctx, cl, "renew", "share.renew.acknowledge.enable", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
+	if code := alterGroupConfigs(t, ctx, cl, "renew", "share.renew.acknowledge.enable", "sometimes").ErrorCode; code != kerr.InvalidConfig.Code {
 		t.Fatalf("share.renew.acknowledge.enable=sometimes: %v, want INVALID_CONFIG", kerr.ErrorForCode(code))
 	}
 	setGroupConfigs(t, ctx, cl, "renew", "share.renew.acknowledge.enable", "false")
