@@ -269,11 +269,12 @@ func (n *Node) startTransport(deliver *atomic.Pointer[coord.Controller], cluster
 				c.ReceiveQuorum(from, payload)
 			}
 		},
-		ClientTLS:          cfg.ControllerClientTLS,
-		SASL:               raftSASL(cfg.ControllerSASL),
-		ClientSASL:         cfg.ControllerClientSASL,
-		SASLFailureMessage: sasl.FailureMessage,
-		Logger:             n.logger,
+		ClientTLS:                 cfg.ControllerClientTLS,
+		SASL:                      raftSASL(cfg.ControllerSASL),
+		FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
+		ClientSASL:                cfg.ControllerClientSASL,
+		SASLFailureMessage:        sasl.FailureMessage,
+		Logger:                    n.logger,
 	}
 	if t := cfg.ControllerTLS; t != nil {
 		// Each handshake takes the listener's current certificates, so a

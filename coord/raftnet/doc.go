@@ -42,7 +42,8 @@
 // the acceptor reads nothing else until the exchange succeeded. A
 // connection that sends anything else first, names a mechanism the
 // listener does not enable, or fails the exchange is answered with a
-// refuse frame (Kafka's message for the failure) and closed; it is
+// refuse frame (Kafka's message for the failure) and closed, both after
+// Config.FailedAuthenticationDelay (connection.failed.authentication.delay.ms); it is
 // logged and counted in Stats.AuthFailures, and none of its frames is
 // read, so no raft message of an unauthenticated node is delivered. Any
 // user the exchange accepts is a peer: the hello then decides which node

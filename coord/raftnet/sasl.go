@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	franzsasl "github.com/twmb/franz-go/pkg/sasl"
 )
@@ -83,6 +84,12 @@ func (t *Transport) mechanisms() string {
 // The connection carries nothing else until it returns nil.
 func (t *Transport) authenticate(rw io.ReadWriter, fr *frameReader) (string, error) {
 	refuse := func(reason string, err error) error {
+		if d := t.cfg.FailedAuthenticationDelay; d > 0 {
+			select {
+			case <-time.After(d):
+			case <-t.ctx.Done():
+			}
+		}
 		rw.Write(appendFrame(nil, kindRefuse, []byte(reason[:min(len(reason), maxRefuseLen)])))
 		return fmt.Errorf("%w: %s", errAuth, err)
 	}

@@ -260,3 +260,24 @@ func (w *watched) Step(token []byte) ([]byte, bool, error) {
 	}
 	return resp, done, err
 }
+
+// TestSASLFailedAuthenticationDelay: a refused login is answered (and its
+// connection closed) only after connection.failed.authentication.delay.ms.
+func TestSASLFailedAuthenticationDelay(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	tr := New(Config{NodeID: 2, ClusterID: "c", Peers: map[int32]string{1: "unused"}, SASL: saslServer(t),
+		FailedAuthenticationDelay: delay, Logger: slog.New(slog.DiscardHandler)})
+	defer tr.Close()
+	var out bytes.Buffer
+	start := time.Now()
+	err := tr.serve(struct {
+		io.Reader
+		io.Writer
+	}{bytes.NewReader(appendFrame(nil, kindAuth, appendAuthStart(nil, "PLAIN", []byte("\x00ctl\x00bad")))), &out})
+	if took := time.Since(start); !errors.Is(err, errAuth) || took < delay {
+		t.Fatalf("serve: %v after %v, want a refusal after at least %v", err, took, delay)
+	}
+	if kind, _, _ := newFrameReader(&out, maxAuthFrame).next(); kind != kindRefuse {
+		t.Errorf("answered kind %d, not a refusal", kind)
+	}
+}

@@ -107,6 +107,10 @@ type Config struct {
 	// mechanism's error (node: net/sasl's Kafka messages); nil: Kafka's
 	// generic message.
 	SASLFailureMessage func(mechanism string, err error) string
+	// FailedAuthenticationDelay holds a refused login's answer and close
+	// that long (connection.failed.authentication.delay.ms), so that a
+	// dialer guessing passwords is slowed down, as on Kafka's listeners.
+	FailedAuthenticationDelay time.Duration
 
 	MaxMessageBytes int           // largest encoded raft message sent or accepted; default 64 MiB
 	QueueSize       int           // messages waiting per peer; default 1024
