@@ -338,6 +338,14 @@ func (f *fetchOp) respond() {
 		f.respondLegacy()
 		return
 	}
+	if f.staleSession() {
+		// Another request of the session came between this one's
+		// session update and its answer (Kafka's "possible duplicate
+		// request"): nothing is read for it, and the answer, throttled
+		// or not, is INVALID_FETCH_SESSION_EPOCH with the session's id.
+		f.release()
+		f.topics = f.topics[:0]
+	}
 	if d := f.quotaThrottle(); d > 0 {
 		// Over a quota: an empty answer with the throttle time (Kafka's
 		// getThrottledResponse). An incremental fetch keeps its session,
@@ -345,30 +353,58 @@ func (f *fetchOp) respond() {
 		// same again; a full fetch that would open a session answers
 		// session 0 and opens none.
 		var id int32
+		var code int16
 		if s := f.session; s != nil && !f.full {
 			id = s.id
+			s.mu.Lock()
+			if s.epoch != nextEpoch(f.r.SessionEpoch) {
+				code = kerr.InvalidFetchSessionEpoch.Code
+			}
+			s.mu.Unlock()
 		}
 		f.release()
 		resp := f.req.NewResponse()
-		appendFetchResponse(resp, f.r.Version, throttleMillis(d), id, nil)
+		appendFetchResponse(resp, f.r.Version, throttleMillis(d), code, id, nil)
 		f.req.Respond(resp)
 		f.done()
 		return
 	}
 	var id int32
+	var code int16
 	if s := f.session; s != nil {
 		if s.id == 0 {
 			f.h.sessions.add(s) // a full fetch's new session, answered now
 		}
 		id = s.id
 		s.mu.Lock()
-		f.trimToChanges()
+		if !f.full && s.epoch != nextEpoch(f.r.SessionEpoch) {
+			code = kerr.InvalidFetchSessionEpoch.Code
+			f.release()
+			f.topics = f.topics[:0]
+		} else {
+			f.trimToChanges()
+		}
 		s.mu.Unlock()
 	}
 	resp := f.req.NewResponse()
-	appendFetchResponse(resp, f.r.Version, 0, id, f.topics)
+	appendFetchResponse(resp, f.r.Version, 0, code, id, f.topics)
 	f.req.Respond(resp)
 	f.done()
+}
+
+// staleSession reports whether f is an incremental fetch whose session
+// moved on since the request updated it: the session's epoch is no
+// longer the one after the request's, so another request of the session
+// was served meanwhile (Kafka's IncrementalFetchContext checks this when
+// it answers, throttled or not).
+func (f *fetchOp) staleSession() bool {
+	s := f.session
+	if s == nil || f.full {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epoch != nextEpoch(f.r.SessionEpoch)
 }
 
 // quotaThrottle records a consumer's fetch against its quotas, as
