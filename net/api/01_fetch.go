@@ -75,8 +75,9 @@ type fetchOp struct {
 	parts   []*replica.Partition
 	seen    []int64
 	known   []int64
-	hwNews  bool  // a follower's partition has a HW above what it knows
-	replica int32 // the follower fetching; -1 for a consumer
+	tix     []int32 // the target each of parts is
+	hwNews  bool    // a follower's partition has a HW above what it knows
+	replica int32   // the follower fetching; -1 for a consumer
 	// deniedFollower: a fetch with a replica id from a principal without
 	// CLUSTER_ACTION, refused partition by partition.
 	deniedFollower bool
@@ -111,7 +112,7 @@ func (f *fetchOp) done() {
 	f.topics = f.topics[:0]
 	clear(f.targets)
 	clear(f.parts)
-	f.targets, f.parts, f.seen, f.known = f.targets[:0], f.parts[:0], f.seen[:0], f.known[:0]
+	f.targets, f.parts, f.seen, f.known, f.tix = f.targets[:0], f.parts[:0], f.seen[:0], f.known[:0], f.tix[:0]
 	// The request's strings alias its buffer: drop them (the partitions
 	// hold no pointers; their slices stay for the next request).
 	for i := range f.request.Topics {
@@ -194,6 +195,13 @@ func (h *Handler) fetch(req *server.Request) error {
 	minBytes := min(int64(r.MinBytes), f.maxBytes)
 	f.collectTargets()
 	bytes, errored := f.read()
+	if bytes < minBytes && r.MaxWaitMillis > 0 && !errored && len(f.parts) > 0 && !f.hwNews {
+		// What was read may be less than what is there, cut by the
+		// fetch's max bytes: as Kafka's DelayedFetch (tried at once
+		// before the fetch waits), the fetch has its min bytes when the
+		// bytes available are enough.
+		bytes = max(bytes, f.available())
+	}
 	if bytes >= minBytes || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews {
 		f.respond()
 		return nil
@@ -248,7 +256,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 	committed := r.IsolationLevel == 1
 	remaining := f.maxBytes
 	f.topics = f.topics[:0]
-	f.parts, f.seen, f.known = f.parts[:0], f.seen[:0], f.known[:0]
+	f.parts, f.seen, f.known, f.tix = f.parts[:0], f.seen[:0], f.known[:0], f.tix[:0]
 	for i := range f.targets {
 		tg := &f.targets[i]
 		if n := len(f.topics); n == 0 || f.topics[n-1].name != tg.topic || f.topics[n-1].id != tg.id {
@@ -284,7 +292,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 			errored = true
 			continue
 		}
-		f.parts, f.seen = append(f.parts, part), append(f.seen, math.MaxInt64)
+		f.parts, f.seen, f.tix = append(f.parts, part), append(f.seen, math.MaxInt64), append(f.tix, int32(i))
 		if f.replica >= 0 {
 			f.known = append(f.known, tg.replicaHW)
 		}
@@ -321,6 +329,27 @@ func (f *fetchOp) read() (total int64, errored bool) {
 		remaining -= res.Range.Len
 	}
 	return total, errored
+}
+
+// available is what the partitions read hold from their fetch offsets up
+// to what the read could reach, each counted up to its partition max
+// bytes, as Kafka's DelayedFetch.tryComplete accumulates it; MaxInt64
+// when a partition's bound lies in a later segment than its fetch offset
+// (Kafka's DelayedFetch completes such a fetch at once).
+func (f *fetchOp) available() int64 {
+	var n int64
+	for i, p := range f.parts {
+		if f.seen[i] == math.MaxInt64 {
+			continue // not read
+		}
+		tg := &f.targets[f.tix[i]]
+		a := p.Available(tg.offset, f.seen[i])
+		if a == math.MaxInt64 {
+			return a
+		}
+		n += min(a, int64(max(tg.maxBytes, 0)))
+	}
+	return n
 }
 
 // release drops the file ranges read and not sent.
