@@ -72,12 +72,15 @@ type fetchOp struct {
 	// The partitions found, to wait on, with the offset each read could
 	// go up to and the HW the follower knows of each (followers only): a
 	// parked fetch's waiter owns them until it fires and reads again.
-	parts   []*replica.Partition
-	seen    []int64
-	known   []int64
-	tix     []int32 // the target each of parts is
-	hwNews  bool    // a follower's partition has a HW above what it knows
-	replica int32   // the follower fetching; -1 for a consumer
+	parts  []*replica.Partition
+	seen   []int64
+	known  []int64
+	tix    []int32 // the target each of parts is
+	hwNews bool    // a follower's partition has a HW above what it knows
+	// redirected: a partition is answered with a preferred read replica
+	// (KIP-392); Kafka answers such a fetch at once.
+	redirected bool
+	replica    int32 // the follower fetching; -1 for a consumer
 	// deniedFollower: a fetch with a replica id from a principal without
 	// CLUSTER_ACTION, refused partition by partition.
 	deniedFollower bool
@@ -122,7 +125,7 @@ func (f *fetchOp) done() {
 		f.request.ForgottenTopics[i].Topic = ""
 	}
 	f.request = kmsg.FetchRequest{Topics: f.request.Topics[:0], ForgottenTopics: f.request.ForgottenTopics[:0]}
-	f.h, f.req, f.session, f.full, f.hwNews = nil, nil, nil, false, false
+	f.h, f.req, f.session, f.full, f.hwNews, f.redirected = nil, nil, nil, false, false, false
 	f.charge, f.charged = 0, false
 	fetchOps.Put(f)
 }
@@ -195,14 +198,14 @@ func (h *Handler) fetch(req *server.Request) error {
 	minBytes := min(int64(r.MinBytes), f.maxBytes)
 	f.collectTargets()
 	bytes, errored := f.read()
-	if bytes < minBytes && r.MaxWaitMillis > 0 && !errored && len(f.parts) > 0 && !f.hwNews {
+	if bytes < minBytes && r.MaxWaitMillis > 0 && !errored && len(f.parts) > 0 && !f.hwNews && !f.redirected {
 		// What was read may be less than what is there, cut by the
 		// fetch's max bytes: as Kafka's DelayedFetch (tried at once
 		// before the fetch waits), the fetch has its min bytes when the
 		// bytes available are enough.
 		bytes = max(bytes, f.available())
 	}
-	if bytes >= minBytes || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews {
+	if bytes >= minBytes || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews || f.redirected {
 		f.respond()
 		return nil
 	}
@@ -257,6 +260,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 	remaining := f.maxBytes
 	f.topics = f.topics[:0]
 	f.parts, f.seen, f.known, f.tix = f.parts[:0], f.seen[:0], f.known[:0], f.tix[:0]
+	f.redirected = false
 	for i := range f.targets {
 		tg := &f.targets[i]
 		if n := len(f.topics); n == 0 || f.topics[n-1].name != tg.topic || f.topics[n-1].id != tg.id {
@@ -307,6 +311,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 					// KIP-392: no records from here; the consumer goes
 					// to the replica in its rack.
 					fp.readFrom, fp.hasReadFrom = id, true
+					f.redirected = true
 					fp.hw, fp.lso, fp.logStart = part.HighWatermark(), part.LastStableOffset(), part.LogStartOffset()
 					continue
 				}
