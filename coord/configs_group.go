@@ -93,6 +93,20 @@ var GroupConfigs = []GroupConfig{
 	{"streams.session.timeout.ms", "45000", kmsg.ConfigTypeInt, atLeast(1)},
 }
 
+// BrokerKey is the broker config a group config overrides, whose value a
+// group that does not set the key runs with (its synonym in
+// DescribeConfigs): the key with the "group." prefix
+// (group.consumer.session.timeout.ms), "" for the keys only groups have
+// (share.auto.offset.reset, share.isolation.level,
+// share.renew.acknowledge.enable).
+func (c GroupConfig) BrokerKey() string {
+	switch c.Key {
+	case "share.auto.offset.reset", "share.isolation.level", "share.renew.acknowledge.enable":
+		return ""
+	}
+	return "group." + c.Key
+}
+
 // validShareReset checks share.auto.offset.reset: latest, earliest, or
 // by_duration:<ISO-8601 duration>.
 func validShareReset(v string) error {

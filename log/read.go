@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -208,3 +209,22 @@ func (l *Log) segmentAfter(base int64) (*Segment, error) {
 
 // isOutOfRange reports whether err is OFFSET_OUT_OF_RANGE.
 func isOutOfRange(err error) bool { return errors.Is(err, kerr.OffsetOutOfRange) }
+
+// Available is what a read from offset below maxOffset could return, as
+// Kafka's DelayedFetch measures a waiting fetch: the bytes from the batch
+// holding offset up to maxOffset when maxOffset lies in that batch's
+// segment; math.MaxInt64 when it lies in a later segment (Kafka answers
+// such a fetch at once: it is behind the segment the bound is on); 0 when
+// nothing lies below maxOffset or the read fails (the read that follows
+// reports the failure).
+func (l *Log) Available(offset, maxOffset int64) int64 {
+	r, err := l.Read(offset, math.MaxInt32, maxOffset, true)
+	if err != nil || r.Empty() {
+		return 0
+	}
+	defer r.Release()
+	if maxOffset > r.Segment.NextOffset() {
+		return math.MaxInt64
+	}
+	return r.Len
+}

@@ -69,4 +69,27 @@ func TestRackAwareReads(t *testing.T) {
 	if c.nodes[2].Replicas().Stats().ServedAsFollower != leaderBefore {
 		t.Fatal("the follower served a consumer in the leader's rack")
 	}
+	// A fetch the leader answers with a preferred read replica is answered
+	// at once, however many min bytes it asks to wait for (Kafka's
+	// fetchMessages: hasPreferredReadReplica).
+	f := kmsg.NewPtrFetchRequest()
+	f.ReplicaID, f.SessionEpoch, f.Rack = -1, -1, "rack-1"
+	f.MaxBytes, f.MinBytes, f.MaxWaitMillis = 1<<20, 1<<20, 5000
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "near", c.nodes[1].Controller().Image().Topic("near").ID
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.FetchOffset, fp.PartitionMaxBytes = n, 1<<20
+	ft.Partitions = append(ft.Partitions, fp)
+	f.Topics = append(f.Topics, ft)
+	start := time.Now()
+	resp, err := f.RequestWith(ctx, rcl.Broker(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a fetch to the leader, node 2, sent to node 3: answered after %v, want at once", took)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].PreferredReadReplica != 3 {
+		t.Fatalf("fetch from the leader in rack-1: %+v, want preferred read replica 3", resp)
+	}
 }

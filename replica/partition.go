@@ -404,6 +404,15 @@ func (p *Partition) ReadBound(follower, committed bool) int64 {
 	return p.HighWatermark()
 }
 
+// Available is what a fetch from offset could read below bound (a
+// ReadResult's End) now, as Kafka's DelayedFetch counts it to decide
+// whether a fetch has its min bytes: the bytes from offset to bound in
+// one segment, math.MaxInt64 when bound lies in a later segment (Kafka
+// answers at once), 0 when nothing is there.
+func (p *Partition) Available(offset, bound int64) int64 {
+	return p.Log().Available(offset, bound)
+}
+
 // tick shrinks the ISR of followers out of sync.
 func (p *Partition) tick() {
 	p.mu.Lock()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -154,5 +155,87 @@ func TestAssignmentIntervalGroupConfigs(t *testing.T) {
 	wantNoErr(t, "share s2 heartbeat", s2.ErrorCode)
 	if assigned(s2.Assignment) != 1 {
 		t.Errorf("s2 heartbeat: %d partitions, want 1: the group config's 0 assigns at once", assigned(s2.Assignment))
+	}
+}
+
+// TestDescribeGroupConfigsBrokerDefaults: DescribeConfigs of a GROUP
+// resource shows, for a key the group does not set, the value of the
+// broker's group.* config it overrides, with that config's source
+// (STATIC_BROKER_CONFIG for server.properties) and the synonyms of each
+// level under the broker key ending with DEFAULT_CONFIG, as Kafka 4.3
+// does (DynamicGroupConfigIntegrationTest); a key no broker config backs
+// shows Kafka's GroupConfig default, DEFAULT_CONFIG under the group key;
+// a key the group sets its value, GROUP_CONFIG, before the broker chain.
+func TestDescribeGroupConfigsBrokerDefaults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startGroupBroker(t, t.TempDir(),
+		"group.consumer.session.timeout.ms", "50000",
+		"group.share.record.lock.duration.ms", "15000",
+		"group.streams.num.standby.replicas", "1")
+	defer stopBroker(t, b)
+	cl := newClient(t, b)
+	setGroupConfigs(t, ctx, cl, "described", "consumer.heartbeat.interval.ms", "6000", "consumer.session.timeout.ms", "55000")
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.IncludeSynonyms = true
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "described"
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("describe group configs: %v %+v", err, resp)
+	}
+	got := map[string]kmsg.DescribeConfigsResponseResourceConfig{}
+	for _, c := range resp.Resources[0].Configs {
+		got[c.Name] = c
+	}
+	const (
+		group   = kmsg.ConfigSourceGroupConfig
+		static  = kmsg.ConfigSourceStaticBrokerConfig
+		builtin = kmsg.ConfigSourceDefaultConfig
+	)
+	type syn struct {
+		name, value string
+		source      kmsg.ConfigSource
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	for _, w := range []struct {
+		key, value string
+		source     kmsg.ConfigSource
+		synonyms   []syn
+	}{
+		{"consumer.session.timeout.ms", "55000", group, []syn{{"consumer.session.timeout.ms", "55000", group},
+			{"group.consumer.session.timeout.ms", "50000", static}, {"group.consumer.session.timeout.ms", "45000", builtin}}},
+		{"consumer.assignment.interval.ms", "0", static, []syn{ // startGroupBroker's
+			{"group.consumer.assignment.interval.ms", "0", static}, {"group.consumer.assignment.interval.ms", "1000", builtin}}},
+		{"share.record.lock.duration.ms", "15000", static, []syn{
+			{"group.share.record.lock.duration.ms", "15000", static}, {"group.share.record.lock.duration.ms", "30000", builtin}}},
+		{"streams.num.standby.replicas", "1", static, []syn{
+			{"group.streams.num.standby.replicas", "1", static}, {"group.streams.num.standby.replicas", "0", builtin}}},
+		{"share.session.timeout.ms", "45000", builtin, []syn{{"group.share.session.timeout.ms", "45000", builtin}}},
+		{"share.auto.offset.reset", "latest", builtin, []syn{{"share.auto.offset.reset", "latest", builtin}}},
+		{"consumer.heartbeat.interval.ms", "6000", group, []syn{{"consumer.heartbeat.interval.ms", "6000", group},
+			{"group.consumer.heartbeat.interval.ms", "5000", builtin}}},
+	} {
+		c, ok := got[w.key]
+		if !ok {
+			t.Errorf("%s: not described", w.key)
+			continue
+		}
+		if str(c.Value) != w.value || c.Source != w.source {
+			t.Errorf("%s = %s (source %v), want %s (source %v)", w.key, str(c.Value), c.Source, w.value, w.source)
+		}
+		var synonyms []syn
+		for _, s := range c.ConfigSynonyms {
+			synonyms = append(synonyms, syn{s.Name, str(s.Value), s.Source})
+		}
+		if !slices.Equal(synonyms, w.synonyms) {
+			t.Errorf("%s: synonyms %v, want %v", w.key, synonyms, w.synonyms)
+		}
 	}
 }

@@ -93,10 +93,20 @@ func (cg *consumerGroup) supportsClassic(ps []Protocol) bool {
 	return false
 }
 
-// needsRejoin reports whether a classic member must join again: its
-// assignment is not the target at the group epoch yet.
+// needsRejoin reports whether a classic member must join again (Kafka's
+// classicGroupHeartbeatToConsumerGroup): the group epoch is past its
+// epoch (a new target is due, or, within the assignment interval of
+// KIP-1263, waits for the next join after it), it must revoke
+// partitions, or it waits for partitions that no other member holds any
+// more; a member waiting for partitions still held elsewhere heartbeats
+// on (joining again would change nothing).
 func (cg *consumerGroup) needsRejoin(m *consumerMember, topics Topics) bool {
-	if m.current.state != memberStable || m.current.epoch != cg.epoch {
+	switch {
+	case m.current.epoch < cg.epoch, m.current.state == memberUnrevoked:
+		return true
+	case m.current.state == memberUnreleased && !cg.waitingOnUnreleased(m):
+		return true
+	case m.current.state != memberStable && m.current.state != memberUnreleased:
 		return true
 	}
 	if v := topics.Version(); v != cg.resolved.version {
@@ -113,6 +123,28 @@ func (cg *consumerGroup) needsRejoin(m *consumerMember, topics Topics) bool {
 		cg.resolved.version, cg.resolved.topics, cg.resolved.members = v, subscribed, byMember
 	}
 	return false
+}
+
+// waitingOnUnreleased reports whether a member has in its target
+// assignment a partition it does not have yet that another member still
+// holds (Kafka's ConsumerGroup.waitingOnUnreleasedPartition).
+func (cg *consumerGroup) waitingOnUnreleased(m *consumerMember) bool {
+	for id, ps := range cg.target[m.id] {
+		for _, p := range ps {
+			if !m.current.assigned.has(id, p) && cg.heldByOther(id, p, m.id, "") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rebalanceInProgress reports whether a classic member must join again
+// before it syncs (Kafka's throwIfRebalanceInProgress): the group epoch
+// is past its epoch, unless it is revoking partitions (it joined already;
+// it finishes revoking first).
+func (cg *consumerGroup) rebalanceInProgress(m *consumerMember) bool {
+	return cg.epoch > m.current.epoch && m.current.state != memberUnrevoked
 }
 
 // classicMember finds a classic member of a request: UNKNOWN_MEMBER_ID
@@ -235,6 +267,14 @@ func (s *shard) syncClassicLocked(e *entry, now int64, r *SyncRequest, done func
 	case r.ProtocolType != nil && *r.ProtocolType != consumerProtocolType,
 		r.Protocol != nil && !slices.ContainsFunc(m.classic.protocols, func(p Protocol) bool { return p.Name == *r.Protocol }):
 		err = kerr.InconsistentGroupProtocol
+	case cg.rebalanceInProgress(m):
+		// The group moved on since the member joined (or, within the
+		// assignment interval, its join kept the last target): it joins
+		// again, by its rebalance timeout.
+		if m.classicDeadline == 0 {
+			m.classicDeadline = now + int64(max(m.rebalanceTimeout, 0))
+		}
+		err = kerr.RebalanceInProgress
 	}
 	if err != nil {
 		s.finishLocked(e, now)

@@ -345,8 +345,13 @@ func (s *script) join(t *testing.T, d *datadriven.TestData) {
 	if !ok {
 		names = []string{"range"}
 	}
+	meta := []byte(argString(d, "metadata", ""))
+	if topics, ok := argList(d, "topics"); ok {
+		// A classic consumer joining a consumer group: its subscription.
+		meta = (&kmsg.ConsumerMemberMetadata{Topics: topics}).AppendTo(nil)
+	}
 	for _, n := range names {
-		r.Protocols = append(r.Protocols, Protocol{Name: n, Metadata: []byte(argString(d, "metadata", ""))})
+		r.Protocols = append(r.Protocols, Protocol{Name: n, Metadata: meta})
 	}
 	who := r.MemberID
 	if who == "" {
@@ -399,6 +404,22 @@ func (s *script) sync(t *testing.T, d *datadriven.TestData) {
 	s.c.SyncGroup(r, func(res SyncResult) {
 		if res.Err != nil {
 			s.respond("sync %s: %s", member, errName(res.Err))
+			return
+		}
+		if hasArg(d, "consumer") {
+			// A classic member of a consumer group: its partitions.
+			var a kmsg.ConsumerMemberAssignment
+			if err := a.ReadFrom(res.Assignment); err != nil {
+				t.Errorf("sync %s: assignment %q: %v", member, res.Assignment, err)
+			}
+			var b strings.Builder
+			for _, at := range a.Topics {
+				fmt.Fprintf(&b, "%s%v", at.Topic, at.Partitions)
+			}
+			if b.Len() == 0 {
+				b.WriteString("[]")
+			}
+			s.respond("sync %s: NONE assignment=%s", member, b.String())
 			return
 		}
 		s.respond("sync %s: NONE assignment=%q", member, res.Assignment)

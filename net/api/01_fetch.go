@@ -72,11 +72,15 @@ type fetchOp struct {
 	// The partitions found, to wait on, with the offset each read could
 	// go up to and the HW the follower knows of each (followers only): a
 	// parked fetch's waiter owns them until it fires and reads again.
-	parts   []*replica.Partition
-	seen    []int64
-	known   []int64
-	hwNews  bool  // a follower's partition has a HW above what it knows
-	replica int32 // the follower fetching; -1 for a consumer
+	parts  []*replica.Partition
+	seen   []int64
+	known  []int64
+	tix    []int32 // the target each of parts is
+	hwNews bool    // a follower's partition has a HW above what it knows
+	// redirected: a partition is answered with a preferred read replica
+	// (KIP-392); Kafka answers such a fetch at once.
+	redirected bool
+	replica    int32 // the follower fetching; -1 for a consumer
 	// deniedFollower: a fetch with a replica id from a principal without
 	// CLUSTER_ACTION, refused partition by partition.
 	deniedFollower bool
@@ -111,7 +115,7 @@ func (f *fetchOp) done() {
 	f.topics = f.topics[:0]
 	clear(f.targets)
 	clear(f.parts)
-	f.targets, f.parts, f.seen, f.known = f.targets[:0], f.parts[:0], f.seen[:0], f.known[:0]
+	f.targets, f.parts, f.seen, f.known, f.tix = f.targets[:0], f.parts[:0], f.seen[:0], f.known[:0], f.tix[:0]
 	// The request's strings alias its buffer: drop them (the partitions
 	// hold no pointers; their slices stay for the next request).
 	for i := range f.request.Topics {
@@ -121,7 +125,7 @@ func (f *fetchOp) done() {
 		f.request.ForgottenTopics[i].Topic = ""
 	}
 	f.request = kmsg.FetchRequest{Topics: f.request.Topics[:0], ForgottenTopics: f.request.ForgottenTopics[:0]}
-	f.h, f.req, f.session, f.full, f.hwNews = nil, nil, nil, false, false
+	f.h, f.req, f.session, f.full, f.hwNews, f.redirected = nil, nil, nil, false, false, false
 	f.charge, f.charged = 0, false
 	fetchOps.Put(f)
 }
@@ -194,7 +198,14 @@ func (h *Handler) fetch(req *server.Request) error {
 	minBytes := min(int64(r.MinBytes), f.maxBytes)
 	f.collectTargets()
 	bytes, errored := f.read()
-	if bytes >= minBytes || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews {
+	if bytes < minBytes && r.MaxWaitMillis > 0 && !errored && len(f.parts) > 0 && !f.hwNews && !f.redirected {
+		// What was read may be less than what is there, cut by the
+		// fetch's max bytes: as Kafka's DelayedFetch (tried at once
+		// before the fetch waits), the fetch has its min bytes when the
+		// bytes available are enough.
+		bytes = max(bytes, f.available())
+	}
+	if bytes >= minBytes || r.MaxWaitMillis <= 0 || errored || len(f.parts) == 0 || f.hwNews || f.redirected {
 		f.respond()
 		return nil
 	}
@@ -248,7 +259,8 @@ func (f *fetchOp) read() (total int64, errored bool) {
 	committed := r.IsolationLevel == 1
 	remaining := f.maxBytes
 	f.topics = f.topics[:0]
-	f.parts, f.seen, f.known = f.parts[:0], f.seen[:0], f.known[:0]
+	f.parts, f.seen, f.known, f.tix = f.parts[:0], f.seen[:0], f.known[:0], f.tix[:0]
+	f.redirected = false
 	for i := range f.targets {
 		tg := &f.targets[i]
 		if n := len(f.topics); n == 0 || f.topics[n-1].name != tg.topic || f.topics[n-1].id != tg.id {
@@ -284,7 +296,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 			errored = true
 			continue
 		}
-		f.parts, f.seen = append(f.parts, part), append(f.seen, math.MaxInt64)
+		f.parts, f.seen, f.tix = append(f.parts, part), append(f.seen, math.MaxInt64), append(f.tix, int32(i))
 		if f.replica >= 0 {
 			f.known = append(f.known, tg.replicaHW)
 		}
@@ -299,6 +311,7 @@ func (f *fetchOp) read() (total int64, errored bool) {
 					// KIP-392: no records from here; the consumer goes
 					// to the replica in its rack.
 					fp.readFrom, fp.hasReadFrom = id, true
+					f.redirected = true
 					fp.hw, fp.lso, fp.logStart = part.HighWatermark(), part.LastStableOffset(), part.LogStartOffset()
 					continue
 				}
@@ -323,6 +336,27 @@ func (f *fetchOp) read() (total int64, errored bool) {
 	return total, errored
 }
 
+// available is what the partitions read hold from their fetch offsets up
+// to what the read could reach, each counted up to its partition max
+// bytes, as Kafka's DelayedFetch.tryComplete accumulates it; MaxInt64
+// when a partition's bound lies in a later segment than its fetch offset
+// (Kafka's DelayedFetch completes such a fetch at once).
+func (f *fetchOp) available() int64 {
+	var n int64
+	for i, p := range f.parts {
+		if f.seen[i] == math.MaxInt64 {
+			continue // not read
+		}
+		tg := &f.targets[f.tix[i]]
+		a := p.Available(tg.offset, f.seen[i])
+		if a == math.MaxInt64 {
+			return a
+		}
+		n += min(a, int64(max(tg.maxBytes, 0)))
+	}
+	return n
+}
+
 // release drops the file ranges read and not sent.
 func (f *fetchOp) release() {
 	for i := range f.topics {
@@ -338,6 +372,14 @@ func (f *fetchOp) respond() {
 		f.respondLegacy()
 		return
 	}
+	if f.staleSession() {
+		// Another request of the session came between this one's
+		// session update and its answer (Kafka's "possible duplicate
+		// request"): nothing is read for it, and the answer, throttled
+		// or not, is INVALID_FETCH_SESSION_EPOCH with the session's id.
+		f.release()
+		f.topics = f.topics[:0]
+	}
 	if d := f.quotaThrottle(); d > 0 {
 		// Over a quota: an empty answer with the throttle time (Kafka's
 		// getThrottledResponse). An incremental fetch keeps its session,
@@ -345,30 +387,58 @@ func (f *fetchOp) respond() {
 		// same again; a full fetch that would open a session answers
 		// session 0 and opens none.
 		var id int32
+		var code int16
 		if s := f.session; s != nil && !f.full {
 			id = s.id
+			s.mu.Lock()
+			if s.epoch != nextEpoch(f.r.SessionEpoch) {
+				code = kerr.InvalidFetchSessionEpoch.Code
+			}
+			s.mu.Unlock()
 		}
 		f.release()
 		resp := f.req.NewResponse()
-		appendFetchResponse(resp, f.r.Version, throttleMillis(d), id, nil)
+		appendFetchResponse(resp, f.r.Version, throttleMillis(d), code, id, nil)
 		f.req.Respond(resp)
 		f.done()
 		return
 	}
 	var id int32
+	var code int16
 	if s := f.session; s != nil {
 		if s.id == 0 {
 			f.h.sessions.add(s) // a full fetch's new session, answered now
 		}
 		id = s.id
 		s.mu.Lock()
-		f.trimToChanges()
+		if !f.full && s.epoch != nextEpoch(f.r.SessionEpoch) {
+			code = kerr.InvalidFetchSessionEpoch.Code
+			f.release()
+			f.topics = f.topics[:0]
+		} else {
+			f.trimToChanges()
+		}
 		s.mu.Unlock()
 	}
 	resp := f.req.NewResponse()
-	appendFetchResponse(resp, f.r.Version, 0, id, f.topics)
+	appendFetchResponse(resp, f.r.Version, 0, code, id, f.topics)
 	f.req.Respond(resp)
 	f.done()
+}
+
+// staleSession reports whether f is an incremental fetch whose session
+// moved on since the request updated it: the session's epoch is no
+// longer the one after the request's, so another request of the session
+// was served meanwhile (Kafka's IncrementalFetchContext checks this when
+// it answers, throttled or not).
+func (f *fetchOp) staleSession() bool {
+	s := f.session
+	if s == nil || f.full {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epoch != nextEpoch(f.r.SessionEpoch)
 }
 
 // quotaThrottle records a consumer's fetch against its quotas, as

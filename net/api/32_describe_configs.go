@@ -20,7 +20,8 @@ package api
 // does. Another broker id is INVALID_REQUEST. Only synonyms of topic
 // configs can change at runtime here, so only they are not read-only.
 // A GROUP resource lists the group configs (coord.GroupConfigs), set ones
-// with source GROUP_CONFIG, the others at their defaults.
+// with source GROUP_CONFIG, the others at the value (and source) of the
+// broker's group.* config they override, else at their defaults.
 //
 // A resource type Kafka does not know fails the whole request with
 // INVALID_REQUEST (Kafka throws while authorizing); BROKER_LOGGER and
@@ -82,7 +83,7 @@ func (h *Handler) describeConfigs(req *server.Request) error {
 		case res.ResourceType == kmsg.ConfigResourceTypeBroker:
 			configs, fail = h.describeBrokerConfigs(broker, res.ResourceName)
 		case res.ResourceType == kmsg.ConfigResourceTypeGroupConfig:
-			configs = describeGroupConfigs(img, res.ResourceName)
+			configs = describeGroupConfigs(img, broker, res.ResourceName)
 		default:
 			fail = coord.Result{Err: kerr.InvalidRequest, Message: fmt.Sprintf("Unsupported resource type: %d", res.ResourceType)}
 		}
@@ -277,17 +278,41 @@ func sensitiveBrokerConfig(name string) bool {
 		strings.HasSuffix(name, ".key")
 }
 
-// describeGroupConfigs lists a group's configs: those set, and the
-// others at their defaults.
-func describeGroupConfigs(img *metadata.Image, group string) []describedConfig {
+// describeGroupConfigs lists a group's configs as Kafka 4.3 describes a
+// GROUP resource: a key's value is the group's own (source GROUP_CONFIG),
+// else that of the broker config it overrides (coord.GroupConfig.
+// BrokerKey: consumer.session.timeout.ms takes group.consumer.session.
+// timeout.ms) from this broker's dynamic configs, the cluster's dynamic
+// defaults or the static ones, with that source, else the default
+// (DEFAULT_CONFIG). The synonyms list every place with a value, highest
+// first: the group key, then the broker key at each level, ending with
+// the default (under the group key when no broker config backs it).
+func describeGroupConfigs(img *metadata.Image, broker topicconfig.BrokerConfigs, group string) []describedConfig {
 	set := img.GroupConfigs(group)
 	out := make([]describedConfig, 0, len(coord.GroupConfigs))
 	for _, c := range coord.GroupConfigs {
-		e := topicconfig.Entry{Name: c.Key, Value: c.Default, Source: kmsg.ConfigSourceDefaultConfig, Type: c.Type}
+		var syn []topicconfig.SynonymValue
 		if v, ok := set[c.Key]; ok {
-			e.Value, e.Source = v, kmsg.ConfigSourceGroupConfig
+			syn = append(syn, topicconfig.SynonymValue{Name: c.Key, Value: v, Source: kmsg.ConfigSourceGroupConfig})
 		}
-		e.Synonyms = []topicconfig.SynonymValue{{Name: e.Name, Value: e.Value, Source: e.Source}}
+		name := c.Key
+		if bk := c.BrokerKey(); bk != "" {
+			name = bk
+			for _, l := range []struct {
+				m      map[string]string
+				source kmsg.ConfigSource
+			}{
+				{broker.Dynamic, kmsg.ConfigSourceDynamicBrokerConfig},
+				{broker.ClusterDefault, kmsg.ConfigSourceDynamicDefaultBrokerConfig},
+				{broker.Static, kmsg.ConfigSourceStaticBrokerConfig},
+			} {
+				if v, ok := l.m[bk]; ok {
+					syn = append(syn, topicconfig.SynonymValue{Name: bk, Value: v, Source: l.source})
+				}
+			}
+		}
+		syn = append(syn, topicconfig.SynonymValue{Name: name, Value: c.Default, Source: kmsg.ConfigSourceDefaultConfig})
+		e := topicconfig.Entry{Name: c.Key, Value: syn[0].Value, Source: syn[0].Source, Type: c.Type, Synonyms: syn}
 		out = append(out, describedConfig{Entry: e})
 	}
 	return out

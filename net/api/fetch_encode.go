@@ -73,11 +73,11 @@ func (e *enc) noTags() {
 
 // appendFetchResponse writes a FetchResponse body of version v to resp,
 // handing each partition's file range to it.
-func appendFetchResponse(resp *wire.Response, v int16, throttleMs, sessionID int32, topics []fetchTopic) {
+func appendFetchResponse(resp *wire.Response, v int16, throttleMs int32, code int16, sessionID int32, topics []fetchTopic) {
 	e := enc{b: resp.B, flexible: v >= 12}
 	e.i32(throttleMs)
 	if v >= 7 {
-		e.i16(0)
+		e.i16(code)
 		e.i32(sessionID)
 	}
 	e.arrayLen(len(topics))

@@ -97,7 +97,7 @@ func checkFetchEncoding(t testing.TB, l *log.Log, v int16, rng *rand.Rand) {
 	}
 	resp := wire.NewResponse(&h)
 	defer resp.Release()
-	appendFetchResponse(resp, v, 0, 0, topics)
+	appendFetchResponse(resp, v, 0, 0, 0, topics)
 	if err := resp.Seal(); err != nil {
 		t.Fatal(err)
 	}

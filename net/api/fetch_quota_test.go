@@ -6,9 +6,12 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest/await"
+	"kzero/log"
 	"kzero/net/quota"
 	"kzero/node"
 	"kzero/node/nodetest"
@@ -218,5 +221,94 @@ func TestFetchQuotaOfOneSample(t *testing.T) {
 	r := q.fetch(nodetest.Client(t, b, kgo.ClientID("one")), 0, -1, true, 1<<20, 3600_000)
 	if r.ThrottleMillis <= 0 || records(r) != 0 {
 		t.Fatalf("fetch for 1 MiB: throttle %d ms, %d batches; want throttled and empty", r.ThrottleMillis, records(r))
+	}
+}
+
+// TestStaleIncrementalFetchAnswer: an incremental fetch that waits in the
+// purgatory while another request of its session is served (the session
+// moves two epochs on) is answered INVALID_FETCH_SESSION_EPOCH with the
+// session's id and no partitions, as Kafka's IncrementalFetchContext
+// answers a "possible duplicate request" when it builds the response:
+// unthrottled (updateAndGenerateResponseData) and throttled
+// (getThrottledResponse, with the throttle time).
+func TestStaleIncrementalFetchAnswer(t *testing.T) {
+	q := startQuotaFetcher(t, 2, "stale")
+	b := q.b
+	part, ok := b.Replicas().Partition(log.TopicPartition{Topic: q.topic})
+	if !ok {
+		t.Fatal("stale-0 is not local")
+	}
+	free := nodetest.Client(t, b, kgo.ClientID("free"))
+	q.setQuota("busy", "request_percentage", 0.0001)
+	busy := func() *kgo.Client { return nodetest.Client(t, b, kgo.ClientID("busy")) }
+	// Each fetch of "busy" on a client of its own (a throttle mutes the
+	// connection), until one is throttled: the quota has arrived.
+	for i := 0; ; i++ {
+		if i == 20 {
+			t.Fatal("20 fetches over a 0.0001% request quota and no throttle")
+		}
+		if q.fetch(busy(), 0, -1, true, 1, 0).ThrottleMillis > 0 {
+			break
+		}
+	}
+	for _, c := range []struct {
+		what      string
+		cl        *kgo.Client
+		throttled bool
+	}{
+		{"unthrottled", nodetest.Client(t, b, kgo.ClientID("free")), false},
+		{"throttled", busy(), true},
+	} {
+		open := q.fetch(free, 0, 0, true, 1, 0)
+		if open.ErrorCode != 0 || open.SessionID == 0 || records(open) != 1 {
+			t.Fatalf("%s: open: error %d session %d, %d batches", c.what, open.ErrorCode, open.SessionID, records(open))
+		}
+		id := open.SessionID
+		// Epoch 1 reads from offset 1, past the record: it waits for 1 MiB
+		// for up to 3 s.
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaID = 12, -1
+		req.SessionID, req.SessionEpoch = id, 1
+		req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 1<<20, 1<<20, 3000
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = q.topic, b.Controller().Image().Topic(q.topic).ID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.FetchOffset, rp.PartitionMaxBytes = 1, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		type answer struct {
+			r   *kmsg.FetchResponse
+			err error
+		}
+		parked := make(chan answer, 1)
+		go func() {
+			r, err := req.RequestWith(q.ctx, c.cl)
+			parked <- answer{r, err}
+		}()
+		await.True(t, 10*time.Second, func() bool {
+			select {
+			case a := <-parked:
+				t.Fatalf("%s: the epoch 1 fetch answered at once: %v %+v", c.what, a.err, a.r)
+			default:
+			}
+			return part.Waiting() == 1
+		}, c.what+": the epoch 1 fetch parked")
+		// Epoch 2, served while epoch 1 waits.
+		if next := q.fetch(free, id, 2, false, 1, 0); next.ErrorCode != 0 || next.SessionID != id {
+			t.Fatalf("%s: epoch 2: error %d session %d", c.what, next.ErrorCode, next.SessionID)
+		}
+		a := <-parked
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		r := a.r
+		if r.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || r.SessionID != id || len(r.Topics) != 0 || (r.ThrottleMillis > 0) != c.throttled {
+			t.Fatalf("%s: the epoch 1 fetch answered after epoch 2: error %d session %d (want %d), %d topics, throttle %d ms; want INVALID_FETCH_SESSION_EPOCH and nothing",
+				c.what, r.ErrorCode, r.SessionID, id, len(r.Topics), r.ThrottleMillis)
+		}
+		// The session goes on at epoch 3.
+		if r := q.fetch(free, id, 3, false, 1, 0); r.ErrorCode != 0 || r.SessionID != id {
+			t.Fatalf("%s: epoch 3: error %d session %d", c.what, r.ErrorCode, r.SessionID)
+		}
 	}
 }

@@ -51,6 +51,9 @@ type fetchSession struct {
 	parts    []*sessionPartition
 	index    map[sessionKey]*sessionPartition
 	lastUsed time.Time
+	// topicIDs: the session was opened at Fetch v13+ and names its
+	// partitions by topic id; a request of the other kind cannot use it.
+	topicIDs bool
 }
 
 // fetchSessions is the broker's session cache.
@@ -143,6 +146,7 @@ func (c *fetchSessions) sessionFor(r *kmsg.FetchRequest) (s *fetchSession, full 
 			c.close(r.SessionID)
 		}
 		s = newFetchSession()
+		s.topicIDs = r.Version >= 13
 		s.update(r) // s is not shared yet
 		return s, true, 0
 	}
@@ -151,11 +155,25 @@ func (c *fetchSessions) sessionFor(r *kmsg.FetchRequest) (s *fetchSession, full 
 		return nil, true, kerr.FetchSessionIDNotFound.Code
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if r.SessionEpoch != s.epoch {
+		s.mu.Unlock()
 		return nil, true, kerr.InvalidFetchSessionEpoch.Code
 	}
+	if s.topicIDs != (r.Version >= 13) {
+		// Kafka's newContext: a session keyed by topic id (or name) serves
+		// no request of the other kind.
+		s.mu.Unlock()
+		return nil, true, kerr.FetchSessionTopicIDError.Code
+	}
 	s.update(r)
+	empty := len(s.parts) == 0
+	s.mu.Unlock()
+	if empty {
+		// No partition left: Kafka closes the session and serves the
+		// request as a sessionless fetch (session id 0 in the answer).
+		c.close(s.id)
+		return nil, true, 0
+	}
 	return s, false, 0
 }
 

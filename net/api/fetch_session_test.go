@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/kzerotest"
 	"kzero/node/nodetest"
 )
 
@@ -100,5 +101,62 @@ func TestFetchSessions(t *testing.T) {
 	}
 	if r := fetch(id, 4, nil, nil); r.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("closed session still there: %d", r.ErrorCode)
+	}
+}
+
+// TestFetchSessionEmptiedAndTopicIDs: as Kafka's FetchManager.newContext,
+// an incremental fetch that leaves its session with no partition closes
+// it and is answered as a sessionless fetch (session id 0), and a
+// session opened by name (Fetch v12) serves no v13 request and one opened
+// by topic id no v12 request: FETCH_SESSION_TOPIC_ID_ERROR.
+func TestFetchSessionEmptiedAndTopicIDs(t *testing.T) {
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := nodetest.Client(t, b)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "e"); err != nil {
+		t.Fatal(err)
+	}
+	id := b.Controller().Image().Topic("e").ID
+	conn := kzerotest.Dial(t, b.Addr().String())
+	fetch := func(version int16, session, epoch int32, part, forget bool) *kmsg.FetchResponse {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes = -1, 1<<20
+		req.SessionID, req.SessionEpoch = session, epoch
+		if part {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = "e", id
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes = 1 << 20
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		if forget {
+			ft := kmsg.NewFetchRequestForgottenTopic()
+			ft.Topic, ft.TopicID, ft.Partitions = "e", id, []int32{0}
+			req.ForgottenTopics = append(req.ForgottenTopics, ft)
+		}
+		return kzerotest.Do[*kmsg.FetchResponse](t, conn, version, req)
+	}
+	for _, v := range []int16{12, 13} {
+		open := fetch(v, 0, 0, true, false)
+		if open.ErrorCode != 0 || open.SessionID == 0 {
+			t.Fatalf("v%d open: error %d session %d", v, open.ErrorCode, open.SessionID)
+		}
+		other := int16(25 - v) // 13 for 12, 12 for 13
+		if r := fetch(other, open.SessionID, 1, false, false); r.ErrorCode != kerr.FetchSessionTopicIDError.Code {
+			t.Errorf("v%d session used at v%d: error %d, want FETCH_SESSION_TOPIC_ID_ERROR", v, other, r.ErrorCode)
+		}
+		// The epoch did not move: forgetting the only partition empties
+		// the session, which closes.
+		r := fetch(v, open.SessionID, 1, false, true)
+		if r.ErrorCode != 0 || r.SessionID != 0 || len(r.Topics) != 0 {
+			t.Errorf("v%d session emptied: error %d session %d, %d topics; want a sessionless answer", v, r.ErrorCode, r.SessionID, len(r.Topics))
+		}
+		if r := fetch(v, open.SessionID, 2, false, false); r.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+			t.Errorf("v%d session after it emptied: error %d, want FETCH_SESSION_ID_NOT_FOUND", v, r.ErrorCode)
+		}
 	}
 }

@@ -104,7 +104,7 @@ func encodedFetchSize(t *testing.T, v int16, topics []fetchTopic) int64 {
 	}
 	resp := wire.NewResponse(&h)
 	defer resp.Release()
-	appendFetchResponse(resp, v, 0, 0, topics)
+	appendFetchResponse(resp, v, 0, 0, 0, topics)
 	if err := resp.Seal(); err != nil {
 		t.Fatal(err)
 	}
