@@ -372,11 +372,13 @@ func (f *fetchOp) respond() {
 		f.respondLegacy()
 		return
 	}
+	var code int16
 	if f.staleSession() {
 		// Another request of the session came between this one's
 		// session update and its answer (Kafka's "possible duplicate
 		// request"): nothing is read for it, and the answer, throttled
 		// or not, is INVALID_FETCH_SESSION_EPOCH with the session's id.
+		code = kerr.InvalidFetchSessionEpoch.Code
 		f.release()
 		f.topics = f.topics[:0]
 	}
@@ -387,14 +389,8 @@ func (f *fetchOp) respond() {
 		// same again; a full fetch that would open a session answers
 		// session 0 and opens none.
 		var id int32
-		var code int16
 		if s := f.session; s != nil && !f.full {
 			id = s.id
-			s.mu.Lock()
-			if s.epoch != nextEpoch(f.r.SessionEpoch) {
-				code = kerr.InvalidFetchSessionEpoch.Code
-			}
-			s.mu.Unlock()
 		}
 		f.release()
 		resp := f.req.NewResponse()
@@ -404,13 +400,14 @@ func (f *fetchOp) respond() {
 		return
 	}
 	var id int32
-	var code int16
 	if s := f.session; s != nil {
 		if s.id == 0 {
 			f.h.sessions.add(s) // a full fetch's new session, answered now
 		}
 		id = s.id
 		s.mu.Lock()
+		// Checked again under the lock the trim takes: another request
+		// of the session may have come since staleSession.
 		if !f.full && s.epoch != nextEpoch(f.r.SessionEpoch) {
 			code = kerr.InvalidFetchSessionEpoch.Code
 			f.release()
