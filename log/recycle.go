@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Segment file recycling (kzero's kzero.log.recycle.bytes; Kafka has no
@@ -157,9 +158,26 @@ func (r *Recycler) take() (string, bool) {
 	}
 	p := r.ready[0]
 	r.ready = r.ready[1:]
+	r.logger.Info("segment recycling: file reused", "file", p, "bytes", r.sizes[p])
 	r.bytes -= r.sizes[p]
 	delete(r.sizes, p)
 	return p, true
+}
+
+// drain removes the files ready for reuse: the file system is full, and
+// their space is better given back.
+func (r *Recycler) drain() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.ready {
+		r.fs.Remove(p)
+		r.bytes -= r.sizes[p]
+		delete(r.sizes, p)
+	}
+	r.ready = nil
 }
 
 // Bytes returns the bytes the pool holds and the files ready for reuse.
@@ -195,16 +213,20 @@ func (r *Recycler) run() {
 		r.queue = r.queue[1:]
 		r.mu.Unlock()
 
+		t0 := time.Now()
 		err := r.clear(p, zeros)
 		r.mu.Lock()
 		if err != nil {
-			r.logger.Warn("segment recycling: removing a file that could not be cleared", "file", p, "err", err)
+			if !r.closed {
+				r.logger.Warn("segment recycling: removing a file that could not be cleared", "file", p, "err", err)
+			}
 			r.fs.Remove(p)
 			r.bytes -= r.sizes[p]
 			delete(r.sizes, p)
 		} else {
 			r.ready = append(r.ready, p)
 			r.zeroed++
+			r.logger.Info("segment recycling: file cleared", "file", p, "bytes", r.sizes[p], "took", time.Since(t0), "ready", len(r.ready))
 		}
 		r.mu.Unlock()
 	}
