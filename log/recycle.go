@@ -217,10 +217,10 @@ func (r *Recycler) run() {
 		err := r.clear(p, zeros)
 		r.mu.Lock()
 		if err != nil {
-			if !r.closed {
+			if !r.closed { // else the next start removes it
 				r.logger.Warn("segment recycling: removing a file that could not be cleared", "file", p, "err", err)
+				r.fs.Remove(p)
 			}
-			r.fs.Remove(p)
 			r.bytes -= r.sizes[p]
 			delete(r.sizes, p)
 		} else {
