@@ -50,14 +50,6 @@
 //     below a given high watermark). The leader epoch cache follows each, and
 //     producer state each truncation. Only whole segments are deleted: renamed
 //     .deleted and removed after file.delete.delay.ms, once no read holds them.
-//   - Recycling (recycle.go, kzero's kzero.log.recycle.bytes): a deleted
-//     segment's log file (retention, DeleteRecords, truncation, the cleaner,
-//     a partition's deletion) may instead go to its log dir's pool, where it
-//     is overwritten with zeros and fsynced, and a new segment takes it and
-//     writes over it in place, so that its pages stay in the page cache. A
-//     recycled segment's file is longer than its data (zeros) until it is
-//     sealed or closed, which trims it; reads and indexes never pass the
-//     segment's size, and recovery stops at the zeros.
 //   - Failure: a write or fsync error other than a full disk takes the log
 //     offline (no more writes, KAFKA_STORAGE_ERROR) until the broker
 //     restarts, as Kafka does for its log dir; what was written before stays
@@ -154,7 +146,5 @@
 // and, once a transaction aborted in it, .txnindex (20-digit base offsets, as
 // Kafka names them), plus <offset>.snapshot producer snapshots,
 // leader-epoch-checkpoint and partition.metadata (the topic id). Every file
-// is in Kafka's format. With recycling on, a log dir also holds
-// .kzero-recycle, the pool of segment files kept for reuse (emptied at
-// start).
+// is in Kafka's format.
 package log

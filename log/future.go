@@ -178,7 +178,7 @@ func (m *Manager) CreateFuture(tp TopicPartition, dir string, cfg Config) (*Log,
 	}
 	id := newDirectoryID()
 	path := filepath.Join(dir, fmt.Sprintf("%s.%x%s", tp, id, futureSuffix))
-	l, err := Open(path, cfg, OpenOptions{Logger: m.logger, Files: m.files, Offline: &m.offline, Recycler: m.recyclers[dir]})
+	l, err := Open(path, cfg, OpenOptions{Logger: m.logger, Files: m.files, Offline: &m.offline})
 	if err != nil {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("create future log %s: %w: %w", tp, err, kerr.KafkaStorageError)
@@ -310,7 +310,6 @@ func (m *Manager) replaceWithFutureLocked(tp TopicPartition) (*Log, error) {
 		Logger:         m.logger,
 		Files:          m.files,
 		Offline:        &m.offline,
-		Recycler:       m.recyclers[f.dir],
 	})
 	if err != nil {
 		// The folders are in their final state: a restart opens it.
@@ -330,7 +329,7 @@ func (m *Manager) replaceWithFutureLocked(tp TopicPartition) (*Log, error) {
 func (m *Manager) reopenFutureLocked(tp TopicPartition, f futureLog, err error) error {
 	l, oerr := Open(f.log.dir, f.log.Config(), OpenOptions{
 		RecoveryPoint: f.log.RecoveryPoint(), LogStartOffset: f.log.LogStartOffset(),
-		Logger: m.logger, Files: m.files, Offline: &m.offline, Recycler: m.recyclers[f.dir],
+		Logger: m.logger, Files: m.files, Offline: &m.offline,
 	})
 	if oerr != nil {
 		delete(m.mu.futures, tp)

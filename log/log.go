@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -31,9 +30,6 @@ type Log struct {
 	cfg    atomic.Pointer[Config]
 	logger *slog.Logger
 	files  *FileCache // closes idle sealed segment files
-	// recycler keeps the log dir's deleted segment files for reuse by
-	// rolls (recycle.go); nil: they are removed.
-	recycler *Recycler
 	// offlineCount is OpenOptions.Offline: counts this log once when it
 	// goes offline. Nil for a log opened on its own.
 	offlineCount *atomic.Int64
@@ -91,9 +87,6 @@ type OpenOptions struct {
 	// offline: the Manager's count of offline logs, so that a Metadata
 	// request need not ask every log.
 	Offline *atomic.Int64
-	// Recycler, when set, is the log dir's pool of segment files: deleted
-	// ones go there and rolls take them (recycle.go).
-	Recycler *Recycler
 }
 
 // Open opens the log in dir, creating it when missing. Unless the log dir
@@ -112,7 +105,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	if opts.Files == nil {
 		opts.Files = defaultFiles()
 	}
-	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files, offlineCount: opts.Offline, recycler: opts.Recycler}
+	l := &Log{dir: dir, logger: opts.Logger, files: opts.Files, offlineCount: opts.Offline}
 	l.released.L = &l.mu.Mutex
 	l.cfg.Store(&cfg)
 	if err := completeSwaps(dir, &cfg); err != nil {
@@ -163,7 +156,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 		}
 	}
 	if len(segs) == 0 {
-		s, err := createSegmentRecycled(l.recycler, dir, opts.LogStartOffset, &cfg, l.files)
+		s, err := createSegment(dir, opts.LogStartOffset, &cfg, l.files)
 		if err != nil {
 			return nil, err
 		}
@@ -254,13 +247,6 @@ func (l *Log) setSegments(segs []*Segment) {
 	if invariants {
 		checkSegmentList(segs)
 	}
-	if l.recycler != nil {
-		for _, s := range segs {
-			if s.recycler == nil {
-				s.recycler = l.recycler
-			}
-		}
-	}
 	l.segments.Store(&segs)
 }
 
@@ -311,7 +297,7 @@ func (l *Log) rollLocked() error {
 	if err := old.seal(); err != nil {
 		return err
 	}
-	s, err := createSegmentRecycled(l.recycler, l.dir, next, cfg, l.files)
+	s, err := createSegment(l.dir, next, cfg, l.files)
 	if err != nil {
 		return err
 	}
@@ -498,13 +484,6 @@ func (l *Log) deleteIn(dir string) error {
 	release := !l.mu.closed || l.mu.offline
 	l.mu.closed, l.mu.offline = true, false
 	for _, s := range l.Segments() {
-		if release && l.recycler != nil {
-			// Reads in flight keep the open file; the last release
-			// hands it to be cleared.
-			if p, ok := l.recycler.hold(filepath.Join(dir, FileName(s.base, LogSuffix))); ok {
-				s.recycleAt.Store(&p)
-			}
-		}
 		s.orphaned.Store(true)
 		if release {
 			s.Release()

@@ -41,11 +41,7 @@ type ManagerConfig struct {
 	// every log (kzero's log.segment.open.files.max); 0 takes
 	// DefaultMaxSegmentFiles.
 	MaxSegmentFiles int
-	// RecycleBytes bounds, per log dir, the deleted segment files kept for
-	// reuse by rolls (kzero's kzero.log.recycle.bytes; recycle.go); 0
-	// removes them as Kafka does.
-	RecycleBytes int64
-	Logger       *slog.Logger
+	Logger          *slog.Logger
 }
 
 // DefaultManagerConfig returns Kafka's defaults for dirs.
@@ -72,9 +68,6 @@ type Manager struct {
 	logger *slog.Logger
 	locks  []*os.File
 	files  *FileCache
-	// recyclers: each log dir's pool of segment files (recycle.go), when
-	// RecycleBytes > 0. Written only while opening.
-	recyclers map[string]*Recycler
 	// offline counts the logs of mu.logs an I/O error took offline
 	// (OpenOptions.Offline).
 	offline atomic.Int64
@@ -122,7 +115,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		cfg.Dirs[i] = abs
 	}
 	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{}), props: map[string]MetaProperties{},
-		files: NewFileCache(cfg.MaxSegmentFiles), recyclers: map[string]*Recycler{}}
+		files: NewFileCache(cfg.MaxSegmentFiles)}
 	m.mu.logs = map[TopicPartition]*Log{}
 	m.mu.dirOf = map[TopicPartition]string{}
 	m.mu.futures = map[TopicPartition]futureLog{}
@@ -166,13 +159,6 @@ func (m *Manager) openDir(dir string) ([]pendingFuture, error) {
 		return nil, fmt.Errorf("log dir %s is in use by another process: %w", dir, err)
 	}
 	m.locks = append(m.locks, lock)
-	if m.cfg.RecycleBytes > 0 {
-		r, err := NewRecycler(dir, m.cfg.RecycleBytes, m.fs(), m.logger)
-		if err != nil {
-			return nil, fmt.Errorf("log dir %s: %w", dir, err)
-		}
-		m.recyclers[dir] = r
-	}
 	mp, ok, err := ReadMetaProperties(dir)
 	if err != nil {
 		return nil, fmt.Errorf("log dir %s: unreadable identity, refusing to start: %w", dir, err)
@@ -232,7 +218,6 @@ func (m *Manager) openDir(dir string) ([]pendingFuture, error) {
 				Logger:         m.logger,
 				Files:          m.files,
 				Offline:        &m.offline,
-				Recycler:       m.recyclers[dir],
 			}})
 			continue
 		}
@@ -252,7 +237,6 @@ func (m *Manager) openDir(dir string) ([]pendingFuture, error) {
 			Logger:         m.logger,
 			Files:          m.files,
 			Offline:        &m.offline,
-			Recycler:       m.recyclers[dir],
 		})
 		if err != nil {
 			return nil, fmt.Errorf("open log %s: %w", tp, err)
@@ -389,8 +373,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, cfg Config) (*Log, error) {
 			}
 		}
 	}
-	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files, Offline: &m.offline,
-		Recycler: m.recyclers[dir]})
+	l, err := Open(filepath.Join(dir, tp.String()), cfg, OpenOptions{Logger: m.logger, Files: m.files, Offline: &m.offline})
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
@@ -674,10 +657,6 @@ func (m *Manager) closeLogs() error {
 }
 
 func (m *Manager) unlock() {
-	for _, r := range m.recyclers {
-		r.Close()
-	}
-	clear(m.recyclers)
 	for _, f := range m.locks {
 		f.Close()
 	}
@@ -686,10 +665,6 @@ func (m *Manager) unlock() {
 
 // Files is the cache of sealed segment files the logs share.
 func (m *Manager) Files() *FileCache { return m.files }
-
-// Recycler is the log dir's pool of segment files kept for reuse; nil
-// when recycling is off (ManagerConfig.RecycleBytes).
-func (m *Manager) Recycler(dir string) *Recycler { return m.recyclers[dir] }
 
 // Dirs are the log dirs (log.dirs).
 func (m *Manager) Dirs() []string { return m.cfg.Dirs }

@@ -110,17 +110,6 @@ type Segment struct {
 	// before the files go).
 	released atomic.Bool
 	renamed  bool // markDeleted renamed the log file .deleted; set before deleted
-
-	// recycled: the log file came from the log dir's pool (recycle.go)
-	// and may be longer than size, zeros past it; sealing truncates it.
-	// Writer only.
-	recycled bool
-	// recycler takes the log file when the segment is deleted (set by
-	// Log.setSegments before the segment is published); nil: removed.
-	recycler *Recycler
-	// recycleAt: the log's folder was deleted and the log file moved into
-	// the pool, where the last release hands it to be cleared.
-	recycleAt atomic.Pointer[string]
 }
 
 // offsets is the segment's offset index.
@@ -173,12 +162,6 @@ func newSegment(dir, path string, base int64, fs FS, f File, cfg *Config, files 
 // segment comes back pinned: unpin it once it is sealed. The log file is
 // opened in cfg's file system (Config.FS).
 func openSegment(dir string, base int64, cfg *Config, files *FileCache, rebuildIndexes bool, indexBytes int) (*Segment, error) {
-	return openSegmentFile(dir, base, cfg, files, rebuildIndexes, indexBytes, false)
-}
-
-// openSegmentFile is openSegment; with recycled the log file is a cleared
-// pool file (recycle.go): the segment starts empty whatever its length.
-func openSegmentFile(dir string, base int64, cfg *Config, files *FileCache, rebuildIndexes bool, indexBytes int, recycled bool) (*Segment, error) {
 	path := segmentPath(dir, base, LogSuffix)
 	fs := cfg.fs()
 	f, err := files.open(fs, path, os.O_CREATE)
@@ -192,10 +175,6 @@ func openSegmentFile(dir string, base int64, cfg *Config, files *FileCache, rebu
 		return nil, fmt.Errorf("stat segment: %w", err)
 	}
 	s.size.Store(st.Size)
-	if recycled {
-		s.size.Store(0)
-		s.recycled = true
-	}
 
 	corrupt, err := s.openIndexes(indexBytes)
 	if err != nil {
@@ -490,9 +469,6 @@ func (s *Segment) Release() {
 	switch {
 	case s.orphaned.Load():
 		s.unmapIndexes()
-		if p := s.recycleAt.Load(); p != nil {
-			s.recycler.release(*p)
-		}
 	case s.deleted.Load():
 		s.closeIndexes()
 		s.removeFiles()
@@ -566,9 +542,6 @@ func (s *Segment) full(cfg *Config, n int64, lastOffset int64, maxTs int64, now 
 // index gets the segment's max timestamp (Kafka does the same, so a lookup
 // by time finds it) and the indexes shrink to their entries.
 func (s *Segment) seal() error {
-	if err := s.trimRecycled(); err != nil {
-		return err
-	}
 	if s.size.Load() > 0 {
 		if err := s.tindex.MaybeAppend(s.maxTs.Load(), s.maxTsOffset.Load()); err != nil && !errors.Is(err, index.ErrFull) && !skippableIndexErr(err) {
 			return fmt.Errorf("seal time index: %w", err)
@@ -637,10 +610,7 @@ func (s *Segment) removeFiles() {
 	if s.renamed {
 		name += DeletedSuffix
 	}
-	if !s.recycler.give(name) {
-		s.fs.Remove(name)
-	}
-	for _, p := range []string{s.offsets().Path(), s.tindex.Path()} {
+	for _, p := range []string{name, s.offsets().Path(), s.tindex.Path()} {
 		s.fs.Remove(p)
 	}
 	if t := s.txn.Load(); t != nil {

@@ -76,7 +76,6 @@ func (l *Log) outOfSpaceLocked(w *groupWriter, err error) error {
 		l.logger.Warn("file system full: refusing appends until space is freed", "dir", l.dir, "err", err)
 	}
 	l.mu.noSpace = true
-	l.recycler.drain() // the pool's files are space the appends can have
 	if w.pending == nil {
 		return nil // nothing was added: a roll failed after the last write
 	}

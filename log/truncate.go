@@ -105,7 +105,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 			return err
 		}
 	}
-	s, err := createSegmentRecycled(l.recycler, l.dir, offset, cfg, l.files)
+	s, err := createSegment(l.dir, offset, cfg, l.files)
 	if err != nil {
 		return err
 	}

@@ -101,8 +101,7 @@ var keys = func() map[string]key {
 	b("log.cleaner.enable", "true")
 	l("log.cleaner.backoff.ms", "15000", 0)
 	l("log.cleaner.dedupe.buffer.size", "134217728", 0)
-	i("log.segment.open.files.max", "0", 0)       // kzero: idle open files of sealed segments; 0 = a quarter of RLIMIT_NOFILE
-	l("kzero.log.recycle.bytes", "4294967296", 0) // kzero: deleted segment files kept per log dir for reuse by rolls (log/recycle.go); 0 = remove them as Kafka does
+	i("log.segment.open.files.max", "0", 0) // kzero: idle open files of sealed segments; 0 = a quarter of RLIMIT_NOFILE
 	l("producer.id.expiration.ms", "86400000", 1)
 	l("producer.id.expiration.check.interval.ms", "600000", 1)
 
@@ -586,7 +585,6 @@ func (c *brokerConfig) managerConfig(logger *slog.Logger) log.ManagerConfig {
 	m.CleanerBackoff = time.Duration(c.long("log.cleaner.backoff.ms")) * time.Millisecond
 	m.CleanerDedupeBufferSize = c.long("log.cleaner.dedupe.buffer.size")
 	m.MaxSegmentFiles = c.int("log.segment.open.files.max")
-	m.RecycleBytes = c.long("kzero.log.recycle.bytes")
 	m.Logger = logger
 	return m
 }
