@@ -103,3 +103,34 @@ func (h *Handler) setShareStart(k share.Key, groupEpoch int32, start int64) int1
 	h.shares.Forget(k)
 	return 0
 }
+
+// InitializeShareState initializes a share partition's state before its
+// share group is first assigned it (group.Config.InitializeShareState), as
+// Kafka's group coordinator does: InitializeShareGroupState with start
+// offset -1, so the share partition leader starts it at the group's
+// share.auto.offset.reset, and the group epoch as state epoch. State
+// already saved (set by AlterShareGroupOffsets, or saved before this
+// broker recorded initializations) is kept. Without a share coordinator
+// (no __share_group_state) there is nothing to initialize.
+func (h *Handler) InitializeShareState(group string, stateEpoch int32, topic [16]byte, partition int32) error {
+	st := h.shares.Store()
+	if st == nil {
+		return nil
+	}
+	h.internalTopic(share.StateTopic, st.TopicSpec)
+	k := share.Key{Group: group, Topic: topic, Partition: partition}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err := st.Await(ctx, k)
+	cancel()
+	if err != nil && !errors.Is(err, kerr.NotCoordinator) {
+		return err
+	}
+	sum, err := h.shares.SummaryState(k) // ReadShareGroupStateSummary when another broker coordinates it
+	if err != nil {
+		return err
+	}
+	if sum.StartOffset >= 0 {
+		return nil
+	}
+	return h.shares.InitializeState(k, max(stateEpoch, sum.StateEpoch), -1)
+}
