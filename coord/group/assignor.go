@@ -119,6 +119,14 @@ type assignTopic struct {
 type assignSpec struct {
 	members []assignMember
 	topics  map[topicID]assignTopic
+	// only, when not nil, is the partitions the simple assignor may
+	// assign (a share group's initialized ones).
+	only tpSet
+}
+
+// may reports whether partition p of topic id may be assigned.
+func (s *assignSpec) may(id topicID, p int32) bool {
+	return s.only == nil || s.only.has(id, p)
 }
 
 // assignor computes target assignments.

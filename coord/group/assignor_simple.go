@@ -55,7 +55,9 @@ func (simpleAssignor) assign(spec *assignSpec) map[string]tpSet {
 		for _, t := range spec.sortedTopics() {
 			if subscribes(&spec.members[0], t.id) {
 				for p := range t.partitions {
-					parts = append(parts, tp{t.id, p})
+					if spec.may(t.id, p) {
+						parts = append(parts, tp{t.id, p})
+					}
 				}
 			}
 		}
@@ -71,9 +73,11 @@ func (simpleAssignor) assign(spec *assignSpec) map[string]tpSet {
 			if len(subs) == 0 {
 				continue
 			}
-			parts := make([]tp, t.partitions)
+			parts := make([]tp, 0, t.partitions)
 			for p := range t.partitions {
-				parts[p] = tp{t.id, p}
+				if spec.may(t.id, p) {
+					parts = append(parts, tp{t.id, p})
+				}
 			}
 			(&sharing{spec: spec, members: subs, parts: parts, held: held}).balance()
 		}

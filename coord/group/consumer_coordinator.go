@@ -152,7 +152,7 @@ func (c *Coordinator) env(now int64) hbEnv {
 	if v := c.topics.Load(); v != nil && v.Topics != nil {
 		topics = v.Topics
 	}
-	return hbEnv{now: now, policy: &c.policy, topics: topics}
+	return hbEnv{now: now, policy: &c.policy, topics: topics, gateShares: c.cfg.InitializeShareState != nil}
 }
 
 // newMemberID names a member that joins with none (ConsumerGroupHeartbeat

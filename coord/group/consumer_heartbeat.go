@@ -82,6 +82,9 @@ type hbEnv struct {
 	now    int64
 	policy *Policy
 	topics Topics
+	// gateShares: share groups assign only partitions whose share state
+	// is initialized (the coordinator has an initializer).
+	gateShares bool
 }
 
 // hbOutcome is the outcome of a heartbeat: the records to write, the

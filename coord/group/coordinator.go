@@ -90,6 +90,13 @@ type Config struct {
 	// group loaded from the log start their sessions at its session
 	// timeout, as the heartbeats that the requests' configs drive do.
 	GroupConfigs func(group string) map[string]string
+	// InitializeShareState, when set, initializes a share partition's
+	// state at the share coordinator (InitializeShareGroupState, start
+	// offset -1: the partition leader starts at share.auto.offset.reset)
+	// before a share group is first assigned it, as Kafka's group
+	// coordinator does; share groups then assign only initialized
+	// partitions. Called without locks held.
+	InitializeShareState func(group string, stateEpoch int32, topic [16]byte, partition int32) error
 
 	Logger *slog.Logger
 }

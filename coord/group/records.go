@@ -109,7 +109,7 @@ func decodeRecord(key, value []byte) (record, error) {
 			return record{}, err
 		}
 		return record{kind: recordStreams, group: group, sr: sr}, nil
-	case shareMemberType, shareEpochType, shareTargetEpochType, shareTargetMemberType, shareCurrentType:
+	case shareMemberType, shareEpochType, shareTargetEpochType, shareTargetMemberType, shareCurrentType, shareStatePartitionType:
 		group, sr, err := decodeShareRecord(v, key, value)
 		if err != nil {
 			return record{}, err

@@ -106,6 +106,12 @@ type script struct {
 	// consumerInterval and shareInterval (ms, assignment-interval):
 	// group.consumer/share.assignment.interval.ms, kept over restarts.
 	consumerInterval, shareInterval int64
+	// shareInitFails (share-init fail=...): the partitions whose share
+	// state initialization fails.
+	shareInitFails map[string]bool
+	// shareInitCrashes (share-init crash=...): the partitions after whose
+	// initialization the coordinator stops.
+	shareInitCrashes map[string]bool
 
 	mu  sync.Mutex
 	out strings.Builder // the step's output so far
@@ -151,7 +157,8 @@ func (s *script) open() {
 				return nil
 			}
 			return s.groupConfigs
-		}})
+		},
+		InitializeShareState: s.initializeShareState})
 	s.c.policy.NewID = func() string { s.ids++; return strconv.Itoa(s.ids) }
 	s.c.SetTopics(s.topics)
 	s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
@@ -207,7 +214,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		s.consumerInterval = int64(argMs(t, d, "consumer", time.Duration(s.consumerInterval)*time.Millisecond))
 		s.shareInterval = int64(argMs(t, d, "share", time.Duration(s.shareInterval)*time.Millisecond))
 		s.c.policy.ConsumerAssignmentInterval, s.c.policy.Share.AssignmentInterval = s.consumerInterval, s.shareInterval
-	case "share-heartbeat", "share-leave", "delete-group":
+	case "share-heartbeat", "share-leave", "delete-group", "share-init", "share-delete-offsets":
 		s.runShare(t, d)
 	case "tick":
 		if len(d.CmdArgs) != 1 {

@@ -80,6 +80,11 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	if msg, err := validateShareHeartbeat(r); err != nil {
 		return ShareHeartbeatResult{Err: err, ErrMessage: msg}
 	}
+	if c.cfg.InitializeShareState != nil {
+		if err := c.initializeShares(r); err != nil {
+			return ShareHeartbeatResult{Err: err}
+		}
+	}
 	s, err := c.lock(r.Group)
 	if err != nil {
 		return ShareHeartbeatResult{Err: err}
@@ -126,6 +131,138 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	}
 	s.finishLocked(e, now)
 	return res
+}
+
+// initializeShares initializes the share state of the partitions an
+// existing share group's members, with r's subscription, subscribe to and
+// that have none yet, as Kafka's group coordinator does before assigning
+// them: it records them as initializing (ShareGroupStatePartitionMetadata),
+// initializes each at the share coordinator (Config.InitializeShareState)
+// with no lock held, then records those that succeeded as initialized
+// and forgets the others, which a later heartbeat retries; so does it
+// those left initializing by a crash or a failed write (not in flight
+// here). A join
+// creates the group here when it has partitions to initialize. Unlike
+// Kafka's, which initializes after answering, the heartbeat waits, so a
+// member gets its partitions in the answer that records them.
+func (c *Coordinator) initializeShares(r *ShareHeartbeatRequest) error {
+	s, err := c.lock(r.Group)
+	if err != nil {
+		return err
+	}
+	now := c.now()
+	env := c.env(now)
+	e := s.mu.groups[r.Group]
+	if e != nil && e.g.share == nil || e == nil && r.MemberEpoch != 0 || e != nil && r.MemberEpoch != 0 && e.g.share.members[r.MemberID] == nil {
+		s.Unlock() // the heartbeat fails
+		return nil
+	}
+	created := e == nil
+	if created {
+		e = s.addLocked(r.Group, now)
+		e.g.share = newShareGroup()
+	}
+	sg := e.g.share
+	metas := make(map[string]*shareMemberMeta, len(sg.members)+1)
+	for id, m := range sg.members {
+		metas[id] = &m.shareMemberMeta
+	}
+	if r.SubscribedTopicNames != nil {
+		metas[r.MemberID] = &shareMemberMeta{topics: r.SubscribedTopicNames}
+	}
+	_, subscribed, _ := resolveShare(env.topics, metas)
+	todo := sg.state.uninitialized(subscribed, sg.initializing, now)
+	epoch := sg.epoch + 1 // the epoch a change of subscription moves the group to
+	if len(todo) > 0 {
+		recs := []shareRecord{{typ: shareStatePartitionType, state: sg.state.withInitializing(todo)}}
+		if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
+			s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)
+			if created {
+				delete(s.mu.groups, e.g.id)
+			}
+			s.Unlock()
+			return storeErr(err)
+		}
+		replayRecords(&e.g.share, recs, newShareGroup)
+		e.g.share.setInFlight(todo, true)
+	} else if created {
+		delete(s.mu.groups, e.g.id)
+	}
+	s.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+
+	var done, failed []stateTopic
+	for _, t := range todo {
+		ok, bad := t, t
+		ok.partitions, bad.partitions = nil, nil
+		for _, p := range t.partitions {
+			if err := c.cfg.InitializeShareState(r.Group, epoch, t.id, p); err != nil {
+				c.logger.Warn("cannot initialize share partition state", "group", r.Group, "topic", t.name, "partition", p, "err", err)
+				bad.partitions = append(bad.partitions, p)
+			} else {
+				ok.partitions = append(ok.partitions, p)
+			}
+		}
+		if len(ok.partitions) > 0 {
+			done = append(done, ok)
+		}
+		if len(bad.partitions) > 0 {
+			failed = append(failed, bad)
+		}
+	}
+
+	if s, err = c.lock(r.Group); err != nil {
+		return err
+	}
+	defer s.Unlock()
+	e = s.mu.groups[r.Group]
+	if e == nil || e.g.share == nil {
+		return nil // deleted meanwhile
+	}
+	// Whatever happens to the record below, these are no longer being
+	// initialized here: one left initializing is retried.
+	e.g.share.setInFlight(todo, false)
+	recs := []shareRecord{{typ: shareStatePartitionType, state: e.g.share.state.withInitialized(done, failed)}}
+	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
+		s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)
+		return storeErr(err)
+	}
+	replayRecords(&e.g.share, recs, newShareGroup)
+	return nil
+}
+
+// ShareTopicsDeleting records that the share state of a share group's
+// topics (by id, with their names) is being deleted
+// (DeleteShareGroupOffsets), as Kafka's group coordinator does: they are
+// no longer initialized (a later heartbeat initializes them again) and,
+// until done, are being deleted. Nothing is recorded without an
+// initializer (Config.InitializeShareState) or for a group that is not a
+// share group.
+func (c *Coordinator) ShareTopicsDeleting(group string, topics map[[16]byte]string, done bool) error {
+	if c.cfg.InitializeShareState == nil || len(topics) == 0 {
+		return nil
+	}
+	s, err := c.lock(group)
+	if err != nil {
+		return err
+	}
+	defer s.Unlock()
+	e := s.mu.groups[group]
+	if e == nil || e.g.share == nil {
+		return nil
+	}
+	state := e.g.share.state.withDeleting(topics)
+	if done {
+		state = e.g.share.state.withoutDeleting(topics)
+	}
+	recs := []shareRecord{{typ: shareStatePartitionType, state: state}}
+	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
+		return storeErr(err)
+	}
+	replayRecords(&e.g.share, recs, newShareGroup)
+	return nil
 }
 
 // expireShareLocked fences the members of the group whose session

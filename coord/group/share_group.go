@@ -29,6 +29,17 @@ type shareGroup struct {
 	assignedAt      int64 // ms, when the target assignment was computed; 0 unknown
 	members         map[string]*shareMember
 	target          map[string]tpSet // member id -> target assignment
+	// state is which partitions have share state at the share
+	// coordinator (record type 15): with an initializer
+	// (Config.InitializeShareState), only initialized partitions are
+	// assigned.
+	state shareStateMeta
+	// initializing is, of state's initializing partitions, those a
+	// heartbeat of this coordinator is initializing now. Not persisted:
+	// the others (left by a crash or a failed write between the two
+	// records) are initialized again by the next heartbeat, as Kafka's
+	// coordinator retries them.
+	initializing tpBuilder
 
 	// Not persisted: the subscriptions resolved against the topics of
 	// one metadata version.
@@ -89,6 +100,11 @@ func (sg *shareGroup) replay(r *shareRecord) {
 			return
 		}
 		sg.member(r.member).current = r.current
+	case shareStatePartitionType:
+		sg.state = r.state
+		if r.tombstone {
+			sg.state = shareStateMeta{}
+		}
 	}
 }
 
@@ -250,10 +266,19 @@ func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutco
 	// epoch moved past it, at most once per assignment interval
 	// (KIP-1263): sooner, the member gets the last target (none if new)
 	// and a later heartbeat computes the next.
+	// With an initializer, only partitions whose share state is
+	// initialized are assigned, and partitions initialized since the
+	// last target make a new one at the same epoch.
+	var only tpSet
+	pending := false
+	if env.gateShares {
+		only = sg.state.initializedIn(subscribed)
+		pending = !only.equal(sg.targetUnion())
+	}
 	targetEpoch, target := sg.assignmentEpoch, sg.target[memberID]
-	if epoch > sg.assignmentEpoch && assignable(sg.assignedAt, env.now, env.policy.Share.AssignmentInterval) {
+	if (epoch > sg.assignmentEpoch || pending) && assignable(sg.assignedAt, env.now, env.policy.Share.AssignmentInterval) {
 		ids := slices.Sorted(maps.Keys(byMember))
-		spec := &assignSpec{topics: subscribed, members: make([]assignMember, len(ids))}
+		spec := &assignSpec{topics: subscribed, members: make([]assignMember, len(ids)), only: only}
 		for i, id := range ids {
 			spec.members[i] = assignMember{id: id, topics: byMember[id], current: sg.target[id]}
 		}
@@ -357,6 +382,9 @@ func (sg *shareGroup) deleteRecords() []shareRecord {
 	for _, id := range slices.Sorted(maps.Keys(sg.target)) {
 		recs = append(recs, shareRecord{typ: shareTargetMemberType, member: id, tombstone: true})
 	}
+	if len(sg.state.initializing)+len(sg.state.initialized)+len(sg.state.deleting) > 0 {
+		recs = append(recs, shareRecord{typ: shareStatePartitionType, tombstone: true})
+	}
 	return append(recs,
 		shareRecord{typ: shareTargetEpochType, tombstone: true},
 		shareRecord{typ: shareEpochType, tombstone: true})
@@ -407,4 +435,147 @@ func cloneShareMeta(m shareMemberMeta) shareMemberMeta {
 	}
 	m.topics = topics
 	return m
+}
+
+// targetUnion is every partition of the group's target assignment.
+func (sg *shareGroup) targetUnion() tpSet {
+	b := tpBuilder{}
+	for _, t := range sg.target {
+		for id, ps := range t {
+			for _, p := range ps {
+				b.add(id, p)
+			}
+		}
+	}
+	return b.set()
+}
+
+// initializedIn is the initialized partitions of the subscribed topics.
+func (m *shareStateMeta) initializedIn(subscribed map[topicID]assignTopic) tpSet {
+	b := tpBuilder{}
+	for _, t := range m.initialized {
+		if st, ok := subscribed[t.id]; ok {
+			for _, p := range t.partitions {
+				if p < st.partitions {
+					b.add(t.id, p)
+				}
+			}
+		}
+	}
+	return b.set()
+}
+
+// uninitialized lists the partitions of the subscribed topics that are
+// neither initialized nor being initialized (inFlight), by topic id.
+func (m *shareStateMeta) uninitialized(subscribed map[topicID]assignTopic, inFlight tpBuilder, now int64) []stateTopic {
+	known := tpBuilder{}
+	for _, t := range m.initialized {
+		for _, p := range t.partitions {
+			known.add(t.id, p)
+		}
+	}
+	for id, ps := range inFlight {
+		for _, p := range ps {
+			known.add(id, p)
+		}
+	}
+	have := known.set()
+	var out []stateTopic
+	for _, id := range slices.SortedFunc(maps.Keys(subscribed), compareIDs) {
+		st := subscribed[id]
+		t := stateTopic{id: id, name: st.name, createdAt: now}
+		for p := range st.partitions {
+			if !have.has(id, p) {
+				t.partitions = append(t.partitions, p)
+			}
+		}
+		if len(t.partitions) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// withInitializing is m with add being initialized.
+func (m *shareStateMeta) withInitializing(add []stateTopic) shareStateMeta {
+	return shareStateMeta{initializing: mergeStateTopics(m.initializing, add), initialized: m.initialized, deleting: m.deleting}
+}
+
+// withInitialized is m with done moved from initializing to initialized
+// and failed no longer being initialized.
+func (m *shareStateMeta) withInitialized(done, failed []stateTopic) shareStateMeta {
+	initializing := removeStateTopics(removeStateTopics(m.initializing, done), failed)
+	return shareStateMeta{initializing: initializing, initialized: mergeStateTopics(m.initialized, done), deleting: m.deleting}
+}
+
+// withDeleting is m with the topics ids no longer initializing or
+// initialized, and being deleted.
+func (m *shareStateMeta) withDeleting(ids map[topicID]string) shareStateMeta {
+	keep := func(list []stateTopic) []stateTopic {
+		return slices.DeleteFunc(slices.Clone(list), func(t stateTopic) bool { _, ok := ids[t.id]; return ok })
+	}
+	var del []stateTopic
+	for id, name := range ids {
+		del = append(del, stateTopic{id: id, name: name})
+	}
+	return shareStateMeta{initializing: keep(m.initializing), initialized: keep(m.initialized), deleting: mergeStateTopics(m.deleting, del)}
+}
+
+// withoutDeleting is m with the topics ids deleted.
+func (m *shareStateMeta) withoutDeleting(ids map[topicID]string) shareStateMeta {
+	out := *m
+	out.deleting = slices.DeleteFunc(slices.Clone(m.deleting), func(t stateTopic) bool { _, ok := ids[t.id]; return ok })
+	return out
+}
+
+// mergeStateTopics is the union of two lists sorted by topic id; a topic
+// in both keeps a's name and creation time.
+func mergeStateTopics(a, b []stateTopic) []stateTopic {
+	byID := map[topicID]stateTopic{}
+	for _, t := range b {
+		byID[t.id] = t
+	}
+	for _, t := range a {
+		if o, ok := byID[t.id]; ok {
+			t.partitions = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(t.partitions), o.partitions...))))
+		}
+		byID[t.id] = t
+	}
+	return slices.SortedFunc(maps.Values(byID), func(x, y stateTopic) int { return compareIDs(x.id, y.id) })
+}
+
+// setInFlight adds (on) or removes the partitions of ts from the
+// partitions being initialized here.
+func (sg *shareGroup) setInFlight(ts []stateTopic, on bool) {
+	if sg.initializing == nil {
+		sg.initializing = tpBuilder{}
+	}
+	for _, t := range ts {
+		for _, p := range t.partitions {
+			if on {
+				sg.initializing.add(t.id, p)
+			} else if ps := slices.DeleteFunc(sg.initializing[t.id], func(q int32) bool { return q == p }); len(ps) > 0 {
+				sg.initializing[t.id] = ps
+			} else {
+				delete(sg.initializing, t.id)
+			}
+		}
+	}
+}
+
+// removeStateTopics is a without the partitions of b; topics left with
+// none are dropped.
+func removeStateTopics(a, b []stateTopic) []stateTopic {
+	var out []stateTopic
+	for _, t := range a {
+		for _, o := range b {
+			if o.id == t.id {
+				t.partitions = slices.DeleteFunc(slices.Clone(t.partitions), func(p int32) bool { return slices.Contains(o.partitions, p) })
+			}
+		}
+		if len(t.partitions) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
 }

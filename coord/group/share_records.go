@@ -34,10 +34,15 @@ import "kzero/coord/coordrecord"
 // group-coordinator/src/main/resources/common/message). Type 9
 // (ShareGroupPartitionMetadata, Kafka 4.0 only) is read and ignored, as for
 // consumer groups: the subscribed topics' metadata hash in the group's
-// record replaces it. Type 15 (ShareGroupStatePartitionMetadata, which
-// partitions have state at the share coordinator) is not written: share
-// partition state is initialized by the partition leader on first use (see
-// doc.go), and read records of it are ignored.
+// record replaces it. Type 15 holds which share partitions have state at
+// the share coordinator (key: GroupId only):
+//
+//	15 ShareGroupStatePartitionMetadata  InitializingTopics,
+//	                                     InitializedTopics []{TopicId uuid,
+//	                                     TopicName string, Partitions
+//	                                     []int32, CreateTimestamp int64},
+//	                                     DeletingTopics []{TopicId uuid,
+//	                                     TopicName string}
 
 // Record types of share groups.
 const (
@@ -61,8 +66,26 @@ type shareRecord struct {
 	// assignedAt (12): AssignmentTimestamp (tag 0, KIP-1263), ms; 0 none.
 	assignedAt int64
 	meta       shareMemberMeta
-	target     tpSet        // 13
-	current    shareCurrent // 14
+	target     tpSet          // 13
+	current    shareCurrent   // 14
+	state      shareStateMeta // 15
+}
+
+// shareStateMeta is which of a share group's partitions have state at the
+// share coordinator (record type 15): being initialized, initialized, and
+// topics whose state is being deleted. Each list is sorted by topic id;
+// a record holds the whole of it.
+type shareStateMeta struct {
+	initializing, initialized []stateTopic
+	deleting                  []stateTopic // no partitions
+}
+
+// stateTopic is one topic of a shareStateMeta list.
+type stateTopic struct {
+	id         topicID
+	name       string
+	partitions []int32 // sorted
+	createdAt  int64   // ms, CreateTimestamp
 }
 
 // shareMemberMeta is a share member's metadata (record type 10). An empty
@@ -117,11 +140,48 @@ func appendShareValue(dst []byte, r *shareRecord) []byte {
 		dst = coordrecord.AppendInt8(dst, c.state)
 		dst = appendTopicPartitions(dst, c.assigned, nil)
 		return coordrecord.AppendNoTags(dst)
+	case shareStatePartitionType:
+		m := &r.state
+		for _, list := range [][]stateTopic{m.initializing, m.initialized} {
+			dst = coordrecord.AppendArrayLen(dst, len(list))
+			for i := range list {
+				t := &list[i]
+				dst = coordrecord.AppendUUID(dst, t.id)
+				dst = coordrecord.AppendCompactString(dst, t.name)
+				dst = coordrecord.AppendInt32s(dst, t.partitions)
+				dst = coordrecord.AppendInt64(dst, t.createdAt)
+				dst = coordrecord.AppendNoTags(dst)
+			}
+		}
+		dst = coordrecord.AppendArrayLen(dst, len(m.deleting))
+		for i := range m.deleting {
+			dst = coordrecord.AppendUUID(dst, m.deleting[i].id)
+			dst = coordrecord.AppendCompactString(dst, m.deleting[i].name)
+			dst = coordrecord.AppendNoTags(dst)
+		}
+		return coordrecord.AppendNoTags(dst)
 	}
 	return dst
 }
 
-// decodeShareRecord reads a share group record of type typ (10 to 14).
+// readStateTopics reads a list of TopicPartitionsInfo (withPartitions) or
+// TopicInfo structs.
+func readStateTopics(vr *coordrecord.Reader, withPartitions bool) []stateTopic {
+	n := vr.ArrayLen()
+	var out []stateTopic
+	for i := 0; i < n && vr.Err() == nil; i++ {
+		t := stateTopic{id: vr.UUID(), name: vr.CompactString()}
+		if withPartitions {
+			t.partitions = vr.Int32s()
+			t.createdAt = vr.Int64()
+		}
+		vr.Tags(nil)
+		out = append(out, t)
+	}
+	return out
+}
+
+// decodeShareRecord reads a share group record of type typ (10 to 15).
 // Any bytes give a record or an error, never a panic.
 func decodeShareRecord(typ int16, key, value []byte) (group string, r shareRecord, err error) {
 	r.typ, r.tombstone = typ, value == nil
@@ -152,6 +212,12 @@ func decodeShareRecord(typ int16, key, value []byte) (group string, r shareRecor
 			c.previousEpoch = vr.Int32()
 			c.state = vr.Int8()
 			c.assigned = readTopicPartitions(vr, nil)
+			vr.Tags(nil)
+		case shareStatePartitionType:
+			m := &r.state
+			m.initializing = readStateTopics(vr, true)
+			m.initialized = readStateTopics(vr, true)
+			m.deleting = readStateTopics(vr, false)
 			vr.Tags(nil)
 		}
 	})

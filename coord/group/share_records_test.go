@@ -145,6 +145,22 @@ func TestShareRecordsGolden(t *testing.T) {
 		{"current assignment", shareRecord{typ: shareCurrentType, member: "m", current: shareCurrent{epoch: 2, previousEpoch: 1, assigned: tpSet{id: {1}}}},
 			hx("000e", "0001 67", "0001 6d"),
 			hx("0000", "00000002", "00000001", "00", "02", goldenTopic, "02 00000001", "00", "00")},
+		{"state partition metadata", shareRecord{typ: shareStatePartitionType, state: shareStateMeta{
+			initializing: []stateTopic{{id: id, name: "t", partitions: []int32{2}, createdAt: 0x19a00000000}},
+			initialized:  []stateTopic{{id: id, name: "t", partitions: []int32{0, 1}, createdAt: 5}},
+			deleting:     []stateTopic{{id: id, name: "t"}},
+		}},
+			hx("000f", "0001 67"), // no member
+			hx("0000",
+				"02", goldenTopic, "02 74", "02 00000002", "0000019a00000000", "00", // InitializingTopics
+				"02", goldenTopic, "02 74", "03 00000000 00000001", "0000000000000005", "00", // InitializedTopics
+				"02", goldenTopic, "02 74", "00", // DeletingTopics
+				"00")},
+		{"empty state partition metadata", shareRecord{typ: shareStatePartitionType},
+			hx("000f", "0001 67"),
+			hx("0000", "01", "01", "01", "00")},
+		{"state partition metadata tombstone", shareRecord{typ: shareStatePartitionType, tombstone: true},
+			hx("000f", "0001 67"), nil},
 		{"tombstone", shareRecord{typ: shareCurrentType, member: "m", tombstone: true},
 			hx("000e", "0001 67", "0001 6d"), nil},
 	} {

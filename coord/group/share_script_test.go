@@ -1,6 +1,7 @@
 package group
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +14,15 @@ import (
 //
 //	share-heartbeat member=m1 [topics=(a,b)] [epoch=N]
 //	share-leave member=m1
+//	share-delete-offsets topic=a          DeleteShareGroupOffsets' records: a
+//	                                      is being deleted, then deleted
+//	share-init [fail=(a-1)] [crash=(a-1)] initializing these share partitions' state fails;
+//	                                      or succeeds, and the coordinator stops (a crash before
+//	                                      it records them initialized; "restart" brings it back)
+//
+// The share coordinator's initializations are written "initialize a-0
+// epoch=N" (OK) or "... FAILED".
+//
 //	delete-group                          DeleteGroups of "g"
 func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 	id := argString(d, "member", "")
@@ -50,17 +60,75 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		}
 		s.respond("share-leave %s: NONE epoch=%d", id, res.MemberEpoch)
 		delete(s.members, id)
+	case "share-delete-offsets":
+		name := argString(d, "topic", "")
+		info, ok := s.topics.ByName(name)
+		if !ok {
+			t.Fatalf("share-delete-offsets: no topic %q", name)
+		}
+		topics := map[[16]byte]string{info.ID: name}
+		for _, done := range []bool{false, true} {
+			if err := s.c.ShareTopicsDeleting("g", topics, done); err != nil {
+				s.respond("share-delete-offsets %s: %v", name, err)
+				return
+			}
+		}
+		s.respond("share-delete-offsets %s: NONE", name)
+	case "share-init":
+		list, _ := argList(d, "fail")
+		s.shareInitFails = map[string]bool{}
+		for _, tp := range list {
+			s.shareInitFails[tp] = true
+		}
+		crash, _ := argList(d, "crash")
+		s.shareInitCrashes = map[string]bool{}
+		for _, tp := range crash {
+			s.shareInitCrashes[tp] = true
+		}
 	case "delete-group":
 		s.respond("delete-group: %s", errName(s.c.DeleteGroups([]string{"g"})[0]))
 	}
 }
 
 var shareRecordNames = map[int16]string{
-	shareEpochType:        "ShareGroupMetadata",
-	shareMemberType:       "ShareGroupMemberMetadata",
-	shareTargetEpochType:  "ShareGroupTargetAssignmentMetadata",
-	shareTargetMemberType: "ShareGroupTargetAssignmentMember",
-	shareCurrentType:      "ShareGroupCurrentMemberAssignment",
+	shareEpochType:          "ShareGroupMetadata",
+	shareMemberType:         "ShareGroupMemberMetadata",
+	shareTargetEpochType:    "ShareGroupTargetAssignmentMetadata",
+	shareTargetMemberType:   "ShareGroupTargetAssignmentMember",
+	shareCurrentType:        "ShareGroupCurrentMemberAssignment",
+	shareStatePartitionType: "ShareGroupStatePartitionMetadata",
+}
+
+// initializeShareState is the script coordinator's share coordinator.
+func (s *script) initializeShareState(group string, stateEpoch int32, topic [16]byte, partition int32) error {
+	name := fmt.Sprintf("%x", topic[:4])
+	if info, ok := s.topics.ByID(topic); ok {
+		name = info.Name
+	}
+	tp := fmt.Sprintf("%s-%d", name, partition)
+	if s.shareInitFails[tp] {
+		s.respond("initialize %s %s epoch=%d: FAILED", group, tp, stateEpoch)
+		return errors.New("injected")
+	}
+	s.respond("initialize %s %s epoch=%d: OK", group, tp, stateEpoch)
+	if s.shareInitCrashes[tp] {
+		s.respond("the coordinator stops")
+		s.c.Close()
+	}
+	return nil
+}
+
+// formatStateTopics writes a list of record 15.
+func formatStateTopics(list []stateTopic, partitions bool) string {
+	var parts []string
+	for _, t := range list {
+		if partitions {
+			parts = append(parts, fmt.Sprintf("%s%v", t.name, t.partitions))
+		} else {
+			parts = append(parts, t.name)
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 func (s *script) formatShareRecord(b *strings.Builder, r *shareRecord) {
@@ -84,6 +152,10 @@ func (s *script) formatShareRecord(b *strings.Builder, r *shareRecord) {
 		fmt.Fprintf(b, "%s\n", s.formatSet(r.target))
 	case shareCurrentType:
 		fmt.Fprintf(b, "epoch=%d previous=%d assigned=%s\n", r.current.epoch, r.current.previousEpoch, s.formatSet(r.current.assigned))
+	case shareStatePartitionType:
+		m := &r.state
+		fmt.Fprintf(b, "initializing=%s initialized=%s deleting=%s\n",
+			formatStateTopics(m.initializing, true), formatStateTopics(m.initialized, true), formatStateTopics(m.deleting, false))
 	}
 }
 

@@ -39,6 +39,12 @@
 // when no __share_group_state exists yet is a share partition kept in
 // memory.
 //
+// Before a share group is first assigned a share partition, its
+// coordinator initializes the state (InitializeShareGroupState, start
+// offset -1: the leader starts it at share.auto.offset.reset) and records
+// it in the group's ShareGroupStatePartitionMetadata; state already saved
+// is kept.
+//
 // State epochs: a share partition leader writes with the state epoch of
 // the state it read. AlterShareGroupOffsets on the share group's
 // coordinator initializes the state afresh (Initialize,

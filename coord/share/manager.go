@@ -178,9 +178,27 @@ func (m *Manager) Save(k Key, e *Entry) error {
 	}
 	if errors.Is(err, kerr.FencedStateEpoch) || errors.Is(err, kerr.FencedLeaderEpoch) {
 		e.fenced = true
-		return fmt.Errorf("%v: %w", err, kerr.NotLeaderForPartition)
+		return &fencedError{err}
 	}
 	return err
+}
+
+// fencedError is a Save the share coordinator fenced: the share
+// partition's acknowledgements are NOT_LEADER_OR_FOLLOWER, which a client
+// does not retry. It must not be mapped like the state partition's own
+// write errors (coord/shards.GroupError turns NOT_LEADER_OR_FOLLOWER into
+// NOT_COORDINATOR, which a client retries: the retried acknowledgements
+// would reach the share partition read again, where the same member may
+// hold the same offsets again, delivered anew).
+type fencedError struct{ err error }
+
+func (f *fencedError) Error() string   { return f.err.Error() }
+func (f *fencedError) Unwrap() []error { return []error{kerr.NotLeaderForPartition, f.err} }
+
+// Fenced reports whether err is a Save the share coordinator fenced.
+func Fenced(err error) bool {
+	var f *fencedError
+	return errors.As(err, &f)
 }
 
 // Peek returns the share partition of k if this broker has one, locked;

@@ -125,9 +125,8 @@ func (s *Store) DeleteChecked(k Key) error {
 
 // Initialize starts a share partition's state afresh
 // (InitializeShareGroupState, sent by the share group's coordinator when
-// AlterShareGroupOffsets resets it; Kafka's also sends it before a group
-// is first assigned the partition, kzero's share partition leaders start
-// a share partition themselves): a snapshot with state epoch stateEpoch,
+// AlterShareGroupOffsets resets it, and with start -1 before the group is
+// first assigned the partition): a snapshot with state epoch stateEpoch,
 // start offset start (-1: the share partition leader starts it at
 // share.auto.offset.reset) and nothing in flight. A state epoch older than the saved state's is
 // refused with FENCED_STATE_EPOCH (-1 is never fenced), as Kafka's

@@ -255,7 +255,15 @@ func (h *Handler) shareAcknowledge(req *server.Request, group, member string, tp
 	// What the batches before a failed one changed is saved too.
 	if err := h.shares.Save(key, e); err != nil {
 		h.logger.Warn("cannot save share partition state", "group", group, "partition", tp.Partition, "err", err)
-		if code == 0 {
+		switch {
+		case code != 0:
+		case share.Fenced(err):
+			// The share partition is read again at the next fetch:
+			// what this member acquired before is gone, and an
+			// acknowledgement of it must not be retried against the
+			// records delivered anew (NOT_COORDINATOR would be).
+			code = kerr.NotLeaderForPartition.Code
+		default:
 			code = errCode(shards.GroupError(err))
 		}
 	}
@@ -316,6 +324,20 @@ func (f *shareFetchOp) read() (acquired bool) {
 		maxBytes := remaining
 		if m, ok := partMax[tp]; ok && m > 0 {
 			maxBytes = min(maxBytes, int64(m))
+		}
+		if f.acks[tp] == kerr.NotLeaderForPartition.Code {
+			// Its acknowledgement was fenced (share.Fenced: the state
+			// was initialized again, by AlterShareGroupOffsets): the
+			// share partition is read again at the member's next
+			// fetch, not in this one, as Kafka's share partition
+			// manager builds a fenced share partition anew in the
+			// background. The member's other acknowledgements of what
+			// it acquired before, on their way meanwhile, then find
+			// those records available and are refused, instead of
+			// accepting the same offsets delivered to it anew (which
+			// its acknowledgement of the new delivery would then find
+			// done: INVALID_RECORD_STATE for the whole batch).
+			continue
 		}
 		var end int64
 		p.records, p.acquired, end, err = f.acquire(part, tp, int(max(maxBytes, 0)), maxRecords, strict)

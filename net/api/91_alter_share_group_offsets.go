@@ -15,6 +15,8 @@ package api
 import (
 	"context"
 	"errors"
+	"hash/maphash"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -93,6 +95,7 @@ func (h *Handler) setShareStart(k share.Key, groupEpoch int32, start int64) int1
 			return storeUnavailable(err)
 		}
 	}
+	defer h.shareInit.lock(k)()
 	sum, err := h.shares.SummaryState(k) // ReadShareGroupStateSummary when another broker coordinates it
 	if err != nil {
 		return storeUnavailable(err)
@@ -102,4 +105,66 @@ func (h *Handler) setShareStart(k share.Key, groupEpoch int32, start int64) int1
 	}
 	h.shares.Forget(k)
 	return 0
+}
+
+// InitializeShareState initializes a share partition's state before its
+// share group is first assigned it (group.Config.InitializeShareState), as
+// Kafka's group coordinator does: InitializeShareGroupState with start
+// offset -1, so the share partition leader starts it at the group's
+// share.auto.offset.reset, and the group epoch as state epoch. State
+// already saved (set by AlterShareGroupOffsets, or saved before this
+// broker recorded initializations) is kept. Without a share coordinator
+// (no __share_group_state) there is nothing to initialize.
+func (h *Handler) InitializeShareState(group string, stateEpoch int32, topic [16]byte, partition int32) error {
+	st := h.shares.Store()
+	if st == nil {
+		return nil
+	}
+	h.internalTopic(share.StateTopic, st.TopicSpec)
+	k := share.Key{Group: group, Topic: topic, Partition: partition}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err := st.Await(ctx, k)
+	cancel()
+	if err != nil && !errors.Is(err, kerr.NotCoordinator) {
+		return err
+	}
+	defer h.shareInit.lock(k)()
+	sum, err := h.shares.SummaryState(k) // ReadShareGroupStateSummary when another broker coordinates it
+	if err != nil {
+		return err
+	}
+	if sum.StartOffset >= 0 {
+		return nil
+	}
+	return h.shares.InitializeState(k, max(stateEpoch, sum.StateEpoch), -1)
+}
+
+// shareInitLocks serialize, per share partition, reading its saved state's
+// summary and initializing it, as AlterShareGroupOffsets (setShareStart)
+// and the first assignment (InitializeShareState) both do on the share
+// group's coordinator. Without them a reset could land between an
+// initialization's read (no state yet) and its write: the initialization,
+// with the group epoch past the reset's state epoch, would start the
+// state afresh at share.auto.offset.reset over the reset's start offset.
+// Serialized, an initialization after a reset finds its start offset and
+// keeps it, and a reset after an initialization takes a state epoch past
+// it. Kafka's group coordinator orders the two on its shard instead.
+type shareInitLocks struct {
+	seed    maphash.Seed
+	once    sync.Once
+	stripes [64]sync.Mutex
+}
+
+// lock locks k's stripe and returns its unlock.
+func (l *shareInitLocks) lock(k share.Key) func() {
+	l.once.Do(func() { l.seed = maphash.MakeSeed() })
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	h.WriteString(k.Group)
+	h.Write(k.Topic[:])
+	h.WriteByte(byte(k.Partition))
+	h.WriteByte(byte(k.Partition >> 8))
+	mu := &l.stripes[h.Sum64()%uint64(len(l.stripes))]
+	mu.Lock()
+	return mu.Unlock
 }

@@ -58,7 +58,16 @@ func (h *Handler) deleteShareGroupOffsets(req *server.Request) error {
 			for i := range keys {
 				keys[i] = share.Key{Group: r.GroupID, Topic: tm.ID, Partition: int32(i)}
 			}
-			rt.ErrorCode = h.deleteShareState(keys)
+			// As Kafka's group coordinator: the topic is recorded as
+			// being deleted (no longer initialized), then deleted.
+			topics := map[[16]byte]string{tm.ID: t.Topic}
+			if err := h.groups.ShareTopicsDeleting(r.GroupID, topics, false); err != nil {
+				rt.ErrorCode = errCode(err)
+			} else if rt.ErrorCode = h.deleteShareState(keys); rt.ErrorCode == 0 {
+				if err := h.groups.ShareTopicsDeleting(r.GroupID, topics, true); err != nil {
+					rt.ErrorCode = errCode(err)
+				}
+			}
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
@@ -81,11 +90,12 @@ func (h *Handler) deleteShareState(keys []share.Key) int16 {
 // deleteShareGroupState deletes the saved state of a deleted share
 // group's share partitions wherever it is kept: in the store here, and on
 // the share coordinators of other brokers (DeleteShareGroupState), and
-// drops the live ones here. Kafka's group coordinator knows which
-// partitions it initialized (its ShareGroupStatePartitionMetadata
-// record); kzero does not record them, so every partition of every topic
-// is named: each share coordinator gets one request, and a share
-// partition without saved state costs it a map look-up.
+// drops the live ones here. Kafka's group coordinator names the
+// partitions its ShareGroupStatePartitionMetadata record holds; kzero
+// names every partition of every topic (the group's record is gone by
+// now, and state saved before the record existed is deleted too): each
+// share coordinator gets one request, and a share partition without
+// saved state costs it a map look-up.
 func (h *Handler) deleteShareGroupState(group string) {
 	keys := h.shares.GroupPartitions(group)
 	if st := h.shares.Store(); st != nil {

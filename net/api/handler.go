@@ -118,8 +118,11 @@ type Handler struct {
 	txnRouter   TxnRouter
 	sessions    fetchSessions
 	shares      *share.Manager
-	creating    autoCreator
-	logger      *slog.Logger
+	// shareInit serializes the initializations of a share partition's
+	// state made here (91_alter_share_group_offsets.go).
+	shareInit shareInitLocks
+	creating  autoCreator
+	logger    *slog.Logger
 
 	listeners map[string]*Listener
 	authz     *authorizer // nil: no authorization
