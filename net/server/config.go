@@ -82,7 +82,8 @@ type Config struct {
 	// blocking (it completes them within Serve or hands them to a
 	// callback): those are served on the event loop itself when the
 	// connection has nothing else queued, and their response is written
-	// there at once, with no goroutine start and no loop wake-up. nil
+	// there once the frames at hand are served, with no goroutine start
+	// and no loop wake-up. nil
 	// serves every request on a runner goroutine.
 	Inline func(apiKey, apiVersion int16) bool
 	// DeferAccept binds the listeners in Start but takes no connection

@@ -49,8 +49,10 @@ func (c *Conn) enqueue(r *Request) {
 // serveInline serves a request on the event loop (Config.Inline), the
 // connection being idle: no request can arrive meanwhile, since only the
 // loop enqueues. A response sent during Serve, from here or from another
-// goroutine, is written here at once; a request completed later starts a
-// runner as usual (resume).
+// goroutine, is written when readFrames has served the frames at hand
+// (drainInline), with the responses of the other requests they held, in
+// one writev; a request completed later starts a runner as usual
+// (resume).
 func (c *Conn) serveInline(r *Request) {
 	c.serve(r)
 	done := !r.state.CompareAndSwap(stateServing, stateReturned)
@@ -62,6 +64,15 @@ func (c *Conn) serveInline(r *Request) {
 	if done {
 		c.mu.active = false
 	}
+	c.mu.Unlock()
+}
+
+// drainInline writes the responses that inline requests left in the
+// outbox: a drain scheduled while a request was served inline queues no
+// task (scheduleLocked), and until this drain none is queued for them.
+// On the loop, when readFrames stops.
+func (c *Conn) drainInline() {
+	c.mu.Lock()
 	drain := c.mu.scheduled && !c.mu.queued
 	c.mu.Unlock()
 	if drain {
@@ -171,7 +182,7 @@ func (c *Conn) scheduleLocked() {
 	}
 	c.mu.scheduled = true
 	if c.mu.inline {
-		return // the loop serving inline drains when Serve returns
+		return // the loop serving inline drains when its frames are served (drainInline)
 	}
 	c.mu.queued = true
 	if err := c.loop.el.Execute(context.Background(), c.loop.drainTask); err != nil {

@@ -362,3 +362,35 @@ func TestStartErrors(t *testing.T) {
 	}
 	dial(t, s).roundTrip(1, "first server unaffected")
 }
+
+// TestInlineResponsesWrittenTogether: requests that arrive together and
+// are served inline, on the loop, have their responses written together
+// (one writev), not one write each: a pipelining producer's acks=1
+// answers cost one syscall per read, not per request.
+func TestInlineResponsesWrittenTogether(t *testing.T) {
+	const n = 8
+	s := start(t, Config{Inline: func(int16, int16) bool { return true }}, echo)
+	c := dial(t, s)
+	// One request first, so the connection is set up and idle.
+	if _, err := c.conn.Write(echoFrame(100, []byte("first"))); err != nil {
+		t.Fatal(err)
+	}
+	c.mustRead()
+	before := s.Stats().ResponseWrites
+	var out []byte
+	for i := range n {
+		out = append(out, echoFrame(int32(i), fmt.Appendf(nil, "req %d", i))...)
+	}
+	if _, err := c.conn.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		corr, body := c.mustRead()
+		if want := fmt.Sprintf("req %d", i); corr != int32(i) || string(body) != want {
+			t.Fatalf("response %d: %d %q", i, corr, body)
+		}
+	}
+	if w := s.Stats().ResponseWrites - before; w >= n {
+		t.Fatalf("%d requests read together answered with %d writes", n, w)
+	}
+}

@@ -284,8 +284,14 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 }
 
 // readFrames reads and queues the whole frames gnet and the socket hold,
-// until more bytes or memory are needed. On the loop.
-func (c *Conn) readFrames() gnet.Action {
+// until more bytes or memory are needed. On the loop. The responses of
+// the requests it served inline go out together when it stops.
+func (c *Conn) readFrames() (act gnet.Action) {
+	defer func() {
+		if act != gnet.Close {
+			c.drainInline()
+		}
+	}()
 	r := &c.loop.reader
 	for {
 		if c.muted() { // throttled (throttle.go)

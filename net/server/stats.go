@@ -59,6 +59,9 @@ type Stats struct {
 	// address's limit; AcceptWaits the times the acceptor waited for a
 	// slot or for the creation rate (connlimit.go).
 	ConnectionsLimited, AcceptWaits int64
+	// ResponseWrites counts the writes of gathered response bytes (one
+	// writev each): responses completed together go out in one.
+	ResponseWrites int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
@@ -68,6 +71,7 @@ type counters struct {
 	zeroCopy, copied, socketFull   atomic.Int64
 	readPauses, frameGrow, mutes   atomic.Int64
 	connLimited, acceptWaits       atomic.Int64
+	responseWrites                 atomic.Int64
 
 	tlsHandshakes, tlsFailed atomic.Int64
 	kernelTLS, userTLS       atomic.Int64
@@ -98,5 +102,6 @@ func (c *counters) snapshot() Stats {
 		Mutes:                 c.mutes.Load(),
 		ConnectionsLimited:    c.connLimited.Load(),
 		AcceptWaits:           c.acceptWaits.Load(),
+		ResponseWrites:        c.responseWrites.Load(),
 	}
 }

@@ -148,6 +148,7 @@ func (c *Conn) flush() bool {
 		// gnet writes now what the socket takes and keeps the rest, in
 		// order; on a write error it closes the connection (OnClose).
 		_, _ = l.gc.Writev(l.iov)
+		c.srv.stats.responseWrites.Add(1)
 		clear(l.iov)
 		l.iov = l.iov[:0]
 	}
