@@ -372,7 +372,7 @@ func (w *groupWriter) add(op *appendOp) error {
 		if err := w.seg.indexBatch(b, w.pos, len(b), w.cfg.IndexIntervalBytes); err != nil {
 			return err
 		}
-		w.seg.setTail(b, w.pos)
+		w.seg.lastBatches.add(b.BaseOffset()-w.seg.base, w.pos)
 		l.noteEpochLocked(b)
 		if b.ProducerID() != record.NoProducerID {
 			if done, ok := l.mu.producers.Update(b); ok && done.Aborted {

@@ -119,8 +119,8 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 // first such finding for the segment, for the log to log it and rebuild
 // the index.
 func (s *Segment) translate(offset, from, size int64) (pos, length int64, found, damaged bool, err error) {
-	if pos, ok := s.tailAt(offset, from, size); ok {
-		return pos, size - pos, true, false, nil
+	if pos, length, ok := s.lastBatches.find(offset-s.base, from, size); ok {
+		return pos, length, true, false, nil
 	}
 	x := s.offsets()
 	e := x.Lookup(offset)
@@ -154,18 +154,6 @@ func (s *Segment) translate(offset, from, size int64) (pos, length int64, found,
 		}
 		pos += length
 	}
-}
-
-// tailAt finds offset at the last batch written (Segment.tail), below
-// size and at or after from: the batch's position, which its length
-// ends at size.
-func (s *Segment) tailAt(offset, from, size int64) (int64, bool) {
-	t := s.tail.Load()
-	if t == 0 || s.base+int64(t>>32) != offset {
-		return 0, false
-	}
-	pos := int64(t&math.MaxUint32) - 1
-	return pos, pos >= from && pos < size
 }
 
 // AbortedTxns appends to dst the aborted transactions that overlap the

@@ -3,7 +3,6 @@ package log
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,16 +87,9 @@ type Segment struct {
 	// rolls by (Kafka's rollingBasedTimestamp); -1 when empty.
 	firstBatchTs atomic.Int64
 
-	// tail locates the last batch appended, so that a read at its base
-	// offset (a consumer or follower at the log end, or a HW one batch
-	// behind it) needs no header read: its offset relative to base in
-	// the high 32 bits, its position plus one in the low ones; 0 when
-	// unknown (after open, recovery or cleaning). The appender stores it
-	// before the write that publishes the batch (size), so a reader that
-	// loads size first and then tail finds it below size only once it is
-	// written, and then as the last batch below that size (a truncation
-	// cuts size below it).
-	tail atomic.Uint64
+	// lastBatches locates the last batches appended (recent.go), so
+	// that a read near the log end needs no header read.
+	lastBatches recentBatches
 
 	bytesSinceIndex int  // writer only
 	needsRecovery   bool // an index failed its checks on open
@@ -528,17 +520,6 @@ func (s *Segment) indexBatch(b record.Batch, pos int64, size int, interval int) 
 	}
 	s.bytesSinceIndex += size
 	return nil
-}
-
-// setTail records b, at pos, as the last batch written (Segment.tail).
-// Only the appender sets it, before its write: a rebuild's scan, whose
-// segment readers may see, would name batches that are not the last.
-func (s *Segment) setTail(b record.Batch, pos int64) {
-	if rel := b.BaseOffset() - s.base; rel >= 0 && rel <= math.MaxUint32 && pos >= 0 && pos < math.MaxUint32 {
-		s.tail.Store(uint64(rel)<<32 | uint64(pos+1))
-	} else {
-		s.tail.Store(0)
-	}
 }
 
 // full reports whether an append of n bytes ending at lastOffset must go to

@@ -85,6 +85,7 @@ func (l *Log) outOfSpaceLocked(w *groupWriter, err error) error {
 	if terr := s.f.Truncate(s.size.Load()); terr != nil {
 		return fmt.Errorf("cut segment %d back: %w", s.base, terr)
 	}
+	s.lastBatches.dropFrom(s.size.Load()) // the next appends reuse these positions
 	s.offsets().TruncateTo(end)
 	s.tindex.TruncateTo(end)
 	s.resetLocked(w.mark)

@@ -55,6 +55,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		if err := s.f.Truncate(pos); err != nil {
 			return l.truncateFailedLocked(fmt.Errorf("truncate segment: %w", err))
 		}
+		s.lastBatches.dropFrom(pos) // appends will reuse these positions
 		s.size.Store(pos)
 	}
 	if t := s.txn.Load(); t != nil {
