@@ -32,7 +32,9 @@
 //     sendfile, from the batch holding an offset up to maxOffset (the high
 //     watermark or last stable offset the caller passes) and maxBytes, the
 //     first batch whole past maxBytes when asked (KIP-74). It takes no lock and
-//     allocates nothing; the range holds a reference on its segment until
+//     allocates nothing; an offset at one of the segment's last 16 batches
+//     (recent.go) is found without reading a header, others by the sparse
+//     index and a walk of headers. The range holds a reference on its segment until
 //     Released, so retention or compaction never pulls a file from under a read
 //     in flight. Scan decodes batches for the coordinators; OffsetForTimestamp
 //     and AbortedTxns serve ListOffsets and read_committed fetches.

@@ -39,7 +39,8 @@ func (r FileRange) Release() {
 //
 // Read takes no lock and allocates nothing: Kafka's three steps, a binary
 // search over segment base offsets, a sparse index lookup and a short scan
-// of batch headers.
+// of batch headers; the last two are skipped for an offset at one of the
+// segment's last batches (recent.go), as a consumer at the log end asks.
 func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (FileRange, error) {
 	if offset < l.logStartOffset.Load() || offset > l.logEndOffset.Load() {
 		return FileRange{}, fmt.Errorf("offset %d outside [%d, %d]: %w",
