@@ -330,8 +330,8 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 	groupCfg := cfg.Groups
 	groupCfg.Logger = n.logger
 	groupCfg.GroupConfigs = func(g string) map[string]string { return n.ctrl.Image().GroupConfigs(g) }
-	groupCfg.InitializeShareState = func(group string, stateEpoch int32, topic [16]byte, partition int32) error {
-		return n.api.InitializeShareState(group, stateEpoch, topic, partition) // n.api is set before any heartbeat
+	groupCfg.InitializeShareState = func(group string, stateEpoch int32, topics []group.TopicPartitions) []group.TopicPartitions {
+		return n.api.InitializeShareStates(group, stateEpoch, topics) // n.api is set before any heartbeat
 	}
 	n.groups = group.New(groupCfg)
 	pids := coord.NewProducerIDs(func(ctx context.Context) (int64, int32, error) {

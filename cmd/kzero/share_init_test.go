@@ -38,8 +38,9 @@ func describeShareStart(t *testing.T, ctx context.Context, cl *kgo.Client, group
 // A new share group's share partitions are initialized at the share
 // coordinator before the group is first assigned them, as Kafka's group
 // coordinator does (InitializeShareGroupState, start offset -1): the first
-// heartbeat's assignment comes with saved state (state epoch 1), before
-// anything is fetched. The partition leader still starts them at the
+// heartbeat is answered at once with none, the state is saved in the
+// background (state epoch 1), and a later heartbeat gets the partition,
+// before anything is fetched. The partition leader still starts them at the
 // group's share.auto.offset.reset: earliest gets what was produced
 // before, latest does not, and DescribeShareGroupOffsets shows where each
 // started before anything is acknowledged.
@@ -65,12 +66,16 @@ func TestShareStateInitializedAtFirstAssignment(t *testing.T) {
 	produceBatches(t, ctx, prod, 0, 3, 1) // offsets 0-2
 	setGroupConfigs(t, ctx, prod, "early", "share.auto.offset.reset", "earliest")
 
-	// The first heartbeat of "late" is answered with the partition once
-	// its state is saved: ReadShareGroupStateSummary finds it.
+	// The first heartbeat of "late" is answered at once, before the
+	// partition's state is initialized: with no partition. The state is
+	// initialized in the background (ReadShareGroupStateSummary finds
+	// it) and the group epoch bumped; a later heartbeat gets the
+	// partition.
 	hb := shareHeartbeat(t, ctx, prod, "late", "probe", 0, []string{"sq"})
-	if hb.ErrorCode != 0 || hb.Assignment == nil || assigned(hb.Assignment) != 1 {
-		t.Fatalf("first heartbeat: %v, assignment %+v", kerr.ErrorForCode(hb.ErrorCode), hb.Assignment)
+	if hb.ErrorCode != 0 || hb.Assignment == nil || assigned(hb.Assignment) != 0 {
+		t.Fatalf("first heartbeat: %v, assignment %+v, want none yet", kerr.ErrorForCode(hb.ErrorCode), hb.Assignment)
 	}
+	epoch := hb.MemberEpoch
 	sreq := kmsg.NewPtrReadShareGroupStateSummaryRequest()
 	sreq.GroupID = "late"
 	st := kmsg.NewReadShareGroupStateSummaryRequestTopic()
@@ -78,13 +83,29 @@ func TestShareStateInitializedAtFirstAssignment(t *testing.T) {
 	sp := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
 	st.Partitions = append(st.Partitions, sp)
 	sreq.Topics = append(sreq.Topics, st)
-	sresp, err := sreq.RequestWith(ctx, prod)
-	if err != nil {
-		t.Fatal(err)
+	var p kmsg.ReadShareGroupStateSummaryResponseTopicPartition
+	await.TrueCtx(t, ctx, func() bool {
+		sresp, err := sreq.RequestWith(ctx, prod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = sresp.Topics[0].Partitions[0]
+		return p.ErrorCode == 0 && p.StateEpoch > 0
+	}, "the share state initialized")
+	if p.StateEpoch != 1 || p.StartOffset != -1 {
+		t.Fatalf("saved state after the first heartbeat: state epoch %d start %d, want state epoch 1, start -1 (share.auto.offset.reset)",
+			p.StateEpoch, p.StartOffset)
 	}
-	if p := sresp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.StateEpoch != 1 || p.StartOffset != -1 {
-		t.Fatalf("saved state after the first assignment: %v state epoch %d start %d, want state epoch 1, start -1 (share.auto.offset.reset)",
-			kerr.ErrorForCode(p.ErrorCode), p.StateEpoch, p.StartOffset)
+	for assigned(hb.Assignment) != 1 {
+		time.Sleep(20 * time.Millisecond)
+		hb = shareHeartbeat(t, ctx, prod, "late", "probe", epoch, nil)
+		if hb.ErrorCode != 0 {
+			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(hb.ErrorCode))
+		}
+		if hb.MemberEpoch > epoch+1 {
+			t.Fatalf("member epoch %d after %d, want the bump of the initialization's end", hb.MemberEpoch, epoch)
+		}
+		epoch = hb.MemberEpoch
 	}
 	if hb := shareHeartbeat(t, ctx, prod, "late", "probe", -1, nil); hb.ErrorCode != 0 {
 		t.Fatalf("leave: %v", kerr.ErrorForCode(hb.ErrorCode))

@@ -90,13 +90,20 @@ type Config struct {
 	// group loaded from the log start their sessions at its session
 	// timeout, as the heartbeats that the requests' configs drive do.
 	GroupConfigs func(group string) map[string]string
-	// InitializeShareState, when set, initializes a share partition's
+	// InitializeShareState, when set, initializes share partitions'
 	// state at the share coordinator (InitializeShareGroupState, start
 	// offset -1: the partition leader starts at share.auto.offset.reset)
-	// before a share group is first assigned it, as Kafka's group
+	// before a share group is first assigned them, as Kafka's group
 	// coordinator does; share groups then assign only initialized
-	// partitions. Called without locks held.
-	InitializeShareState func(group string, stateEpoch int32, topic [16]byte, partition int32) error
+	// partitions. It returns those it could not initialize (retried
+	// after a later heartbeat). The coordinator calls it in the
+	// background, after answering the heartbeat that recorded them as
+	// initializing, with no lock held, once per such heartbeat with all
+	// its partitions.
+	InitializeShareState func(group string, stateEpoch int32, topics []TopicPartitions) (failed []TopicPartitions)
+	// runShareInit, when set (tests), runs a background initialization
+	// of share state instead of a new goroutine.
+	runShareInit func(job func())
 
 	Logger *slog.Logger
 }

@@ -112,6 +112,10 @@ type script struct {
 	// shareInitCrashes (share-init crash=...): the partitions after whose
 	// initialization the coordinator stops.
 	shareInitCrashes map[string]bool
+	// shareInitHold (share-init hold): background share state
+	// initializations wait in shareInits for share-init-done.
+	shareInitHold bool
+	shareInits    []func()
 
 	mu  sync.Mutex
 	out strings.Builder // the step's output so far
@@ -158,7 +162,7 @@ func (s *script) open() {
 			}
 			return s.groupConfigs
 		},
-		InitializeShareState: s.initializeShareState})
+		InitializeShareState: s.initializeShareState, runShareInit: s.queueShareInit})
 	s.c.policy.NewID = func() string { s.ids++; return strconv.Itoa(s.ids) }
 	s.c.SetTopics(s.topics)
 	s.c.policy.Streams.NumStandbys, s.c.policy.Streams.InitialDelay = s.streams.standbys, s.streams.delay
@@ -214,7 +218,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		s.consumerInterval = int64(argMs(t, d, "consumer", time.Duration(s.consumerInterval)*time.Millisecond))
 		s.shareInterval = int64(argMs(t, d, "share", time.Duration(s.shareInterval)*time.Millisecond))
 		s.c.policy.ConsumerAssignmentInterval, s.c.policy.Share.AssignmentInterval = s.consumerInterval, s.shareInterval
-	case "share-heartbeat", "share-leave", "delete-group", "share-init", "share-delete-offsets":
+	case "share-heartbeat", "share-leave", "delete-group", "share-init", "share-init-done", "share-delete-offsets":
 		s.runShare(t, d)
 	case "tick":
 		if len(d.CmdArgs) != 1 {
@@ -246,6 +250,9 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		if !s.streamsCommand(t, d) {
 			t.Fatalf("unknown command %q", d.Cmd)
 		}
+	}
+	if !s.shareInitHold {
+		s.runShareInits()
 	}
 	synctest.Wait()
 	s.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -80,11 +81,6 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	if msg, err := validateShareHeartbeat(r); err != nil {
 		return ShareHeartbeatResult{Err: err, ErrMessage: msg}
 	}
-	if c.cfg.InitializeShareState != nil {
-		if err := c.initializeShares(r); err != nil {
-			return ShareHeartbeatResult{Err: err}
-		}
-	}
 	s, err := c.lock(r.Group)
 	if err != nil {
 		return ShareHeartbeatResult{Err: err}
@@ -128,109 +124,74 @@ func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbe
 	}
 	if res.Err == nil && e.g.share != nil {
 		e.g.share.apply(&out)
+		if len(out.initialize) > 0 {
+			c.startShareInit(e.g.id, out.initEpoch, out.initialize)
+		}
 	}
 	s.finishLocked(e, now)
 	return res
 }
 
-// initializeShares initializes the share state of the partitions an
-// existing share group's members, with r's subscription, subscribe to and
-// that have none yet, as Kafka's group coordinator does before assigning
-// them: it records them as initializing (ShareGroupStatePartitionMetadata),
-// initializes each at the share coordinator (Config.InitializeShareState)
-// with no lock held, then records those that succeeded as initialized
-// and forgets the others, which a later heartbeat retries; so does it
-// those left initializing by a crash or a failed write (not in flight
-// here). A join
-// creates the group here when it has partitions to initialize. Unlike
-// Kafka's, which initializes after answering, the heartbeat waits, so a
-// member gets its partitions in the answer that records them.
-func (c *Coordinator) initializeShares(r *ShareHeartbeatRequest) error {
-	s, err := c.lock(r.Group)
+// initializeShareState initializes the share state of todo (the
+// partitions a heartbeat of group recorded as initializing) at the share
+// coordinator, in one call (Config.InitializeShareState), with no lock
+// held, then records the outcome: those initialized, with a group epoch
+// bump, and those that failed as no longer initializing. It runs in the
+// background (Config.runShareInit), after the heartbeat that recorded
+// them was answered.
+func (c *Coordinator) initializeShareState(group string, epoch int32, todo []stateTopic) {
+	tps := make([]TopicPartitions, len(todo))
+	for i, t := range todo {
+		tps[i] = TopicPartitions{TopicID: t.id, Topic: t.name, Partitions: t.partitions}
+	}
+	failed := tpBuilder{}
+	for _, t := range c.cfg.InitializeShareState(group, epoch, tps) {
+		for _, p := range t.Partitions {
+			failed.add(t.TopicID, p)
+		}
+	}
+	c.shareStateInitialized(group, todo, failed.set())
+}
+
+// shareStateInitialized records the outcome of a background
+// initialization of todo's share state (initializeShareState).
+func (c *Coordinator) shareStateInitialized(group string, todo []stateTopic, failed tpSet) {
+	s, err := c.lock(group)
 	if err != nil {
-		return err
+		c.logger.Info("share partitions initialized, but the group's coordinator is gone", "group", group, "err", err)
+		return // the next coordinator initializes them again
 	}
 	now := c.now()
-	env := c.env(now)
-	e := s.mu.groups[r.Group]
-	if e != nil && e.g.share == nil || e == nil && r.MemberEpoch != 0 || e != nil && r.MemberEpoch != 0 && e.g.share.members[r.MemberID] == nil {
-		s.Unlock() // the heartbeat fails
-		return nil
-	}
-	created := e == nil
-	if created {
-		e = s.addLocked(r.Group, now)
-		e.g.share = newShareGroup()
+	e := s.mu.groups[group]
+	if e == nil || e.g.share == nil {
+		s.Unlock()
+		return // deleted meanwhile
 	}
 	sg := e.g.share
-	metas := make(map[string]*shareMemberMeta, len(sg.members)+1)
-	for id, m := range sg.members {
-		metas[id] = &m.shareMemberMeta
-	}
-	if r.SubscribedTopicNames != nil {
-		metas[r.MemberID] = &shareMemberMeta{topics: r.SubscribedTopicNames}
-	}
-	_, subscribed, _ := resolveShare(env.topics, metas)
-	todo := sg.state.uninitialized(subscribed, sg.initializing, now)
-	epoch := sg.epoch + 1 // the epoch a change of subscription moves the group to
-	if len(todo) > 0 {
-		recs := []shareRecord{{typ: shareStatePartitionType, state: sg.state.withInitializing(todo)}}
+	recs := sg.initializedRecords(todo, failed)
+	// Whatever happens to the records below, these are no longer being
+	// initialized here: one left initializing is retried.
+	sg.setInFlight(todo, false)
+	if len(recs) > 0 {
 		if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 			s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)
-			if created {
-				delete(s.mu.groups, e.g.id)
-			}
-			s.Unlock()
-			return storeErr(err)
+		} else {
+			replayRecords(&e.g.share, recs, newShareGroup)
 		}
-		replayRecords(&e.g.share, recs, newShareGroup)
-		e.g.share.setInFlight(todo, true)
-	} else if created {
-		delete(s.mu.groups, e.g.id)
 	}
-	s.Unlock()
-	if len(todo) == 0 {
-		return nil
-	}
+	s.finishLocked(e, now)
+}
 
-	var done, failed []stateTopic
-	for _, t := range todo {
-		ok, bad := t, t
-		ok.partitions, bad.partitions = nil, nil
-		for _, p := range t.partitions {
-			if err := c.cfg.InitializeShareState(r.Group, epoch, t.id, p); err != nil {
-				c.logger.Warn("cannot initialize share partition state", "group", r.Group, "topic", t.name, "partition", p, "err", err)
-				bad.partitions = append(bad.partitions, p)
-			} else {
-				ok.partitions = append(ok.partitions, p)
-			}
-		}
-		if len(ok.partitions) > 0 {
-			done = append(done, ok)
-		}
-		if len(bad.partitions) > 0 {
-			failed = append(failed, bad)
-		}
+// startShareInit starts the background initialization of todo's share
+// state.
+func (c *Coordinator) startShareInit(group string, epoch int32, todo []stateTopic) {
+	group = strings.Clone(group)
+	job := func() { c.initializeShareState(group, epoch, todo) }
+	if c.cfg.runShareInit != nil {
+		c.cfg.runShareInit(job)
+		return
 	}
-
-	if s, err = c.lock(r.Group); err != nil {
-		return err
-	}
-	defer s.Unlock()
-	e = s.mu.groups[r.Group]
-	if e == nil || e.g.share == nil {
-		return nil // deleted meanwhile
-	}
-	// Whatever happens to the record below, these are no longer being
-	// initialized here: one left initializing is retried.
-	e.g.share.setInFlight(todo, false)
-	recs := []shareRecord{{typ: shareStatePartitionType, state: e.g.share.state.withInitialized(done, failed)}}
-	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
-		s.c.logger.Warn("cannot store share group records", "group", e.g.id, "partition", s.Partition, "err", err)
-		return storeErr(err)
-	}
-	replayRecords(&e.g.share, recs, newShareGroup)
-	return nil
+	go job()
 }
 
 // ShareTopicsDeleting records that the share state of a share group's

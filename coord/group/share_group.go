@@ -35,10 +35,11 @@ type shareGroup struct {
 	// assigned.
 	state shareStateMeta
 	// initializing is, of state's initializing partitions, those a
-	// heartbeat of this coordinator is initializing now. Not persisted:
-	// the others (left by a crash or a failed write between the two
-	// records) are initialized again by the next heartbeat, as Kafka's
-	// coordinator retries them.
+	// background initialization of this coordinator is initializing now
+	// (started by the heartbeat that recorded them). Not persisted: the
+	// others (left by a crash, a failed initialization or a failed write
+	// of the record that ends one) are initialized again after the next
+	// heartbeat, as Kafka's coordinator retries them.
 	initializing tpBuilder
 
 	// Not persisted: the subscriptions resolved against the topics of
@@ -170,6 +171,11 @@ type shareOutcome struct {
 	version         int64
 	subscribed      map[topicID]assignTopic
 	byMember        map[string][]topicID
+	// initialize: the partitions the records recorded as initializing,
+	// whose share state the coordinator initializes in the background
+	// once they are written, at state epoch initEpoch.
+	initialize []stateTopic
+	initEpoch  int32
 }
 
 func shareFail(err error, msg string) shareOutcome {
@@ -207,6 +213,9 @@ func (sg *shareGroup) apply(out *shareOutcome) {
 	}
 	if out.resolved {
 		sg.resolved.version, sg.resolved.topics, sg.resolved.members = out.version, out.subscribed, out.byMember
+	}
+	if len(out.initialize) > 0 {
+		sg.setInFlight(out.initialize, true)
 	}
 }
 
@@ -308,11 +317,71 @@ func (sg *shareGroup) heartbeat(env *hbEnv, r *ShareHeartbeatRequest) shareOutco
 		res.HasAssignment = true
 		res.Assignment = unnamed(cur.assigned)
 	}
+
+	// 4. With an initializer, the subscribed partitions with no share
+	// state, and none being initialized here, are recorded as
+	// initializing; the coordinator initializes them after answering
+	// (Kafka's group coordinator does so too), then records them
+	// initialized and bumps the group epoch, and the members get them
+	// at a later heartbeat.
+	var initialize []stateTopic
+	if env.gateShares {
+		initialize = sg.state.uninitialized(subscribed, sg.initializing, env.now)
+		if len(initialize) > 0 {
+			recs = append(recs, shareRecord{typ: shareStatePartitionType, state: sg.state.withInitializing(initialize)})
+		}
+	}
 	return shareOutcome{
 		recs: recs, res: res, member: memberID,
 		sessionDeadline: env.now + int64(env.policy.Share.SessionTimeout),
 		resolved:        resolved, version: version, subscribed: subscribed, byMember: byMember,
+		initialize: initialize, initEpoch: epoch,
 	}
+}
+
+// initializedRecords are the records that end a background
+// initialization of todo's share state, of which failed's failed: the
+// partitions still recorded as initializing (DeleteShareGroupOffsets may
+// have dropped some meanwhile) move to initialized, or, failed, are no
+// longer initializing (a later heartbeat tries them again). When some
+// were initialized, the group epoch is bumped, so that the next
+// heartbeat computes a target assignment with them.
+func (sg *shareGroup) initializedRecords(todo []stateTopic, failed tpSet) []shareRecord {
+	pending := tpBuilder{}
+	for _, t := range sg.state.initializing {
+		for _, p := range t.partitions {
+			pending.add(t.id, p)
+		}
+	}
+	still := pending.set()
+	var done, bad []stateTopic
+	for _, t := range todo {
+		ok, no := t, t
+		ok.partitions, no.partitions = nil, nil
+		for _, p := range t.partitions {
+			switch {
+			case !still.has(t.id, p):
+			case failed.has(t.id, p):
+				no.partitions = append(no.partitions, p)
+			default:
+				ok.partitions = append(ok.partitions, p)
+			}
+		}
+		if len(ok.partitions) > 0 {
+			done = append(done, ok)
+		}
+		if len(no.partitions) > 0 {
+			bad = append(bad, no)
+		}
+	}
+	if len(done)+len(bad) == 0 {
+		return nil
+	}
+	recs := []shareRecord{{typ: shareStatePartitionType, state: sg.state.withInitialized(done, bad)}}
+	if len(done) > 0 {
+		recs = append(recs, shareRecord{typ: shareEpochType, epoch: sg.epoch + 1, metaHash: sg.metaHash})
+	}
+	return recs
 }
 
 // leave handles a member leaving (epoch -1).

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,12 +15,19 @@ import (
 //	share-leave member=m1
 //	share-delete-offsets topic=a          DeleteShareGroupOffsets' records: a
 //	                                      is being deleted, then deleted
-//	share-init [fail=(a-1)] [crash=(a-1)] initializing these share partitions' state fails;
+//	share-init [fail=(a-1)] [crash=(a-1)] [hold]
+//	                                      initializing these share partitions' state fails;
 //	                                      or succeeds, and the coordinator stops (a crash before
-//	                                      it records them initialized; "restart" brings it back)
+//	                                      it records them initialized; "restart" brings it back);
+//	                                      hold: the background initializations wait for
+//	                                      share-init-done
+//	share-init-done                       the held initializations run
 //
-// The share coordinator's initializations are written "initialize a-0
-// epoch=N" (OK) or "... FAILED".
+// A heartbeat's background initialization of share state runs at the end
+// of the command that started it (unless held), after its response:
+// "(background) N share state initialization(s)", then the share
+// coordinator's initializations, written "initialize a-0 epoch=N" (OK)
+// or "... FAILED", then the records that end them.
 //
 //	delete-group                          DeleteGroups of "g"
 func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
@@ -85,6 +91,9 @@ func (s *script) runShare(t *testing.T, d *datadriven.TestData) {
 		for _, tp := range crash {
 			s.shareInitCrashes[tp] = true
 		}
+		s.shareInitHold = hasArg(d, "hold")
+	case "share-init-done":
+		s.runShareInits()
 	case "delete-group":
 		s.respond("delete-group: %s", errName(s.c.DeleteGroups([]string{"g"})[0]))
 	}
@@ -100,22 +109,53 @@ var shareRecordNames = map[int16]string{
 }
 
 // initializeShareState is the script coordinator's share coordinator.
-func (s *script) initializeShareState(group string, stateEpoch int32, topic [16]byte, partition int32) error {
-	name := fmt.Sprintf("%x", topic[:4])
-	if info, ok := s.topics.ByID(topic); ok {
-		name = info.Name
+func (s *script) initializeShareState(group string, stateEpoch int32, topics []TopicPartitions) (failed []TopicPartitions) {
+	for _, t := range topics {
+		name := fmt.Sprintf("%x", t.TopicID[:4])
+		if info, ok := s.topics.ByID(t.TopicID); ok {
+			name = info.Name
+		}
+		for _, p := range t.Partitions {
+			tp := fmt.Sprintf("%s-%d", name, p)
+			if s.shareInitFails[tp] {
+				s.respond("initialize %s %s epoch=%d: FAILED", group, tp, stateEpoch)
+				failed = append(failed, TopicPartitions{TopicID: t.TopicID, Partitions: []int32{p}})
+				continue
+			}
+			s.respond("initialize %s %s epoch=%d: OK", group, tp, stateEpoch)
+			if s.shareInitCrashes[tp] {
+				s.respond("the coordinator stops")
+				s.c.Close()
+			}
+		}
 	}
-	tp := fmt.Sprintf("%s-%d", name, partition)
-	if s.shareInitFails[tp] {
-		s.respond("initialize %s %s epoch=%d: FAILED", group, tp, stateEpoch)
-		return errors.New("injected")
+	return failed
+}
+
+// queueShareInit is the script coordinator's runner of background share
+// state initializations: they run, in order, at the end of the command
+// that started them, or with share-init-done while held.
+func (s *script) queueShareInit(job func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shareInits = append(s.shareInits, job)
+}
+
+// runShareInits runs the queued share state initializations.
+func (s *script) runShareInits() {
+	for {
+		s.mu.Lock()
+		jobs := s.shareInits
+		s.shareInits = nil
+		s.mu.Unlock()
+		if len(jobs) == 0 {
+			return
+		}
+		s.respond("(background) %d share state initialization(s)", len(jobs))
+		for _, job := range jobs {
+			job()
+		}
 	}
-	s.respond("initialize %s %s epoch=%d: OK", group, tp, stateEpoch)
-	if s.shareInitCrashes[tp] {
-		s.respond("the coordinator stops")
-		s.c.Close()
-	}
-	return nil
 }
 
 // formatStateTopics writes a list of record 15.

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"kzero/coord/group"
 	"kzero/coord/share"
 	"kzero/net/server"
 )
@@ -107,8 +108,61 @@ func (h *Handler) setShareStart(k share.Key, groupEpoch int32, start int64) int1
 	return 0
 }
 
+// shareInitParallel bounds the share partitions one background
+// initialization (InitializeShareStates) initializes at once.
+const shareInitParallel = 16
+
+// InitializeShareStates initializes the share state of partitions before
+// their share group is first assigned them (group.Config.
+// InitializeShareState): the group coordinator calls it in the background,
+// after answering the heartbeat that recorded them as initializing, with
+// all that heartbeat's partitions. They are initialized concurrently (at
+// most shareInitParallel at once), each as InitializeShareState does; it
+// returns those that failed.
+func (h *Handler) InitializeShareStates(grp string, stateEpoch int32, topics []group.TopicPartitions) (failed []group.TopicPartitions) {
+	type job struct {
+		t int
+		p int32
+	}
+	var jobs []job
+	for i, t := range topics {
+		for _, p := range t.Partitions {
+			jobs = append(jobs, job{i, p})
+		}
+	}
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, shareInitParallel)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = h.InitializeShareState(grp, stateEpoch, topics[j.t].TopicID, j.p)
+		}()
+	}
+	wg.Wait()
+	byTopic := map[int]int{} // topics index -> failed index
+	for i, j := range jobs {
+		if errs[i] == nil {
+			continue
+		}
+		if h.logger != nil {
+			h.logger.Warn("cannot initialize share partition state", "group", grp, "topic", topics[j.t].Topic, "partition", j.p, "err", errs[i])
+		}
+		k, ok := byTopic[j.t]
+		if !ok {
+			k = len(failed)
+			byTopic[j.t] = k
+			failed = append(failed, group.TopicPartitions{TopicID: topics[j.t].TopicID, Topic: topics[j.t].Topic})
+		}
+		failed[k].Partitions = append(failed[k].Partitions, j.p)
+	}
+	return failed
+}
+
 // InitializeShareState initializes a share partition's state before its
-// share group is first assigned it (group.Config.InitializeShareState), as
+// share group is first assigned it (InitializeShareStates), as
 // Kafka's group coordinator does: InitializeShareGroupState with start
 // offset -1, so the share partition leader starts it at the group's
 // share.auto.offset.reset, and the group epoch as state epoch. State
