@@ -75,8 +75,10 @@ const ShareType = "share"
 // ShareGroupHeartbeat handles a ShareGroupHeartbeat (KIP-932): a member
 // joins (epoch 0), heartbeats, or leaves (-1). The records of the change
 // are written to the group's partition before the response, and applied
-// once written. A join creates a group that does not exist; a group of
-// another type gets GROUP_ID_NOT_FOUND.
+// once written; with an initializer, the share state of the partitions
+// they record as initializing is initialized in the background after
+// that (startShareInit). A join creates a group that does not exist; a
+// group of another type gets GROUP_ID_NOT_FOUND.
 func (c *Coordinator) ShareGroupHeartbeat(r *ShareHeartbeatRequest) ShareHeartbeatResult {
 	if msg, err := validateShareHeartbeat(r); err != nil {
 		return ShareHeartbeatResult{Err: err, ErrMessage: msg}

@@ -43,7 +43,9 @@
 // coordinator initializes the state (InitializeShareGroupState, start
 // offset -1: the leader starts it at share.auto.offset.reset) and records
 // it in the group's ShareGroupStatePartitionMetadata; state already saved
-// is kept.
+// is kept. As in Kafka, this runs in the background, after the heartbeat
+// that found the partition subscribed was answered; the members get it at
+// a later heartbeat.
 //
 // State epochs: a share partition leader writes with the state epoch of
 // the state it read. AlterShareGroupOffsets on the share group's
