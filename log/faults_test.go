@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"golang.org/x/sys/unix"
@@ -503,5 +504,46 @@ func TestCloseFsyncFailure(t *testing.T) {
 	}
 	if refs := seg.state.Load() & refMask; refs != 0 {
 		t.Fatalf("%d references after Delete", refs)
+	}
+}
+
+// TestSyncOfDeletedSegmentKeepsLogOnline: the background fsync of sealed
+// segments skips one deleted meanwhile whose files are gone (two deleted
+// generations of one base offset, a segment and the cleaned one that
+// replaced it, share their .deleted names: the first removed takes the
+// other's index files): the log stays online. It went offline, failing
+// TestCleanOffsetMapFull once under -race ("open ...timeindex.deleted to
+// fsync: no such file or directory", then "cleaning aborted").
+func TestSyncOfDeletedSegmentKeepsLogOnline(t *testing.T) {
+	cfg := testConfig()
+	cfg.FileDeleteDelayMs = 60_000 // the log's reference stays: only the files go
+	l := openTestLog(t, t.TempDir(), cfg)
+	defer l.Close()
+	for range 3 {
+		mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
+	}
+	old := l.active()
+	old.acquire()
+	defer old.Release()
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, makeBatch(t, 5, 100, record.CodecNone))
+	l.mu.Lock()
+	err := old.markDeleted(time.Duration(cfg.FileDeleteDelayMs) * time.Millisecond)
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other generation's removal took this one's time index; its
+	// length changed since its last fsync, so a sync opens it by name.
+	old.tindex.MaybeAppend(time.Now().UnixMilli()+1000, 14)
+	if err := os.Remove(old.tindex.Path()); err != nil {
+		t.Fatal(err)
+	}
+	l.recoveryPoint.Store(0)
+	l.syncSealedUpTo(old)
+	if l.Offline() {
+		t.Fatal("the log went offline over the fsync of a deleted segment")
 	}
 }

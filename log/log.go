@@ -354,6 +354,15 @@ func (l *Log) syncSealedUpTo(old *Segment) {
 			t.Close()
 		}
 		s.Release()
+		if err != nil && s.deleted.Load() {
+			// Deleted meanwhile (retention, or replaced by a cleaned
+			// segment): nothing of it needs to reach the disk, and its
+			// files may be gone already. Two deleted generations of one
+			// base offset share their .deleted names, so the first
+			// removed takes the other's index files with it, and an
+			// fsync by name of the other then fails.
+			continue
+		}
 		if err != nil {
 			if fsyncFailed(err) {
 				l.mu.Lock()
