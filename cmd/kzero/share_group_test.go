@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"kzero/kzerotest/await"
 )
 
 // KIP-932 share groups end to end on a real broker.
@@ -102,13 +104,15 @@ func TestShareGroupMembership(t *testing.T) {
 			t.Errorf("heartbeat interval %d, want group.share.heartbeat.interval.ms 5000", resp.HeartbeatIntervalMillis)
 		}
 		epochs[m] = resp.MemberEpoch
-		for i == 0 && assigned(resp.Assignment) != 2 {
-			time.Sleep(20 * time.Millisecond)
-			resp = shareHeartbeat(t, ctx, cl, group, m, epochs[m], nil)
-			if resp.ErrorCode != 0 {
-				t.Fatalf("heartbeat of %s: %v", m, kerr.ErrorForCode(resp.ErrorCode))
-			}
-			epochs[m] = resp.MemberEpoch
+		if i == 0 {
+			await.TrueCtx(t, ctx, func() bool {
+				resp = shareHeartbeat(t, ctx, cl, group, m, epochs[m], nil)
+				if resp.ErrorCode != 0 {
+					t.Fatalf("heartbeat of %s: %v", m, kerr.ErrorForCode(resp.ErrorCode))
+				}
+				epochs[m] = resp.MemberEpoch
+				return assigned(resp.Assignment) == 2
+			}, m+" assigned both partitions once their share state is initialized")
 		}
 	}
 	// Everyone catches up with the last target assignment.

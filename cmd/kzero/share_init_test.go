@@ -96,8 +96,10 @@ func TestShareStateInitializedAtFirstAssignment(t *testing.T) {
 		t.Fatalf("saved state after the first heartbeat: state epoch %d start %d, want state epoch 1, start -1 (share.auto.offset.reset)",
 			p.StateEpoch, p.StartOffset)
 	}
-	for assigned(hb.Assignment) != 1 {
-		time.Sleep(20 * time.Millisecond)
+	await.TrueCtx(t, ctx, func() bool {
+		if assigned(hb.Assignment) == 1 {
+			return true
+		}
 		hb = shareHeartbeat(t, ctx, prod, "late", "probe", epoch, nil)
 		if hb.ErrorCode != 0 {
 			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(hb.ErrorCode))
@@ -106,7 +108,8 @@ func TestShareStateInitializedAtFirstAssignment(t *testing.T) {
 			t.Fatalf("member epoch %d after %d, want the bump of the initialization's end", hb.MemberEpoch, epoch)
 		}
 		epoch = hb.MemberEpoch
-	}
+		return assigned(hb.Assignment) == 1
+	}, "the probe assigned the partition once its share state is initialized")
 	if hb := shareHeartbeat(t, ctx, prod, "late", "probe", -1, nil); hb.ErrorCode != 0 {
 		t.Fatalf("leave: %v", kerr.ErrorForCode(hb.ErrorCode))
 	}
