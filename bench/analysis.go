@@ -12,6 +12,7 @@ var reportMetrics = []Metric{
 		return field(r.Produce != nil, func() float64 { return r.Produce.RecordsPerSec })
 	}},
 	comparedMetric("consume MiB/s"),
+	comparedMetric("first record s"),
 	comparedMetric("p50 ms"),
 	{"p90 ms", "lower", func(r Result) (float64, bool) {
 		return field(r.Latency != nil && r.Latency.P90 > 0, func() float64 { return r.Latency.P90 })

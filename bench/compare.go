@@ -24,6 +24,9 @@ var Metrics = []Metric{
 	{"consume records/s", "higher", func(r Result) (float64, bool) {
 		return field(r.Consume != nil, func() float64 { return r.Consume.RecordsPerSec })
 	}},
+	{"first record s", "lower", func(r Result) (float64, bool) {
+		return field(r.Consume != nil && r.Kind == KindConsume && r.Consume.FirstRecordSeconds > 0, func() float64 { return r.Consume.FirstRecordSeconds })
+	}},
 	{"p50 ms", "lower", func(r Result) (float64, bool) {
 		return field(r.Latency != nil, func() float64 { return r.Latency.P50 })
 	}},

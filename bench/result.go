@@ -48,6 +48,10 @@ type Throughput struct {
 	// Acked counts every record the broker acknowledged in the run, those
 	// outside a produce window included; Records counts the window's.
 	Acked int64 `json:"acked"`
+	// FirstRecordSeconds is how long a consume phase waited for its first
+	// record: a group's join, a share group's first assignment. Seconds
+	// and the rates count from that record on.
+	FirstRecordSeconds float64 `json:"first_record_s,omitempty"`
 	// Timeline is the throughput over the whole phase, warmup and tail
 	// included; absent in results written before it was recorded.
 	Timeline *Timeline `json:"timeline,omitempty"`

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -125,5 +126,25 @@ func TestCompare(t *testing.T) {
 		if !strings.Contains(buf.String(), w) {
 			t.Errorf("comparison table lacks %q:\n%s", w, buf.String())
 		}
+	}
+}
+
+// A consume phase's rate counts from its first record: a share group that
+// waited 5 s for its assignment and then read 2 MiB in 1 s ran at 2 MiB/s,
+// and its wait is a figure of its own.
+func TestIntakeCountsFromFirstRecord(t *testing.T) {
+	_, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	in := newIntake(0, &meter{}, cancel)
+	start := in.start.UnixNano()
+	in.got(1, 1<<20, start+int64(5*time.Second))
+	in.got(1, 1<<20, start+int64(6*time.Second))
+	in.feed(func() (int64, error) { return 2, nil })
+	tp, _, whole := in.end(0, nil)
+	if !whole {
+		t.Fatal("the phase did not end with every record")
+	}
+	if tp.Seconds != 1 || tp.MiBps != 2 || tp.FirstRecordSeconds != 5 {
+		t.Errorf("throughput %+v: want 1 s at 2 MiB/s after 5 s", tp)
 	}
 }

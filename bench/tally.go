@@ -73,6 +73,7 @@ type intake struct {
 
 	records, bytes atomic.Int64
 	want           atomic.Int64 // -1 until the feed returned
+	firstAt        atomic.Int64 // UnixNano of the first record received; 0 before it
 	lastAt         atomic.Int64 // UnixNano of the last record received
 	finish         sync.Once
 	finished       chan struct{}
@@ -91,6 +92,7 @@ func newIntake(warmup time.Duration, m *meter, cancel context.CancelCauseFunc) *
 
 // got counts n records of b value bytes received at now (UnixNano).
 func (c *intake) got(n, b, now int64) {
+	c.firstAt.CompareAndSwap(0, now)
 	c.lastAt.Store(now)
 	c.bytes.Add(b)
 	c.records.Add(n)
@@ -140,8 +142,11 @@ func (c *intake) watch(ctx context.Context, stall time.Duration) {
 
 // end stops the timeline once every consumer is done and reports whether
 // the phase received every record, with the phase's throughput, from its
-// start to last (UnixNano; 0: the last record received), and the latencies
-// of each consumer in one slice.
+// first record to last (UnixNano; 0: the last record received), and the
+// latencies of each consumer in one slice. The wait for the first record
+// is a figure of its own: a share group, as in Kafka, assigns partitions
+// only at the heartbeat after their share state is initialized (5 s by
+// default), which is not the rate at which it delivers records.
 func (c *intake) end(last int64, lats [][]time.Duration) (t *Throughput, all []time.Duration, whole bool) {
 	tl := c.timeline.stop()
 	select {
@@ -155,7 +160,13 @@ func (c *intake) end(last int64, lats [][]time.Duration) (t *Throughput, all []t
 	if last == 0 {
 		last = c.lastAt.Load()
 	}
-	t = newThroughput(c.records.Load(), c.bytes.Load(), time.Unix(0, last).Sub(c.start))
+	first := c.firstAt.Load()
+	if first == 0 {
+		first = c.start.UnixNano() // no record: nothing to wait for
+	}
+	last = max(last, first)
+	t = newThroughput(c.records.Load(), c.bytes.Load(), time.Duration(last-first))
+	t.FirstRecordSeconds = time.Unix(0, first).Sub(c.start).Seconds()
 	t.Timeline = tl
 	return t, all, true
 }
