@@ -353,3 +353,50 @@ func TestFrameReaderReleasesPartial(t *testing.T) {
 		t.Fatalf("reserved %d, released %d", mem.reserved, mem.released)
 	}
 }
+
+// TestFrameReaderTrustsProvenSize: once a connection has sent a 1 MiB
+// frame whole, its next frame of up to that size gets its full buffer at
+// the first bytes and is never copied into a larger one, however it
+// trickles in; a larger frame is sized by what has arrived again.
+func TestFrameReaderTrustsProvenSize(t *testing.T) {
+	mem := &countingMemory{}
+	r := frameReader{max: wire.DefaultMaxRequestBytes, mem: mem}
+	// trickle feeds a frame of size bytes 10 KiB at a time and returns the
+	// buffer it held after the first 10 KiB and whether it ever held more
+	// than four times what had arrived (and more than smallFrame).
+	trickle := func(size int) (first int, over bool) {
+		t.Helper()
+		stream := echoFrame(1, bytes.Repeat([]byte{5}, size))
+		in := &memInbound{data: stream}
+		for in.avail < len(stream) {
+			in.avail = min(len(stream), in.avail+10<<10)
+			f, _, err := r.next(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f != nil {
+				if !bytes.Equal(f.B, stream[4:]) {
+					t.Fatalf("frame of %d bytes differs from the %d sent", len(f.B), size)
+				}
+				framePool.Put(f)
+				return first, over
+			}
+			if first == 0 {
+				first = r.held
+			}
+			over = over || r.held > max(4*in.avail, smallFrame)
+		}
+		t.Fatalf("the %d-byte frame never came out whole", size)
+		return 0, false
+	}
+	if _, over := trickle(1 << 20); over || r.grown == 0 {
+		t.Fatalf("the first frame, trickling in, was not sized by what had arrived (over %v, %d bytes copied growing)", over, r.grown)
+	}
+	grown := r.grown
+	if first, _ := trickle(1 << 20); first < 1<<20 || r.grown != grown {
+		t.Fatalf("a frame of the proven size held %d bytes at first and copied %d bytes growing", first, r.grown-grown)
+	}
+	if _, over := trickle(2 << 20); over || r.grown == grown {
+		t.Fatalf("a frame past the proven size was not sized by what had arrived (over %v, %d bytes copied growing)", over, r.grown-grown)
+	}
+}
