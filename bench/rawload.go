@@ -321,7 +321,7 @@ func (r *run) rawConsume(ctx context.Context, feed func() (int64, error)) (*Thro
 	})
 	defer stopClose()
 
-	in := newIntake(w.Warmup.D(), r.meter, cancel)
+	in := newIntake(w.Warmup.D(), r.meter, cancel, w.Kind == KindConsume)
 	cutoff := in.cutoff
 	lats := make([][]time.Duration, len(fetchers))
 	var wg sync.WaitGroup

@@ -129,22 +129,31 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// A consume phase's rate counts from its first record: a share group that
+// A catch-up read's rate counts from its first record: a share group that
 // waited 5 s for its assignment and then read 2 MiB in 1 s ran at 2 MiB/s,
-// and its wait is a figure of its own.
+// and its wait is a figure of its own. A consumer beside producers counts
+// from the phase's start.
 func TestIntakeCountsFromFirstRecord(t *testing.T) {
 	_, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	in := newIntake(0, &meter{}, cancel)
-	start := in.start.UnixNano()
-	in.got(1, 1<<20, start+int64(5*time.Second))
-	in.got(1, 1<<20, start+int64(6*time.Second))
-	in.feed(func() (int64, error) { return 2, nil })
-	tp, _, whole := in.end(0, nil)
-	if !whole {
-		t.Fatal("the phase did not end with every record")
-	}
-	if tp.Seconds != 1 || tp.MiBps != 2 || tp.FirstRecordSeconds != 5 {
-		t.Errorf("throughput %+v: want 1 s at 2 MiB/s after 5 s", tp)
+	for _, fromFirst := range []bool{true, false} {
+		in := newIntake(0, &meter{}, cancel, fromFirst)
+		start := in.start.UnixNano()
+		in.got(1, 1<<20, start+int64(5*time.Second))
+		in.got(1, 1<<20, start+int64(6*time.Second))
+		in.feed(func() (int64, error) { return 2, nil })
+		tp, _, whole := in.end(0, nil)
+		if !whole {
+			t.Fatal("the phase did not end with every record")
+		}
+		want := Throughput{Records: 2, Bytes: 2 << 20, Seconds: 1, MBps: 2.097152, MiBps: 2, RecordsPerSec: 2, Acked: 2, FirstRecordSeconds: 5}
+		if !fromFirst {
+			// Beside producers: from the phase's start.
+			want.Seconds, want.MBps, want.MiBps, want.RecordsPerSec = 6, float64(2<<20)/6/1e6, 2.0/6, 2.0/6
+		}
+		tp.Timeline = nil
+		if *tp != want {
+			t.Errorf("from the first record %v: throughput %+v, want %+v", fromFirst, *tp, want)
+		}
 	}
 }

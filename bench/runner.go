@@ -448,7 +448,7 @@ func (r *run) consume(ctx context.Context, feed func() (int64, error)) (*Through
 	}
 
 	var flushErr atomic.Pointer[error]
-	in := newIntake(w.Warmup.D(), r.meter, cancel)
+	in := newIntake(w.Warmup.D(), r.meter, cancel, w.Kind == KindConsume)
 	stamp, cutoff := w.measuresLatency(), in.cutoff
 	lats := make([][]time.Duration, len(clients))
 	var wg sync.WaitGroup

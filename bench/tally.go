@@ -70,6 +70,8 @@ type intake struct {
 	cutoff int64 // UnixNano: records sent before it, in the warmup, have no latency
 	meter  *meter
 	cancel context.CancelCauseFunc
+	// fromFirst: the throughput counts from the first record, not start.
+	fromFirst bool
 
 	records, bytes atomic.Int64
 	want           atomic.Int64 // -1 until the feed returned
@@ -81,9 +83,12 @@ type intake struct {
 }
 
 // newIntake starts counting a phase whose first warmup has no latencies;
-// cancel ends the phase.
-func newIntake(warmup time.Duration, m *meter, cancel context.CancelCauseFunc) *intake {
-	c := &intake{start: time.Now(), meter: m, cancel: cancel, finished: make(chan struct{})}
+// cancel ends the phase. A catch-up read (KindConsume) counts its rate
+// from its first record (fromFirst); a consumer that reads beside the
+// producers (latency, mixed) gets records as they are sent, and counts
+// from the phase's start as they do.
+func newIntake(warmup time.Duration, m *meter, cancel context.CancelCauseFunc, fromFirst bool) *intake {
+	c := &intake{start: time.Now(), meter: m, cancel: cancel, fromFirst: fromFirst, finished: make(chan struct{})}
 	c.cutoff = c.start.Add(warmup).UnixNano()
 	c.want.Store(-1)
 	c.timeline = record(&c.bytes, timelineTick)
@@ -142,11 +147,12 @@ func (c *intake) watch(ctx context.Context, stall time.Duration) {
 
 // end stops the timeline once every consumer is done and reports whether
 // the phase received every record, with the phase's throughput, from its
-// first record to last (UnixNano; 0: the last record received), and the
-// latencies of each consumer in one slice. The wait for the first record
-// is a figure of its own: a share group, as in Kafka, assigns partitions
-// only at the heartbeat after their share state is initialized (5 s by
-// default), which is not the rate at which it delivers records.
+// first record or its start (newIntake) to last (UnixNano; 0: the last
+// record received), and the latencies of each consumer in one slice. The
+// wait for the first record is a figure of its own: a share group, as in
+// Kafka, assigns partitions only at the heartbeat after their share state
+// is initialized (5 s by default), which is not the rate at which it
+// delivers records.
 func (c *intake) end(last int64, lats [][]time.Duration) (t *Throughput, all []time.Duration, whole bool) {
 	tl := c.timeline.stop()
 	select {
@@ -164,8 +170,11 @@ func (c *intake) end(last int64, lats [][]time.Duration) (t *Throughput, all []t
 	if first == 0 {
 		first = c.start.UnixNano() // no record: nothing to wait for
 	}
-	last = max(last, first)
-	t = newThroughput(c.records.Load(), c.bytes.Load(), time.Duration(last-first))
+	from := c.start.UnixNano()
+	if c.fromFirst {
+		from = first
+	}
+	t = newThroughput(c.records.Load(), c.bytes.Load(), time.Duration(max(last, from)-from))
 	t.FirstRecordSeconds = time.Unix(0, first).Sub(c.start).Seconds()
 	t.Timeline = tl
 	return t, all, true
