@@ -2,7 +2,8 @@ package msgset
 
 import (
 	"encoding/binary"
-	"math/bits"
+
+	"kzero/record"
 )
 
 // Magic 0's LZ4 frames (KAFKA-3160). The LZ4 frame format's header
@@ -45,7 +46,7 @@ func lz4FixChecksum(f []byte) (old byte, ok bool) {
 		return 0, false
 	}
 	old = f[hc]
-	f[hc] = byte(xxh32(f[4:hc]) >> 8)
+	f[hc] = record.LZ4HeaderChecksum(f[4:hc])
 	return old, true
 }
 
@@ -53,46 +54,6 @@ func lz4FixChecksum(f []byte) (old byte, ok bool) {
 // hashed from the frame's first byte.
 func lz4BreakChecksum(f []byte) {
 	if hc := lz4Descriptor(f); hc >= 0 {
-		f[hc] = byte(xxh32(f[:hc]) >> 8)
+		f[hc] = record.LZ4HeaderChecksum(f[:hc])
 	}
-}
-
-// xxh32 is xxHash32 with seed 0 (the LZ4 frame format's hash); only frame
-// headers are hashed here, so it is written for clarity, not speed.
-func xxh32(b []byte) uint32 {
-	var (
-		p1 uint32 = 2654435761
-		p2 uint32 = 2246822519
-		p3 uint32 = 3266489917
-		p4 uint32 = 668265263
-		p5 uint32 = 374761393
-	)
-	round := func(acc, in uint32) uint32 { return bits.RotateLeft32(acc+in*p2, 13) * p1 }
-	n := uint32(len(b))
-	var h uint32
-	if len(b) >= 16 {
-		v1, v2, v3, v4 := p1+p2, p2, uint32(0), 0-p1
-		for ; len(b) >= 16; b = b[16:] {
-			v1 = round(v1, binary.LittleEndian.Uint32(b))
-			v2 = round(v2, binary.LittleEndian.Uint32(b[4:]))
-			v3 = round(v3, binary.LittleEndian.Uint32(b[8:]))
-			v4 = round(v4, binary.LittleEndian.Uint32(b[12:]))
-		}
-		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
-	} else {
-		h = p5
-	}
-	h += n
-	for ; len(b) >= 4; b = b[4:] {
-		h = bits.RotateLeft32(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
-	}
-	for _, c := range b {
-		h = bits.RotateLeft32(h+uint32(c)*p5, 11) * p1
-	}
-	h ^= h >> 15
-	h *= p2
-	h ^= h >> 13
-	h *= p3
-	h ^= h >> 16
-	return h
 }

@@ -25,7 +25,7 @@ import (
 //	snappy  xerial framing, or a raw snappy block (older clients, librdkafka):
 //	          "\x82SNAPPY\x00"  version int32 = 1  compatible int32 = 1
 //	          then chunks: length int32 (big-endian)  raw snappy block
-//	lz4     LZ4 frame format (not the raw block format)
+//	lz4     LZ4 frame format (not the raw block format); see lz4.go
 //	zstd    zstd frames
 //
 // Encoders and decoders are pooled: building one costs far more than using
@@ -79,6 +79,10 @@ func decompress(c Codec, dst *bytebufferpool.ByteBuffer, src []byte, limit int) 
 	case CodecSnappy:
 		dst.B, err = decodeSnappy(dst.B, src, limit)
 	case CodecLZ4:
+		var ok bool
+		if dst.B, ok, err = decodeLZ4Frames(dst.B, src, limit); ok {
+			break
+		}
 		d := lz4Readers.Get().(*lz4Reader)
 		d.src.Reset(src)
 		d.r.Reset(&d.src)
