@@ -97,7 +97,9 @@ func newIntake(warmup time.Duration, m *meter, cancel context.CancelCauseFunc, f
 
 // got counts n records of b value bytes received at now (UnixNano).
 func (c *intake) got(n, b, now int64) {
-	c.firstAt.CompareAndSwap(0, now)
+	if c.firstAt.Load() == 0 { // a load, not a failing CAS, on every later call
+		c.firstAt.CompareAndSwap(0, now)
+	}
 	c.lastAt.Store(now)
 	c.bytes.Add(b)
 	c.records.Add(n)

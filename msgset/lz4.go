@@ -16,12 +16,10 @@ import (
 //
 //	magic 0x184D2204 (LE)  FLG  BD  [content size 8]  [dict id 4]  HC  blocks...
 
-const lz4FrameMagic = 0x184D2204
-
 // lz4Descriptor returns the position of the header checksum byte of the
 // frame f, or -1 when f does not start with a whole LZ4 frame header.
 func lz4Descriptor(f []byte) int {
-	if len(f) < 7 || binary.LittleEndian.Uint32(f) != lz4FrameMagic {
+	if len(f) < 7 || binary.LittleEndian.Uint32(f) != record.LZ4FrameMagic {
 		return -1
 	}
 	hc := 6 // magic, FLG, BD

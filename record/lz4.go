@@ -19,9 +19,11 @@ import (
 // the output again with xxHash32, with a copy of each block out of the
 // reader's buffer, was a fifth of the broker's CPU on lz4 produce.
 
+// LZ4FrameMagic starts every LZ4 frame (little-endian).
+const LZ4FrameMagic = 0x184D2204
+
 const (
-	lz4FrameMagic = 0x184D2204
-	lz4Raw        = 1 << 31 // a block size's bit: the block is stored as is
+	lz4Raw = 1 << 31 // a block size's bit: the block is stored as is
 
 	lz4FlagVersion    = 0xC0 // FLG bits 7-6: the version, 01
 	lz4FlagIndep      = 0x20 // FLG bit 5: block independence
@@ -40,7 +42,7 @@ const (
 func decodeLZ4Frames(dst, src []byte, limit int) (out []byte, ok bool, err error) {
 	start := len(dst)
 	for len(src) > 0 {
-		if len(src) < 7 || binary.LittleEndian.Uint32(src) != lz4FrameMagic {
+		if len(src) < 7 || binary.LittleEndian.Uint32(src) != LZ4FrameMagic {
 			return dst[:start], false, nil
 		}
 		flg, bd := src[4], src[5]
