@@ -49,8 +49,10 @@
 // (every replica.lag.time.max.ms / 2: each leader's ISR shrink and HW
 // checks), one goroutine per AlterPartition request it sends, and one per
 // replica moving between log dirs. Waits
-// time out on timers (time.AfterFunc). A fetch Waiter is fired on a
-// goroutine of its own, never on the appender's; a write's commit waiter
+// time out on timers (time.AfterFunc). A fetch Waiter parked with
+// Parked.Inline is fired by the client produce (or follower fetch) that
+// satisfies it, on that goroutine, as Kafka's produce completes delayed
+// fetches; any other firing gets a goroutine of its own. A write's commit waiter
 // completes on the goroutine that moved the HW (a follower's fetch) or on
 // its timer.
 //

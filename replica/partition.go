@@ -148,7 +148,7 @@ func (p *Partition) makeLeader(s LeaderSpec) {
 	p.leaderID.Store(p.nodeID)
 	p.role.Store(int32(Leader))
 	if moved {
-		p.onHW(hw)
+		p.onHW(hw, false)
 	}
 }
 
@@ -221,7 +221,7 @@ func (p *Partition) Append(records []byte, acks int16) (log.AppendInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	p.afterAppend(info)
+	p.afterAppend(info, true)
 	return info, nil
 }
 
@@ -239,14 +239,17 @@ func (p *Partition) AppendCoordinator(records []byte) (log.AppendInfo, error) {
 		return err
 	})
 	if err == nil {
-		p.afterAppend(info)
+		p.afterAppend(info, false)
 	}
 	return info, err
 }
 
 // afterAppend steps the leader's state with its new log end: followers'
-// fetches are woken, and with no follower in the ISR the HW moves.
-func (p *Partition) afterAppend(info log.AppendInfo) {
+// fetches are woken, and with no follower in the ISR the HW moves. A
+// client's produce answers the fetches it satisfies itself (inline, see
+// fire); a coordinator's append, made under the coordinator's locks,
+// leaves them to their own goroutines.
+func (p *Partition) afterAppend(info log.AppendInfo, inline bool) {
 	if info.Duplicate || info.Bytes == 0 {
 		return
 	}
@@ -261,16 +264,17 @@ func (p *Partition) afterAppend(info log.AppendInfo) {
 	}
 	ready := readyLocked(p.mu.followerWatchers, info.Bytes)
 	p.mu.Unlock()
-	fire(ready)
+	fire(ready, inline)
 	if moved {
-		p.onHW(hw)
+		p.onHW(hw, inline)
 	}
 }
 
 // onHW publishes a HW move: the log learns it (LSO, cleaner bound,
 // checkpoint), consumer fetches are credited with the bytes it made
-// visible, writes it committed complete.
-func (p *Partition) onHW(hw int64) {
+// visible, writes it committed complete. inline: the fetches it satisfies
+// may be answered on this goroutine (fire).
+func (p *Partition) onHW(hw int64, inline bool) {
 	p.setHW(hw)
 	p.mu.Lock()
 	credited := p.mu.appended
@@ -297,7 +301,7 @@ func (p *Partition) onHW(hw int64) {
 	p.mu.commits = kept
 	enough := p.mu.isr == nil || p.mu.isr.isrSize() >= p.mu.minInsyncReplicas
 	p.mu.Unlock()
-	fire(ready)
+	fire(ready, inline)
 	for _, c := range done {
 		if enough {
 			c.complete(nil)
@@ -377,7 +381,7 @@ func (p *Partition) ReadForFollower(replica int32, offset int64, maxBytes int, m
 		return ReadResult{}, fmt.Errorf("broker %d is not a replica: %w", replica, kerr.NotLeaderForPartition)
 	}
 	if moved {
-		p.onHW(hw)
+		p.onHW(hw, true)
 	}
 	if alter != nil {
 		p.m.alterISR(p, p.leaderEpoch.Load(), partitionEpoch, alter)
@@ -425,7 +429,7 @@ func (p *Partition) tick() {
 	hw, partitionEpoch := s.hw, s.partitionEpoch
 	p.mu.Unlock()
 	if moved {
-		p.onHW(hw)
+		p.onHW(hw, false)
 	}
 	if alter != nil {
 		p.m.alterISR(p, p.leaderEpoch.Load(), partitionEpoch, alter)
@@ -500,7 +504,7 @@ func (p *Partition) wakeReaders(grown int64) {
 	p.mu.Lock()
 	ready := readyLocked(p.mu.watchers, max(grown, 1))
 	p.mu.Unlock()
-	fire(ready)
+	fire(ready, false)
 }
 
 // write runs a write (an append, truncation or log start change) on the

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -147,6 +149,58 @@ func testWaiterFiresOnAppendOrTimeout(t *testing.T) {
 	if left != 0 {
 		t.Fatalf("%d watchers left", left)
 	}
+}
+
+// A fetch parked with Inline is answered by the client produce that
+// satisfies it, on the produce's goroutine, before Append returns (as
+// Kafka's produce path completes delayed fetches); one without Inline, or
+// woken by a coordinator's append, is answered on its own goroutine.
+func TestInlineWaiterFiresOnTheAppender(t *testing.T) {
+	m := newManager(t)
+	p := lead(t, m, "a", 1)
+	type firing struct {
+		name string
+		gid  uint64
+	}
+	fired := make(chan firing, 4)
+	park := func(name string, inline bool) {
+		Park(Parked{Parts: []*Partition{p}, Seen: []int64{p.HighWatermark()}, Inline: inline}, 1, time.Hour,
+			func() { fired <- firing{name, goid()} })
+	}
+	me := goid()
+
+	park("inline", true)
+	park("handed off", false)
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case f := <-fired:
+		if f.name != "inline" || f.gid != me {
+			t.Fatalf("first firing before Append returned: %s on goroutine %d, want inline on %d", f.name, f.gid, me)
+		}
+	default:
+		t.Fatal("the inline waiter had not fired when Append returned")
+	}
+	if f := <-fired; f.name != "handed off" || f.gid == me {
+		t.Fatalf("%s on goroutine %d (appender %d)", f.name, f.gid, me)
+	}
+
+	park("coordinator", true)
+	if _, err := p.AppendCoordinator(batch(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if f := <-fired; f.gid == me {
+		t.Fatal("a coordinator's append answered a fetch on its own goroutine")
+	}
+}
+
+// goid is the running goroutine's id, from its stack header.
+func goid() uint64 {
+	var b [64]byte
+	s := strings.TrimPrefix(string(b[:runtime.Stack(b[:], false)]), "goroutine ")
+	id, _ := strconv.ParseUint(s[:strings.IndexByte(s, ' ')], 10, 64)
+	return id
 }
 
 // A log whose partition.metadata names another topic id is a leftover of
@@ -506,7 +560,7 @@ func testWaiterArmsAfterRegistering(t *testing.T) {
 	m := newManager(t)
 	p := lead(t, m, "a", 1)
 	fired := make(chan string, 2)
-	w := register([]*Partition{p}, nil, 1, time.Hour, func() { fired <- "registering" }, false)
+	w := register([]*Partition{p}, nil, 1, time.Hour, func() { fired <- "registering" }, false, false)
 	if _, err := p.Append(batch(t, 1), 1); err != nil {
 		t.Fatal(err)
 	}

@@ -215,7 +215,10 @@ func (h *Handler) fetch(req *server.Request) error {
 	// From here the waiter owns what was read, and f: once it fires (not
 	// before it is registered on every partition), it reads again into f
 	// and answers.
-	parked := replica.Parked{Parts: f.parts, Seen: f.seen, KnownHW: f.known, Follower: f.replica >= 0, Committed: r.IsolationLevel == 1}
+	// A fetch that converts message formats (v0-v3) is not answered on
+	// the goroutine of the produce that satisfies it.
+	parked := replica.Parked{Parts: f.parts, Seen: f.seen, KnownHW: f.known, Follower: f.replica >= 0, Committed: r.IsolationLevel == 1,
+		Inline: Inline(kmsg.Fetch.Int16(), r.Version)}
 	replica.Park(parked, minBytes-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
 		f.read()
 		f.respond()
