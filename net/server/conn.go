@@ -39,6 +39,7 @@ func (c *Conn) enqueue(r *Request) {
 	if start {
 		c.mu.active = true
 		c.srv.runners.Add(1)
+		c.srv.stats.runners.Add(1)
 	}
 	c.mu.Unlock()
 	if start {
@@ -129,15 +130,21 @@ func (c *Conn) next() *Request {
 	return r
 }
 
-// resume starts a runner after a request completed outside Serve.
+// resume starts a runner after a request completed outside Serve, if
+// requests queued behind it.
 func (c *Conn) resume() {
 	c.mu.Lock()
-	if c.mu.closed || c.mu.failed {
+	if c.mu.closed || c.mu.failed || len(c.mu.inbox) == 0 {
+		// Nothing queued behind it (a consumer's fetch, the common case):
+		// the connection goes idle here rather than through a runner
+		// started only to find the inbox empty, a goroutine and often a
+		// thread woken per long-poll fetch.
 		c.mu.active = false
 		c.mu.Unlock()
 		return
 	}
 	c.srv.runners.Add(1)
+	c.srv.stats.runners.Add(1)
 	c.mu.Unlock()
 	go c.run()
 }

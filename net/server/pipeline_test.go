@@ -394,3 +394,27 @@ func TestInlineResponsesWrittenTogether(t *testing.T) {
 		t.Fatalf("%d requests read together answered with %d writes", n, w)
 	}
 }
+
+// TestLaterAnswerStartsNoRunner: a request answered after Serve returned
+// (a long-poll fetch), with nothing queued behind it, leaves its connection
+// idle without starting a runner goroutine, and the next request is served
+// on the loop again.
+func TestLaterAnswerStartsNoRunner(t *testing.T) {
+	const n = 20
+	h := HandlerFunc(func(r *Request) {
+		resp := r.NewResponse()
+		resp.B = append(resp.B, r.Body...)
+		time.AfterFunc(100*time.Microsecond, func() { r.Respond(resp) })
+	})
+	s := start(t, Config{Inline: func(int16, int16) bool { return true }}, h)
+	c := dial(t, s)
+	for i := range n {
+		c.roundTrip(int32(i), fmt.Sprintf("req %d", i))
+	}
+	// Before the change each answer started one. A next request that
+	// reaches the loop between the answer's send and its completion
+	// (microseconds) still queues for a runner, rightly: hence not 0.
+	if got := s.Stats().Runners; got >= n/2 {
+		t.Fatalf("%d runners started for %d requests answered later, one at a time", got, n)
+	}
+}

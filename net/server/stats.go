@@ -62,6 +62,9 @@ type Stats struct {
 	// ResponseWrites counts the writes of gathered response bytes (one
 	// writev each): responses completed together go out in one.
 	ResponseWrites int64
+	// Runners counts runner goroutines started: for requests not served
+	// on the loop (not Inline, or queued behind a request being served).
+	Runners int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
@@ -71,7 +74,7 @@ type counters struct {
 	zeroCopy, copied, socketFull   atomic.Int64
 	readPauses, frameGrow, mutes   atomic.Int64
 	connLimited, acceptWaits       atomic.Int64
-	responseWrites                 atomic.Int64
+	responseWrites, runners        atomic.Int64
 
 	tlsHandshakes, tlsFailed atomic.Int64
 	kernelTLS, userTLS       atomic.Int64
@@ -103,5 +106,6 @@ func (c *counters) snapshot() Stats {
 		ConnectionsLimited:    c.connLimited.Load(),
 		AcceptWaits:           c.acceptWaits.Load(),
 		ResponseWrites:        c.responseWrites.Load(),
+		Runners:               c.runners.Load(),
 	}
 }
