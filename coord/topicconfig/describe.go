@@ -18,6 +18,28 @@ type BrokerConfigs struct {
 	Static map[string]string
 }
 
+// Synonyms returns the values names have in the broker's configs, highest
+// priority first: this broker's dynamic configs, the cluster's dynamic
+// defaults, the static ones; within a layer in the order of names.
+func (b BrokerConfigs) Synonyms(names ...string) []SynonymValue {
+	var out []SynonymValue
+	for _, layer := range [...]struct {
+		m   map[string]string
+		src kmsg.ConfigSource
+	}{
+		{b.Dynamic, kmsg.ConfigSourceDynamicBrokerConfig},
+		{b.ClusterDefault, kmsg.ConfigSourceDynamicDefaultBrokerConfig},
+		{b.Static, kmsg.ConfigSourceStaticBrokerConfig},
+	} {
+		for _, n := range names {
+			if v, ok := layer.m[n]; ok {
+				out = append(out, SynonymValue{n, v, layer.src})
+			}
+		}
+	}
+	return out
+}
+
 // Entry is one config as DescribeConfigs reports it.
 type Entry struct {
 	Name      string
@@ -71,20 +93,7 @@ func (d *Def) describe(topic map[string]string, broker BrokerConfigs) Entry {
 	if v, ok := topic[d.Name]; ok {
 		e.Synonyms = append(e.Synonyms, SynonymValue{d.Name, v, kmsg.ConfigSourceDynamicTopicConfig})
 	}
-	for _, layer := range []struct {
-		m   map[string]string
-		src kmsg.ConfigSource
-	}{
-		{broker.Dynamic, kmsg.ConfigSourceDynamicBrokerConfig},
-		{broker.ClusterDefault, kmsg.ConfigSourceDynamicDefaultBrokerConfig},
-		{broker.Static, kmsg.ConfigSourceStaticBrokerConfig},
-	} {
-		for _, s := range d.Synonyms {
-			if v, ok := layer.m[s.Name]; ok {
-				e.Synonyms = append(e.Synonyms, SynonymValue{s.Name, v, layer.src})
-			}
-		}
-	}
+	e.Synonyms = append(e.Synonyms, broker.Synonyms(d.synonymNames()...)...)
 	for _, s := range d.Synonyms {
 		if s.HasDefault {
 			e.Synonyms = append(e.Synonyms, SynonymValue{s.Name, s.Default, kmsg.ConfigSourceDefaultConfig})
@@ -96,16 +105,31 @@ func (d *Def) describe(topic map[string]string, broker BrokerConfigs) Entry {
 		e.Source = first.Source
 		e.Value = first.Value
 		if first.Source != kmsg.ConfigSourceDynamicTopicConfig {
-			for _, s := range d.Synonyms {
-				if s.Name == first.Name {
-					if v, ok := convert(s, first.Value); ok {
-						e.Value = v
-					}
-				}
+			if v, ok := convert(d.synonym(first.Name), first.Value); ok {
+				e.Value = v
 			}
 		}
 	}
 	return e
+}
+
+// synonymNames lists the names of d's broker synonyms, in priority order.
+func (d *Def) synonymNames() []string {
+	names := make([]string, len(d.Synonyms))
+	for i, s := range d.Synonyms {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// synonym returns d's broker synonym of that name.
+func (d *Def) synonym(name string) Synonym {
+	for _, s := range d.Synonyms {
+		if s.Name == name {
+			return s
+		}
+	}
+	return Synonym{Name: name, Scale: 1}
 }
 
 // Value returns the effective value of one topic config, as Describe would
@@ -118,13 +142,9 @@ func Value(name string, topic map[string]string, broker BrokerConfigs) (string, 
 	if v, ok := topic[name]; ok {
 		return v, true
 	}
-	for _, layer := range []map[string]string{broker.Dynamic, broker.ClusterDefault, broker.Static} {
-		for _, s := range d.Synonyms {
-			if v, ok := layer[s.Name]; ok {
-				if c, ok := convert(s, v); ok {
-					return c, true
-				}
-			}
+	for _, s := range broker.Synonyms(d.synonymNames()...) {
+		if c, ok := convert(d.synonym(s.Name), s.Value); ok {
+			return c, true
 		}
 	}
 	return d.Default, true

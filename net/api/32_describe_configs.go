@@ -230,28 +230,16 @@ func brokerConfig(name string, broker topicconfig.BrokerConfigs, perBroker bool)
 		}
 	}
 	c.Sensitive = !isSynonym && sensitiveBrokerConfig(name)
-	defaults := map[string]string{}
-	for _, n := range names {
-		if _, s, ok := topicconfig.BrokerSynonym(n); ok && s.HasDefault {
-			defaults[n] = s.Default
+	var all []topicconfig.SynonymValue
+	for _, s := range broker.Synonyms(names...) {
+		if perBroker || s.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+			all = append(all, s)
 		}
 	}
-	var all []topicconfig.SynonymValue
-	for _, layer := range []struct {
-		m   map[string]string
-		src kmsg.ConfigSource
-	}{
-		{broker.Dynamic, kmsg.ConfigSourceDynamicBrokerConfig},
-		{broker.ClusterDefault, kmsg.ConfigSourceDynamicDefaultBrokerConfig},
-		{broker.Static, kmsg.ConfigSourceStaticBrokerConfig},
-		{defaults, kmsg.ConfigSourceDefaultConfig},
-	} {
-		if !perBroker && layer.src != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
-			continue
-		}
+	if perBroker {
 		for _, n := range names {
-			if v, ok := layer.m[n]; ok {
-				all = append(all, topicconfig.SynonymValue{Name: n, Value: v, Source: layer.src})
+			if _, s, ok := topicconfig.BrokerSynonym(n); ok && s.HasDefault {
+				all = append(all, topicconfig.SynonymValue{Name: n, Value: s.Default, Source: kmsg.ConfigSourceDefaultConfig})
 			}
 		}
 	}
@@ -298,18 +286,7 @@ func describeGroupConfigs(img *metadata.Image, broker topicconfig.BrokerConfigs,
 		name := c.Key
 		if bk := c.BrokerKey(); bk != "" {
 			name = bk
-			for _, l := range []struct {
-				m      map[string]string
-				source kmsg.ConfigSource
-			}{
-				{broker.Dynamic, kmsg.ConfigSourceDynamicBrokerConfig},
-				{broker.ClusterDefault, kmsg.ConfigSourceDynamicDefaultBrokerConfig},
-				{broker.Static, kmsg.ConfigSourceStaticBrokerConfig},
-			} {
-				if v, ok := l.m[bk]; ok {
-					syn = append(syn, topicconfig.SynonymValue{Name: bk, Value: v, Source: l.source})
-				}
-			}
+			syn = append(syn, broker.Synonyms(bk)...)
 		}
 		syn = append(syn, topicconfig.SynonymValue{Name: name, Value: c.Default, Source: kmsg.ConfigSourceDefaultConfig})
 		e := topicconfig.Entry{Name: c.Key, Value: syn[0].Value, Source: syn[0].Source, Type: c.Type, Synonyms: syn}
