@@ -375,12 +375,20 @@ func (f *fetchOp) respond() {
 		f.respondLegacy()
 		return
 	}
+	s := f.session
+	incremental := s != nil && !f.full
+	if incremental {
+		// Held from the epoch check through the quota's size to the trim,
+		// so that no other request of the session comes between them.
+		s.mu.Lock()
+	}
 	var code int16
-	if f.staleSession() {
+	if incremental && s.epoch != nextEpoch(f.r.SessionEpoch) {
 		// Another request of the session came between this one's
 		// session update and its answer (Kafka's "possible duplicate
-		// request"): nothing is read for it, and the answer, throttled
-		// or not, is INVALID_FETCH_SESSION_EPOCH with the session's id.
+		// request", checked when IncrementalFetchContext answers): nothing
+		// is read for it, and the answer, throttled or not, is
+		// INVALID_FETCH_SESSION_EPOCH with the session's id.
 		code = kerr.InvalidFetchSessionEpoch.Code
 		f.release()
 		f.topics = f.topics[:0]
@@ -392,8 +400,9 @@ func (f *fetchOp) respond() {
 		// same again; a full fetch that would open a session answers
 		// session 0 and opens none.
 		var id int32
-		if s := f.session; s != nil && !f.full {
+		if incremental {
 			id = s.id
+			s.mu.Unlock()
 		}
 		f.release()
 		resp := f.req.NewResponse()
@@ -403,19 +412,15 @@ func (f *fetchOp) respond() {
 		return
 	}
 	var id int32
-	if s := f.session; s != nil {
-		if s.id == 0 {
-			f.h.sessions.add(s) // a full fetch's new session, answered now
+	if s != nil {
+		if !incremental {
+			if s.id == 0 {
+				f.h.sessions.add(s) // a full fetch's new session, answered now
+			}
+			s.mu.Lock()
 		}
 		id = s.id
-		s.mu.Lock()
-		// Checked again under the lock the trim takes: another request
-		// of the session may have come since staleSession.
-		if !f.full && s.epoch != nextEpoch(f.r.SessionEpoch) {
-			code = kerr.InvalidFetchSessionEpoch.Code
-			f.release()
-			f.topics = f.topics[:0]
-		} else {
+		if code == 0 {
 			f.trimToChanges()
 		}
 		s.mu.Unlock()
@@ -424,21 +429,6 @@ func (f *fetchOp) respond() {
 	appendFetchResponse(resp, f.r.Version, 0, code, id, f.topics)
 	f.req.Respond(resp)
 	f.done()
-}
-
-// staleSession reports whether f is an incremental fetch whose session
-// moved on since the request updated it: the session's epoch is no
-// longer the one after the request's, so another request of the session
-// was served meanwhile (Kafka's IncrementalFetchContext checks this when
-// it answers, throttled or not).
-func (f *fetchOp) staleSession() bool {
-	s := f.session
-	if s == nil || f.full {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.epoch != nextEpoch(f.r.SessionEpoch)
 }
 
 // quotaThrottle records a consumer's fetch against its quotas, as

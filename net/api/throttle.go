@@ -226,14 +226,11 @@ const throttlingMessage = "The throttling quota has been exceeded."
 // (FetchContext.getResponseSize: 4 bytes of correlation id and the body,
 // records and all), with, for an incremental session, only the partitions
 // the response will carry; an empty response counts its few bytes too.
+// For an incremental session the caller (respond) holds the session's
+// lock.
 func (f *fetchOp) quotaSize() int64 {
-	s := f.session
-	if s == nil || f.full {
-		return fetchResponseSize(f.r.Version, f.topics, false)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return fetchResponseSize(f.r.Version, f.topics, true)
+	incremental := f.session != nil && !f.full
+	return fetchResponseSize(f.r.Version, f.topics, incremental)
 }
 
 // fetchResponseSize is 4 plus the size of the body appendFetchResponse
