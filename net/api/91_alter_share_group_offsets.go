@@ -204,21 +204,15 @@ func (h *Handler) InitializeShareState(group string, stateEpoch int32, topic [16
 // keeps it, and a reset after an initialization takes a state epoch past
 // it. Kafka's group coordinator orders the two on its shard instead.
 type shareInitLocks struct {
-	seed    maphash.Seed
-	once    sync.Once
 	stripes [64]sync.Mutex
 }
 
+// shareInitSeed spreads share partitions over shareInitLocks' stripes.
+var shareInitSeed = maphash.MakeSeed()
+
 // lock locks k's stripe and returns its unlock.
 func (l *shareInitLocks) lock(k share.Key) func() {
-	l.once.Do(func() { l.seed = maphash.MakeSeed() })
-	var h maphash.Hash
-	h.SetSeed(l.seed)
-	h.WriteString(k.Group)
-	h.Write(k.Topic[:])
-	h.WriteByte(byte(k.Partition))
-	h.WriteByte(byte(k.Partition >> 8))
-	mu := &l.stripes[h.Sum64()%uint64(len(l.stripes))]
+	mu := &l.stripes[maphash.Comparable(shareInitSeed, k)%uint64(len(l.stripes))]
 	mu.Lock()
 	return mu.Unlock
 }
