@@ -376,14 +376,13 @@ func (f *fetchOp) respond() {
 		return
 	}
 	s := f.session
-	incremental := s != nil && !f.full
-	if incremental {
+	if s != nil {
 		// Held from the epoch check through the quota's size to the trim,
 		// so that no other request of the session comes between them.
 		s.mu.Lock()
 	}
 	var code int16
-	if incremental && s.epoch != nextEpoch(f.r.SessionEpoch) {
+	if s != nil && !f.full && s.epoch != nextEpoch(f.r.SessionEpoch) {
 		// Another request of the session came between this one's
 		// session update and its answer (Kafka's "possible duplicate
 		// request", checked when IncrementalFetchContext answers): nothing
@@ -400,8 +399,10 @@ func (f *fetchOp) respond() {
 		// same again; a full fetch that would open a session answers
 		// session 0 and opens none.
 		var id int32
-		if incremental {
-			id = s.id
+		if s != nil {
+			if !f.full {
+				id = s.id
+			}
 			s.mu.Unlock()
 		}
 		f.release()
@@ -413,11 +414,11 @@ func (f *fetchOp) respond() {
 	}
 	var id int32
 	if s != nil {
-		if !incremental {
-			if s.id == 0 {
-				f.h.sessions.add(s) // a full fetch's new session, answered now
-			}
-			s.mu.Lock()
+		if s.id == 0 {
+			// A full fetch's new session, answered now. The cache's lock
+			// nests inside the session's; nothing takes them the other
+			// way round.
+			f.h.sessions.add(s)
 		}
 		id = s.id
 		if code == 0 {

@@ -226,8 +226,7 @@ const throttlingMessage = "The throttling quota has been exceeded."
 // (FetchContext.getResponseSize: 4 bytes of correlation id and the body,
 // records and all), with, for an incremental session, only the partitions
 // the response will carry; an empty response counts its few bytes too.
-// For an incremental session the caller (respond) holds the session's
-// lock.
+// The caller (respond) holds the session's lock.
 func (f *fetchOp) quotaSize() int64 {
 	incremental := f.session != nil && !f.full
 	return fetchResponseSize(f.r.Version, f.topics, incremental)
