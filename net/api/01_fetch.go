@@ -30,9 +30,12 @@ package api
 // session.
 
 import (
+	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -219,11 +222,42 @@ func (h *Handler) fetch(req *server.Request) error {
 	// the goroutine of the produce that satisfies it.
 	parked := replica.Parked{Parts: f.parts, Seen: f.seen, KnownHW: f.known, Follower: f.replica >= 0, Committed: r.IsolationLevel == 1,
 		Inline: Inline(kmsg.Fetch.Int16(), r.Version)}
-	replica.Park(parked, minBytes-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, func() {
-		f.read()
-		f.respond()
-	})
+	replica.Park(parked, minBytes-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, f.answerParked)
 	return nil
+}
+
+// parkedFault, unset but in tests, runs before a parked fetch reads
+// again: the seam through which they make its answer panic.
+var parkedFault atomic.Pointer[func()]
+
+// answerParked reads again and answers a parked fetch, on the goroutine
+// that fired its waiter: often a producer's event loop (Parked.Inline).
+// A panic there fails this fetch, closing its connection, as a panic in
+// Serve would (server.Conn.serve), rather than the produce that fired it,
+// whose records are appended: an error there would have the producer send
+// them again. Once the answer began, the request may be completed and
+// recycled, so only its connection is closed.
+func (f *fetchOp) answerParked() {
+	req, conn, logger := f.req, f.req.Conn(), f.h.logger
+	answering := false
+	defer func() {
+		if p := recover(); p != nil {
+			logger.Error("parked fetch panic", "conn", conn.ID(), "remote", conn.RemoteAddr(),
+				"panic", p, "stack", string(debug.Stack()))
+			err := fmt.Errorf("parked fetch panic: %v", p)
+			if answering {
+				conn.Close(err)
+			} else {
+				req.Fail(err)
+			}
+		}
+	}()
+	if fault := parkedFault.Load(); fault != nil {
+		(*fault)()
+	}
+	f.read()
+	answering = true
+	f.respond()
 }
 
 // replicaHW is the HW a follower says it knows for a partition (Fetch

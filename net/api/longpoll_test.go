@@ -12,6 +12,7 @@ import (
 	"kzero/kzerotest"
 	"kzero/kzerotest/await"
 	"kzero/log"
+	"kzero/net/api"
 	"kzero/node/nodetest"
 	"kzero/replica"
 )
@@ -98,5 +99,59 @@ func TestLongPollFetchWakesOnProduce(t *testing.T) {
 	// mean the append did not wake the fetch and the expiry answered it.
 	if res.elapsed >= maxWait {
 		t.Fatalf("the fetch was answered after %v, at its wait's expiry, not by the append", res.elapsed)
+	}
+}
+
+// A panic while a parked fetch is answered fails that fetch, closing its
+// connection, and not the produce that woke it: the produce is answered
+// on its own connection with its offset, its records are in the log once,
+// and the broker serves on. The produce answers the fetch on its own
+// event loop (Parked.Inline), so without the fetch's own recovery the
+// panic would fail the produce, whose records are already appended.
+func TestParkedFetchPanicFailsTheFetchNotTheProduce(t *testing.T) {
+	b := startBroker(t, t.TempDir())
+	defer nodetest.Stop(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := nodetest.Client(t, b)
+	kzerotest.CreateTopic(t, ctx, cl, "panic", 1, nil)
+	part, ok := b.Replicas().Partition(log.TopicPartition{Topic: "panic", Partition: 0})
+	if !ok {
+		t.Fatal("panic-0 is not local")
+	}
+
+	fetcher := kzerotest.Dial(t, b.Addr().String())
+	fetched := make(chan error, 1)
+	go func() {
+		_, _, err := fetcher.Fetch("panic", 0, 0, 20*time.Second)
+		fetched <- err
+	}()
+	await.True(t, 10*time.Second, func() bool { return part.Waiting() == 1 }, "the fetch parked")
+
+	defer api.SetParkedFault(func() { panic("injected") })()
+	producer := kzerotest.Dial(t, b.Addr().String())
+	p, err := producer.Produce("panic", 0, kzerotest.EncodeBatch(time.Now().UnixMilli(), []byte("v")))
+	if err != nil {
+		t.Fatalf("the produce failed with the fetch it woke: %v", err)
+	}
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil || p.BaseOffset != 0 {
+		t.Fatalf("produce: offset %d, %v", p.BaseOffset, err)
+	}
+	select {
+	case err := <-fetched:
+		if err == nil {
+			t.Fatal("the fetch whose answer panicked was answered")
+		}
+	case <-ctx.Done():
+		t.Fatal("the fetch whose answer panicked was neither answered nor closed")
+	}
+
+	// The producer's connection and the broker serve on; the record is there once.
+	if p := kzerotest.ProduceOnce(t, producer, "panic", 0, kzerotest.EncodeBatch(time.Now().UnixMilli(), []byte("w"))); p.ErrorCode != 0 || p.BaseOffset != 1 {
+		t.Fatalf("second produce: offset %d, code %d", p.BaseOffset, p.ErrorCode)
+	}
+	_, recs := kzerotest.FetchOnce(t, kzerotest.Dial(t, b.Addr().String()), "panic", 0, 0, 0)
+	if len(recs) != 2 || string(recs[0].Value) != "v" || string(recs[1].Value) != "w" {
+		t.Fatalf("the log holds %d records", len(recs))
 	}
 }

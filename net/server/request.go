@@ -156,6 +156,11 @@ func (r *Request) complete(c *Conn) {
 	c.resume()
 }
 
+// Close closes the connection once the responses queued before it are
+// written, and serves no further request; err says why, for the log. From
+// any goroutine, for a failure that no request of its own can carry.
+func (c *Conn) Close(err error) { c.fail(err) }
+
 // RawFrame is the APIKey of a request frame read without a request
 // header (Conn.SetRawFrames): its Body is the whole frame.
 const RawFrame int16 = -1
