@@ -140,6 +140,52 @@ func TestRequestAllocs(t *testing.T) {
 			t.Errorf("%s: %.2f allocations per request while serving it, want 0", c.name, float64(total)/n)
 		}
 	}
+
+	// A fetch that finds nothing parks until a produce on another
+	// connection satisfies it, and the produce answers it on its own
+	// loop. Not yet 0: each parked fetch allocates its waiter, the
+	// waiter's timer and the timer's func (replica.register), and gnet
+	// allocates a task closure and a queue node to hand the answer to
+	// the fetch's loop (Execute). The bound keeps it at those five.
+	pconn, err := net.Dial("tcp", c.nodes[0].Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pconn.Close()
+	prc := &rawConn{c: pconn, buf: make([]byte, 1<<20)}
+	const parked, parkedWarm = 300, 100
+	fetches := make([][]byte, parkedWarm+parked)
+	for i := range fetches {
+		fr.MaxWaitMillis = 10000
+		fr.Topics[0].Partitions[0].FetchOffset = (200 + n + int64(i)) * 16 // the log's end when it is sent
+		fetches[i] = encodeRequest(fr, 3)
+	}
+	wake := func(i int) {
+		if _, err := rc.c.Write(fetches[i]); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Microsecond) // the fetch parks (if not, it is answered at once: fewer allocations)
+		prc.roundTrip(t, produce)
+		rc.read(t)
+	}
+	for i := range parkedWarm {
+		wake(i)
+	}
+	allocs := servedAllocs(func() {
+		for i := range parked {
+			wake(parkedWarm + i)
+		}
+	})
+	var total int64
+	for where, count := range allocs {
+		total += count
+		t.Logf("produce and the parked fetch it wakes: %d allocations in %s", count, where)
+	}
+	// The slack is the pools' refill after the profile's GCs emptied
+	// them: about 100 allocations, however many rounds.
+	if total > 5*parked+parked/2 {
+		t.Errorf("%.2f allocations per produce and the parked fetch it wakes, want 5", float64(total)/parked)
+	}
 }
 
 // servedAllocs runs f with every allocation profiled and returns the

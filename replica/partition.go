@@ -262,7 +262,8 @@ func (p *Partition) afterAppend(info log.AppendInfo, inline bool) {
 	if s := p.mu.isr; s != nil {
 		moved, hw = s.appended(leo, nowMs()), s.hw
 	}
-	ready := readyLocked(p.mu.followerWatchers, info.Bytes)
+	var wake [4]*Waiter // ready's room on the stack: most appends wake a few fetches, or none
+	ready := readyLocked(wake[:0], p.mu.followerWatchers, info.Bytes)
 	p.mu.Unlock()
 	fire(ready, inline)
 	if moved {
@@ -287,7 +288,8 @@ func (p *Partition) onHW(hw int64, inline bool) {
 	}
 	grown := max(credited-p.mu.hwBytes, 1)
 	p.mu.hwBytes = max(p.mu.hwBytes, credited)
-	ready := p.hwReadyLocked(hw, readyLocked(p.mu.watchers, grown))
+	var wake [4]*Waiter // ready's room on the stack: most HW moves wake a few fetches, or none
+	ready := p.hwReadyLocked(hw, readyLocked(wake[:0], p.mu.watchers, grown))
 	var done []*commitWaiter
 	kept := p.mu.commits[:0]
 	for _, c := range p.mu.commits {
@@ -502,7 +504,7 @@ func (p *Partition) PreferredReadReplica(clientRack string, offset int64) int32 
 // bytes below its new HW.
 func (p *Partition) wakeReaders(grown int64) {
 	p.mu.Lock()
-	ready := readyLocked(p.mu.watchers, max(grown, 1))
+	ready := readyLocked(nil, p.mu.watchers, max(grown, 1))
 	p.mu.Unlock()
 	fire(ready, false)
 }

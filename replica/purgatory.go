@@ -147,13 +147,9 @@ func (w *Waiter) unregister() {
 	}
 }
 
-// readyLocked credits grown bytes to the waiters of set and returns those
-// now satisfied. Caller holds p.mu.
-func readyLocked[V any](set map[*Waiter]V, grown int64) []*Waiter {
-	if len(set) == 0 {
-		return nil
-	}
-	var ready []*Waiter
+// readyLocked credits grown bytes to the waiters of set and appends those
+// now satisfied to ready. Caller holds p.mu.
+func readyLocked[V any](ready []*Waiter, set map[*Waiter]V, grown int64) []*Waiter {
 	for w := range set {
 		if w.need.Add(-grown) <= 0 {
 			ready = append(ready, w)

@@ -97,6 +97,7 @@ type fetchOp struct {
 	// throttle as Kafka's does; an answer given at once takes it then.
 	charge  int64
 	charged bool
+	answer  func() // answerParked, bound once for the fetchOp's life in the pool
 }
 
 var fetchOps = sync.Pool{New: func() any {
@@ -222,8 +223,17 @@ func (h *Handler) fetch(req *server.Request) error {
 	// the goroutine of the produce that satisfies it.
 	parked := replica.Parked{Parts: f.parts, Seen: f.seen, KnownHW: f.known, Follower: f.replica >= 0, Committed: r.IsolationLevel == 1,
 		Inline: Inline(kmsg.Fetch.Int16(), r.Version)}
-	replica.Park(parked, minBytes-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, f.answerParked)
+	replica.Park(parked, minBytes-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, f.answerFunc())
 	return nil
+}
+
+// answerFunc is answerParked as a func value, made once per fetchOp (the
+// pool's New cannot: answerParked leads back to the pool).
+func (f *fetchOp) answerFunc() func() {
+	if f.answer == nil {
+		f.answer = f.answerParked
+	}
+	return f.answer
 }
 
 // parkedFault, unset but in tests, runs before a parked fetch reads
