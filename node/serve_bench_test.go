@@ -18,9 +18,19 @@ import (
 // benchNode starts one combined node for a benchmark and creates topic
 // with partitions partitions; it returns the node's address.
 func benchNode(b *testing.B, topic string, partitions int32) string {
+	return benchNodeWith(b, nil, topic, partitions, nil)
+}
+
+// benchNodeWith is benchNode with the node's config changed by mutate
+// (if not nil) and the topic created with configs.
+func benchNodeWith(b *testing.B, mutate func(*Config), topic string, partitions int32, configs map[string]*string) string {
 	b.Helper()
 	voters := map[int32]string{1: freeAddrs(b, 1)[0]}
-	n, err := Start(nodeConfig(1, b.TempDir(), voters))
+	cfg := nodeConfig(1, b.TempDir(), voters)
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	n, err := Start(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +47,7 @@ func benchNode(b *testing.B, topic string, partitions int32) string {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if res, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic); err != nil || res.Err != nil {
+	if res, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, configs, topic); err != nil || res.Err != nil {
 		b.Fatalf("create: %v %v", err, res.Err)
 	}
 	await.TrueCtx(b, ctx, func() bool { return n.Controller().Image().Topic(topic) != nil }, "the topic in the image")
@@ -55,7 +65,7 @@ func benchConn(b *testing.B, addr string) *rawConn {
 }
 
 // benchBatch is one uncompressed batch of n records of size bytes.
-func benchBatch(b *testing.B, n, size int) []byte {
+func benchBatch(b testing.TB, n, size int) []byte {
 	b.Helper()
 	var bb record.Builder
 	bb.Reset(record.BatchHeader{LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: time.Now().UnixMilli()})
@@ -72,12 +82,22 @@ func benchBatch(b *testing.B, n, size int) []byte {
 // produceRequest is an encoded acks=1 Produce v11 of batch to partitions
 // 0..partitions-1 of topic.
 func produceRequest(topic string, partitions int32, batch []byte) []byte {
+	parts := make([]int32, partitions)
+	for i := range parts {
+		parts[i] = int32(i)
+	}
+	return produceRequestTo(topic, batch, parts...)
+}
+
+// produceRequestTo is an encoded acks=1 Produce v11 of batch to the
+// partitions of topic.
+func produceRequestTo(topic string, batch []byte, partitions ...int32) []byte {
 	pr := kmsg.NewPtrProduceRequest()
 	pr.SetVersion(11)
 	pr.Acks, pr.TimeoutMillis = 1, 5000
 	pt := kmsg.NewProduceRequestTopic()
 	pt.Topic = topic
-	for p := range partitions {
+	for _, p := range partitions {
 		pp := kmsg.NewProduceRequestTopicPartition()
 		pp.Partition, pp.Records = p, batch
 		pt.Partitions = append(pt.Partitions, pp)
