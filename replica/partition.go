@@ -262,7 +262,7 @@ func (p *Partition) afterAppend(info log.AppendInfo, inline bool) {
 	if s := p.mu.isr; s != nil {
 		moved, hw = s.appended(leo, nowMs()), s.hw
 	}
-	var wake [4]*Waiter // ready's room on the stack: most appends wake a few fetches, or none
+	var wake [4]waiterRef // ready's room on the stack: most appends wake a few fetches, or none
 	ready := readyLocked(wake[:0], p.mu.followerWatchers, info.Bytes)
 	p.mu.Unlock()
 	fire(ready, inline)
@@ -288,7 +288,7 @@ func (p *Partition) onHW(hw int64, inline bool) {
 	}
 	grown := max(credited-p.mu.hwBytes, 1)
 	p.mu.hwBytes = max(p.mu.hwBytes, credited)
-	var wake [4]*Waiter // ready's room on the stack: most HW moves wake a few fetches, or none
+	var wake [4]waiterRef // ready's room on the stack: most HW moves wake a few fetches, or none
 	ready := p.hwReadyLocked(hw, readyLocked(wake[:0], p.mu.watchers, grown))
 	var done []*commitWaiter
 	kept := p.mu.commits[:0]

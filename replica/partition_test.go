@@ -560,7 +560,8 @@ func testWaiterArmsAfterRegistering(t *testing.T) {
 	m := newManager(t)
 	p := lead(t, m, "a", 1)
 	fired := make(chan string, 2)
-	w := register([]*Partition{p}, nil, 1, time.Hour, func() { fired <- "registering" }, false, false)
+	w := new(Waiter)
+	gen := w.register([]*Partition{p}, nil, 1, time.Hour, func() { fired <- "registering" }, false, false)
 	if _, err := p.Append(batch(t, 1), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +569,7 @@ func testWaiterArmsAfterRegistering(t *testing.T) {
 	if len(fired) != 0 {
 		t.Fatal("fired while registering")
 	}
-	w.arm(false)
+	w.arm(gen, false)
 	if got := <-fired; got != "registering" {
 		t.Fatal(got)
 	}
@@ -590,4 +591,102 @@ func testWaiterArmsAfterRegistering(t *testing.T) {
 	if got := <-fired; got != "timeout" || time.Since(start) < time.Hour {
 		t.Fatalf("%s after %v", got, time.Since(start))
 	}
+}
+
+// A Waiter the caller reuses wait after wait (Parked.Waiter) fires each
+// wait once, and a firing meant for an earlier wait fires no later one:
+// not an append's or HW move's that comes late (a stale generation), not
+// the timer of a wait that timed out, and not a timer that could not be
+// stopped.
+func TestReusedWaiterFiresEachWaitOnce(t *testing.T) {
+	synctest.Test(t, testReusedWaiterFiresEachWaitOnce)
+}
+
+func testReusedWaiterFiresEachWaitOnce(t *testing.T) {
+	m := newManager(t)
+	p := lead(t, m, "a", 1)
+	var w Waiter
+	fired := make(chan string, 4)
+	park := func(name string, maxWait time.Duration) uint64 {
+		Park(Parked{Parts: []*Partition{p}, Seen: []int64{p.HighWatermark()}, Waiter: &w}, 1, maxWait, func() { fired <- name })
+		return w.state.Load() >> 2
+	}
+	expect := func(want string) {
+		t.Helper()
+		synctest.Wait()
+		select {
+		case got := <-fired:
+			if got != want {
+				t.Fatalf("%s fired, want %s", got, want)
+			}
+		default:
+			t.Fatalf("nothing fired, want %s", want)
+		}
+		synctest.Wait()
+		if len(fired) != 0 {
+			t.Fatalf("%s fired as well", <-fired)
+		}
+	}
+
+	// Woken by data; then a late firing of that wait reaches the next.
+	first := park("data", time.Hour)
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	expect("data")
+	second := park("next", time.Hour)
+	if second != first+1 {
+		t.Fatalf("generation %d after %d", second, first)
+	}
+	w.trigger(first, false)
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatalf("a stale firing fired %s", <-fired)
+	}
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	expect("next")
+
+	// Timed out; the reset timer times the next wait from its start.
+	park("timeout", time.Minute)
+	time.Sleep(time.Minute - time.Millisecond) // fake time
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatalf("%s fired before its minute", <-fired)
+	}
+	time.Sleep(time.Millisecond)
+	expect("timeout")
+	park("after timeout", time.Hour)
+	time.Sleep(time.Minute) // the first timer's span, again
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatalf("%s fired after a minute of an hour's wait", <-fired)
+	}
+	time.Sleep(time.Hour - time.Minute)
+	expect("after timeout")
+
+	// A timer that could not be stopped (it fired as the data came) is
+	// left to fire into its own generation; the next wait gets another.
+	stale := park("raced", time.Hour)
+	old := w.timer
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	expect("raced")
+	w.timer = nil // as unregister leaves it when Stop fails
+	old.gen.Store(stale)
+	park("last", time.Hour)
+	old.fire() // the late firing
+	synctest.Wait()
+	if len(fired) != 0 {
+		t.Fatalf("the unstoppable timer fired %s", <-fired)
+	}
+	if w.timer == old {
+		t.Fatal("the next wait kept the old timer")
+	}
+	if _, err := p.Append(batch(t, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	expect("last")
 }

@@ -17,24 +17,49 @@ import (
 // than after replica.fetch.wait.max.ms. It holds no goroutine while
 // waiting. It fires only once registered on every partition: a firing
 // that comes sooner waits for the registration to end.
+//
+// A Waiter may be the caller's, reused wait after wait (Parked.Waiter), so
+// that a parked fetch allocates nothing: each wait is a generation, and
+// every firing (an append's, a HW move's, the timer's) names the
+// generation it was meant for; one that comes after the waiter fired and
+// began another wait finds a later generation and does nothing.
 type Waiter struct {
-	need     atomic.Int64 // bytes still wanted
+	state    atomic.Uint64 // generation<<2 | phase (registering, deferred, armed, fired)
+	need     atomic.Int64  // bytes still wanted
 	fire     func()
-	timer    atomic.Pointer[time.Timer]
+	timer    *waiterTimer // nil until the first wait with a timeout
 	parts    []*Partition
 	follower bool
-	inline   bool         // Parked.Inline
-	state    atomic.Int32 // registering, deferred or armed
-	once     sync.Once
+	inline   bool // Parked.Inline
 }
 
-// A Waiter's states: a firing while it registers is deferred until it is
-// armed.
+// A Waiter's phases in a generation: a firing while it registers is
+// deferred until it is armed; fired is final.
 const (
-	registering int32 = iota
+	registering uint64 = iota
 	deferred
 	armed
+	fired
 )
+
+// waiterTimer is a Waiter's timer, kept from one wait to the next. Its
+// func reads the generation from the waiterTimer rather than the Waiter:
+// a timer whose firing could not be stopped is left to fire into its own
+// past generation, and the Waiter takes a new one.
+type waiterTimer struct {
+	t   *time.Timer
+	w   *Waiter
+	gen atomic.Uint64
+}
+
+func (wt *waiterTimer) fire() { wt.w.trigger(wt.gen.Load(), true) }
+
+// waiterRef is a Waiter found ready under a partition's lock, with the
+// generation it was registered for.
+type waiterRef struct {
+	w   *Waiter
+	gen uint64
+}
 
 // Parked is what a fetch that found too little read, for its waiter
 // (Park): the partitions, the offset each read could go up to (a
@@ -51,6 +76,9 @@ type Parked struct {
 	// may call it on its own goroutine (see fire). Not for a fetch that
 	// converts message formats.
 	Inline bool
+	// Waiter, if not nil, is the caller's to wait with, and to reuse for
+	// its next Park once this one's fire has been called.
+	Waiter *Waiter
 }
 
 // Park registers the waiter of a fetch that read r: it calls fire (from
@@ -64,7 +92,11 @@ type Parked struct {
 // r's slices until it calls fire, which may then reuse them for its own
 // read: the caller must not touch them after Park returns.
 func Park(r Parked, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
-	w := register(r.Parts, r.KnownHW, minBytes, maxWait, fire, r.Follower, r.Inline)
+	w := r.Waiter
+	if w == nil {
+		w = new(Waiter)
+	}
+	gen := w.register(r.Parts, r.KnownHW, minBytes, maxWait, fire, r.Follower, r.Inline)
 	moved := false
 	for i, p := range r.Parts {
 		if p.ReadBound(r.Follower, r.Committed) > r.Seen[i] || r.Follower && p.HighWatermark() > r.KnownHW[i] {
@@ -72,7 +104,7 @@ func Park(r Parked, minBytes int64, maxWait time.Duration, fire func()) *Waiter 
 			break
 		}
 	}
-	w.arm(moved)
+	w.arm(gen, moved)
 	return w
 }
 
@@ -80,15 +112,18 @@ func Park(r Parked, minBytes int64, maxWait time.Duration, fire func()) *Waiter 
 // another goroutine) once minBytes more bytes are below their HW or
 // maxWait passes.
 func Wait(parts []*Partition, minBytes int64, maxWait time.Duration, fire func()) *Waiter {
-	w := register(parts, nil, minBytes, maxWait, fire, false, false)
-	w.arm(false)
+	w := new(Waiter)
+	w.arm(w.register(parts, nil, minBytes, maxWait, fire, false, false), false)
 	return w
 }
 
-// register registers a waiter on parts, not yet armed.
-func register(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Duration, fire func(), follower, inline bool) *Waiter {
-	w := &Waiter{fire: fire, parts: parts, follower: follower, inline: inline}
+// register starts the waiter's next generation on parts, not yet armed,
+// and returns it.
+func (w *Waiter) register(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.Duration, fire func(), follower, inline bool) uint64 {
+	gen := w.state.Load()>>2 + 1
+	w.fire, w.parts, w.follower, w.inline = fire, parts, follower, inline
 	w.need.Store(max(minBytes, 1))
+	w.state.Store(gen<<2 | registering)
 	for i, p := range parts {
 		p.mu.Lock()
 		if follower {
@@ -98,43 +133,83 @@ func register(parts []*Partition, knownHW []int64, minBytes int64, maxWait time.
 		}
 		p.mu.Unlock()
 	}
-	// An append may fire the waiter before the timer exists; the timer
-	// then fires into a spent Once.
-	w.timer.Store(time.AfterFunc(maxWait, w.trigger))
-	return w
+	// An append may fire the waiter before the timer is set; the timer
+	// then fires into a spent generation.
+	if w.timer == nil {
+		wt := &waiterTimer{w: w}
+		wt.gen.Store(gen)
+		wt.t = time.AfterFunc(maxWait, wt.fire)
+		w.timer = wt
+	} else {
+		w.timer.gen.Store(gen)
+		w.timer.t.Reset(maxWait)
+	}
+	return gen
 }
 
-// arm lets the waiter fire, and fires it when now is set or a firing came
-// while it registered.
-func (w *Waiter) arm(now bool) {
-	if now || !w.state.CompareAndSwap(registering, armed) {
-		w.state.Store(armed)
-		go w.trigger()
+// arm lets generation gen of the waiter fire, and fires it when now is
+// set or a firing came while it registered.
+func (w *Waiter) arm(gen uint64, now bool) {
+	if now || !w.state.CompareAndSwap(gen<<2|registering, gen<<2|armed) {
+		w.state.Store(gen<<2 | armed)
+		go w.trigger(gen, false)
 	}
 }
 
-// trigger fires the waiter once and unregisters it; before it is armed,
-// it leaves the firing to arm.
-func (w *Waiter) trigger() {
-	if w.state.CompareAndSwap(registering, deferred) || w.state.Load() == deferred {
-		return
+// trigger fires generation gen of the waiter once and unregisters it;
+// before it is armed, it leaves the firing to arm; for a later generation
+// it does nothing. byTimer: the waiter's timer calls it, so stopping the
+// timer is moot.
+func (w *Waiter) trigger(gen uint64, byTimer bool) {
+	for {
+		s := w.state.Load()
+		if s>>2 != gen {
+			return
+		}
+		switch s & 3 {
+		case registering:
+			if w.state.CompareAndSwap(s, gen<<2|deferred) {
+				return
+			}
+		case armed:
+			if w.state.CompareAndSwap(s, gen<<2|fired) {
+				w.unregister(byTimer)
+				w.fire() // the caller may reuse w from here on
+				return
+			}
+		default: // deferred until armed, or fired
+			return
+		}
 	}
-	w.once.Do(func() {
-		w.unregister()
-		w.fire()
-	})
 }
 
 // Fire fires the waiter now (once, like any firing): its caller saw data
 // arrive that the registration may have missed.
-func (w *Waiter) Fire() { go w.trigger() }
+func (w *Waiter) Fire() {
+	gen := w.state.Load() >> 2
+	go w.trigger(gen, false)
+}
 
 // Cancel unregisters the waiter without firing it.
-func (w *Waiter) Cancel() { w.once.Do(w.unregister) }
+func (w *Waiter) Cancel() {
+	for {
+		s := w.state.Load()
+		if s&3 == fired {
+			return
+		}
+		if w.state.CompareAndSwap(s, s&^3|fired) {
+			w.unregister(false)
+			return
+		}
+	}
+}
 
-func (w *Waiter) unregister() {
-	if t := w.timer.Load(); t != nil {
-		t.Stop()
+// unregister stops the timer and takes the waiter off its partitions. A
+// timer that fired meanwhile (Stop fails) is left to fire into this
+// generation, and the next wait gets a new one.
+func (w *Waiter) unregister(byTimer bool) {
+	if !byTimer && w.timer != nil && !w.timer.t.Stop() {
+		w.timer = nil
 	}
 	for _, p := range w.parts {
 		p.mu.Lock()
@@ -149,14 +224,18 @@ func (w *Waiter) unregister() {
 
 // readyLocked credits grown bytes to the waiters of set and appends those
 // now satisfied to ready. Caller holds p.mu.
-func readyLocked[V any](ready []*Waiter, set map[*Waiter]V, grown int64) []*Waiter {
+func readyLocked[V any](ready []waiterRef, set map[*Waiter]V, grown int64) []waiterRef {
 	for w := range set {
 		if w.need.Add(-grown) <= 0 {
-			ready = append(ready, w)
+			ready = append(ready, w.ref())
 		}
 	}
 	return ready
 }
+
+// ref is the waiter with its generation. Caller holds the lock of a
+// partition it is registered on, so that is the generation registered.
+func (w *Waiter) ref() waiterRef { return waiterRef{w, w.state.Load() >> 2} }
 
 // fire runs satisfied waiters. With inline set, the caller (a client's
 // produce, a follower's fetch: no locks held) answers the fetches that
@@ -167,22 +246,22 @@ func readyLocked[V any](ready []*Waiter, set map[*Waiter]V, grown int64) []*Wait
 // steady 3,000 produces a second (latency-raw-1k-50mbs). Every other
 // waiter gets its own goroutine, so that what it does cannot hold up the
 // caller.
-func fire(ready []*Waiter, inline bool) {
-	for _, w := range ready {
-		if inline && w.inline {
-			w.trigger()
+func fire(ready []waiterRef, inline bool) {
+	for _, r := range ready {
+		if inline && r.w.inline {
+			r.w.trigger(r.gen, false)
 		} else {
-			go w.trigger()
+			go r.w.trigger(r.gen, false)
 		}
 	}
 }
 
 // hwReadyLocked returns the follower waiters that knew a HW below hw.
 // Caller holds p.mu.
-func (p *Partition) hwReadyLocked(hw int64, ready []*Waiter) []*Waiter {
+func (p *Partition) hwReadyLocked(hw int64, ready []waiterRef) []waiterRef {
 	for w, known := range p.mu.followerWatchers {
 		if known < hw {
-			ready = append(ready, w)
+			ready = append(ready, w.ref())
 		}
 	}
 	return ready
@@ -191,12 +270,12 @@ func (p *Partition) hwReadyLocked(hw int64, ready []*Waiter) []*Waiter {
 // wakeAll answers every fetch waiting on the partition: its role changed.
 func (p *Partition) wakeAll() {
 	p.mu.Lock()
-	var ready []*Waiter
+	var ready []waiterRef
 	for w := range p.mu.watchers {
-		ready = append(ready, w)
+		ready = append(ready, w.ref())
 	}
 	for w := range p.mu.followerWatchers {
-		ready = append(ready, w)
+		ready = append(ready, w.ref())
 	}
 	p.mu.Unlock()
 	fire(ready, false)

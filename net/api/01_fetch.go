@@ -98,6 +98,9 @@ type fetchOp struct {
 	charge  int64
 	charged bool
 	answer  func() // answerParked, bound once for the fetchOp's life in the pool
+	// waiter is what the fetch parks with (replica.Parked.Waiter): kept
+	// with the fetchOp in the pool, it is reused by its next park.
+	waiter replica.Waiter
 }
 
 var fetchOps = sync.Pool{New: func() any {
@@ -222,7 +225,7 @@ func (h *Handler) fetch(req *server.Request) error {
 	// A fetch that converts message formats (v0-v3) is not answered on
 	// the goroutine of the produce that satisfies it.
 	parked := replica.Parked{Parts: f.parts, Seen: f.seen, KnownHW: f.known, Follower: f.replica >= 0, Committed: r.IsolationLevel == 1,
-		Inline: Inline(kmsg.Fetch.Int16(), r.Version)}
+		Inline: Inline(kmsg.Fetch.Int16(), r.Version), Waiter: &f.waiter}
 	replica.Park(parked, minBytes-bytes, time.Duration(r.MaxWaitMillis)*time.Millisecond, f.answerFunc())
 	return nil
 }
