@@ -9,14 +9,15 @@ import (
 )
 
 // BenchmarkLoopStall measures what another connection's produce served on
-// an event loop (api.Inline) costs the other connections of that loop: a
-// small produce (one 1 KiB record, partition 1) is timed on a connection
-// alone, then beside a producer flat out (partition 0, one request in
-// flight) on the same loop (the node has one event loop):
+// an event loop (api.Inline) costs the other connections of that loop
+// (docs/perf/loopstall.md): a small produce (one 1 KiB record, partition
+// 1) is timed on a connection alone, then beside a producer flat out
+// (partition 0, one request in flight) on the same loop (the node has one
+// event loop):
 //
 //   - beside-large: 1 MB batches, a segment roll every 16 appends
 //     (segment.bytes 16 MiB);
-//   - beside-rolls: 64 KiB batches, appended on the loop, a segment roll
+//   - beside-rolls: 64 KiB batches, a segment roll
 //     every 16 appends (segment.bytes 1 MiB, Kafka's least), so the
 //     rolls are what the probe waits behind.
 //

@@ -13,36 +13,11 @@ import (
 )
 
 // A produce whose second partition takes its compressed bytes past what
-// the event loop validates (net/api offLoopCompressedBytes), or its bytes
-// past what the loop appends (offLoopBytes), appends the first partition
-// on the loop and the rest on a goroutine: every partition is appended,
-// answered in the request's order, and the connection's next request is
-// answered after it.
+// the event loop validates (net/api offLoopCompressedBytes) appends the
+// first partition on the loop and the rest on a goroutine: every
+// partition is appended, answered in the request's order, and the
+// connection's next request is answered after it.
 func TestProduceContinuesOffTheLoop(t *testing.T) {
-	type batch struct {
-		codec record.Codec
-		n     int // 1 KiB records, incompressible
-	}
-	for _, c := range []struct {
-		name    string
-		batches []batch
-	}{
-		{"compressed", []batch{{record.CodecLZ4, 8}, {record.CodecZstd, 24}, {record.CodecNone, 4}}},
-		{"large", []batch{{record.CodecNone, 200}, {record.CodecNone, 200}, {record.CodecNone, 4}}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			testProduceOffLoop(t, func(encode func(record.Codec, int) []byte) (out [][]byte) {
-				for _, b := range c.batches {
-					out = append(out, encode(b.codec, b.n))
-				}
-				return out
-			})
-		})
-	}
-}
-
-// testProduceOffLoop produces the batches of three partitions, twice.
-func testProduceOffLoop(t *testing.T, batches func(encode func(record.Codec, int) []byte) [][]byte) {
 	c := startCluster(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -72,7 +47,7 @@ func testProduceOffLoop(t *testing.T, batches func(encode func(record.Codec, int
 		}
 		return out
 	}
-	records := batches(batch)
+	records := [][]byte{batch(record.CodecLZ4, 8), batch(record.CodecZstd, 24), batch(record.CodecNone, 4)}
 	pr := kmsg.NewPtrProduceRequest()
 	pr.SetVersion(11)
 	pr.Acks, pr.TimeoutMillis = 1, 5000

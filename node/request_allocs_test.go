@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/log"
+	"kzero/record"
 )
 
 // rawConn sends pre-encoded requests and reads responses into one reused
@@ -75,10 +77,12 @@ func encodeRequest(m kmsg.Request, corr int32) []byte {
 // while they are read, served and answered, in steady state: the request
 // and response structs, their slices and the fetch's bookkeeping are
 // pooled, the request is decoded into them (net/api/request_decode.go),
-// and sendfile's offset is not taken by address from the stack. A large
-// produce, appended off the event loop, and a fetch that parks allocate
-// only what gnet takes to hand their answer from another goroutine.
+// and sendfile's offset is not taken by address from the stack. A produce
+// of large compressed batches, appended off the event loop, and a fetch
+// that parks allocate only what gnet takes to hand their answer from
+// another goroutine.
 func TestRequestAllocs(t *testing.T) {
+	const compressedRecords = 32
 	if racePoolDrops {
 		t.Skip("the race detector's sync.Pool drops pooled values on purpose")
 	}
@@ -121,16 +125,28 @@ func TestRequestAllocs(t *testing.T) {
 	fr.Topics = append(fr.Topics, ft)
 	fetch := encodeRequest(fr, 2)
 
-	// A produce over net/api's offLoopBytes is appended off the event loop.
-	pr.Topics[0].Partitions[0].Records = benchBatch(t, 300, 1024)
-	produceLarge := encodeRequest(pr, 4)
+	// A produce of more compressed bytes than net/api's
+	// offLoopCompressedBytes is validated and appended off the event loop.
+	var lz4 record.Builder
+	lz4.Reset(record.BatchHeader{Codec: record.CodecLZ4, BaseTimestamp: time.Now().UnixMilli(), LastOffsetDelta: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1})
+	for i := range compressedRecords {
+		v := make([]byte, 1024)
+		rand.Read(v) // incompressible: 32 KiB compressed
+		lz4.Add(&record.Record{OffsetDelta: int32(i), Value: v})
+	}
+	compressed, err := lz4.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Topics[0].Partitions[0].Records = compressed
+	produceCompressed := encodeRequest(pr, 4)
 	pr.Topics[0].Partitions[0].Records = batch
 
 	const warm, n = 200, 1000
 	for range warm {
 		rc.roundTrip(t, produce)
 		rc.roundTrip(t, fetch)
-		rc.roundTrip(t, produceLarge)
+		rc.roundTrip(t, produceCompressed)
 	}
 	for _, c := range []struct {
 		name string
@@ -141,7 +157,7 @@ func TestRequestAllocs(t *testing.T) {
 		{"fetch", fetch, 0},
 		// Answered from the goroutine that appended it: gnet's task
 		// closure and queue node hand the answer to the loop (Execute).
-		{"large produce", produceLarge, 2},
+		{"compressed produce", produceCompressed, 2},
 	} {
 		allocs := servedAllocs(func() {
 			for range n {
@@ -173,7 +189,7 @@ func TestRequestAllocs(t *testing.T) {
 	fetches := make([][]byte, parkedWarm+parked)
 	for i := range fetches {
 		fr.MaxWaitMillis = 10000
-		fr.Topics[0].Partitions[0].FetchOffset = (warm+n)*(16+300) + int64(i)*16 // the log's end when it is sent
+		fr.Topics[0].Partitions[0].FetchOffset = (warm+n)*(16+compressedRecords) + int64(i)*16 // the log's end when it is sent
 		fetches[i] = encodeRequest(fr, 3)
 	}
 	part, ok := c.nodes[0].Replicas().Partition(log.TopicPartition{Topic: "allocs"})

@@ -79,7 +79,6 @@ type produceOp struct {
 	topicErr    error
 	failed      bool
 	compressed  int
-	bytes       int
 	offLoop     bool
 	// Off the loop: the pass's handler and request, and appendRest as a
 	// func value.
@@ -104,7 +103,7 @@ func (op *produceOp) free() {
 	clear(op.waits)
 	op.waits = op.waits[:0]
 	op.resolved = false
-	op.denied, op.topic, op.part, op.name, op.topicErr, op.failed, op.compressed, op.bytes, op.offLoop = nil, 0, 0, "", nil, false, 0, 0, false
+	op.denied, op.topic, op.part, op.name, op.topicErr, op.failed, op.compressed, op.offLoop = nil, 0, 0, "", nil, false, 0, false
 	op.h, op.sreq = nil, nil
 	produceOps.Put(op)
 }
@@ -129,14 +128,6 @@ func (op *produceOp) responseTopics() {
 // goroutine costs a few microseconds.
 const offLoopCompressedBytes = 16 << 10
 
-// offLoopBytes is how many batch bytes a produce may carry and still be
-// appended on the event loop: the CRC, the record walk and the copy into
-// the page cache cost about a microsecond per 4 KiB (ten times that into
-// pages the host must fault in), and the loop's other connections wait
-// for them (BenchmarkLoopStall in node), while the hop to a goroutine
-// costs a few microseconds.
-const offLoopBytes = 256 << 10
-
 // errOffLoop is appendPartition's answer for a partition that must not be
 // appended on the event loop: appendAll continues on a goroutine.
 var errOffLoop = errors.New("append off the event loop")
@@ -146,11 +137,13 @@ var errOffLoop = errors.New("append off the event loop")
 // is parsed once, by appendPartition, which also tells whether the
 // partition would hold up the event loop this produce may be served on,
 // and its other connections: a round trip to another broker's
-// transaction coordinator, the decompression that validates large
-// compressed batches (milliseconds of CPU), or a large append (from
-// offLoopBytes: BenchmarkLoopStall in node measured a small produce
-// beside 1 MB appends on one loop at p50 0.49 ms and p99 11 ms served on
-// it, 0.1 and 1.4 ms off it). From such a partition on, the
+// transaction coordinator, or the decompression that validates large
+// compressed batches (milliseconds of CPU). Large uncompressed appends
+// stay on the loop: off it, a small produce beside 1 MB appends on one
+// loop waited p50 0.1 ms and p99 1.4 ms rather than 0.49 and 11 ms
+// (BenchmarkLoopStall in node), but the broker spent about 10% more CPU
+// per GiB on produce-100-producers, whose requests are a few hundred KiB
+// (docs/perf/loopstall.md). From such a partition on, the
 // pass continues on a goroutine; the request stays valid until it
 // completes, and the connection's next request waits for that.
 func (h *Handler) appendAll(req *server.Request, op *produceOp) error {
@@ -289,8 +282,8 @@ func failPartition(version int16, rp *kmsg.ProduceResponseTopicPartition, err er
 // event loop (not op.offLoop) it answers errOffLoop, having appended
 // nothing, for a partition that would hold the loop up: a transactional
 // batch that another broker's transaction coordinator must verify, or a
-// batch that takes the request's bytes over offLoopBytes, or its
-// compressed bytes over offLoopCompressedBytes.
+// compressed batch that takes the request's compressed bytes over
+// offLoopCompressedBytes.
 func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, op *produceOp, rp *kmsg.ProduceResponseTopicPartition) (*replica.Partition, int64, error) {
 	r := &op.req
 	acks := r.Acks
@@ -310,7 +303,7 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, op *pro
 	// A v0-v2 message set does not parse as a batch: its size never
 	// sends it off the loop.
 	b, _, berr := record.ParseBatch(records)
-	if !op.offLoop && berr == nil && op.holdsLoop(b) {
+	if !op.offLoop && berr == nil && op.decompressesMuch(b) {
 		return nil, 0, errOffLoop
 	}
 	if r.Version < 3 {
@@ -337,15 +330,13 @@ func (h *Handler) appendPartition(tp log.TopicPartition, records []byte, op *pro
 	return p, info.LastOffset + 1, nil
 }
 
-// holdsLoop adds a batch to the bytes op has appended and reports whether
-// they went over offLoopBytes, or its compressed ones over
-// offLoopCompressedBytes.
-func (op *produceOp) holdsLoop(b record.Batch) bool {
-	op.bytes += len(b)
+// decompressesMuch adds a compressed batch to the compressed bytes op has
+// validated and reports whether they went over offLoopCompressedBytes.
+func (op *produceOp) decompressesMuch(b record.Batch) bool {
 	if b.Compression() != record.CodecNone {
 		op.compressed += len(b)
 	}
-	return op.compressed > offLoopCompressedBytes || op.bytes > offLoopBytes
+	return op.compressed > offLoopCompressedBytes
 }
 
 // verifiesRemotely reports whether the transaction of r is coordinated on
