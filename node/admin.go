@@ -37,6 +37,7 @@ func (n *Node) metricsHandler() http.Handler {
 		func() float64 { return float64(n.ServerStats().RequestBytesHeld) }))
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer, or through the user-space TLS relay (sendfile into it, then copied).", func(s server.Stats) int64 { return s.CopiedBytes })
+	counter("direct_response_writes_total", "Responses written by the goroutine that completed them (a produce answering a waiting fetch, a timer) rather than by their connection's event loop.", func(s server.Stats) int64 { return s.DirectWrites })
 	counter("tls_handshakes_total", "TLS handshakes completed.", func(s server.Stats) int64 { return s.TLSHandshakes })
 	counter("tls_handshake_failures_total", "TLS handshakes failed (the connection was closed).", func(s server.Stats) int64 { return s.TLSHandshakeFailures })
 	counter("tls_kernel_connections_total", "TLS connections whose records the kernel protects (kTLS: fetches keep sendfile).", func(s server.Stats) int64 { return s.KernelTLSConns })

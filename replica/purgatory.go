@@ -225,6 +225,9 @@ func (w *Waiter) unregister(byTimer bool) {
 // readyLocked credits grown bytes to the waiters of set and appends those
 // now satisfied to ready. Caller holds p.mu.
 func readyLocked[V any](ready []waiterRef, set map[*Waiter]V, grown int64) []waiterRef {
+	if len(set) == 0 {
+		return ready
+	}
 	for w := range set {
 		if w.need.Add(-grown) <= 0 {
 			ready = append(ready, w.ref())

@@ -80,11 +80,10 @@ type produceOp struct {
 	failed      bool
 	compressed  int
 	offLoop     bool
-	// Off the loop: the pass's handler and request, and appendRest as a
-	// func value.
+	// Off the loop: the pass's handler and request.
 	h    *Handler
 	sreq *server.Request
-	rest func()
+	rest func() // appendRest, bound once for op's life in the pool
 }
 
 var produceOps = sync.Pool{New: func() any { return new(produceOp) }}
@@ -168,10 +167,7 @@ func (h *Handler) appendAll(req *server.Request, op *produceOp) error {
 				part, next, err = h.appendPartition(log.TopicPartition{Topic: op.name, Partition: p.Partition}, p.Records, op, rp)
 				if err == errOffLoop {
 					op.offLoop, op.h, op.sreq = true, h, req
-					if op.rest == nil {
-						op.rest = op.appendRest // bound once for op's life in the pool
-					}
-					go op.rest()
+					go op.restFunc()()
 					return nil
 				}
 				if err == nil && r.Acks == -1 {
@@ -185,6 +181,15 @@ func (h *Handler) appendAll(req *server.Request, op *produceOp) error {
 		}
 	}
 	return h.answerProduce(req, op)
+}
+
+// restFunc is appendRest as a func value, made once per produceOp (as
+// fetchOp.answerFunc: the pool's New cannot, appendRest leads back to it).
+func (op *produceOp) restFunc() func() {
+	if op.rest == nil {
+		op.rest = op.appendRest
+	}
+	return op.rest
 }
 
 // appendRest continues appendAll off the event loop.

@@ -158,6 +158,16 @@ func (c *Conn) send(resp *wire.Response) {
 		return
 	}
 	c.mu.outbox = append(c.mu.outbox, resp)
+	if c.mu.direct {
+		c.mu.Unlock() // the goroutine writing directly takes it
+		return
+	}
+	if !c.mu.scheduled && !c.mu.inline && c.mu.loopIdle && resp.Size() <= directMaxBytes {
+		c.mu.direct = true
+		c.mu.Unlock()
+		c.writeDirect()
+		return
+	}
 	c.scheduleLocked()
 	c.mu.Unlock()
 }
@@ -172,7 +182,9 @@ func (c *Conn) fail(err error) {
 	}
 	c.mu.failed = true
 	c.mu.outbox = append(c.mu.outbox, nil)
-	c.scheduleLocked()
+	if !c.mu.direct { // else the goroutine writing directly hands it to the loop
+		c.scheduleLocked()
+	}
 	c.mu.Unlock()
 	c.srv.log.Info("closing connection: request failed", "conn", c.id, "remote", c.remote, "err", err)
 }
@@ -224,6 +236,7 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 	c.loop.drainTask = gnet.RunnableFunc(c.drain)
 	c.loop.resumeTask = gnet.RunnableFunc(c.resumeReading)
 	c.loop.wakeTask = gnet.RunnableFunc(c.writable)
+	c.mu.loopIdle = true
 	c.lastActive.Store(s.now())
 	s.register(c)
 	s.stats.opened.Add(1)
@@ -235,6 +248,8 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 // a write of this connection (gnet closes on a write error).
 func (c *Conn) onClose(err error) {
 	l := &c.loop
+	c.wmu.Lock() // wait for a direct write to end
+	defer c.wmu.Unlock()
 	l.dead = true
 	c.srv.poller.forget(c)
 	c.srv.mem.forget(c)

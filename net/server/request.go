@@ -186,7 +186,11 @@ type Conn struct {
 	// it without a lock.
 	value any
 
-	loop loopState // owned by the event loop
+	loop loopState // owned by the event loop, or by writeDirect while c.mu.direct
+
+	// wmu is held by writeDirect while it writes, and by OnClose, so that
+	// the socket is not closed (and its descriptor reused) under it.
+	wmu sync.Mutex
 
 	lastActive  atomic.Int64 // monotonic ns since the server's epoch
 	outstanding atomic.Int32 // requests read whose response is not yet written
@@ -203,6 +207,8 @@ type Conn struct {
 		scheduled bool             // a drain of outbox is due (queued on the loop, or inline)
 		queued    bool             // that drain is a task queued with Execute
 		inline    bool             // a request is being served on the loop (Config.Inline)
+		direct    bool             // a goroutine writes the outbox itself (writeDirect)
+		loopIdle  bool             // the loop holds nothing to write (write)
 		failed    bool             // Fail was called: nothing more is served or queued
 		closed    bool             // the connection is gone
 	}

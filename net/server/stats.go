@@ -65,6 +65,11 @@ type Stats struct {
 	// Runners counts runner goroutines started: for requests not served
 	// on the loop (not Inline, or queued behind a request being served).
 	Runners int64
+	// DirectWrites counts responses written by the goroutine that
+	// completed them rather than by their connection's loop (writeDirect);
+	// DirectHandovers the times such a write left the rest to the loop
+	// (the socket was full, or the connection is closing).
+	DirectWrites, DirectHandovers int64
 }
 
 // counters are the live Stats, updated by event loops and handlers.
@@ -75,6 +80,7 @@ type counters struct {
 	readPauses, frameGrow, mutes   atomic.Int64
 	connLimited, acceptWaits       atomic.Int64
 	responseWrites, runners        atomic.Int64
+	directWrites, directHandovers  atomic.Int64
 
 	tlsHandshakes, tlsFailed atomic.Int64
 	kernelTLS, userTLS       atomic.Int64
@@ -107,5 +113,7 @@ func (c *counters) snapshot() Stats {
 		AcceptWaits:           c.acceptWaits.Load(),
 		ResponseWrites:        c.responseWrites.Load(),
 		Runners:               c.runners.Load(),
+		DirectWrites:          c.directWrites.Load(),
+		DirectHandovers:       c.directHandovers.Load(),
 	}
 }
