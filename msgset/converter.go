@@ -127,7 +127,7 @@ func (c *Converter) unwrap(w *message, limit int) error {
 		// KAFKA-3160: magic 0's LZ4 header checksum is ignored. Set the
 		// right one for the decoder, and put the byte back after.
 		if old, ok := lz4FixChecksum(w.value); ok {
-			defer func() { w.value[lz4Descriptor(w.value)] = old }()
+			defer func() { w.value[record.LZ4HeaderChecksumAt(w.value)] = old }()
 		}
 	}
 	c.inflated.Reset()

@@ -362,7 +362,7 @@ func TestLZ4Checksums(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := lz4Descriptor(frame)
+	hc := record.LZ4HeaderChecksumAt(frame)
 	if hc < 0 || frame[hc] != record.LZ4HeaderChecksum(frame[4:hc]) {
 		t.Fatalf("header checksum %x, LZ4HeaderChecksum gives %x", frame[hc], record.LZ4HeaderChecksum(frame[4:hc]))
 	}
@@ -373,7 +373,7 @@ func TestLZ4Checksums(t *testing.T) {
 		t.Fatal(err)
 	}
 	value := down[12+14:]
-	hc = lz4Descriptor(value)
+	hc = record.LZ4HeaderChecksumAt(value)
 	if value[hc] != record.LZ4HeaderChecksum(value[:hc]) {
 		t.Fatal("magic 0 frame without Kafka's header checksum")
 	}

@@ -1,10 +1,6 @@
 package msgset
 
-import (
-	"encoding/binary"
-
-	"kzero/record"
-)
+import "kzero/record"
 
 // Magic 0's LZ4 frames (KAFKA-3160). The LZ4 frame format's header
 // checksum (HC) is the second byte of the xxHash32 of the frame
@@ -16,30 +12,11 @@ import (
 //
 //	magic 0x184D2204 (LE)  FLG  BD  [content size 8]  [dict id 4]  HC  blocks...
 
-// lz4Descriptor returns the position of the header checksum byte of the
-// frame f, or -1 when f does not start with a whole LZ4 frame header.
-func lz4Descriptor(f []byte) int {
-	if len(f) < 7 || binary.LittleEndian.Uint32(f) != record.LZ4FrameMagic {
-		return -1
-	}
-	hc := 6 // magic, FLG, BD
-	if f[4]&0x08 != 0 {
-		hc += 8 // content size
-	}
-	if f[4]&0x01 != 0 {
-		hc += 4 // dictionary id
-	}
-	if hc >= len(f) {
-		return -1
-	}
-	return hc
-}
-
 // lz4FixChecksum sets the header checksum of frame f to the one the frame
 // format defines and returns the byte it replaced, to be put back with
 // lz4Restore. ok is false when f has no whole frame header.
 func lz4FixChecksum(f []byte) (old byte, ok bool) {
-	hc := lz4Descriptor(f)
+	hc := record.LZ4HeaderChecksumAt(f)
 	if hc < 0 {
 		return 0, false
 	}
@@ -51,7 +28,7 @@ func lz4FixChecksum(f []byte) (old byte, ok bool) {
 // lz4BreakChecksum sets the header checksum of f to Kafka's magic 0 one:
 // hashed from the frame's first byte.
 func lz4BreakChecksum(f []byte) {
-	if hc := lz4Descriptor(f); hc >= 0 {
+	if hc := record.LZ4HeaderChecksumAt(f); hc >= 0 {
 		f[hc] = record.LZ4HeaderChecksum(f[:hc])
 	}
 }

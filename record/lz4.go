@@ -51,14 +51,11 @@ func decodeLZ4Frames(dst, src []byte, limit int) (out []byte, ok bool, err error
 			return dst[:start], false, nil
 		}
 		blockMax := 1 << (8 + 2*int(bd>>4)) // 4: 64 KiB ... 7: 4 MiB
-		desc := 2                           // FLG, BD
-		if flg&lz4FlagSize != 0 {
-			desc += 8
-		}
-		p := 4 + desc + 1 // magic, descriptor, header checksum
-		if len(src) < p || src[p-1] != LZ4HeaderChecksum(src[4:4+desc]) {
+		hc := LZ4HeaderChecksumAt(src)
+		if hc < 0 || src[hc] != LZ4HeaderChecksum(src[4:hc]) {
 			return dst[:start], false, nil
 		}
+		p := hc + 1
 		frameStart := len(dst)
 		for {
 			if len(src)-p < 4 {
@@ -102,6 +99,27 @@ func decodeLZ4Frames(dst, src []byte, limit int) (out []byte, ok bool, err error
 		src = src[p:]
 	}
 	return dst, true, nil
+}
+
+// LZ4HeaderChecksumAt returns the position of the header checksum (HC)
+// of the LZ4 frame f, after the magic number and the descriptor (FLG, BD,
+// and the content size and dictionary ID if FLG says so), or -1 when f
+// does not start with a whole frame header.
+func LZ4HeaderChecksumAt(f []byte) int {
+	if len(f) < 7 || binary.LittleEndian.Uint32(f) != LZ4FrameMagic {
+		return -1
+	}
+	hc := 6 // magic, FLG, BD
+	if f[4]&lz4FlagSize != 0 {
+		hc += 8
+	}
+	if f[4]&lz4FlagDict != 0 {
+		hc += 4
+	}
+	if hc >= len(f) {
+		return -1
+	}
+	return hc
 }
 
 // LZ4HeaderChecksum is the header checksum (HC) the LZ4 frame format
