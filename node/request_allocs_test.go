@@ -79,8 +79,8 @@ func encodeRequest(m kmsg.Request, corr int32) []byte {
 // pooled, the request is decoded into them (net/api/request_decode.go),
 // and sendfile's offset is not taken by address from the stack. A produce
 // of large compressed batches, appended off the event loop, and a fetch
-// that parks allocate only what gnet takes to hand their answer from
-// another goroutine.
+// that parks allocate nothing either: the goroutine that completes their
+// answer writes it (net/server writeDirect), with no hand-off to the loop.
 func TestRequestAllocs(t *testing.T) {
 	const compressedRecords = 32
 	if racePoolDrops {

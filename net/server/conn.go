@@ -162,7 +162,7 @@ func (c *Conn) send(resp *wire.Response) {
 		c.mu.Unlock() // the goroutine writing directly takes it
 		return
 	}
-	if !c.mu.scheduled && !c.mu.inline && c.mu.loopIdle && resp.Size() <= directMaxBytes {
+	if !c.mu.scheduled && !c.mu.inline && c.loopIdle.Load() && resp.Size() <= directMaxBytes {
 		c.mu.direct = true
 		c.mu.Unlock()
 		c.writeDirect()
@@ -236,7 +236,7 @@ func (s *Server) onOpen(gc gnet.Conn) *Conn {
 	c.loop.drainTask = gnet.RunnableFunc(c.drain)
 	c.loop.resumeTask = gnet.RunnableFunc(c.resumeReading)
 	c.loop.wakeTask = gnet.RunnableFunc(c.writable)
-	c.mu.loopIdle = true
+	c.loopIdle.Store(true)
 	c.lastActive.Store(s.now())
 	s.register(c)
 	s.stats.opened.Add(1)

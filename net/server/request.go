@@ -191,6 +191,11 @@ type Conn struct {
 	// wmu is held by writeDirect while it writes, and by OnClose, so that
 	// the socket is not closed (and its descriptor reused) under it.
 	wmu sync.Mutex
+	// loopIdle: the loop holds nothing to write. The loop stores true
+	// when a write ends so (an atomic, not under mu: no lock per write);
+	// false is stored under mu, with the drain or hand-over that makes it
+	// so. send reads it under mu.
+	loopIdle atomic.Bool
 
 	lastActive  atomic.Int64 // monotonic ns since the server's epoch
 	outstanding atomic.Int32 // requests read whose response is not yet written
@@ -208,7 +213,6 @@ type Conn struct {
 		queued    bool             // that drain is a task queued with Execute
 		inline    bool             // a request is being served on the loop (Config.Inline)
 		direct    bool             // a goroutine writes the outbox itself (writeDirect)
-		loopIdle  bool             // the loop holds nothing to write (write)
 		failed    bool             // Fail was called: nothing more is served or queued
 		closed    bool             // the connection is gone
 	}

@@ -83,7 +83,7 @@ func (c *Conn) drain(context.Context) error {
 		return nil
 	}
 	c.takeOutboxLocked()
-	c.mu.loopIdle = false
+	c.loopIdle.Store(false)
 	c.mu.Unlock()
 	if !l.dead && !l.waiting {
 		c.write()
@@ -127,7 +127,7 @@ func (c *Conn) writeDirect() {
 			c.mu.direct = false
 			if handover {
 				c.srv.stats.directHandovers.Add(1)
-				c.mu.loopIdle = false
+				c.loopIdle.Store(false)
 				c.scheduleLocked()
 			}
 			c.mu.Unlock()
@@ -180,10 +180,7 @@ func (c *Conn) write() {
 			l.pending, l.head = l.pending[:n], 0
 		}
 		if !l.direct {
-			idle := l.head == len(l.pending) && len(l.iov) == 0 && !l.waiting && l.gc.OutboundBuffered() == 0
-			c.mu.Lock()
-			c.mu.loopIdle = idle
-			c.mu.Unlock()
+			c.loopIdle.Store(l.head == len(l.pending) && len(l.iov) == 0 && !l.waiting && l.gc.OutboundBuffered() == 0)
 		}
 	}()
 	for l.head < len(l.pending) && !l.dead {
