@@ -235,7 +235,11 @@ func decodeZstd(d *zstd.Decoder, dst, src []byte, limit int) ([]byte, error) {
 		buf := slices.Grow(dst[:start], room)
 		out, err := d.DecodeAll(src, buf[:start:start+room])
 		if !errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-			return out, err
+			// The decoder stays within the room it was given (its cap
+			// limit), in buf: hand back buf's whole capacity, not the
+			// room's, or a pooled buffer shrinks to each batch's bound
+			// and the next, larger batch reallocates it.
+			return buf[:len(out)], err
 		}
 		if room == limit {
 			return buf[:start], ErrDecompressedTooLarge

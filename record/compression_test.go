@@ -254,6 +254,25 @@ func TestCompressionAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(100, decompress); n != 0 {
 				t.Errorf("Decompress allocates %v times per call", n)
 			}
+			// Batches of different sizes in turn, as a pooled buffer
+			// sees them: once grown for the larger, the buffer keeps
+			// its capacity through the smaller.
+			small, _ := Compress(c, nil, src[:48<<10])
+			dst.Reset()
+			if err := Decompress(c, &dst, comp, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			inTurn := func() {
+				for _, in := range [][]byte{small, comp} {
+					dst.Reset()
+					if err := Decompress(c, &dst, in, 1<<20); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if n := testing.AllocsPerRun(100, inTurn); n != 0 {
+				t.Errorf("Decompress of a smaller and a larger batch in turn allocates %v times per pair", n)
+			}
 			out := make([]byte, 0, 2*len(src))
 			compress := func() {
 				var err error
