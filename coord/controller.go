@@ -118,7 +118,10 @@ type Config struct {
 	LeaderImbalanceCheckInterval time.Duration
 
 	TickInterval time.Duration // raft tick; default 100ms
-	StartTimeout time.Duration // how long Open waits for the quorum; default 30s
+	// StartTimeout bounds how long Open (Register) waits for the quorum
+	// to take this node's registration: initial.broker.registration.timeout.ms.
+	// Default 30s.
+	StartTimeout time.Duration
 	Logger       *slog.Logger
 
 	// WALFS is for tests only: the file system the metadata log is

@@ -100,6 +100,10 @@ type Config struct {
 	// log's snapshots (coord.Config); zero: the defaults.
 	MetadataSnapshotEvery uint64
 	MetadataSnapshotKeep  int64
+	// InitialRegistrationTimeout is initial.broker.registration.timeout.ms:
+	// how long Start waits for the metadata quorum to take this node's
+	// registration before it fails (default 60s, as Kafka's).
+	InitialRegistrationTimeout time.Duration
 	// BrokerSessionTimeout is broker.session.timeout.ms (default 9s): the
 	// quorum leader fences a node it has not heard from for longer.
 	BrokerSessionTimeout time.Duration
@@ -173,6 +177,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.ControlledShutdownTimeout <= 0 {
 		c.ControlledShutdownTimeout = 30 * time.Second
+	}
+	if c.InitialRegistrationTimeout <= 0 {
+		c.InitialRegistrationTimeout = 60 * time.Second
 	}
 	if c.NumPartitions <= 0 {
 		c.NumPartitions = 1

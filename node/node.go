@@ -137,6 +137,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		SnapshotEvery:                cfg.MetadataSnapshotEvery,
 		SnapshotKeep:                 cfg.MetadataSnapshotKeep,
 		BrokerSessionTimeout:         cfg.BrokerSessionTimeout,
+		StartTimeout:                 cfg.InitialRegistrationTimeout,
 		UncleanLeaderElection:        cfg.UncleanLeaderElection,
 		MinInsyncReplicas:            staticMinInsync(cfg.StaticConfigs),
 		UncleanShutdown:              !n.logs.ClosedCleanly(),

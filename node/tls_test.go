@@ -195,6 +195,9 @@ func TestSSLClusterWrongCA(t *testing.T) {
 	})
 	rogue := c.config(2)
 	sslEverywhere(t, bad)(&rogue)
+	// It is refused by the others at every try: fail it sooner than the
+	// default minute.
+	rogue.InitialRegistrationTimeout = 5 * time.Second
 	rogueErr := make(chan error, 1)
 	go func() {
 		n, err := Start(rogue)

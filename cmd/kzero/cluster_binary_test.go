@@ -344,3 +344,33 @@ func hasTopic(ctx context.Context, adm *kadm.Client, topic string, partitions in
 	md, err := adm.Metadata(ctx, topic)
 	return err == nil && md.Topics[topic].Err == nil && len(md.Topics[topic].Partitions) == partitions
 }
+
+// A node whose registration the quorum never takes (the other voter of its
+// two never starts) exits with an error after
+// initial.broker.registration.timeout.ms, as Kafka's broker does.
+func TestInitialRegistrationTimeout(t *testing.T) {
+	ports, err := freeLoopbackPorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	other := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	p := launch(t,
+		"--override", "node.id=1",
+		"--override", "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://"+mine,
+		"--override", "controller.listener.names=CONTROLLER",
+		"--override", "controller.quorum.voters=1@"+mine+",2@"+other,
+		"--override", "log.dirs="+t.TempDir(),
+		"--override", "admin.listener=127.0.0.1:0",
+		"--override", "initial.broker.registration.timeout.ms=1500",
+	)
+	select {
+	case <-p.Done():
+	case <-time.After(20 * time.Second): // not the default minute: the key was not read
+		p.Kill()
+		t.Fatalf("still running 20 s later; stderr:\n%s", p.Stderr)
+	}
+	if p.Err == nil || !strings.Contains(p.Stderr.String(), "join metadata quorum") {
+		t.Fatalf("exit %v; stderr:\n%s", p.Err, p.Stderr)
+	}
+}

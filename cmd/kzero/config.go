@@ -193,6 +193,7 @@ var keys = func() map[string]key {
 	s("controller.quorum.voters", "")
 	s("controller.quorum.bootstrap.servers", "") // broker-only nodes: controllers to learn the voters from
 	i("broker.session.timeout.ms", "9000", 1)
+	l("initial.broker.registration.timeout.ms", "60000", 1)
 	i("broker.heartbeat.interval.ms", "2000", 1) // kzero: liveness comes from the quorum's own traffic
 	s("controller.listener.names", "")
 	s("listener.security.protocol.map", "")

@@ -79,6 +79,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		Voters:                       voters,
 		BootstrapServers:             bootstrap,
 		BrokerSessionTimeout:         msDuration(c.long("broker.session.timeout.ms")),
+		InitialRegistrationTimeout:   msDuration(c.long("initial.broker.registration.timeout.ms")),
 		ControllerAddr:               ctrlAddr,
 		Rack:                         c.str("broker.rack"),
 		Listeners:                    listeners,

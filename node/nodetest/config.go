@@ -56,6 +56,7 @@ func Config(dirs ...string) node.Config {
 		SaslMaxReceiveBytes:          524288,
 		Quota:                        quota.Config{Samples: 11, Window: time.Second},
 		BrokerSessionTimeout:         9 * time.Second,
+		InitialRegistrationTimeout:   time.Minute,
 		AutoLeaderRebalance:          true,
 		LeaderImbalanceCheckInterval: 5 * time.Minute,
 		Logs:                         logs,
