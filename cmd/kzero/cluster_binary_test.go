@@ -110,7 +110,7 @@ func (c *procCluster) admin() *kadm.Client {
 			seeds = append(seeds, a)
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), freshMetadata)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func (c *procCluster) admin() *kadm.Client {
 
 // nodeAdmin is a client of node i alone.
 func (c *procCluster) nodeAdmin(i int) *kadm.Client {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs[i]))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs[i]), freshMetadata)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func clusterProcesses(t *testing.T, n int) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "no-quorum", 1, 1
-	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 5000
+	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 2000
 	start := time.Now()
 	resp, err := req.RequestWith(ctx, cl.Broker(survivor+1)) // no controller to route to
 	if err != nil {

@@ -37,6 +37,11 @@ type ackedAt struct {
 
 // partitionState is one partition's leader and ISR as node i's metadata says.
 func partitionState(ctx context.Context, adm *kadm.Client, topic string, partition int32) (leader int32, isr []int32) {
+	// A try has 2 s: kgo sends a metadata request to any broker it knows,
+	// and one that is SIGSTOPped takes it and never answers; kgo would
+	// wait out its request timeout and retries (20-45 s seen).
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	md, err := adm.Metadata(ctx, topic)
 	if err != nil {
 		return -1, nil
@@ -236,9 +241,15 @@ func produceAcksAll(conn *kzerotest.Conn, topic string, partition int32, batch [
 	return kerr.ErrorForCode(resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode)
 }
 
+// freshMetadata lets a test's admin client see leadership and ISR changes
+// as they happen: kadm.Metadata answers from what kgo fetched within
+// MetadataMinAge (RequestCachedMetadata; 5 s by default), so each awaited
+// change cost up to 5 s.
+var freshMetadata = kgo.MetadataMinAge(200 * time.Millisecond)
+
 // newSeedClient is a kgo client seeded with one address.
 func newSeedClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), freshMetadata}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
