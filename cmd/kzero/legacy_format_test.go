@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"log"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,7 +103,17 @@ func saramaConsume(t *testing.T, ctx context.Context, addrs []string, v sarama.K
 			case m := <-pc.Messages():
 				w, ok := recs[m.Offset]
 				if !ok || m.Offset != int64(n) {
-					t.Fatalf("%s partition %d: record %d at unexpected offset %d", v, part, n, m.Offset)
+					// Say what is there: a record sent twice (a retry
+					// of a write that had landed) or one reported at
+					// another offset than it got.
+					at := int64(-1)
+					for o, r := range recs {
+						if r.key == string(m.Key) && r.value == string(m.Value) {
+							at = o
+						}
+					}
+					t.Fatalf("%s partition %d: record %d at unexpected offset %d: %q=%q, which the producer was told is at offset %d (-1: never)",
+						v, part, n, m.Offset, m.Key, m.Value, at)
 				}
 				if string(m.Key) != w.key || string(m.Value) != w.value {
 					t.Fatalf("%s partition %d offset %d: %q=%q, want %q=%q", v, part, m.Offset, m.Key, m.Value, w.key, w.value)
@@ -150,6 +163,15 @@ func kgoConsume(t *testing.T, ctx context.Context, addr string, topic string, wa
 // it too. Records a current client wrote (with headers, which v1 drops)
 // are read by the 0.10.0 consumer.
 func TestSaramaOldVersions(t *testing.T) {
+	// sarama's log (its retries, among others) is shown if the test
+	// fails: stop 32's make test saw an extra record once.
+	logs := saramaLog.capture()
+	t.Cleanup(func() {
+		saramaLog.stop()
+		if t.Failed() {
+			t.Logf("sarama's log:\n%s", logs.String())
+		}
+	})
 	b := startTestBroker(t, t.TempDir())
 	defer stopBroker(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -608,4 +630,51 @@ func TestLibrdkafkaOldVersions(t *testing.T) {
 			t.Fatalf("kcat at %s read:\n%s\nwant:\n%s", v, out, strings.Join(want, "\n"))
 		}
 	}
+}
+
+// saramaLog is where sarama logs in this package's tests: nowhere, or a
+// buffer a test reads when it fails. sarama.Logger is set once, before any
+// test: sarama's goroutines read it, even after the test that started
+// them ended.
+var saramaLog = &switchedLog{}
+
+func init() { sarama.Logger = log.New(saramaLog, "sarama ", log.Lmicroseconds) }
+
+type switchedLog struct {
+	mu  sync.Mutex
+	buf *bytes.Buffer // nil: discard
+}
+
+// capture starts a new buffer and returns a reader of it; stop ends it.
+func (l *switchedLog) capture() interface{ String() string } {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = new(bytes.Buffer)
+	return logView{l, l.buf}
+}
+
+func (l *switchedLog) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = nil
+}
+
+func (l *switchedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buf != nil {
+		l.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+type logView struct {
+	l   *switchedLog
+	buf *bytes.Buffer
+}
+
+func (v logView) String() string {
+	v.l.mu.Lock()
+	defer v.l.mu.Unlock()
+	return v.buf.String()
 }
