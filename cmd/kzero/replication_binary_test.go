@@ -349,8 +349,20 @@ func TestCoordinatorFailoverProcesses(t *testing.T) {
 	offsets := kadm.Offsets{}
 	offsets.Add(kadm.Offset{Topic: "work", Partition: 0, At: 42, LeaderEpoch: -1})
 	offsets.Add(kadm.Offset{Topic: "work", Partition: 1, At: 7, LeaderEpoch: -1})
-	if r, err := adm.CommitOffsets(ctx, "keeper", offsets); err != nil || r.Error() != nil {
-		t.Fatalf("commit: %v %v", err, r.Error())
+	// The group's coordinator may learn of the topic from the metadata
+	// log a moment after the create answered; until then it answers
+	// UNKNOWN_TOPIC_OR_PARTITION, retriable, as Kafka does (make test saw
+	// it once).
+	var commitErr error
+	await.TrueCtx(t, ctx, func() bool {
+		r, err := adm.CommitOffsets(ctx, "keeper", offsets)
+		if commitErr = err; err == nil {
+			commitErr = r.Error()
+		}
+		return commitErr == nil || !kerr.IsRetriable(commitErr)
+	}, "the offset commit")
+	if commitErr != nil {
+		t.Fatalf("commit: %v", commitErr)
 	}
 
 	// A transaction: records written, not yet committed.
