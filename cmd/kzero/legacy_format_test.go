@@ -165,11 +165,10 @@ func kgoConsume(t *testing.T, ctx context.Context, addr string, topic string, wa
 func TestSaramaOldVersions(t *testing.T) {
 	// sarama's log (its retries, among others) is shown if the test
 	// fails: stop 32's make test saw an extra record once.
-	logs := saramaLog.capture()
+	saramaLog.capture()
 	t.Cleanup(func() {
-		saramaLog.stop()
-		if t.Failed() {
-			t.Logf("sarama's log:\n%s", logs.String())
+		if logs := saramaLog.stop(); t.Failed() {
+			t.Logf("sarama's log:\n%s", logs)
 		}
 	})
 	b := startTestBroker(t, t.TempDir())
@@ -645,18 +644,19 @@ type switchedLog struct {
 	buf *bytes.Buffer // nil: discard
 }
 
-// capture starts a new buffer and returns a reader of it; stop ends it.
-func (l *switchedLog) capture() interface{ String() string } {
+// capture starts keeping what sarama logs; stop ends it and returns it.
+func (l *switchedLog) capture() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = new(bytes.Buffer)
-	return logView{l, l.buf}
 }
 
-func (l *switchedLog) stop() {
+func (l *switchedLog) stop() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	s := l.buf.String()
 	l.buf = nil
+	return s
 }
 
 func (l *switchedLog) Write(p []byte) (int, error) {
@@ -666,15 +666,4 @@ func (l *switchedLog) Write(p []byte) (int, error) {
 		l.buf.Write(p)
 	}
 	return len(p), nil
-}
-
-type logView struct {
-	l   *switchedLog
-	buf *bytes.Buffer
-}
-
-func (v logView) String() string {
-	v.l.mu.Lock()
-	defer v.l.mu.Unlock()
-	return v.buf.String()
 }
