@@ -120,7 +120,7 @@ type Config struct {
 	TickInterval time.Duration // raft tick; default 100ms
 	// StartTimeout bounds how long Open (Register) waits for the quorum
 	// to take this node's registration: initial.broker.registration.timeout.ms.
-	// Default 30s.
+	// Default 60s, as Kafka's.
 	StartTimeout time.Duration
 	Logger       *slog.Logger
 
@@ -282,7 +282,7 @@ func (cfg *Config) setDefaults() error {
 		cfg.TickInterval = 100 * time.Millisecond
 	}
 	if cfg.StartTimeout <= 0 {
-		cfg.StartTimeout = 30 * time.Second
+		cfg.StartTimeout = 60 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
