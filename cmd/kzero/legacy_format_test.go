@@ -44,8 +44,14 @@ func saramaProduce(t *testing.T, addrs []string, v sarama.KafkaVersion, topic st
 		cfg.Producer.Return.Successes = true
 		cfg.Producer.Compression = codec
 		cfg.Producer.Partitioner = sarama.NewHashPartitioner
-		p, err := sarama.NewSyncProducer(addrs, cfg)
+		client, err := sarama.NewClient(addrs, cfg)
 		if err != nil {
+			t.Fatalf("%s: %v", codec, err)
+		}
+		saramaConnectLeaders(t, client, topic)
+		p, err := sarama.NewSyncProducerFromClient(client)
+		if err != nil {
+			client.Close()
 			t.Fatalf("%s: %v", codec, err)
 		}
 		var msgs []*sarama.ProducerMessage
@@ -59,9 +65,13 @@ func saramaProduce(t *testing.T, addrs []string, v sarama.KafkaVersion, topic st
 		}
 		if err := p.SendMessages(msgs); err != nil {
 			p.Close()
+			client.Close()
 			t.Fatalf("%s %s: %v", v, codec, err)
 		}
 		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Close(); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range msgs {
@@ -75,6 +85,47 @@ func saramaProduce(t *testing.T, addrs []string, v sarama.KafkaVersion, topic st
 				t.Fatalf("offset %d of partition %d assigned twice", m.Offset, m.Partition)
 			}
 			want[m.Partition][m.Offset] = r
+		}
+	}
+}
+
+// saramaConnectLeaders connects client to the leaders of topic's
+// partitions before a producer uses it. These producers are not
+// idempotent (0.10 has no idempotence), so a resent batch is a duplicate
+// in the log, and sarama resends one when its own partition producers
+// race to open the leader's connection: see saramaRoundTrip's comment
+// (Broker.Open marks the broker opened before it takes the connection
+// lock; the loser sends on no connection, and sarama closes the connection
+// under a produce the broker had appended). This test's failures 'record
+// 30 at unexpected offset 30' (stop 32) and 'record 45 ... which the
+// producer was told is at offset 46' (sarama's log: "Retrying batch ...
+// use of closed network connection") were that race.
+func saramaConnectLeaders(t *testing.T, client sarama.Client, topic string) {
+	t.Helper()
+	parts, err := client.Partitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range parts {
+		b, err := client.Leader(topic, part) // opens the connection, in the background
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Connected takes the connection lock, which the dial holds, but
+		// may take it before the dial does: ask until connected.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			ok, err := b.Connected()
+			if err != nil {
+				t.Fatalf("connect to broker %d: %v", b.ID(), err)
+			}
+			if ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("broker %d: not connected after 10 s", b.ID())
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
