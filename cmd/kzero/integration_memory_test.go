@@ -50,6 +50,11 @@ func TestBinarySlowFramesBoundedMemory(t *testing.T) {
 	for _, c := range conns {
 		c.NetConn().Close()
 	}
+	// The dropped frames' buffers of 1 MiB and more are kept for reuse,
+	// and the gauge says how much that is.
+	if !await.Poll(30*time.Second, func() bool { return metric(t, p, "kzero_free_request_buffer_bytes") >= 1<<20 }) {
+		t.Fatalf("kzero_free_request_buffer_bytes %v after the large frames were dropped", metric(t, p, "kzero_free_request_buffer_bytes"))
+	}
 	p.Stop(t)
 }
 

@@ -123,6 +123,13 @@ func (l *largeFrames) put(c int, b *bytebufferpool.ByteBuffer, now time.Time) {
 	}
 }
 
+// freeBytes is the capacity of the buffers kept now.
+func (l *largeFrames) freeBytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(l.bytes)
+}
+
 // trim drops the buffers unused since idle before now, and sets the timer
 // again while some are left.
 func (l *largeFrames) trim(now time.Time) {

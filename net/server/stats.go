@@ -34,6 +34,10 @@ type Stats struct {
 	// FrameGrowBytes counts bytes copied when a partly read frame moved to
 	// a larger buffer (a large frame that arrived slowly).
 	FrameGrowBytes int64
+	// FreeFrameBytes is the capacity of the free request buffers of 1 MiB
+	// and more kept for reuse now (a gauge, shared by all servers of the
+	// process; frame_pool.go).
+	FreeFrameBytes int64
 	// SocketFull counts the times a file range found the socket full (and
 	// waited for it to drain, or was copied with CopyWhenBlocked).
 	SocketFull int64
@@ -101,6 +105,7 @@ func (c *counters) snapshot() Stats {
 		SocketFull:        c.socketFull.Load(),
 		ReadPauses:        c.readPauses.Load(),
 		FrameGrowBytes:    c.frameGrow.Load(),
+		FreeFrameBytes:    framePool.large.freeBytes(),
 
 		TLSHandshakes:         c.tlsHandshakes.Load(),
 		TLSHandshakeFailures:  c.tlsFailed.Load(),
