@@ -35,7 +35,7 @@ func (n *Node) metricsHandler() http.Handler {
 	counter("read_pauses_total", "Times a connection stopped reading at queued.max.request.bytes.", func(s server.Stats) int64 { return s.ReadPauses })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "request_bytes_held", Help: "Bytes held by requests being read and queued (capped by queued.max.request.bytes)."},
 		func() float64 { return float64(n.ServerStats().RequestBytesHeld) }))
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "free_request_buffer_bytes", Help: "Bytes of free request buffers of 1 MiB and more kept for the next large requests (each until unused for 10 s, 256 MiB at most)."},
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kzero", Name: "free_request_buffer_bytes", Help: "Bytes of free request buffers of 1 MiB and more kept for the next large requests (each until unused for 10 s; at most 256 MiB, or queued.max.request.bytes if lower)."},
 		func() float64 { return float64(n.ServerStats().FreeFrameBytes) }))
 	counter("fetch_zero_copy_bytes_total", "Record bytes sent with sendfile.", func(s server.Stats) int64 { return s.ZeroCopyBytes })
 	counter("fetch_copied_bytes_total", "Record bytes sent through a buffer, or through the user-space TLS relay (sendfile into it, then copied).", func(s server.Stats) int64 { return s.CopiedBytes })

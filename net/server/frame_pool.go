@@ -21,10 +21,12 @@ const minFrameClass = 12
 // minLargeClass is the smallest class kept by largeFrames: 1 MiB.
 const minLargeClass = 20
 
-// largeFrameRetain bounds the bytes of free large buffers kept, and
-// largeFrameIdle is how long one is kept unused: long enough to span a
-// client's pauses between bursts, short enough that an idle broker gives
-// the memory back.
+// largeFrameRetain bounds the bytes of free large buffers kept (lowered
+// to the smallest queued.max.request.bytes of the process's servers, so a
+// broker whose request memory is capped does not keep more than that free
+// either), and largeFrameIdle is how long one is kept unused: long enough
+// to span a client's pauses between bursts, short enough that an idle
+// broker gives the memory back.
 const (
 	largeFrameRetain = 256 << 20
 	largeFrameIdle   = 10 * time.Second
@@ -90,6 +92,15 @@ type largeFrames struct {
 type freeFrame struct {
 	b     *bytebufferpool.ByteBuffer
 	since time.Time
+}
+
+// capRetain lowers retain to n bytes, if n is positive (a bound) and less.
+func (l *largeFrames) capRetain(n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n > 0 && n < int64(l.retain) {
+		l.retain = int(n)
+	}
 }
 
 // get takes the most recently freed buffer of class c, or nil.

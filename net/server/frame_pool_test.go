@@ -100,3 +100,25 @@ func TestLargeFramesRetainAndIdle(t *testing.T) {
 		t.Fatalf("with nothing free: timer %v, bytes %d", l.timer, l.bytes)
 	}
 }
+
+// A server's queued.max.request.bytes lowers what is kept free: a broker
+// whose request memory is capped keeps no more than that in free buffers.
+func TestLargeFramesRetainCappedByRequestMemory(t *testing.T) {
+	l := largeFrames{retain: largeFrameRetain, idle: time.Hour}
+	l.capRetain(-1) // unbounded request memory
+	l.capRetain(0)
+	if l.retain != largeFrameRetain {
+		t.Fatalf("retain %d after unbounded caps, want %d", l.retain, largeFrameRetain)
+	}
+	l.capRetain(3 << 20)
+	l.capRetain(64 << 20) // a larger cap of another server does not raise it
+	if l.retain != 3<<20 {
+		t.Fatalf("retain %d, want 3 MiB", l.retain)
+	}
+	for range 2 {
+		l.put(21, &bytebufferpool.ByteBuffer{B: make([]byte, 0, 2<<20)}, time.Now())
+	}
+	if l.bytes != 2<<20 {
+		t.Fatalf("holding %d bytes under a 3 MiB cap, want 2 MiB", l.bytes)
+	}
+}

@@ -67,6 +67,7 @@ func New(cfg Config, h Handler) *Server {
 	s.mu.conns = make(map[uint64]*Conn)
 	s.tlsCtx, s.tlsStop = context.WithCancel(context.Background())
 	s.mem.limit, s.mem.connLimit = cfg.QueuedMaxRequestBytes, cfg.ConnQueuedMaxRequestBytes
+	framePool.large.capRetain(cfg.QueuedMaxRequestBytes)
 	return s
 }
 
