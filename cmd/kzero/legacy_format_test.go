@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"kzero/kzerotest"
+	"kzero/kzerotest/await"
 	"kzero/net/api"
 )
 
@@ -113,20 +114,13 @@ func saramaConnectLeaders(t *testing.T, client sarama.Client, topic string) {
 		}
 		// Connected takes the connection lock, which the dial holds, but
 		// may take it before the dial does: ask until connected.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		await.True(t, 10*time.Second, func() bool {
 			ok, err := b.Connected()
 			if err != nil {
 				t.Fatalf("connect to broker %d: %v", b.ID(), err)
 			}
-			if ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("broker %d: not connected after 10 s", b.ID())
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return ok
+		}, fmt.Sprintf("sarama's connection to broker %d", b.ID()))
 	}
 }
 

@@ -130,8 +130,13 @@ func (l *largeFrames) put(c int, b *bytebufferpool.ByteBuffer, now time.Time) {
 	l.free[c] = append(l.free[c], freeFrame{b, now})
 	l.bytes += cap(b.B)
 	if l.timer == nil {
-		l.timer = time.AfterFunc(l.idle, func() { l.trim(time.Now()) })
+		l.setTimerLocked()
 	}
+}
+
+// setTimerLocked has trim run once idle has passed.
+func (l *largeFrames) setTimerLocked() {
+	l.timer = time.AfterFunc(l.idle, func() { l.trim(time.Now()) })
 }
 
 // freeBytes is the capacity of the buffers kept now.
@@ -163,6 +168,6 @@ func (l *largeFrames) trim(now time.Time) {
 	}
 	l.timer = nil
 	if l.bytes > 0 {
-		l.timer = time.AfterFunc(l.idle, func() { l.trim(time.Now()) })
+		l.setTimerLocked()
 	}
 }
