@@ -140,12 +140,6 @@ func (m clusterMarkers) WriteMarker(tp log.TopicPartition, producerID int64, epo
 // the transaction's coordinator when another broker runs it.
 type txnRouter struct{ n *Node }
 
-// Remote implements api.TxnRouter.
-func (r txnRouter) Remote(transactionalID string) bool {
-	n := r.n
-	return n.leaderOf(log.TopicPartition{Topic: txn.TopicName, Partition: n.txns.PartitionFor(transactionalID)}) != n.nodeID
-}
-
 // AddToTxn implements api.TxnRouter.
 func (r txnRouter) AddToTxn(transactionalID string, producerID int64, epoch int16, tp log.TopicPartition, add bool) (int16, bool) {
 	n := r.n

@@ -101,9 +101,6 @@ type TxnRouter interface {
 	// and returns the coordinator's error code; local is true when the
 	// coordinator is this broker's, which the caller then asks itself.
 	AddToTxn(transactionalID string, producerID int64, epoch int16, tp log.TopicPartition, add bool) (code int16, local bool)
-	// Remote reports whether AddToTxn would ask another broker (or find
-	// no coordinator): the produce is then served off the event loop.
-	Remote(transactionalID string) bool
 }
 
 // Handler serves every API this broker advertises.
@@ -321,8 +318,8 @@ func errMessage(err error) *string {
 // Produce appends to the page cache and answers at once, or with acks=all
 // waits in the purgatory for the ISR with a callback; Fetch either answers
 // at once or waits in the purgatory. (A transaction's first write to a
-// partition whose coordinator runs on another broker asks it with a round
-// trip: that produce goes on a goroutine, TxnRouter.Remote.) Produce v0-v2 and Fetch v0-v3 are not: they
+// partition, which its coordinator verifies, goes on a goroutine:
+// appendPartition.) Produce v0-v2 and Fetch v0-v3 are not: they
 // convert message formats, seconds of CPU per GiB, which would hold up the
 // loop's other connections.
 func Inline(apiKey, apiVersion int16) bool {

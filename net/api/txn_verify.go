@@ -49,8 +49,9 @@ func (h *Handler) verifyTxnWrite(tp log.TopicPartition, b record.Batch, r *kmsg.
 //
 // A coordinator on this broker is called in process; one on another broker
 // gets AddPartitionsToTxn v5 (TxnRouter), a round trip that only a
-// transaction's first write to each partition pays, on a goroutine of its
-// own rather than the event loop (appendAll, verifiesRemotely).
+// transaction's first write to each partition pays. Whatever may wait
+// (that round trip, or the write of an added partition) runs on a
+// goroutine rather than the event loop (appendPartition).
 func (h *Handler) verifyTxnPartition(transactionalID string, producerID int64, producerEpoch int16, tp log.TopicPartition, add bool) error {
 	if h.txnRouter != nil {
 		if code, local := h.txnRouter.AddToTxn(transactionalID, producerID, producerEpoch, tp, add); !local {
