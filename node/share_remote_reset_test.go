@@ -9,9 +9,11 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -344,5 +346,58 @@ func TestShareAckFencedByReset(t *testing.T) {
 	snap, _, err := rig.c.nodes[rig.coordinator-1].shareState.Read(rig.key)
 	if err != nil || snap.StartOffset != 10 {
 		t.Fatalf("state on the share coordinator: %+v %v, want start offset 10", snap, err)
+	}
+}
+
+// A share group that never had a member, its start offset set with
+// AlterShareGroupOffsets: describing all its offsets (no topics named)
+// lists the partition although another broker's share coordinator keeps
+// its state than the group's coordinator, which answers: the group
+// records the partition as initialized, as Kafka's does. franz-go's
+// TestShareGroupOffsetsAdmin found it missing against three nodes.
+func TestShareDescribeAllOffsetsAcrossBrokers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rig := shareAcrossBrokers(t, ctx)
+	img := rig.c.nodes[0].Controller().Image()
+	var group string
+	for i := 0; ; i++ {
+		group = fmt.Sprintf("fresh%d", i)
+		key := share.Key{Group: group, Topic: rig.topicID, Partition: 0}
+		stateCoordinator := img.Topic(share.StateTopic).Partitions[rig.c.nodes[0].shareState.PartitionFor(key)].Leader
+		var fc kadm.FindCoordinatorResponse
+		await.TrueCtx(t, ctx, func() bool {
+			fc = rig.adm.FindGroupCoordinators(ctx, group)[group]
+			if fc.Err != nil && !kerr.IsRetriable(fc.Err) {
+				t.Fatalf("find the coordinator of %s: %v", group, fc.Err)
+			}
+			return fc.Err == nil
+		}, "the coordinator of "+group)
+		if fc.NodeID != stateCoordinator {
+			t.Logf("group %s coordinated by %d, its state of sq-0 kept by %d", group, fc.NodeID, stateCoordinator)
+			break
+		}
+	}
+
+	resp := alterShareStart(t, ctx, rig.cl, group, 3)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter share group offsets: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
+	}
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	g.GroupID = group // and no topics: all of them
+	req.Groups = append(req.Groups, g)
+	dresp, err := req.RequestWith(ctx, rig.cl)
+	if err != nil || len(dresp.Groups) != 1 || dresp.Groups[0].ErrorCode != 0 {
+		t.Fatalf("describe all share group offsets: %v %+v", err, dresp)
+	}
+	var found []string
+	for _, rt := range dresp.Groups[0].Topics {
+		for _, rp := range rt.Partitions {
+			found = append(found, fmt.Sprintf("%s-%d at %d (%v)", rt.Topic, rp.Partition, rp.StartOffset, kerr.ErrorForCode(rp.ErrorCode)))
+		}
+	}
+	if len(found) != 1 || found[0] != "sq-0 at 3 (<nil>)" {
+		t.Fatalf("described %v, want sq-0 at 3", found)
 	}
 }

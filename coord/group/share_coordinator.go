@@ -228,6 +228,68 @@ func (c *Coordinator) ShareTopicsDeleting(group string, topics map[[16]byte]stri
 	return nil
 }
 
+// ShareStatesInitialized records that the share state of a share group's
+// partitions was initialized outside a heartbeat (AlterShareGroupOffsets),
+// as Kafka's group coordinator does: they are initialized, and listed as
+// the group's share partitions (ShareInitialized). Nothing is recorded
+// without an initializer (Config.InitializeShareState) or for a group that
+// is not a share group.
+func (c *Coordinator) ShareStatesInitialized(group string, topics []TopicPartitions) error {
+	if c.cfg.InitializeShareState == nil || len(topics) == 0 {
+		return nil
+	}
+	s, err := c.lock(group)
+	if err != nil {
+		return err
+	}
+	defer s.Unlock()
+	e := s.mu.groups[group]
+	if e == nil || e.g.share == nil {
+		return nil
+	}
+	b, names := tpBuilder{}, map[topicID]string{}
+	for _, t := range topics {
+		names[t.TopicID] = t.Topic
+		for _, p := range t.Partitions {
+			b.add(t.TopicID, p)
+		}
+	}
+	var done []stateTopic
+	now := c.now()
+	for id, ps := range b.set() {
+		done = append(done, stateTopic{id: id, name: names[id], partitions: ps, createdAt: now})
+	}
+	slices.SortFunc(done, func(a, b stateTopic) int { return compareIDs(a.id, b.id) })
+	recs := []shareRecord{{typ: shareStatePartitionType, state: e.g.share.state.withInitialized(done, nil)}}
+	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
+		return storeErr(err)
+	}
+	replayRecords(&e.g.share, recs, newShareGroup)
+	return nil
+}
+
+// ShareInitialized lists the partitions of a share group whose share state
+// is initialized, by topic id with the name recorded with them: what
+// DescribeShareGroupOffsets describes when it names no topics (Kafka's
+// initialized share group partitions). GROUP_ID_NOT_FOUND for a group that
+// does not exist or is of another type.
+func (c *Coordinator) ShareInitialized(group string) ([]TopicPartitions, error) {
+	s, err := c.lock(group)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Unlock()
+	e := s.mu.groups[group]
+	if e == nil || e.g.share == nil {
+		return nil, kerr.GroupIDNotFound
+	}
+	var out []TopicPartitions
+	for _, t := range e.g.share.state.initialized {
+		out = append(out, TopicPartitions{TopicID: t.id, Topic: t.name, Partitions: slices.Clone(t.partitions)})
+	}
+	return out, nil
+}
+
 // expireShareLocked fences the members of the group whose session
 // expired: one batch, one group epoch bump.
 func (s *shard) expireShareLocked(e *entry, now int64) {

@@ -5,7 +5,8 @@ package api
 // partition with no state) and leader epoch, and from v1 the lag (records
 // from the start offset to the high watermark not yet acknowledged or
 // archived; -1 when this broker does not lead the partition). Null topics:
-// every share partition with state (those whose state this broker keeps).
+// every share partition the group records as initialized (Kafka's answer),
+// and those whose state this broker keeps or serves.
 // A group that does not exist or is of another type: GROUP_ID_NOT_FOUND.
 
 import (
@@ -73,10 +74,18 @@ func (h *Handler) describeShareGroupOffsets(req *server.Request) error {
 	return nil
 }
 
-// shareStateTopics lists the topic partitions of group's share partitions
-// this broker knows: saved here, or live here.
+// shareStateTopics lists the topic partitions of group's share partitions:
+// those the group coordinator (this broker, which the request is routed
+// to) records as initialized, and those this broker knows, saved here or
+// live here. In a cluster a partition's state is kept by the share
+// coordinator of its own key, often another broker.
 func (h *Handler) shareStateTopics(group string) []kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
 	byID := map[[16]byte][]int32{}
+	if initialized, err := h.groups.ShareInitialized(group); err == nil {
+		for _, t := range initialized {
+			byID[t.TopicID] = append(byID[t.TopicID], t.Partitions...)
+		}
+	}
 	if st := h.shares.Store(); st != nil {
 		for k := range st.GroupStates(group) {
 			byID[k.Topic] = append(byID[k.Topic], k.Partition)

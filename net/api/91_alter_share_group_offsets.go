@@ -56,6 +56,7 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 	if st != nil {
 		h.internalTopic(share.StateTopic, st.TopicSpec)
 	}
+	var set []group.TopicPartitions // initialized here, recorded with the group below
 	for _, t := range r.Topics {
 		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
 		rt.Topic = t.Topic
@@ -75,10 +76,29 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 				rp.ErrorCode = kerr.InvalidRequest.Code
 			default:
 				rp.ErrorCode = h.setShareStart(share.Key{Group: r.GroupID, Topic: tm.ID, Partition: p.Partition}, groupEpoch, p.StartOffset)
+				if rp.ErrorCode == 0 {
+					if len(set) == 0 || set[len(set)-1].TopicID != tm.ID {
+						set = append(set, group.TopicPartitions{TopicID: tm.ID, Topic: t.Topic})
+					}
+					set[len(set)-1].Partitions = append(set[len(set)-1].Partitions, p.Partition)
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
+	}
+	// The group records them as initialized, so that describing all its
+	// offsets finds them wherever their state is kept (another broker's
+	// share coordinator, in a cluster).
+	if err := h.groups.ShareStatesInitialized(r.GroupID, set); err != nil {
+		code := errCode(err)
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				if rp := &resp.Topics[i].Partitions[j]; rp.ErrorCode == 0 {
+					rp.ErrorCode = code
+				}
+			}
+		}
 	}
 	respond(req, resp)
 	return nil
