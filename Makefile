@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 30s
 
-.PHONY: build run test test-invariants test-ktls vet lint unit race bench fuzz clean bench-suite bench-report scale chaos
+.PHONY: build run test test-invariants test-ktls vet lint unit race bench fuzz clean bench-suite bench-report scale chaos kgo-suite
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -56,6 +56,13 @@ CHAOS_SEED     ?=
 chaos:
 	KZERO_CHAOS=1 CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) \
 	  $(GO) test -count=1 -timeout 24h -v -run '^TestChaos$$' ./cmd/kzero/
+
+# kgo-suite runs franz-go's own integration tests (pkg/kgo, at the version go.mod requires)
+# against kzero: the three-node cluster of config/three-nodes with replication factor 3
+# topics, or one node with KGO_NODES=1; KGO_RUN narrows them (test/kgo/run.sh). About 5
+# minutes; not part of `make test`.
+kgo-suite: build
+	test/kgo/run.sh
 
 # bench-suite runs every shipped workload against kzero and kfake, both started on loopback,
 # alternating A B A B, with kzero's CPU profiles, after measuring the machine's limits, into
