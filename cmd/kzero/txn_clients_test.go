@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,7 +24,29 @@ func TestSaramaTransactionalProducer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adminCreate(t, ctx, kadm.NewClient(newClient(t, b)), "sarama-tx", 3, nil)
+	saramaTransactions(t, ctx, []string{b.Addr().String()}, "sarama-tx")
+}
 
+// The same against three kzero processes, the topic and the transaction
+// state replicated three times: the coordinator's writes wait for their
+// followers, each transaction's first write to a partition (Produce v9) is
+// checked with the coordinator (KIP-890 part 1) on another broker or in
+// process, and the markers are replicated before EndTxn answers.
+func TestSaramaTransactionsThreeNodes(t *testing.T) {
+	c := startProcCluster(t, 3, "--override", "min.insync.replicas=2")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if res, err := c.admin().CreateTopic(ctx, 3, 3, nil, "sarama-tx"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	saramaTransactions(t, ctx, slices.Clone(c.addrs), "sarama-tx")
+}
+
+// saramaTransactions commits, aborts and commits a transaction of nine
+// records over topic's three partitions with sarama, then reads the
+// committed records back with read_committed: each once, none aborted.
+func saramaTransactions(t *testing.T, ctx context.Context, seeds []string, topic string) {
+	t.Helper()
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V3_6_0_0
 	cfg.Producer.Idempotent = true
@@ -32,7 +55,7 @@ func TestSaramaTransactionalProducer(t *testing.T) {
 	cfg.Producer.Transaction.ID = "sarama-producer"
 	cfg.Net.MaxOpenRequests = 1
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer([]string{b.Addr().String()}, cfg)
+	p, err := sarama.NewSyncProducer(seeds, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +65,7 @@ func TestSaramaTransactionalProducer(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 9 {
-			msg := &sarama.ProducerMessage{Topic: "sarama-tx", Partition: int32(i % 3), Value: sarama.StringEncoder(fmt.Sprintf("r%d-%d", round, i))}
+			msg := &sarama.ProducerMessage{Topic: topic, Partition: int32(i % 3), Value: sarama.StringEncoder(fmt.Sprintf("r%d-%d", round, i))}
 			if _, _, err := p.SendMessage(msg); err != nil {
 				t.Fatalf("round %d send %d: %v", round, i, err)
 			}
@@ -56,7 +79,7 @@ func TestSaramaTransactionalProducer(t *testing.T) {
 			t.Fatalf("round %d end (commit %v): %v", round, commit, err)
 		}
 	}
-	seen := readAll(t, ctx, b, "sarama-tx", kgo.ReadCommitted(), 18)
+	seen := readAllFrom(t, ctx, seeds, topic, kgo.ReadCommitted(), 18)
 	for k, n := range seen {
 		if n != 1 || k[:2] == "r1" {
 			t.Fatalf("read_committed saw %s %d times (%v)", k, n, seen)

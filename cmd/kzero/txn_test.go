@@ -60,7 +60,17 @@ func produceTxn(t *testing.T, ctx context.Context, cl *kgo.Client, topic, prefix
 // context ends) and returns the values seen.
 func readAll(t *testing.T, ctx context.Context, b *node.Node, topic string, isolation kgo.IsolationLevel, want int) map[string]int {
 	t.Helper()
-	cl := newClient(t, b, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(isolation))
+	return readAllFrom(t, ctx, []string{b.Addr().String()}, topic, isolation, want)
+}
+
+// readAllFrom is readAll from the brokers at seeds.
+func readAllFrom(t *testing.T, ctx context.Context, seeds []string, topic string, isolation kgo.IsolationLevel, want int) map[string]int {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(isolation))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
 	seen := map[string]int{}
 	got := 0
 	for got < want {
