@@ -1,7 +1,9 @@
 package node
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,6 +22,35 @@ import (
 // The coordinator is the state partition's leader in this node's metadata
 // image, not a FindCoordinator round trip.
 type shareRemote struct{ n *Node }
+
+// coordinatorRetryTime bounds how long a share group coordinator's call
+// (Initialize, Summary, Delete) retries a share coordinator that is not
+// ready: __share_group_state just created (no leader yet, or its leader
+// still loading the partition) or its leadership moving.
+const coordinatorRetryTime = 5 * time.Second
+
+// retryCoordinator runs op until it succeeds, fails otherwise than with
+// COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS or
+// NOT_COORDINATOR, or coordinatorRetryTime passes, with backoff; Kafka's
+// persister retries those the same way. Without it, the first
+// AlterShareGroupOffsets of a cluster (which creates __share_group_state)
+// failed with COORDINATOR_NOT_AVAILABLE for partitions whose state another
+// broker was still taking up. The share partition leader's Read and Write
+// do not retry here: they run while the share partition waits, and their
+// callers retry on the next fetch or acknowledgement.
+func retryCoordinator(op func() error) error {
+	deadline := time.Now().Add(coordinatorRetryTime)
+	backoff := 20 * time.Millisecond
+	for {
+		err := op()
+		if err == nil || !(errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)) ||
+			time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
 
 // coordinator is the broker leading k's state partition.
 func (r shareRemote) coordinator(k share.Key) (int32, error) {
@@ -115,6 +146,10 @@ func (r shareRemote) Write(k share.Key, snap share.Snapshot) error {
 // Delete implements share.Remote: one DeleteShareGroupState per
 // coordinator and group.
 func (r shareRemote) Delete(keys []share.Key) error {
+	return retryCoordinator(func() error { return r.delete(keys) })
+}
+
+func (r shareRemote) delete(keys []share.Key) error {
 	type dest struct {
 		broker int32
 		group  string
@@ -164,6 +199,10 @@ func (r shareRemote) Delete(keys []share.Key) error {
 
 // Initialize implements share.Remote.
 func (r shareRemote) Initialize(k share.Key, stateEpoch int32, start int64) error {
+	return retryCoordinator(func() error { return r.initialize(k, stateEpoch, start) })
+}
+
+func (r shareRemote) initialize(k share.Key, stateEpoch int32, start int64) error {
 	req := kmsg.NewPtrInitializeShareGroupStateRequest()
 	req.GroupID = k.Group
 	t := kmsg.NewInitializeShareGroupStateRequestTopic()
@@ -188,7 +227,15 @@ func (r shareRemote) Initialize(k share.Key, stateEpoch int32, start int64) erro
 
 // Summary implements share.Remote (ReadShareGroupStateSummary v1, with
 // the delivery-complete count).
-func (r shareRemote) Summary(k share.Key) (share.Summary, error) {
+func (r shareRemote) Summary(k share.Key) (sum share.Summary, err error) {
+	err = retryCoordinator(func() error {
+		sum, err = r.summary(k)
+		return err
+	})
+	return sum, err
+}
+
+func (r shareRemote) summary(k share.Key) (share.Summary, error) {
 	req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
 	req.Version = 1
 	req.GroupID = k.Group

@@ -401,3 +401,51 @@ func TestShareDescribeAllOffsetsAcrossBrokers(t *testing.T) {
 		t.Fatalf("described %v, want sq-0 at 3", found)
 	}
 }
+
+// The first AlterShareGroupOffsets of a cluster creates __share_group_state
+// and initializes state on the share coordinators of the keys, most of
+// them on other brokers that are only taking their partitions up: the
+// group's coordinator retries them (COORDINATOR_NOT_AVAILABLE,
+// COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR) as Kafka's persister
+// does, and every partition is set. franz-go's TestShareGroupOffsetsAdmin,
+// the first share test of a fresh cluster, got COORDINATOR_NOT_AVAILABLE.
+func TestShareAlterOffsetsWhileStateTopicStarts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := startCluster(t, 3)
+	cl, adm := c.client(c.leader(ctx))
+	const partitions = 12
+	if res, err := adm.CreateTopic(ctx, partitions, 1, nil, "fresh"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	for i := range c.nodes {
+		c.waitTopic(ctx, i, "fresh")
+	}
+	req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	req.GroupID = "first-share-group"
+	rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+	rt.Topic = "fresh"
+	for p := range int32(partitions) {
+		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		rp.Partition, rp.StartOffset = p, 0
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	var resp *kmsg.AlterShareGroupOffsetsResponse
+	await.TrueCtx(t, ctx, func() bool {
+		var err error
+		if resp, err = req.RequestWith(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		// The group's own coordinator may be loading __consumer_offsets.
+		return !kerr.IsRetriable(kerr.ErrorForCode(resp.ErrorCode))
+	}, "the group's coordinator")
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 {
+		t.Fatalf("alter: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
+	}
+	for _, rp := range resp.Topics[0].Partitions {
+		if rp.ErrorCode != 0 {
+			t.Errorf("fresh-%d: %v", rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+		}
+	}
+}
