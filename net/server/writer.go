@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"unsafe"
 
 	"github.com/panjf2000/gnet/v2"
@@ -400,8 +402,15 @@ func (c *Conn) wait() {
 }
 
 // abort closes the connection now: its frame can no longer be completed.
+// A peer that closed its end (EPIPE, ECONNRESET) is a client leaving with
+// a response on its way, a consumer's close during a fetch: logged at
+// debug level, as Kafka logs a disconnect, not as a warning.
 func (c *Conn) abort(err error) {
-	c.srv.log.Warn("closing connection: write failed", "conn", c.id, "remote", c.remote, "err", err)
+	level := slog.LevelWarn
+	if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+		level = slog.LevelDebug
+	}
+	c.srv.log.Log(context.Background(), level, "closing connection: write failed", "conn", c.id, "remote", c.remote, "err", err)
 	_ = c.loop.el.Close(c.loop.gc)
 }
 
