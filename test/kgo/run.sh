@@ -10,6 +10,11 @@
 #
 #   KGO_NODES    1 or 3 (default: 3)
 #   KGO_RUN      -run pattern (default: every test)
+#   KGO_CHAOS=1  franz-go's fault-injecting dialer in the tests that have one
+#   KGO_BROKER   more broker settings, k=v separated by spaces, e.g.
+#                "num.network.threads=1": one event loop per broker, so that
+#                anything served on a loop that waits for another broker
+#                stalls every connection of that broker and shows
 #   KGO_TIMEOUT  go test -timeout (default: 30m)
 #   KGO_WORK     scratch folder: the copy of the module, data dirs, node logs
 #                (default: ${TMPDIR:-/tmp}/kzero-kgo)
@@ -34,8 +39,10 @@ rm -rf "$work"
 mkdir -p "$work"
 cp -r "$src" "$work/franz-go"
 chmod -R u+w "$work/franz-go"
-say "franz-go $mod, $nodes node(s), scratch in $work"
+say "franz-go $mod, $nodes node(s)${KGO_BROKER:+ with $KGO_BROKER}${KGO_CHAOS:+, chaos dialer}, scratch in $work"
 
+extra=()
+for kv in ${KGO_BROKER:-}; do extra+=(--override "$kv"); done
 pids=()
 stop() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -47,7 +54,7 @@ case "$nodes" in
 1)
 	seeds=127.0.0.1:19592
 	./bin/kzero --override "listeners=PLAINTEXT://$seeds" --override "log.dirs=$work/n1" \
-		--override admin.listener=127.0.0.1:0 >"$work/node1.log" 2>&1 &
+		--override admin.listener=127.0.0.1:0 "${extra[@]}" >"$work/node1.log" 2>&1 &
 	pids+=($!)
 	rf=1
 	;;
@@ -55,7 +62,7 @@ case "$nodes" in
 	seeds=127.0.0.1:9192,127.0.0.1:9292,127.0.0.1:9392
 	for i in 1 2 3; do
 		./bin/kzero --config "config/three-nodes/node$i.properties" --override "log.dirs=$work/n$i" \
-			>"$work/node$i.log" 2>&1 &
+			"${extra[@]}" >"$work/node$i.log" 2>&1 &
 		pids+=($!)
 	done
 	rf=3
@@ -76,7 +83,7 @@ done
 
 cd "$work/franz-go/pkg/kgo"
 status=0
-KGO_SEEDS=$seeds KGO_TEST_RF=$rf go test -count=1 -timeout "${KGO_TIMEOUT:-30m}" \
+KGO_TEST_CHAOS=${KGO_CHAOS:-} KGO_SEEDS=$seeds KGO_TEST_RF=$rf go test -count=1 -timeout "${KGO_TIMEOUT:-30m}" \
 	${KGO_RUN:+-run "$KGO_RUN"} . >"$work/kgo.log" 2>&1 || status=$?
 grep -E '^(--- FAIL|FAIL|ok|panic)|_test\.go:[0-9]+: ' "$work/kgo.log" | grep -v 'FAILED TESTING\|completed in' | head -50 >&2 || true
 say "exit status $status; the whole output is $work/kgo.log, the brokers' logs $work/node*.log"
