@@ -204,7 +204,23 @@ func (c *Coordinator) startShareInit(group string, epoch int32, todo []stateTopi
 // initializer (Config.InitializeShareState) or for a group that is not a
 // share group.
 func (c *Coordinator) ShareTopicsDeleting(group string, topics map[[16]byte]string, done bool) error {
-	if c.cfg.InitializeShareState == nil || len(topics) == 0 {
+	if len(topics) == 0 {
+		return nil
+	}
+	return c.recordShareState(group, func(m *shareStateMeta) shareStateMeta {
+		if done {
+			return m.withoutDeleting(topics)
+		}
+		return m.withDeleting(topics)
+	})
+}
+
+// recordShareState writes a share group's share state record (type 15)
+// with the state next makes of its current one, and applies it. Nothing is
+// recorded without an initializer (Config.InitializeShareState) or for a
+// group that is not a share group.
+func (c *Coordinator) recordShareState(group string, next func(*shareStateMeta) shareStateMeta) error {
+	if c.cfg.InitializeShareState == nil {
 		return nil
 	}
 	s, err := c.lock(group)
@@ -216,11 +232,7 @@ func (c *Coordinator) ShareTopicsDeleting(group string, topics map[[16]byte]stri
 	if e == nil || e.g.share == nil {
 		return nil
 	}
-	state := e.g.share.state.withDeleting(topics)
-	if done {
-		state = e.g.share.state.withoutDeleting(topics)
-	}
-	recs := []shareRecord{{typ: shareStatePartitionType, state: state}}
+	recs := []shareRecord{{typ: shareStatePartitionType, state: next(&e.g.share.state)}}
 	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
 		return storeErr(err)
 	}
@@ -235,16 +247,7 @@ func (c *Coordinator) ShareTopicsDeleting(group string, topics map[[16]byte]stri
 // without an initializer (Config.InitializeShareState) or for a group that
 // is not a share group.
 func (c *Coordinator) ShareStatesInitialized(group string, topics []TopicPartitions) error {
-	if c.cfg.InitializeShareState == nil || len(topics) == 0 {
-		return nil
-	}
-	s, err := c.lock(group)
-	if err != nil {
-		return err
-	}
-	defer s.Unlock()
-	e := s.mu.groups[group]
-	if e == nil || e.g.share == nil {
+	if len(topics) == 0 {
 		return nil
 	}
 	b, names := tpBuilder{}, map[topicID]string{}
@@ -260,12 +263,7 @@ func (c *Coordinator) ShareStatesInitialized(group string, topics []TopicPartiti
 		done = append(done, stateTopic{id: id, name: names[id], partitions: ps, createdAt: now})
 	}
 	slices.SortFunc(done, func(a, b stateTopic) int { return compareIDs(a.id, b.id) })
-	recs := []shareRecord{{typ: shareStatePartitionType, state: e.g.share.state.withInitialized(done, nil)}}
-	if err := writeRecordsLocked(s, e.g.id, recs); err != nil {
-		return storeErr(err)
-	}
-	replayRecords(&e.g.share, recs, newShareGroup)
-	return nil
+	return c.recordShareState(group, func(m *shareStateMeta) shareStateMeta { return m.withInitialized(done, nil) })
 }
 
 // ShareInitialized lists the partitions of a share group whose share state

@@ -56,7 +56,7 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 	if st != nil {
 		h.internalTopic(share.StateTopic, st.TopicSpec)
 	}
-	var set []group.TopicPartitions // initialized here, recorded with the group below
+	var set []group.TopicPartitions // initialized here, recorded with the group below (which merges them by topic)
 	for _, t := range r.Topics {
 		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
 		rt.Topic = t.Topic
@@ -77,10 +77,7 @@ func (h *Handler) alterShareGroupOffsets(req *server.Request) error {
 			default:
 				rp.ErrorCode = h.setShareStart(share.Key{Group: r.GroupID, Topic: tm.ID, Partition: p.Partition}, groupEpoch, p.StartOffset)
 				if rp.ErrorCode == 0 {
-					if len(set) == 0 || set[len(set)-1].TopicID != tm.ID {
-						set = append(set, group.TopicPartitions{TopicID: tm.ID, Topic: t.Topic})
-					}
-					set[len(set)-1].Partitions = append(set[len(set)-1].Partitions, p.Partition)
+					set = append(set, group.TopicPartitions{TopicID: tm.ID, Topic: t.Topic, Partitions: []int32{p.Partition}})
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
