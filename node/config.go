@@ -133,6 +133,7 @@ type Config struct {
 	Replication replica.Config
 
 	AutoCreateTopics         bool  // auto.create.topics.enable
+	TopicDeletionDisabled    bool  // delete.topic.enable=false
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int16 // default.replication.factor
 	LegacyVersions           bool  // legacy.protocol.versions.enable: serve versions Kafka 4 removed

@@ -367,6 +367,7 @@ func (n *Node) startBroker(ready *readyHandler, registered []metadata.Listener) 
 		AdvertisedPort:           port,
 		Rack:                     cfg.Rack,
 		AutoCreateTopics:         cfg.AutoCreateTopics,
+		TopicDeletionDisabled:    cfg.TopicDeletionDisabled,
 		NumPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		LegacyVersions:           cfg.LegacyVersions,

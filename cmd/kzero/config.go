@@ -62,6 +62,7 @@ var keys = func() map[string]key {
 	i("num.partitions", "1", 1)
 	i("default.replication.factor", "1", 1)
 	b("auto.create.topics.enable", "true")
+	b("delete.topic.enable", "true")
 	b("legacy.protocol.versions.enable", "true") // kzero: serve the versions Kafka 4 removed (KIP-896)
 	i("min.insync.replicas", "1", 1)
 	i("num.network.threads", "0", 0) // kzero: event loops; 0 = one per core

@@ -140,6 +140,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		},
 		Txns:                     c.txnConfig(),
 		AutoCreateTopics:         c.bool("auto.create.topics.enable"),
+		TopicDeletionDisabled:    !c.bool("delete.topic.enable"),
 		NumPartitions:            int32(c.int("num.partitions")),
 		DefaultReplicationFactor: int16(c.int("default.replication.factor")),
 		LegacyVersions:           c.bool("legacy.protocol.versions.enable"),

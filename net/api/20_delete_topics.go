@@ -42,7 +42,12 @@ func (h *Handler) deleteTopics(req *server.Request) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout(r.TimeoutMillis))
 	defer cancel()
 	mq := h.mutationQuota(req, 5)
-	results := h.deleteAuthorized(ctx, req, names, ids, mq)
+	var results []coord.DeleteResult
+	if h.cfg.TopicDeletionDisabled {
+		results = deletionDisabled(r.Version, names, ids)
+	} else {
+		results = h.deleteAuthorized(ctx, req, names, ids, mq)
+	}
 	resp := kmsg.NewPtrDeleteTopicsResponse()
 	add := func(i int) {
 		res := results[i]
@@ -131,6 +136,29 @@ func (h *Handler) deleteAuthorized(ctx context.Context, req *server.Request, nam
 	}
 	for k, res := range h.cluster.DeleteTopics(ctx, okNames, okIDs) {
 		out[at[k]] = res
+	}
+	return out
+}
+
+// deletionDisabled answers every topic of a DeleteTopics request when
+// delete.topic.enable is false, as Kafka's controller does: before v3 the
+// error code TOPIC_DELETION_DISABLED did not exist, so those versions get
+// INVALID_REQUEST.
+func deletionDisabled(version int16, names []string, ids [][16]byte) []coord.DeleteResult {
+	res := coord.DeleteResult{Err: kerr.TopicDeletionDisabled, Message: "Topic deletion is disabled."}
+	if version < 3 {
+		res.Err = kerr.InvalidRequest
+	}
+	out := make([]coord.DeleteResult, 0, len(names)+len(ids))
+	for _, n := range names {
+		r := res
+		r.Name = n
+		out = append(out, r)
+	}
+	for _, id := range ids {
+		r := res
+		r.ID = id
+		out = append(out, r)
 	}
 	return out
 }

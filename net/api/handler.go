@@ -38,6 +38,7 @@ type Config struct {
 	ReplicaFetchResponseMaxBytes int32
 
 	AutoCreateTopics         bool  // auto.create.topics.enable
+	TopicDeletionDisabled    bool  // delete.topic.enable=false: DeleteTopics is refused
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int16 // default.replication.factor
 
