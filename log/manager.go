@@ -95,6 +95,12 @@ type Manager struct {
 	checkpointMu sync.Mutex
 	stop         chan struct{}
 	wg           sync.WaitGroup
+
+	// cleanerBackoff is log.cleaner.backoff.ms in nanoseconds, changed at
+	// runtime by SetCleanerBackoff (a dynamic broker config in Kafka),
+	// which wakes the cleaner through cleanerWake.
+	cleanerBackoff atomic.Int64
+	cleanerWake    chan struct{}
 }
 
 // OpenManager locks each log dir, reads its checkpoints and opens every
@@ -114,7 +120,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 		}
 		cfg.Dirs[i] = abs
 	}
-	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{}), props: map[string]MetaProperties{},
+	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{}), cleanerWake: make(chan struct{}, 1), props: map[string]MetaProperties{},
 		files: NewFileCache(cfg.MaxSegmentFiles)}
 	m.mu.logs = map[TopicPartition]*Log{}
 	m.mu.dirOf = map[TopicPartition]string{}
@@ -480,6 +486,19 @@ func (m *Manager) applyRetention() {
 	}
 }
 
+// SetCleanerBackoff changes log.cleaner.backoff.ms, the cleaner's wait
+// when no log needs cleaning, from the next wait on; a wait under way is
+// cut short. Kafka restarts its cleaner threads for the same effect.
+func (m *Manager) SetCleanerBackoff(d time.Duration) {
+	if d <= 0 || m.cleanerBackoff.Swap(int64(d)) == int64(d) {
+		return
+	}
+	select {
+	case m.cleanerWake <- struct{}{}:
+	default:
+	}
+}
+
 // startCleaner runs the log cleaner: it cleans the dirtiest compacted log
 // while there is one to clean, then waits log.cleaner.backoff.ms.
 func (m *Manager) startCleaner() {
@@ -488,29 +507,52 @@ func (m *Manager) startCleaner() {
 	cc.HighWatermark = (*Log).HighWatermark
 	cc.Logger = m.logger
 	c := NewCleaner(cc)
-	m.every(m.cfg.CleanerBackoff, func() {
+	if m.cfg.CleanerBackoff <= 0 {
+		return
+	}
+	m.cleanerBackoff.CompareAndSwap(0, int64(m.cfg.CleanerBackoff))
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTimer(time.Duration(m.cleanerBackoff.Load()))
+		defer t.Stop()
 		for {
 			select {
 			case <-m.stop:
 				return
-			default:
+			case <-m.cleanerWake:
+			case <-t.C:
+				m.cleanRound(c)
 			}
-			all := m.Logs()
-			logs := make([]*Log, 0, len(all))
-			for _, l := range all {
-				logs = append(logs, l)
-			}
-			cleaned, err := c.CleanOnce(logs)
-			if err != nil {
-				m.logger.Error("log cleaner", "err", err)
-			}
-			if !cleaned || err != nil {
-				return
-			}
-			st := c.LastStats()
-			m.logger.Info("cleaned log", "dir", st.Dir, "segments", st.Segments, "bytes_read", st.BytesRead, "bytes_written", st.BytesWritten)
+			t.Reset(time.Duration(m.cleanerBackoff.Load()))
 		}
-	})
+	}()
+}
+
+// cleanRound cleans the dirtiest compacted log while there is one to
+// clean.
+func (m *Manager) cleanRound(c *Cleaner) {
+	for {
+		select {
+		case <-m.stop:
+			return
+		default:
+		}
+		all := m.Logs()
+		logs := make([]*Log, 0, len(all))
+		for _, l := range all {
+			logs = append(logs, l)
+		}
+		cleaned, err := c.CleanOnce(logs)
+		if err != nil {
+			m.logger.Error("log cleaner", "err", err)
+		}
+		if !cleaned || err != nil {
+			return
+		}
+		st := c.LastStats()
+		m.logger.Info("cleaned log", "dir", st.Dir, "segments", st.Segments, "bytes_read", st.BytesRead, "bytes_written", st.BytesWritten)
+	}
 }
 
 // flushDue fsyncs the logs whose flush.ms has passed.

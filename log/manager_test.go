@@ -98,19 +98,21 @@ func TestManagerRunsCleaner(t *testing.T) {
 	synctest.Test(t, testManagerRunsCleaner)
 }
 
-func testManagerRunsCleaner(t *testing.T) {
-	dir := t.TempDir()
+// cleanerManager opens a Manager in dir whose cleaner waits backoff, and a
+// compacted log of 200 committed batches rewriting the same 10 keys. The
+// manager is not started.
+func cleanerManager(t *testing.T, dir string, backoff time.Duration) (*Manager, *Log, *bool) {
 	cfg := DefaultManagerConfig(dir)
 	cfg.Defaults = testConfig()
-	cfg.CleanerBackoff = 10 * time.Millisecond
+	cfg.CleanerBackoff = backoff
 	cfg.CleanerDedupeBufferSize = 1 << 20
 	m, err := OpenManager(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := false
+	closed := new(bool)
 	t.Cleanup(func() { // a failed test must not leave the bubble's goroutines
-		if !closed {
+		if !*closed {
 			m.Close()
 		}
 	})
@@ -121,19 +123,24 @@ func testManagerRunsCleaner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 200 batches rewriting the same 10 keys.
 	for i := 0; i < 200; i++ {
 		mustAppend(t, l, makeBatch(t, 10, 50, record.CodecNone))
 	}
 	l.OnHighWatermark(l.LogEndOffset())
+	return m, l, closed
+}
+
+func testManagerRunsCleaner(t *testing.T) {
+	dir := t.TempDir()
+	m, l, closed := cleanerManager(t, dir, 10*time.Millisecond)
 	before := l.Size()
 	m.Start()
-	time.Sleep(cfg.CleanerBackoff)
+	time.Sleep(10 * time.Millisecond)
 	synctest.Wait()
 	if l.FirstDirtyOffset() == 0 || l.Size() >= before {
 		t.Fatalf("not cleaned: first dirty %d, size %d of %d", l.FirstDirtyOffset(), l.Size(), before)
 	}
-	closed = true
+	*closed = true
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +148,27 @@ func testManagerRunsCleaner(t *testing.T) {
 	if err != nil || got[TopicPartition{"compacted", 0}] == 0 {
 		t.Fatalf("cleaner checkpoint %v %v", got, err)
 	}
+}
+
+// SetCleanerBackoff cuts a wait under way: a cleaner waiting an hour
+// cleans 10 ms after the backoff became 10 ms (log.cleaner.backoff.ms set
+// at runtime).
+func TestManagerCleanerBackoffChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, l, _ := cleanerManager(t, t.TempDir(), time.Hour)
+		m.Start()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if l.FirstDirtyOffset() != 0 {
+			t.Fatal("cleaned before the backoff passed")
+		}
+		m.SetCleanerBackoff(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		if l.FirstDirtyOffset() == 0 {
+			t.Fatal("not cleaned 10 ms after the backoff became 10 ms")
+		}
+	})
 }
 
 // A partition deleted while a read still holds its newest segment, then

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"kzero/coord"
 	"kzero/coord/metadata"
@@ -39,7 +41,25 @@ func (n *Node) brokerConfigs(img *metadata.Image) topicconfig.BrokerConfigs {
 		Dynamic:        img.BrokerConfigs(strconv.Itoa(int(n.nodeID))),
 		ClusterDefault: img.BrokerConfigs(""),
 		Static:         n.cfg.StaticConfigs,
+		Keys:           n.cfg.BrokerKeys,
 	}
+}
+
+// applyDynamicBrokerConfigs applies the dynamic broker configs that are
+// not topic config synonyms (those reach the logs with their topics):
+// log.cleaner.backoff.ms. A value removed falls back to the static one.
+func (n *Node) applyDynamicBrokerConfigs(img *metadata.Image) {
+	backoff := n.cfg.Logs.CleanerBackoff
+	for _, s := range n.brokerConfigs(img).Synonyms("log.cleaner.backoff.ms") {
+		if s.Source == kmsg.ConfigSourceStaticBrokerConfig {
+			break
+		}
+		if ms, err := strconv.ParseInt(s.Value, 10, 64); err == nil && ms > 0 {
+			backoff = time.Duration(ms) * time.Millisecond
+			break
+		}
+	}
+	n.logs.SetCleanerBackoff(backoff)
 }
 
 // topicLogConfig is the log configuration of a topic: its own configs,

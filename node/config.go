@@ -9,6 +9,7 @@ import (
 	"kzero/coord/group"
 	"kzero/coord/raftnet"
 	"kzero/coord/share"
+	"kzero/coord/topicconfig"
 	"kzero/coord/txn"
 	"kzero/log"
 	"kzero/net/api"
@@ -146,6 +147,9 @@ type Config struct {
 	// ValidateBrokerConfig checks a dynamic broker config that is not a
 	// topic config synonym (AlterConfigs on a BROKER resource).
 	ValidateBrokerConfig func(key, value string) error
+	// BrokerKeys are the broker configs known besides the topic config
+	// synonyms, for DescribeConfigs (cmd/kzero's key table).
+	BrokerKeys map[string]topicconfig.BrokerKey
 
 	Logger *slog.Logger
 }

@@ -34,6 +34,9 @@ func (n *Node) applyImage(prev, next *metadata.Image) {
 	// A change of dynamic broker configs may change every topic's log config.
 	brokerChanged := prev == nil || !sameConfigs(prev.BrokerConfigs(""), next.BrokerConfigs("")) ||
 		!sameConfigs(prev.BrokerConfigs(strconv.Itoa(int(n.nodeID))), next.BrokerConfigs(strconv.Itoa(int(n.nodeID))))
+	if brokerChanged {
+		n.applyDynamicBrokerConfigs(next)
+	}
 	var ineligible []int32
 	for _, b := range next.Brokers() {
 		if !b.Active() {

@@ -33,13 +33,17 @@ const (
 
 // key is a broker config key: Kafka's name, default and type. inert keys
 // are Kafka keys kzero accepts without acting on them yet; setting one is
-// logged.
+// logged. dynamic keys may be set at runtime (AlterConfigs on a BROKER
+// resource), and the broker applies them (node.applyDynamicBrokerConfigs);
+// the topic config synonyms (log.retention.ms, ...) are dynamic through
+// coord/topicconfig instead.
 type key struct {
-	name  string
-	def   string
-	kind  kind
-	min   float64
-	inert bool
+	name    string
+	def     string
+	kind    kind
+	min     float64
+	inert   bool
+	dynamic bool
 }
 
 var keys = func() map[string]key {
@@ -100,7 +104,7 @@ var keys = func() map[string]key {
 	l("log.cleaner.min.compaction.lag.ms", "0", 0)
 	l("log.cleaner.max.compaction.lag.ms", strconv.FormatInt(math.MaxInt64, 10), 1)
 	b("log.cleaner.enable", "true")
-	l("log.cleaner.backoff.ms", "15000", 0)
+	add(key{name: "log.cleaner.backoff.ms", def: "15000", kind: kLong, dynamic: true})
 	l("log.cleaner.dedupe.buffer.size", "134217728", 0)
 	i("log.segment.open.files.max", "0", 0) // kzero: idle open files of sealed segments; 0 = a quarter of RLIMIT_NOFILE
 	l("producer.id.expiration.ms", "86400000", 1)

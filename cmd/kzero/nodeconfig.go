@@ -7,9 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"kzero/coord"
 	"kzero/coord/group"
 	"kzero/coord/share"
+	"kzero/coord/topicconfig"
 	"kzero/coord/txn"
 	"kzero/net/quota"
 	"kzero/net/server"
@@ -146,19 +149,37 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		LegacyVersions:           c.bool("legacy.protocol.versions.enable"),
 		StaticConfigs:            c.props,
 		ValidateBrokerConfig:     validateDynamicBrokerConfig,
+		BrokerKeys:               brokerKeys(),
 		Logger:                   logger,
 	}, nil
 }
 
 // validateDynamicBrokerConfig checks a broker config set at runtime
 // (AlterConfigs on a BROKER resource) that is not a topic config synonym:
-// it must be a key kzero knows, with a valid value.
+// it must be a dynamic key, with a valid value. Kafka refuses the others
+// with this message (INVALID_REQUEST).
 func validateDynamicBrokerConfig(name, value string) error {
 	k, ok := keys[name]
-	if !ok || k.inert {
-		return fmt.Errorf("%s cannot be set dynamically", name)
+	if !ok || k.inert || !k.dynamic {
+		return fmt.Errorf("Cannot update these configs dynamically: [%s]", name)
 	}
 	return k.check(value)
+}
+
+// brokerKeys is the key table as DescribeConfigs lists it: the keys kzero
+// acts on, with their defaults.
+func brokerKeys() map[string]topicconfig.BrokerKey {
+	types := map[kind]kmsg.ConfigType{
+		kString: kmsg.ConfigTypeString, kInt: kmsg.ConfigTypeInt, kLong: kmsg.ConfigTypeLong,
+		kBool: kmsg.ConfigTypeBoolean, kDouble: kmsg.ConfigTypeDouble, kList: kmsg.ConfigTypeList,
+	}
+	out := make(map[string]topicconfig.BrokerKey, len(keys))
+	for name, k := range keys {
+		if !k.inert {
+			out[name] = topicconfig.BrokerKey{Default: k.def, Type: types[k.kind], Dynamic: k.dynamic}
+		}
+	}
+	return out
 }
 
 // queuedMaxBytes maps queued.max.request.bytes to server.Config: 0 or -1,

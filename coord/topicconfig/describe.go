@@ -16,6 +16,20 @@ type BrokerConfigs struct {
 	// Static is what server.properties and --override set
 	// (STATIC_BROKER_CONFIG): only keys set explicitly.
 	Static map[string]string
+	// Keys are the broker configs the broker knows besides the topic
+	// config synonyms: DescribeConfigs lists each, at its default
+	// (DEFAULT_CONFIG) when no layer sets it, as Kafka lists every config
+	// of its KafkaConfig.
+	Keys map[string]BrokerKey
+}
+
+// BrokerKey is a broker config's schema.
+type BrokerKey struct {
+	Default string
+	Type    kmsg.ConfigType
+	// Dynamic is whether AlterConfigs may set it at runtime (and the
+	// broker applies it when it changes).
+	Dynamic bool
 }
 
 // Synonyms returns the values names have in the broker's configs, highest

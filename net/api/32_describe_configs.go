@@ -12,13 +12,15 @@ package api
 // static), else Kafka's default. An invalid name is INVALID_TOPIC_EXCEPTION,
 // a missing topic UNKNOWN_TOPIC_OR_PARTITION.
 //
-// BROKER resources: this broker's id lists the broker configs it knows a
-// value for: every key of server.properties and --override
-// (STATIC_BROKER_CONFIG), every dynamic broker config, and every broker
-// config standing in for a topic config, with Kafka's default when unset.
+// BROKER resources: this broker's id lists every broker config: the keys
+// of server.properties and --override (STATIC_BROKER_CONFIG), the dynamic
+// broker configs, the broker configs standing in for topic configs and
+// the broker configs kzero knows (topicconfig.BrokerConfigs.Keys), with
+// their defaults when unset.
 // The empty name lists the cluster-wide dynamic defaults only, as Kafka
-// does. Another broker id is INVALID_REQUEST. Only synonyms of topic
-// configs can change at runtime here, so only they are not read-only.
+// does. Another broker id is INVALID_REQUEST. Synonyms of topic configs
+// and the broker configs kzero applies at runtime (BrokerKey.Dynamic) are
+// not read-only.
 // A GROUP resource lists the group configs (coord.GroupConfigs), set ones
 // with source GROUP_CONFIG, the others at the value (and source) of the
 // broker's group.* config they override, else at their defaults.
@@ -198,6 +200,9 @@ func (h *Handler) describeBrokerConfigs(broker topicconfig.BrokerConfigs, name s
 			names[s.Name] = true
 		}
 	}
+	for k := range broker.Keys {
+		names[k] = true
+	}
 	out := make([]describedConfig, 0, len(names))
 	for _, k := range slices.Sorted(maps.Keys(names)) {
 		out = append(out, brokerConfig(k, broker, true))
@@ -214,7 +219,11 @@ func (h *Handler) describeBrokerConfigs(broker topicconfig.BrokerConfigs, name s
 // cluster-default synonyms count.
 func brokerConfig(name string, broker topicconfig.BrokerConfigs, perBroker bool) describedConfig {
 	def, syn, isSynonym := topicconfig.BrokerSynonym(name)
-	c := describedConfig{Entry: topicconfig.Entry{Name: name, Type: kmsg.ConfigTypeString, ReadOnly: !isSynonym}}
+	key, isKey := broker.Keys[name]
+	c := describedConfig{Entry: topicconfig.Entry{Name: name, Type: kmsg.ConfigTypeString, ReadOnly: !isSynonym && !key.Dynamic}}
+	if isKey && !isSynonym {
+		c.Type = key.Type
+	}
 	names := []string{name}
 	if isSynonym {
 		c.Type = syn.Type
@@ -241,6 +250,9 @@ func brokerConfig(name string, broker topicconfig.BrokerConfigs, perBroker bool)
 			if _, s, ok := topicconfig.BrokerSynonym(n); ok && s.HasDefault {
 				all = append(all, topicconfig.SynonymValue{Name: n, Value: s.Default, Source: kmsg.ConfigSourceDefaultConfig})
 			}
+		}
+		if isKey && !isSynonym {
+			all = append(all, topicconfig.SynonymValue{Name: name, Value: key.Default, Source: kmsg.ConfigSourceDefaultConfig})
 		}
 	}
 	for len(all) > 0 && all[0].Name != name {
