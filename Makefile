@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 30s
 
-.PHONY: build run test test-invariants test-ktls vet lint unit race bench fuzz clean bench-suite bench-report scale chaos kgo-suite
+.PHONY: build run test test-invariants test-ktls vet lint unit race bench fuzz clean bench-suite bench-report scale chaos kgo-suite sarama-suite
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -63,6 +63,13 @@ chaos:
 # minutes; not part of `make test`.
 kgo-suite: build
 	test/kgo/run.sh
+
+# sarama-suite runs sarama's own functional tests (at the version go.mod requires) against
+# five kzero nodes behind toxiproxy, shaped like sarama's docker-compose.yml; the tests that
+# stop brokers stop kzero nodes; SARAMA_RUN narrows them (test/sarama/run.sh). About 6
+# minutes; not part of `make test`.
+sarama-suite: build
+	test/sarama/run.sh
 
 # bench-suite runs every shipped workload against kzero and kfake, both started on loopback,
 # alternating A B A B, with kzero's CPU profiles, after measuring the machine's limits, into
