@@ -257,8 +257,6 @@ var keys = func() map[string]key {
 	for _, k := range []string{
 		"num.io.threads",
 		"num.recovery.threads.per.data.dir",
-		"share.coordinator.state.topic.replication.factor",
-		"share.coordinator.state.topic.min.isr",
 	} {
 		add(key{name: k, kind: kString, inert: true})
 	}

@@ -114,6 +114,8 @@ func TestLoadConfig(t *testing.T) {
 		{"log.message.timestamp.type": "Now"},
 		{"leader.imbalance.check.interval.seconds": "0"},
 		{"auto.leader.rebalance.enable": "sometimes"},
+		{"share.coordinator.state.topic.min.isr": "0"},
+		{"delete.topic.enable": "nope"},
 	} {
 		if _, err := loadConfig(nil, bad, quiet); err == nil {
 			t.Errorf("accepted %v", bad)

@@ -122,7 +122,7 @@ func Config(dirs ...string) node.Config {
 			Limits:      share.Limits{LockDuration: 30000, DeliveryLimit: 5, MaxInFlight: 2000},
 			MaxSessions: 2000,
 		},
-		ShareState: share.StateConfig{NumPartitions: 50, SegmentBytes: 104857600},
+		ShareState: share.StateConfig{NumPartitions: 50, ReplicationFactor: 3, MinISR: 2, SegmentBytes: 104857600},
 		Txns: txn.Config{
 			NumPartitions:       50,
 			ReplicationFactor:   3,
