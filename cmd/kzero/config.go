@@ -253,12 +253,22 @@ var keys = func() map[string]key {
 	i("quota.window.num", "11", 1)
 	i("quota.window.size.seconds", "1", 1)
 
-	// Kafka keys with no effect in kzero yet.
-	for _, k := range []string{
-		"num.io.threads",
-		"num.recovery.threads.per.data.dir",
+	// Kafka keys with no effect in kzero (no request handler pool, no
+	// Kerberos), with Kafka's defaults. Kafka updates them at runtime
+	// (DynamicThreadPool, DynamicListenerConfig), so AlterConfigs stores
+	// them as Kafka does rather than fail a tool that sets one.
+	for _, k := range []key{
+		{name: "num.io.threads", def: "8", kind: kInt, min: 1},
+		{name: "num.recovery.threads.per.data.dir", def: "2", kind: kInt, min: 1},
+		{name: "sasl.kerberos.service.name", kind: kString},
+		{name: "sasl.kerberos.kinit.cmd", def: "/usr/bin/kinit", kind: kString},
+		{name: "sasl.kerberos.min.time.before.relogin", def: "60000", kind: kLong},
+		{name: "sasl.kerberos.ticket.renew.window.factor", def: "0.8", kind: kDouble},
+		{name: "sasl.kerberos.ticket.renew.jitter", def: "0.05", kind: kDouble},
+		{name: "sasl.kerberos.principal.to.local.rules", def: "DEFAULT", kind: kList},
 	} {
-		add(key{name: k, kind: kString, inert: true})
+		k.inert, k.dynamic = true, true
+		add(k)
 	}
 	return m
 }()
@@ -297,8 +307,7 @@ func loadConfig(file map[string]string, overrides map[string]string, logger *slo
 			logger.Warn("unknown config key ignored", "key", name)
 			continue
 		case k.inert:
-			logger.Info("config key accepted but has no effect in kzero yet", "key", name)
-			continue
+			logger.Info("config key accepted but has no effect in kzero", "key", name)
 		}
 		if err := k.check(v); err != nil {
 			return nil, fmt.Errorf("invalid value %q for %s: %w", v, name, err)

@@ -42,6 +42,7 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	wantConfig(t, findConfig(t, rc, "log.cleaner.backoff.ms"), "3600000", kmsg.ConfigSourceStaticBrokerConfig)
 	wantConfig(t, findConfig(t, rc, "log.cleaner.dedupe.buffer.size"), "134217728", kmsg.ConfigSourceDefaultConfig)
 	wantConfig(t, findConfig(t, rc, "delete.topic.enable"), "true", kmsg.ConfigSourceDefaultConfig)
+	wantConfig(t, findConfig(t, rc, "num.io.threads"), "8", kmsg.ConfigSourceDefaultConfig)
 
 	// Types and read-only flags, as a raw request sees them.
 	req := kmsg.NewPtrDescribeConfigsRequest()
@@ -79,6 +80,14 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 		}
 	}
 	wantConfig(t, findConfig(t, describe(), "node.id"), id, kmsg.ConfigSourceStaticBrokerConfig)
+
+	// A config Kafka updates at runtime but kzero has no use for (Kerberos)
+	// is stored as Kafka stores it (librdkafka's admin test sets this one).
+	ares, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "sasl.kerberos.min.time.before.relogin", Value: kadm.StringPtr("58000")}}, b.ID())
+	if err != nil || ares[0].Err != nil {
+		t.Fatalf("alter sasl.kerberos.min.time.before.relogin: %v %v", err, ares)
+	}
+	wantConfig(t, findConfig(t, describe(), "sasl.kerberos.min.time.before.relogin"), "58000", kmsg.ConfigSourceDynamicBrokerConfig)
 
 	// A compacted topic whose every produce rolls a segment: the cleaner,
 	// waiting an hour, leaves its duplicates until the backoff is cut.
@@ -122,7 +131,7 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	if got := count(); got != n {
 		t.Fatalf("before the backoff changed: %d records, want all %d", got, n)
 	}
-	ares, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.cleaner.backoff.ms", Value: kadm.StringPtr("50")}}, b.ID())
+	ares, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.cleaner.backoff.ms", Value: kadm.StringPtr("50")}}, b.ID())
 	if err != nil || ares[0].Err != nil {
 		t.Fatalf("alter log.cleaner.backoff.ms: %v %v", err, ares)
 	}

@@ -160,14 +160,14 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 // with this message (INVALID_REQUEST).
 func validateDynamicBrokerConfig(name, value string) error {
 	k, ok := keys[name]
-	if !ok || k.inert || !k.dynamic {
+	if !ok || !k.dynamic {
 		return fmt.Errorf("Cannot update these configs dynamically: [%s]", name)
 	}
 	return k.check(value)
 }
 
-// brokerKeys is the key table as DescribeConfigs lists it: the keys kzero
-// acts on, with their defaults.
+// brokerKeys is the key table as DescribeConfigs lists it, with Kafka's
+// defaults.
 func brokerKeys() map[string]topicconfig.BrokerKey {
 	types := map[kind]kmsg.ConfigType{
 		kString: kmsg.ConfigTypeString, kInt: kmsg.ConfigTypeInt, kLong: kmsg.ConfigTypeLong,
@@ -175,9 +175,7 @@ func brokerKeys() map[string]topicconfig.BrokerKey {
 	}
 	out := make(map[string]topicconfig.BrokerKey, len(keys))
 	for name, k := range keys {
-		if !k.inert {
-			out[name] = topicconfig.BrokerKey{Default: k.def, Type: types[k.kind], Dynamic: k.dynamic}
-		}
+		out[name] = topicconfig.BrokerKey{Default: k.def, Type: types[k.kind], Dynamic: k.dynamic}
 	}
 	return out
 }
