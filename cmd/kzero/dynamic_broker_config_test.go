@@ -43,6 +43,9 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	wantConfig(t, findConfig(t, rc, "log.cleaner.dedupe.buffer.size"), "134217728", kmsg.ConfigSourceDefaultConfig)
 	wantConfig(t, findConfig(t, rc, "delete.topic.enable"), "true", kmsg.ConfigSourceDefaultConfig)
 	wantConfig(t, findConfig(t, rc, "num.io.threads"), "8", kmsg.ConfigSourceDefaultConfig)
+	if c := findConfig(t, rc, "sasl.kerberos.service.name"); c.Value != nil || c.Source != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("sasl.kerberos.service.name = %v (%v), want null default", c.Value, c.Source)
+	}
 
 	// Types and read-only flags, as a raw request sees them.
 	req := kmsg.NewPtrDescribeConfigsRequest()

@@ -251,7 +251,8 @@ func brokerConfig(name string, broker topicconfig.BrokerConfigs, perBroker bool)
 				all = append(all, topicconfig.SynonymValue{Name: n, Value: s.Default, Source: kmsg.ConfigSourceDefaultConfig})
 			}
 		}
-		if isKey && !isSynonym {
+		// An empty default is none (null), as Kafka's for advertised.listeners.
+		if isKey && !isSynonym && key.Default != "" {
 			all = append(all, topicconfig.SynonymValue{Name: name, Value: key.Default, Source: kmsg.ConfigSourceDefaultConfig})
 		}
 	}
