@@ -176,13 +176,11 @@ func (l *Log) commit(group []*appendOp) {
 		l.checkEndLocked()
 		l.active().checkIndex()
 	}
-	if l.mu.epochDirty {
-		// No fsync here: a crash loses at most what recovery rebuilds
-		// from the batch headers past the recovery point; Flush syncs it.
-		if err := l.writeEpochsLocked(false); err != nil {
-			l.logger.Error("write leader epoch checkpoint", "dir", l.dir, "err", err)
-		}
-	}
+	// A new epoch stays in memory (epochDirty): the checkpoint is written
+	// before the recovery point passes it (syncEpochsLocked), and recovery
+	// notes the epochs of the batches above the recovery point. A file
+	// written here would cost each new partition's first produce a file
+	// creation on the event loop.
 	var n int64
 	for _, op := range group {
 		n += op.info.Records

@@ -73,11 +73,13 @@
 // recovery point is the offset below which the log is known to be on disk; it
 // advances after each fsync, and the Manager writes it to the log dir's
 // recovery-point-offset-checkpoint every
-// log.flush.offset.checkpoint.interval.ms. leader-epoch-checkpoint is written
-// without fsync by the append that changes it and fsynced at the next flush.
-// Checkpoints, producer snapshots and meta.properties are replaced atomically
-// (a .tmp file written and fsynced, then renamed); partition.metadata and an
-// append's leader-epoch-checkpoint are renamed into place the same way,
+// log.flush.offset.checkpoint.interval.ms. An append that starts a leader
+// epoch changes only the epoch cache in memory; leader-epoch-checkpoint is
+// written and fsynced before the recovery point passes the epoch (by a
+// flush, a roll's background flush, a truncation or Close), and a new log
+// writes none until then. Checkpoints, producer snapshots and meta.properties
+// are replaced atomically (a .tmp file written and fsynced, then renamed, the
+// folder fsynced); partition.metadata is renamed into place the same way,
 // without the fsync.
 //
 // # Recovery
@@ -93,8 +95,9 @@
 // finds damaged is rebuilt in the background (index_repair.go). Producer
 // state is loaded from the newest usable snapshot at or below the log end and
 // the batches after it are replayed; the leader epoch cache comes from
-// leader-epoch-checkpoint, or from the batch headers when that is missing or
-// unreadable.
+// leader-epoch-checkpoint plus the epochs of the batches recovery read (as
+// Kafka's segment recovery assigns them), or from all the batch headers when
+// the file is missing or unreadable.
 //
 // # The cleaner
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,11 +96,18 @@ func (c *epochCache) write(sync bool) error {
 	if err := c.fs.Rename(tmp, c.path); err != nil {
 		return fmt.Errorf("replace leader epoch checkpoint: %w", err)
 	}
+	if sync {
+		// The rename too: the recovery point passes only epochs on disk.
+		return vfs.Fsync(c.fs, filepath.Dir(c.path))
+	}
 	return nil
 }
 
 // assign records that epoch starts at offset, when epoch is newer than the
-// latest; it reports whether the cache changed. Writer only.
+// latest; it reports whether the cache changed. Entries that start at or
+// after offset go first, as in Kafka: the batches say where epoch starts
+// (recovery can find a checkpoint newer than what survived of the log).
+// Writer only.
 func (c *epochCache) assign(epoch int32, offset int64) bool {
 	if epoch < 0 {
 		return false
@@ -108,6 +116,9 @@ func (c *epochCache) assign(epoch int32, offset int64) bool {
 	defer c.mu.Unlock()
 	if k := len(c.entries); k > 0 && epoch <= c.entries[k-1].Epoch {
 		return false
+	}
+	for k := len(c.entries); k > 0 && c.entries[k-1].StartOffset >= offset; k-- {
+		c.entries = c.entries[:k-1]
 	}
 	c.entries = append(c.entries, EpochEntry{epoch, offset})
 	return true

@@ -141,31 +141,89 @@ func TestLogLeaderEpochs(t *testing.T) {
 	}
 }
 
-// An append that starts an epoch writes leader-epoch-checkpoint at once but
-// leaves its fsync to the next flush.
-func TestEpochCheckpointSyncedOnFlush(t *testing.T) {
+// A new log writes no leader-epoch-checkpoint, nor does an append that
+// starts an epoch (a file creation on the event loop); a flush writes and
+// syncs it, and so does a roll's background flush before it moves the
+// recovery point.
+func TestEpochCheckpointWrittenBeforeRecoveryPoint(t *testing.T) {
 	dir := t.TempDir()
-	l := openTestLog(t, dir, testConfig())
+	cfg := testConfig()
+	cfg.SegmentBytes = 2 << 10
+	l := openTestLog(t, dir, cfg)
+	checkpoint := func() ([]EpochEntry, bool) {
+		c, ok := loadEpochCache(vfs.OS, dir)
+		return c.entries, ok
+	}
+	if _, ok := checkpoint(); ok {
+		t.Fatal("a new log wrote a checkpoint")
+	}
 	if _, err := l.Append(makeBatch(t, 3, 10, record.CodecNone), OriginClient, 7); err != nil {
 		t.Fatal(err)
 	}
-	c, ok := loadEpochCache(vfs.OS, dir)
-	if !ok || len(c.entries) != 1 || c.entries[0] != (EpochEntry{7, 0}) {
-		t.Fatalf("checkpoint after the append: %v %v", c.entries, ok)
+	if _, ok := checkpoint(); ok {
+		t.Fatal("the append wrote the checkpoint")
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := checkpoint(); !ok || !slices.Equal(e, []EpochEntry{{7, 0}}) {
+		t.Fatalf("checkpoint after the flush: %v %v", e, ok)
 	}
 	l.mu.Lock()
 	unsynced := l.mu.epochUnsynced
 	l.mu.Unlock()
-	if !unsynced {
-		t.Fatal("the append's checkpoint is marked synced")
+	if unsynced {
+		t.Fatal("flush left the checkpoint unsynced")
 	}
-	if err := l.Flush(); err != nil {
-		t.Fatal(err)
+	// Epoch 9, then appends until a roll, whose background flush must
+	// write epoch 9 before the recovery point passes offset 3.
+	for l.RecoveryPoint() == 3 && len(l.Segments()) == 1 {
+		if _, err := l.Append(makeBatch(t, 5, 100, record.CodecNone), OriginClient, 9); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.bg.Wait()
+	if l.RecoveryPoint() <= 3 {
+		t.Fatalf("recovery point %d after the roll's flush", l.RecoveryPoint())
+	}
+	if e, ok := checkpoint(); !ok || !slices.Equal(e, []EpochEntry{{7, 0}, {9, 3}}) {
+		t.Fatalf("checkpoint after the roll's flush: %v %v", e, ok)
 	}
 	l.mu.Lock()
 	unsynced = l.mu.epochUnsynced
 	l.mu.Unlock()
 	if unsynced {
-		t.Fatal("flush left the checkpoint unsynced")
+		t.Fatal("the roll's flush left the checkpoint unsynced")
+	}
+}
+
+// After an unclean shutdown the epochs of the batches recovery reads are
+// noted, though the checkpoint lacks them, and a checkpoint that names an
+// epoch the surviving batches contradict gives way to them.
+func TestEpochsRecoveredFromBatches(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig()
+	l := openTestLog(t, dir, cfg)
+	for _, epoch := range []int32{0, 0, 2} { // 10 records each
+		if _, err := l.Append(makeBatch(t, 10, 50, record.CodecNone), OriginClient, epoch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	// The checkpoint as a power loss could leave it: epoch 0 only, or an
+	// epoch 1 from offset 25 that the surviving batches do not hold.
+	for _, file := range []string{"0\n1\n0 0\n", "0\n2\n0 0\n1 25\n"} {
+		if err := os.WriteFile(filepath.Join(dir, LeaderEpochCheckpoint), []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Open(dir, cfg, OpenOptions{RecoveryPoint: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []EpochEntry{{0, 0}, {2, 20}}
+		if got := l.LeaderEpochs(); !slices.Equal(got, want) {
+			t.Errorf("checkpoint %q: recovered epochs %v, want %v", file, got, want)
+		}
+		l.Close()
 	}
 }

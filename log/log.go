@@ -48,10 +48,12 @@ type Log struct {
 		next       int64 // the writer's log end offset, published after writes
 		epoch      int32 // the latest leader epoch in epochs, -1 when none
 		epochDirty bool  // epochs changed since leader-epoch-checkpoint was written
-		// epochUnsynced: leader-epoch-checkpoint was written by an append
-		// without fsync; the next flush syncs it (as Kafka since
-		// KAFKA-15046), so a new partition's first produce pays no fsync.
+		// epochUnsynced: leader-epoch-checkpoint was written without
+		// fsync (syncEpochsSealed writes it so, then syncs it unlocked);
+		// epochWrites counts the writes, so that a sync can tell whether
+		// the file it synced is still the latest.
 		epochUnsynced bool
+		epochWrites   uint64
 		producers     *ProducerStates
 		iov           []unix.Iovec
 		unflushed     int64 // records appended since the last fsync
@@ -177,14 +179,13 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	l.recoveryPoint.Store(min(max(opts.RecoveryPoint, 0), rp))
 	l.lastFlushMs.Store(cfg.nowMs())
 
-	if err := l.loadEpochs(); err != nil {
-		l.Close()
-		return nil, err
-	}
-
-	rebuildTxnFrom := int64(-1)
+	rebuildTxnFrom := int64(-1) // the base of the first segment recovery read
 	if recoverFrom >= 0 && int(recoverFrom) < len(segs) {
 		rebuildTxnFrom = segs[recoverFrom].base
+	}
+	if err := l.loadEpochs(rebuildTxnFrom); err != nil {
+		l.Close()
+		return nil, err
 	}
 	if err := l.loadProducerState(rebuildTxnFrom); err != nil {
 		l.Close()
@@ -375,6 +376,12 @@ func (l *Log) syncSealedUpTo(old *Segment) {
 	// The roll's producer snapshot was left to the page cache.
 	if err := syncSnapshot(l.fs(), l.dir, old.NextOffset()); err != nil {
 		l.logger.Warn("producer state snapshot fsync failed", "dir", l.dir, "err", err)
+	}
+	if err := l.syncEpochsSealed(); err != nil {
+		if !errors.Is(err, errClosed) {
+			l.logger.Warn("leader epoch checkpoint fsync failed; the recovery point stays", "dir", l.dir, "err", err)
+		}
+		return
 	}
 	l.advanceRecoveryPoint(old.NextOffset())
 }
@@ -675,5 +682,49 @@ func (l *Log) writeEpochsLocked(sync bool) error {
 	}
 	l.mu.epochDirty = false
 	l.mu.epochUnsynced = !sync
+	l.mu.epochWrites++
+	return nil
+}
+
+// syncEpochsSealed makes leader-epoch-checkpoint durable before a roll's
+// background flush moves the recovery point, since recovery notes only the
+// epochs of batches above it. The file is written under the writer lock
+// (a small write, once per new epoch) and fsynced outside it, so that
+// appends do not wait for the disk.
+func (l *Log) syncEpochsSealed() error {
+	l.mu.Lock()
+	if l.mu.closed || l.mu.offline {
+		l.mu.Unlock()
+		return errClosed
+	}
+	if l.mu.epochDirty {
+		if err := l.writeEpochsLocked(false); err != nil {
+			l.mu.Unlock()
+			if noSpace(err) {
+				// The file is gone: the next start rebuilds every epoch.
+				l.logger.Warn("no space for the leader epoch checkpoint", "dir", l.dir, "err", err)
+				return nil
+			}
+			return err
+		}
+	}
+	if !l.mu.epochUnsynced {
+		l.mu.Unlock()
+		return nil
+	}
+	written := l.mu.epochWrites
+	l.mu.Unlock()
+	err := vfs.Fsync(l.fs(), l.epochs.path)
+	if err == nil {
+		err = vfs.Fsync(l.fs(), l.dir)
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.mu.epochWrites == written {
+		l.mu.epochUnsynced = false
+	}
+	l.mu.Unlock()
 	return nil
 }

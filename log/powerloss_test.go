@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,14 +241,27 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 		survived      map[string][]byte
 		crashErr      error
 	)
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		appends atomic.Int64
+	)
 	for p := range producers {
 		wg.Go(func() {
 			for i, b := range batches[p] {
-				info, err := l.Append(b, OriginClient, 0)
+				// A new leader epoch every 16 appends: the epoch cache
+				// must come back as the surviving batches say.
+				info, err := l.Append(b, OriginClient, int32(appends.Add(1)/16))
 				if err != nil {
 					t.Errorf("producer %d append %d: %v", p, i, err)
 					return
+				}
+				if p == 0 && i%25 == 24 {
+					// Now and then a flush (flush.ms): a synced
+					// checkpoint that later epochs outgrow.
+					if err := l.Flush(); err != nil {
+						t.Errorf("flush: %v", err)
+						return
+					}
 				}
 				mu.Lock()
 				acked[info.FirstOffset] = record.Batch(b).RecordsBytes()
@@ -292,8 +306,10 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 	if end < recoveryPoint || end > ackedEnd {
 		t.Fatalf("recovered up to %d: below the recovery point %d or past the appends %d", end, recoveryPoint, ackedEnd)
 	}
-	// Every batch present is the one appended at its offset, whole.
+	// Every batch present is the one appended at its offset, whole, and
+	// the leader epochs are where the batches start them.
 	next := int64(0)
+	var epochs []EpochEntry
 	for next < end {
 		r, err := l.Read(next, math.MaxInt32, end, true)
 		if err != nil {
@@ -312,8 +328,14 @@ func powerLoss(t *testing.T, flushEach bool, seed uint64) {
 			if b.BaseOffset() != next || !bytes.Equal(b.RecordsBytes(), acked[next]) {
 				t.Fatalf("batch at %d (base %d) is not the one appended there", next, b.BaseOffset())
 			}
+			if e := b.PartitionLeaderEpoch(); len(epochs) == 0 || e > epochs[len(epochs)-1].Epoch {
+				epochs = append(epochs, EpochEntry{e, next})
+			}
 			next, data = b.NextOffset(), rest
 		}
+	}
+	if got := l.LeaderEpochs(); !slices.Equal(got, epochs) {
+		t.Fatalf("leader epochs %v after recovery; the batches start them at %v", got, epochs)
 	}
 	// And the log takes appends again where it ended.
 	if info := mustAppend(t, l, makeBatch(t, 1, 10, record.CodecNone)); info.FirstOffset != end {

@@ -190,36 +190,62 @@ func (s *Segment) readBatch(buf *[]byte, pos, size int64, verify bool) (record.B
 
 // loadEpochs reads leader-epoch-checkpoint, or rebuilds it from the batch
 // headers when it is missing or unreadable, and fits it to the log's range.
-func (l *Log) loadEpochs() error {
+// After an unclean shutdown, recovered is the base offset of the first
+// segment recovery read (else -1): the epochs of its batches and later ones
+// are noted too, as Kafka's segment recovery does, since the checkpoint is
+// made durable only before the recovery point passes an epoch.
+func (l *Log) loadEpochs(recovered int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, ok := loadEpochCache(l.fs(), l.dir)
 	l.epochs = c
 	l.mu.epoch = -1
-	if !ok {
-		var buf []byte
-		for _, s := range l.Segments() {
-			if err := s.acquire(); err != nil {
-				return fmt.Errorf("rebuild leader epochs: %w", err)
-			}
-			size := s.size.Load()
-			for pos := int64(0); pos < size; {
-				b, err := s.readBatch(&buf, pos, size, false)
-				if err != nil {
-					s.Release()
-					return fmt.Errorf("rebuild leader epochs: %w", err)
-				}
-				l.noteEpochLocked(b)
-				pos += record.LogOverhead + int64(b.Length())
-			}
-			s.Release()
+	if e := c.snapshot(); len(e) > 0 {
+		l.mu.epoch = e[len(e)-1].Epoch
+	}
+	switch {
+	case !ok:
+		if err := l.noteEpochsFromLocked(-1); err != nil {
+			return err
 		}
-		l.mu.epochDirty = true
+		// A new log has none to write; a missing file is rebuilt alike.
+		l.mu.epochDirty = len(c.snapshot()) > 0
+	case recovered >= 0:
+		if err := l.noteEpochsFromLocked(recovered); err != nil {
+			return err
+		}
 	}
 	l.mu.epochDirty = c.truncateFromEnd(l.mu.next) || l.mu.epochDirty
 	l.mu.epochDirty = c.truncateFromStart(l.logStartOffset.Load()) || l.mu.epochDirty
+	l.mu.epoch = -1
 	if e := c.snapshot(); len(e) > 0 {
 		l.mu.epoch = e[len(e)-1].Epoch
 	}
 	return l.syncEpochsLocked()
+}
+
+// noteEpochsFromLocked notes the leader epochs of the batches in the
+// segments from the one based at from (every segment when from < 0).
+func (l *Log) noteEpochsFromLocked(from int64) error {
+	var buf []byte
+	for _, s := range l.Segments() {
+		if s.base < from {
+			continue
+		}
+		if err := s.acquire(); err != nil {
+			return fmt.Errorf("rebuild leader epochs: %w", err)
+		}
+		size := s.size.Load()
+		for pos := int64(0); pos < size; {
+			b, err := s.readBatch(&buf, pos, size, false)
+			if err != nil {
+				s.Release()
+				return fmt.Errorf("rebuild leader epochs: %w", err)
+			}
+			l.noteEpochLocked(b)
+			pos += record.LogOverhead + int64(b.Length())
+		}
+		s.Release()
+	}
+	return nil
 }
