@@ -21,7 +21,12 @@ type Goal struct {
 	Peer    string  `json:"peer,omitempty"`
 	AtMost  float64 `json:"at_most,omitempty"`  // the subject's median is at most this
 	AtLeast float64 `json:"at_least,omitempty"` // the subject's median is at least this
-	Source  string  `json:"source"`             // where the goal comes from
+	// OfLimit: the subject's median throughput is at least this share
+	// (0 to 1) of the machine's limit for it in the same run: the lower
+	// of loopback TCP and the warm append for produce, of loopback TCP
+	// and sendfile for consume.
+	OfLimit float64 `json:"of_limit,omitempty"`
+	Source  string  `json:"source"` // where the goal comes from
 }
 
 // defaultGoals are kzero's goals, from PERFORMANCE-GOALS.md.
@@ -40,7 +45,7 @@ func ParseGoals(data []byte) ([]Goal, error) {
 	for i, g := range gs {
 		_, ok := reportMetric(g.Metric)
 		n := 0
-		for _, v := range []float64{g.VsPeer, g.AtMost, g.AtLeast} {
+		for _, v := range []float64{g.VsPeer, g.AtMost, g.AtLeast, g.OfLimit} {
 			if v != 0 {
 				n++
 			}
@@ -49,7 +54,9 @@ func ParseGoals(data []byte) ([]Goal, error) {
 		case g.Workload == "" || !ok:
 			return nil, fmt.Errorf("goal %d: workload %q, metric %q: want a workload and one of the report's metrics", i+1, g.Workload, g.Metric)
 		case n != 1:
-			return nil, fmt.Errorf("goal %d: want exactly one of vs_peer, at_most, at_least", i+1)
+			return nil, fmt.Errorf("goal %d: want exactly one of vs_peer, at_most, at_least, of_limit", i+1)
+		case g.OfLimit != 0 && (g.OfLimit < 0 || g.OfLimit > 1 || g.Metric != "produce MiB/s" && g.Metric != "consume MiB/s"):
+			return nil, fmt.Errorf("goal %d: of_limit is a share from 0 to 1 of produce or consume MiB/s", i+1)
 		case g.VsPeer != 0 && (g.Peer == "" || g.VsPeer < 0):
 			return nil, fmt.Errorf("goal %d: vs_peer needs a peer and a positive ratio", i+1)
 		case g.AtMost < 0 || g.AtLeast < 0:
@@ -86,11 +93,30 @@ func (a *analysis) checkGoals(goals []Goal) []goalCheck {
 		c := goalCheck{Goal: g}
 		switch {
 		case g.VsPeer != 0:
-			c.Want = fmt.Sprintf("≥ %s× %s", exact(g.VsPeer), g.Peer)
+			// A lower-is-better figure reads as a fraction of the peer's.
+			lower := m.Better == "lower"
+			switch {
+			case !lower:
+				c.Want = fmt.Sprintf("≥ %s× %s", exact(g.VsPeer), g.Peer)
+			case g.VsPeer == 1:
+				c.Want = fmt.Sprintf("≤ %s's", g.Peer)
+			default:
+				c.Want = fmt.Sprintf("≤ 1/%s of %s's", exact(g.VsPeer), g.Peer)
+			}
 			if cmp, ok := a.comparison(g.Workload, g.Metric); ok && a.peer() == g.Peer {
 				adv := advantage(cmp)
 				c.Measured = fmt.Sprintf("%s× (%d pairs)", sig3(adv), cmp.Pairs)
+				if lower {
+					c.Measured = fmt.Sprintf("%s× %s's (%d pairs)", sig3(cmp.Ratio), g.Peer, cmp.Pairs)
+				}
 				c.Met = adv >= g.VsPeer
+			}
+		case g.OfLimit != 0:
+			c.Want = fmt.Sprintf("≥ %s%% of the limit", exact(100*g.OfLimit))
+			if sh, ok := a.share(g.Workload, a.subject(), g.Metric); ok {
+				_, which, _ := a.limitFor(g.Metric)
+				c.Measured = fmt.Sprintf("%s%% of %s", sig3(100*sh), which)
+				c.Met = sh >= g.OfLimit
 			}
 		default:
 			s := a.spread(g.Workload, a.subject(), m)
