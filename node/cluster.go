@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -47,8 +48,10 @@ func (n *Node) brokerConfigs(img *metadata.Image) topicconfig.BrokerConfigs {
 
 // applyDynamicBrokerConfigs applies the dynamic broker configs that are
 // not topic config synonyms (those reach the logs with their topics):
-// log.cleaner.backoff.ms. A value removed falls back to the static one.
+// log.cleaner.backoff.ms and the connection limits. A value removed falls
+// back to the static one.
 func (n *Node) applyDynamicBrokerConfigs(img *metadata.Image) {
+	n.applyConnLimits(img)
 	backoff := n.cfg.Logs.CleanerBackoff
 	for _, s := range n.brokerConfigs(img).Synonyms("log.cleaner.backoff.ms") {
 		if s.Source == kmsg.ConfigSourceStaticBrokerConfig {
@@ -86,4 +89,25 @@ func staticMinInsync(static map[string]string) int {
 		return 1
 	}
 	return n
+}
+
+// applyConnLimits gives the listener the connection limits with the
+// dynamic configs; limits that cannot be computed (an override's host
+// that no longer resolves) leave the current ones.
+func (n *Node) applyConnLimits(img *metadata.Image) {
+	if n.cfg.ConnLimits == nil || n.srv == nil {
+		return
+	}
+	dynamic := maps.Clone(img.BrokerConfigs(""))
+	if dynamic == nil {
+		dynamic = map[string]string{}
+	}
+	maps.Copy(dynamic, img.BrokerConfigs(strconv.Itoa(int(n.nodeID))))
+	lim, err := n.cfg.ConnLimits(dynamic)
+	if err != nil {
+		n.logger.Warn("connection limits not updated", "err", err)
+		return
+	}
+	lim.IPRate = n.ipConnectionRate
+	n.srv.SetConnLimits(lim)
 }

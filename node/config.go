@@ -147,6 +147,10 @@ type Config struct {
 	// ValidateBrokerConfig checks a dynamic broker config that is not a
 	// topic config synonym (AlterConfigs on a BROKER resource).
 	ValidateBrokerConfig func(key, value string) error
+	// ConnLimits computes the connection limits with the dynamic broker
+	// configs (cluster-wide defaults, then this broker's) over the static
+	// ones; nil on a controller-only node.
+	ConnLimits func(dynamic map[string]string) (server.ConnLimits, error)
 	// BrokerKeys are the broker configs known besides the topic config
 	// synonyms, for DescribeConfigs (cmd/kzero's key table).
 	BrokerKeys map[string]topicconfig.BrokerKey

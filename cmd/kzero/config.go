@@ -244,11 +244,13 @@ var keys = func() map[string]key {
 	s("authorizer.class.name", "")
 	s("super.users", "")
 	b("allow.everyone.if.no.acl.found", "false")
-	// Connection limits (connlimits.go; Int.MaxValue: none).
-	i("max.connections", strconv.Itoa(math.MaxInt32), 0)
-	i("max.connections.per.ip", strconv.Itoa(math.MaxInt32), 0)
-	s("max.connections.per.ip.overrides", "")
-	i("max.connection.creation.rate", strconv.Itoa(math.MaxInt32), 0)
+	// Connection limits (connlimits.go; Int.MaxValue: none), which Kafka
+	// updates at runtime (DynamicConnectionQuota): node applies them.
+	maxInt := strconv.Itoa(math.MaxInt32)
+	add(key{name: "max.connections", def: maxInt, kind: kInt, dynamic: true})
+	add(key{name: "max.connections.per.ip", def: maxInt, kind: kInt, dynamic: true})
+	add(key{name: "max.connections.per.ip.overrides", kind: kString, dynamic: true})
+	add(key{name: "max.connection.creation.rate", def: maxInt, kind: kInt, dynamic: true})
 	// Client quotas (net/quota; the quotas are metadata records).
 	i("quota.window.num", "11", 1)
 	i("quota.window.size.seconds", "1", 1)

@@ -56,25 +56,43 @@ func (c *brokerConfig) connLimits(client []listener) (server.ConnLimits, error) 
 			lim.PerListener[l.name] = int(v)
 		}
 	}
-	for _, e := range splitList(c.str("max.connections.per.ip.overrides")) {
+	var err error
+	if lim.PerIPOverrides, err = ipOverrides(c.str("max.connections.per.ip.overrides")); err != nil {
+		return lim, err
+	}
+	// 0 is allowed with overrides: only their addresses may connect.
+	if c.long("max.connections.per.ip") == 0 {
+		if len(lim.PerIPOverrides) == 0 {
+			return lim, fmt.Errorf("max.connections.per.ip may be 0 only with max.connections.per.ip.overrides")
+		}
+		lim.NoConnectionsPerIP = true
+	}
+	return lim, nil
+}
+
+// ipOverrides parses max.connections.per.ip.overrides, resolving host
+// names; nil when empty.
+func ipOverrides(v string) (map[netip.Addr]int, error) {
+	var out map[netip.Addr]int
+	for _, e := range splitList(v) {
 		i := strings.LastIndexByte(e, ':') // an IPv6 address has colons too
 		host, count, ok := e[:max(i, 0)], e[i+1:], i > 0
 		n, err := strconv.Atoi(strings.TrimSpace(count))
 		if !ok || err != nil || n < 0 {
-			return lim, fmt.Errorf("max.connections.per.ip.overrides: %q is not host:count", e)
+			return nil, fmt.Errorf("max.connections.per.ip.overrides: %q is not host:count", e)
 		}
 		addrs, err := hostAddrs(strings.TrimSpace(host))
 		if err != nil {
-			return lim, fmt.Errorf("max.connections.per.ip.overrides: %w", err)
+			return nil, fmt.Errorf("max.connections.per.ip.overrides: %w", err)
 		}
-		if lim.PerIPOverrides == nil {
-			lim.PerIPOverrides = map[netip.Addr]int{}
+		if out == nil {
+			out = map[netip.Addr]int{}
 		}
 		for _, a := range addrs {
-			lim.PerIPOverrides[a] = n
+			out[a] = n
 		}
 	}
-	return lim, nil
+	return out, nil
 }
 
 // hostAddrs is an override's addresses: the IP it is, or what the host

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"kzero/net/server"
 )
@@ -64,6 +65,8 @@ func TestConnLimitsConfig(t *testing.T) {
 		{[]string{"listener.name.plaintext.max.connections", "10"}, true},
 		{[]string{"max.connections.per.ip.overrides", "127.0.0.1"}, false},
 		{[]string{"max.connections.per.ip.overrides", "127.0.0.1:x"}, false},
+		{[]string{"max.connections.per.ip", "0"}, false}, // 0 only with overrides
+		{[]string{"max.connections.per.ip", "0", "max.connections.per.ip.overrides", "127.0.0.1:5"}, true},
 	} {
 		over := map[string]string{"log.dirs": t.TempDir()}
 		for i := 0; i+1 < len(tc.props); i += 2 {
@@ -120,4 +123,72 @@ func TestIPConnectionCreationRate(t *testing.T) {
 	if served == 0 {
 		t.Fatal("no connection served")
 	}
+}
+
+// TestDynamicConnectionLimits: the connection limits change at runtime
+// (AlterConfigs on the broker, as Kafka's DynamicConnectionQuota takes
+// them). The admin client connects from 127.0.0.2, so that an override
+// of 0 for 127.0.0.1 shuts out only the raw connections.
+func TestDynamicConnectionLimits(t *testing.T) {
+	b := startTestBroker(t, t.TempDir())
+	defer stopBroker(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	from2 := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	adm := kadm.NewClient(newClient(t, b, kgo.Dialer(from2.DialContext)))
+	served := func() bool {
+		c, err := net.Dial("tcp", b.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return apiVersionsOK(t, c)
+	}
+	alter := func(op kadm.IncrementalOp, value string, brokers ...int32) error {
+		t.Helper()
+		res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: op, Name: "max.connections.per.ip.overrides", Value: kadm.StringPtr(value)}}, brokers...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].Err
+	}
+	waitServed := func(want bool) {
+		t.Helper()
+		for !served() == want {
+			if ctx.Err() != nil {
+				t.Fatalf("connections from 127.0.0.1 still served %v", !want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if !served() {
+		t.Fatal("no limit yet, and not served")
+	}
+	for value, ok := range map[string]bool{"1000": true, "x": false} {
+		res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "listener.name.plaintext.max.connections", Value: kadm.StringPtr(value)}}, b.ID())
+		if err != nil || (res[0].Err == nil) != ok {
+			t.Fatalf("listener.name.plaintext.max.connections=%s: %v %v", value, err, res)
+		}
+	}
+	if err := alter(kadm.SetConfig, "127.0.0.1", b.ID()); err == nil {
+		t.Fatal("an override without a count was taken")
+	}
+	if err := alter(kadm.SetConfig, "127.0.0.1:0", b.ID()); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(false)
+	if err := alter(kadm.DeleteConfig, "", b.ID()); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(true)
+	// Cluster-wide, and max.connections.per.ip with it: the override
+	// raises 127.0.0.2's limit so that the admin client goes on.
+	res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
+		{Name: "max.connections.per.ip", Value: kadm.StringPtr("0")},
+		{Name: "max.connections.per.ip.overrides", Value: kadm.StringPtr("127.0.0.2:100")},
+	})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("cluster-wide: %v %v", err, res)
+	}
+	waitServed(false)
 }

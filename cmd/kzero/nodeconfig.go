@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +30,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 	}
 	var listeners []node.Listener
 	var limits server.ConnLimits
+	var dynamicLimits func(map[string]string) (server.ConnLimits, error)
 	if role != coord.ControllerOnly {
 		client, err := c.clientListeners()
 		if err != nil {
@@ -35,6 +38,9 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		}
 		if limits, err = c.connLimits(client); err != nil {
 			return node.Config{}, err
+		}
+		dynamicLimits = func(dynamic map[string]string) (server.ConnLimits, error) {
+			return c.with(dynamic).connLimits(client)
 		}
 		if listeners, err = c.security(client); err != nil {
 			return node.Config{}, err
@@ -149,6 +155,7 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 		LegacyVersions:           c.bool("legacy.protocol.versions.enable"),
 		StaticConfigs:            c.props,
 		ValidateBrokerConfig:     validateDynamicBrokerConfig,
+		ConnLimits:               dynamicLimits,
 		BrokerKeys:               brokerKeys(),
 		Logger:                   logger,
 	}, nil
@@ -159,11 +166,34 @@ func (c *brokerConfig) nodeConfig(logger *slog.Logger) (node.Config, error) {
 // it must be a dynamic key, with a valid value. Kafka refuses the others
 // with this message (INVALID_REQUEST).
 func validateDynamicBrokerConfig(name, value string) error {
+	if l, ok := strings.CutPrefix(name, "listener.name."); ok && strings.HasSuffix(l, ".max.connections") {
+		// A listener's own limit (connlimits.go), as Kafka's
+		// DynamicListenerConfig takes it.
+		if v, err := strconv.ParseInt(value, 10, 32); err != nil || v < 0 {
+			return fmt.Errorf("Invalid value %s for configuration %s: not a count", value, name)
+		}
+		return nil
+	}
 	k, ok := keys[name]
 	if !ok || !k.dynamic {
 		return fmt.Errorf("Cannot update these configs dynamically: [%s]", name)
 	}
-	return k.check(value)
+	if err := k.check(value); err != nil {
+		return err
+	}
+	if name == "max.connections.per.ip.overrides" {
+		if _, err := ipOverrides(value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// with is the configuration with dynamic values over the static ones.
+func (c *brokerConfig) with(dynamic map[string]string) *brokerConfig {
+	o := &brokerConfig{props: maps.Clone(c.props)}
+	maps.Copy(o.props, dynamic)
+	return o
 }
 
 // brokerKeys is the key table as DescribeConfigs lists it, with Kafka's

@@ -35,6 +35,9 @@ type ConnLimits struct {
 	MaxConnections      int            // max.connections, all listeners together
 	PerListener         map[string]int // listener.name.X.max.connections, by listener name
 	MaxConnectionsPerIP int            // max.connections.per.ip
+	// NoConnectionsPerIP is max.connections.per.ip=0, which Kafka allows
+	// with overrides: an address without one may not connect.
+	NoConnectionsPerIP bool
 	// PerIPOverrides is max.connections.per.ip.overrides, by IP address
 	// (host names resolved by the caller); it applies also with no
 	// MaxConnectionsPerIP.
@@ -52,9 +55,19 @@ type ConnLimits struct {
 	IPRate func(ip netip.Addr) float64
 }
 
-func (l *ConnLimits) enabled() bool {
-	return l.MaxConnections > 0 || len(l.PerListener) > 0 || l.MaxConnectionsPerIP > 0 ||
-		len(l.PerIPOverrides) > 0 || l.CreationRate > 0 || l.IPRate != nil
+// SetConnLimits replaces the connection limits at runtime (Kafka's
+// dynamic max.connections* and max.connection.creation.rate). Connections
+// already open stay, as in Kafka, even over a lowered limit; an acceptor
+// waiting for a slot checks again.
+func (s *Server) SetConnLimits(l ConnLimits) {
+	s.limits.Store(&l)
+	cc := &s.conns
+	cc.mu.Lock()
+	if cc.freed != nil {
+		close(cc.freed) // wakes every waiting acceptor
+		cc.freed = make(chan struct{}, 1)
+	}
+	cc.mu.Unlock()
 }
 
 // connCounts is the acceptor's bookkeeping. Accept goroutines take slots,
@@ -88,12 +101,10 @@ func remoteIP(a net.Addr) netip.Addr {
 // admit counts a connection just accepted on l, waiting for a slot and
 // for the creation rate; it reports false when the connection must be
 // closed (over its IP's limit) or the server is stopping. On the
-// listener's accept goroutine.
+// listener's accept goroutine. Connections are counted with no limit set
+// too, so that one set at runtime holds from the next accept.
 func (s *Server) admit(nc *net.TCPConn, l *listener) bool {
-	lim := &s.cfg.Limits
-	if !lim.enabled() {
-		return true
-	}
+	lim := s.limits.Load()
 	cc := &s.conns
 	if !s.waitCreation() || !s.waitSlot(l.Name) {
 		return false
@@ -102,7 +113,7 @@ func (s *Server) admit(nc *net.TCPConn, l *listener) bool {
 	cc.mu.Lock()
 	max, ok := lim.PerIPOverrides[ip]
 	if !ok {
-		max = lim.MaxConnectionsPerIP
+		max, ok = lim.MaxConnectionsPerIP, lim.NoConnectionsPerIP
 	}
 	if max > 0 && cc.byIP[ip] >= max || ok && max == 0 || !cc.ipRateAllowsLocked(lim.IPRate, ip) {
 		cc.releaseLocked(l.Name, netip.Addr{})
@@ -157,12 +168,11 @@ func (cc *connCounts) ipRateAllowsLocked(rate func(netip.Addr) float64, ip netip
 // waitSlot takes a slot under max.connections and the listener's max,
 // waiting for a connection to close when there is none.
 func (s *Server) waitSlot(name string) bool {
-	lim, cc := &s.cfg.Limits, &s.conns
+	cc := &s.conns
 	for {
+		lim := s.limits.Load()
 		cc.mu.Lock()
-		if cc.byListener == nil {
-			cc.byListener, cc.byIP, cc.freed = map[string]int{}, map[netip.Addr]int{}, make(chan struct{}, 1)
-		}
+		cc.initLocked()
 		lmax := lim.PerListener[name]
 		brokerOK := lim.MaxConnections <= 0 || cc.total < lim.MaxConnections || name == lim.InterBroker
 		if brokerOK && (lmax <= 0 || cc.byListener[name] < lmax) {
@@ -185,11 +195,12 @@ func (s *Server) waitSlot(name string) bool {
 // waitCreation waits until max.connection.creation.rate allows one more
 // connection.
 func (s *Server) waitCreation() bool {
-	rate, cc := s.cfg.Limits.CreationRate, &s.conns
-	if rate <= 0 {
-		return true
-	}
+	cc := &s.conns
 	for {
+		rate := s.limits.Load().CreationRate
+		if rate <= 0 {
+			return true
+		}
 		cc.mu.Lock()
 		now := time.Now()
 		if cc.refilled.IsZero() {
@@ -216,11 +227,15 @@ func (s *Server) waitCreation() bool {
 	}
 }
 
+// initLocked makes the counts' maps on first use. Caller holds cc.mu.
+func (cc *connCounts) initLocked() {
+	if cc.byListener == nil {
+		cc.byListener, cc.byIP, cc.freed = map[string]int{}, map[netip.Addr]int{}, make(chan struct{}, 1)
+	}
+}
+
 // releaseConn gives back a closed connection's slot. On its event loop.
 func (s *Server) releaseConn(c *Conn) {
-	if !s.cfg.Limits.enabled() {
-		return
-	}
 	s.conns.mu.Lock()
 	s.conns.releaseLocked(c.listener, remoteIP(c.remote))
 	s.conns.mu.Unlock()
@@ -244,9 +259,6 @@ func (cc *connCounts) releaseLocked(listener string, ip netip.Addr) {
 // releaseAccepted gives back the slots of a connection that never
 // reached an event loop.
 func (s *Server) releaseAccepted(nc *net.TCPConn, l *listener) {
-	if !s.cfg.Limits.enabled() {
-		return
-	}
 	s.conns.mu.Lock()
 	s.conns.releaseLocked(l.Name, remoteIP(nc.RemoteAddr()))
 	s.conns.mu.Unlock()

@@ -138,3 +138,39 @@ func TestConnLimitIPRate(t *testing.T) {
 		t.Fatalf("limited %d", n)
 	}
 }
+
+// TestSetConnLimits: limits set at runtime count the connections opened
+// before them (counted with no limit set), leave those open, and a raised
+// limit lets a waiting acceptor go on.
+func TestSetConnLimits(t *testing.T) {
+	s := start(t, Config{}, echo)
+	var open []*client
+	for i := range 2 {
+		c := dial(t, s)
+		c.roundTrip(int32(i), "no limit yet")
+		open = append(open, c)
+	}
+	// Per IP: the two open ones stay; a third from the address is closed.
+	s.SetConnLimits(ConnLimits{MaxConnectionsPerIP: 2})
+	open[1].roundTrip(2, "still served")
+	dial(t, s).expectClosed()
+	if n := s.Stats().ConnectionsLimited; n != 1 {
+		t.Fatalf("limited %d", n)
+	}
+	// max.connections: the acceptor waits with the next one until the
+	// limit is raised.
+	s.SetConnLimits(ConnLimits{MaxConnections: 2})
+	waiting := dial(t, s)
+	waiting.write(echoFrame(3, []byte("waits")))
+	eventually(t, "the acceptor waiting", func() bool { return s.Stats().AcceptWaits > 0 })
+	s.SetConnLimits(ConnLimits{MaxConnections: 3})
+	if corr, body := waiting.mustRead(); corr != 3 || string(body) != "waits" {
+		t.Fatalf("got %d %q", corr, body)
+	}
+	// Closing gives the slots back: with the limit at 3 and one closed,
+	// one more gets in.
+	closed := s.Stats().ConnectionsClosed
+	open[0].conn.Close()
+	eventually(t, "the slot freed", func() bool { return s.Stats().ConnectionsClosed > closed })
+	dial(t, s).roundTrip(4, "a slot freed")
+}

@@ -39,8 +39,9 @@ type Server struct {
 	relays  sync.WaitGroup // user-space TLS relay goroutines (tls_relay.go)
 
 	acceptStop           chan struct{}
-	conns                connCounts     // connection limits (connlimit.go)
-	accepting            sync.WaitGroup // accept goroutines, one per listener, and TLS handshakes
+	conns                connCounts                 // connection limits (connlimit.go)
+	limits               atomic.Pointer[ConnLimits] // Config.Limits, then SetConnLimits's
+	accepting            sync.WaitGroup             // accept goroutines, one per listener, and TLS handshakes
 	tlsCtx               context.Context
 	tlsStop              context.CancelFunc // aborts TLS handshakes in flight
 	acceptOnce           sync.Once
@@ -65,6 +66,7 @@ func New(cfg Config, h Handler) *Server {
 		runDone:  make(chan struct{}),
 	}
 	s.mu.conns = make(map[uint64]*Conn)
+	s.limits.Store(&s.cfg.Limits)
 	s.tlsCtx, s.tlsStop = context.WithCancel(context.Background())
 	s.mem.limit, s.mem.connLimit = cfg.QueuedMaxRequestBytes, cfg.ConnQueuedMaxRequestBytes
 	framePool.large.capRetain(cfg.QueuedMaxRequestBytes)

@@ -66,6 +66,7 @@ func (s *Server) secure(nc *net.TCPConn, l *listener) {
 			h.kernel = true
 			s.notePath(l, pathKernel, nil)
 			if err := s.handOver(nc, h); err != nil {
+				s.releaseAccepted(nc, l)
 				s.stats.acceptErrors.Add(1)
 				s.log.Warn("closing connection", "listener", l.Name, "remote", h.remote, "err", err)
 				return
@@ -100,6 +101,7 @@ func (s *Server) offload(nc *net.TCPConn, w *tlsWire, st tls.ConnectionState, kl
 func (s *Server) tlsFailed(nc *net.TCPConn, l *listener, err error) {
 	s.stats.tlsFailed.Add(1)
 	s.log.Info("closing connection: TLS handshake failed", "listener", l.Name, "remote", nc.RemoteAddr(), "err", err)
+	s.releaseAccepted(nc, l)
 	_ = nc.Close()
 }
 

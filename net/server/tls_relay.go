@@ -110,5 +110,6 @@ func fileConn(fd int) (net.Conn, error) {
 func (s *Server) relayFailed(nc *net.TCPConn, h *handoff, err error) {
 	s.stats.acceptErrors.Add(1)
 	s.log.Warn("closing connection: user-space TLS relay", "listener", h.l.Name, "remote", h.remote, "err", err)
+	s.releaseAccepted(nc, h.l)
 	_ = nc.Close()
 }

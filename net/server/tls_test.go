@@ -174,6 +174,13 @@ func TestTLSBadHandshake(t *testing.T) {
 	if body, err := good.call(2, nil); err != nil || string(body) != "SSL " {
 		t.Fatalf("TLS client after the bad one: %q %v", body, err)
 	}
+	// The failed connection gave its slot back (connection limits).
+	s.conns.mu.Lock()
+	total := s.conns.total
+	s.conns.mu.Unlock()
+	if total != 1 {
+		t.Fatalf("%d connections counted, one open", total)
+	}
 }
 
 // TestTLSClientAuth: ssl.client.auth=required refuses a client without a
