@@ -177,10 +177,10 @@ func (l *Log) commit(group []*appendOp) {
 		l.active().checkIndex()
 	}
 	// A new epoch stays in memory (epochDirty): the checkpoint is written
-	// before the recovery point passes it (syncEpochsLocked), and recovery
-	// notes the epochs of the batches above the recovery point. A file
-	// written here would cost each new partition's first produce a file
-	// creation on the event loop.
+	// before the recovery point passes it (flushLocked, syncEpochsSealed),
+	// and recovery notes the epochs of the batches above the recovery
+	// point. A file written here would cost each new partition's first
+	// produce a file creation on the event loop.
 	var n int64
 	for _, op := range group {
 		n += op.info.Records
