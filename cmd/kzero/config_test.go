@@ -187,7 +187,7 @@ func TestNodetestConfigIsTheDefault(t *testing.T) {
 	got := nodetest.Config(dir)
 	for _, cfg := range []*node.Config{&want, &got} {
 		// Not comparable, or left out on purpose (nodetest.Config's doc).
-		cfg.Logger, cfg.Logs.Logger, cfg.ValidateBrokerConfig, cfg.BrokerKeys = nil, nil, nil, nil
+		cfg.Logger, cfg.Logs.Logger, cfg.ValidateBrokerConfig, cfg.BrokerKeys, cfg.ConnLimits = nil, nil, nil, nil, nil
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("nodetest.Config differs from server.properties' defaults:\n got %+v\nwant %+v", got, want)

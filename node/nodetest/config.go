@@ -29,10 +29,11 @@ var Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level:
 // server.properties: Kafka's defaults, with kzero's where it has its own
 // (auto.create.topics.enable and legacy.protocol.versions.enable on).
 //
-// It leaves ValidateBrokerConfig and BrokerKeys nil (cmd/kzero's key
-// table checks dynamic broker configs and lists the broker's configs): a
-// test of AlterConfigs or DescribeConfigs on a broker resource belongs
-// with that table, in cmd/kzero.
+// It leaves ValidateBrokerConfig, BrokerKeys and ConnLimits nil
+// (cmd/kzero's key table checks dynamic broker configs and lists the
+// broker's configs, and its parser computes the connection limits): a test
+// of AlterConfigs or DescribeConfigs on a broker resource belongs with that
+// table, in cmd/kzero.
 func Config(dirs ...string) node.Config {
 	static := map[string]string{
 		"process.roles":              "broker,controller",
