@@ -2,6 +2,7 @@ package api
 
 import (
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -193,6 +194,9 @@ func (s *fetchSession) update(r *kmsg.FetchRequest) {
 			k := key(t.Topic, t.TopicID, p.Partition)
 			sp := s.index[k]
 			if sp == nil {
+				// The name aliases the request's buffer (request_decode.go),
+				// which the next request reuses; the session outlives it.
+				k.topic = strings.Clone(k.topic)
 				sp = &sessionPartition{key: k}
 				s.index[k] = sp
 				s.parts = append(s.parts, sp)
